@@ -1,0 +1,33 @@
+# The two commands of the README (`make run`, `make test`) and what CI runs (.ci/run).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PEERS := .peers
+
+.PHONY: run test peers lint clean
+
+$(STAMP): pyproject.toml setup.py
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/bothost run
+
+test: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Node peers for MCP interop tests: the official conformance suite needs Node >= 22,
+# which npm's `node@22` package provides without touching the system Node.
+peers:
+	mkdir -p $(PEERS)
+	cd $(PEERS) && test -f package.json || echo '{"private": true}' > $(PEERS)/package.json
+	cd $(PEERS) && npm install --no-audit --no-fund --silent node@22 \
+		@modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/server-everything
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check bothost plugins mcp_servers tests
+
+clean:
+	rm -rf $(VENV) $(PEERS)
