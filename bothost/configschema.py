@@ -1,0 +1,170 @@
+"""Turning YAML data into the typed config dataclasses, with errors that name the key path.
+
+The dataclasses in :mod:`bothost.config` are the schema: a field's type hint says what is
+expected (``str``, ``int``, ``float`` durations, ``bool``, ``list[str]``, ``dict[str, X]``,
+nested dataclasses, ``X | None``), and a class attribute ``CHOICES`` limits strings to a set.
+Unknown keys are refused with a "did you mean".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import types
+import typing
+from typing import Any
+
+DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+DURATION_FIELDS = {"timeout", "turn_timeout", "approval_timeout", "tool_timeout", "interval",
+                   "dedupe_window", "lease"}
+
+
+class ConfigError(Exception):
+    """A configuration problem; the message names the file and key path."""
+
+
+class Unset(str):
+    """Placeholder for ``${env:NAME}`` whose variable is not set."""
+
+    def __new__(cls, name: str) -> Unset:
+        obj = super().__new__(cls, "")
+        obj.env_name = name
+        return obj
+
+
+def parse_duration(value: Any) -> float:
+    """Seconds from ``90``, ``"300s"``, ``"15m"``, ``"24h"``, ``"1d"`` or ``"250ms"``."""
+    if isinstance(value, bool):
+        raise ValueError("a duration such as 30s, 15m or 24h")
+    if isinstance(value, int | float):
+        return float(value)
+    match = DURATION.match(str(value))
+    if not match:
+        raise ValueError("a duration such as 30s, 15m or 24h")
+    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+
+
+def hints(cls: type) -> dict[str, Any]:
+    return {
+        f.name: t
+        for f in dataclasses.fields(cls)
+        if (t := typing.get_type_hints(cls)[f.name]) is not None
+        and f.name not in getattr(cls, "INTERNAL", ())
+    }
+
+
+def unknown_key(path: str, key: str, known: list[str], where: str) -> ConfigError:
+    close = difflib.get_close_matches(str(key), known, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else f"; known keys: {', '.join(known)}"
+    return ConfigError(f"{where}: {join(path, key)}: unknown key{hint}")
+
+
+def join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def describe(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (types.UnionType, typing.Union):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return describe(args[0])
+    if origin is list:
+        return f"a list of {describe(typing.get_args(tp)[0])}s"
+    if origin is dict:
+        return "a mapping"
+    if dataclasses.is_dataclass(tp):
+        return "a mapping"
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
+        tp, str(tp)
+    )
+
+
+def convert(tp: Any, value: Any, path: str, where: str, key: str, cls: type | None) -> Any:
+    """Check and convert one value; raise ConfigError naming the path when it does not fit."""
+    origin = typing.get_origin(tp)
+    if origin in (types.UnionType, typing.Union):
+        if value is None:
+            return None
+        tp = next(a for a in typing.get_args(tp) if a is not type(None))
+        origin = typing.get_origin(tp)
+    if isinstance(value, Unset):
+        return value
+    fail = ConfigError(f"{where}: {path}: expected {describe(tp)}, got {value!r}")
+    if dataclasses.is_dataclass(tp):
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise fail
+        return build(tp, value, path, where)
+    if origin is list:
+        if not isinstance(value, list):
+            raise fail
+        (item,) = typing.get_args(tp)
+        return [convert(item, v, f"{path}[{i}]", where, key, None) for i, v in enumerate(value)]
+    if origin is dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise fail
+        _, item = typing.get_args(tp)
+        return {str(k): convert(item, v, join(path, k), where, key, None) for k, v in value.items()}
+    if tp is float and key in DURATION_FIELDS:
+        try:
+            return parse_duration(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {path}: expected {exc}, got {value!r}") from None
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise fail
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise fail
+        return float(value)
+    if tp is str:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise fail
+        value = str(value)
+        choices = getattr(cls, "CHOICES", {}).get(key)
+        if choices and value not in choices:
+            raise ConfigError(
+                f"{where}: {path}: expected one of {', '.join(choices)}, got {value!r}"
+            )
+        return value
+    return value
+
+
+def build(cls: type, data: dict[str, Any], path: str, where: str) -> Any:
+    """Build dataclass ``cls`` from ``data``; unknown keys and bad types raise ConfigError."""
+    fields = hints(cls)
+    kwargs = {}
+    for key, value in data.items():
+        if key not in fields:
+            raise unknown_key(path, key, sorted(fields), where)
+        kwargs[key] = convert(fields[key], value, join(path, key), where, key, cls)
+    return cls(**kwargs)
+
+
+def check_source(cls: type, data: dict[str, Any], where: str) -> None:
+    """Validate one source file before merging so errors name the file they came from."""
+    try:
+        build(cls, strip_env(data), "", where)
+    except TypeError as exc:  # a dataclass refusing a value it cannot hold
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
+def strip_env(value: Any) -> Any:
+    """Stand-in values for ``${env:…}`` strings so type checks of one source pass them."""
+    if isinstance(value, dict):
+        return {k: strip_env(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [strip_env(v) for v in value]
+    if isinstance(value, str) and "${env:" in value:
+        return Unset("")
+    return value

@@ -1,0 +1,171 @@
+"""Every hook a bothost plugin can implement, with its contract.
+
+Plugins are pluggy plugins of the project ``bothost``: modules or objects whose functions
+are decorated with :data:`hookimpl`. Three kinds of hook exist:
+
+* **Registration hooks** (``register_*``) are synchronous and called once at startup with a
+  ``register`` callback, so each registered item knows which plugin registered it. An
+  exception in one stops startup with a message naming the plugin (startup is fail-fast).
+* **Runtime hooks** (``startup``, ``shutdown``, ``on_message``, ``event_received``,
+  ``on_briefing``, ``system_prompt``) may be plain functions or ``async def``. The host calls
+  each implementation separately, awaits it when it returns an awaitable, and logs and skips
+  an implementation that raises (the others still run).
+* **Policy hooks** (``approve_tool_call``) are synchronous and ``firstresult``: the first
+  implementation returning something other than ``None`` decides.
+
+Hooks are always called with keyword arguments; an implementation may accept any subset of
+them. Parameters are only ever added, never renamed or removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+PROJECT = "bothost"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# --- registration hooks (sync, called once at startup) -------------------------------------
+
+
+@hookspec
+def register_platforms(register: Callable[[Any], None]) -> None:
+    """Register chat platforms (objects with ``name``, ``start``, ``stop``, ``send``, ``ask``).
+
+    Called once at startup. ``register(platform)`` takes an object following
+    :class:`bothost.platform.Platform`; its ``name`` is the address prefix it serves
+    (``slack``, ``web``, ``console``, ``webhook``). Sync. An exception stops startup.
+    """
+
+
+@hookspec
+def register_llm_providers(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    """Register LLM providers by name.
+
+    Called once at startup. ``register(name, factory)`` where ``factory(config)`` receives the
+    ``llm`` section (:class:`bothost.config.LlmConfig`) and returns an object with an async
+    ``complete(request)`` (see :mod:`bothost.llm`). Sync. An exception stops startup.
+    """
+
+
+@hookspec
+def register_tools(register: Callable[..., None]) -> None:
+    """Register native tools the agent may call.
+
+    Called once at startup. ``register(func)`` takes a plain function (sync or async): its
+    name becomes the tool name, its docstring the description and its type hints the JSON
+    schema. ``register(func, name=…, description=…, schema=…, private=…, untrusted=…,
+    egress="none"|"fixed"|"chosen", destructive=…, timeout=…)`` states more. A function that
+    declares nothing has no capabilities, so it never needs approval. Sync. An exception stops
+    startup.
+    """
+
+
+@hookspec
+def register_routes(app: Any) -> None:
+    """Add aiohttp routes to the host's one HTTP application.
+
+    Called once while the host builds its :class:`aiohttp.web.Application`, before it
+    starts listening. ``app["host"]`` is the :class:`bothost.host.Host`. Sync. An exception
+    stops startup.
+    """
+
+
+@hookspec
+def register_commands(cli: Any) -> None:
+    """Add commands to the ``bothost`` command line.
+
+    Called once when the CLI starts. ``cli`` is the root :class:`click.Group`; add commands
+    or groups with ``cli.add_command`` or ``@cli.command()``. Sync. An exception is reported
+    and the command line goes on without that plugin's commands.
+    """
+
+
+@hookspec
+def register_migrations(register: Callable[..., None]) -> None:
+    """Add database migrations for a plugin's own tables.
+
+    Called once when the store opens. ``register(component, number, apply, name="")`` where
+    ``component`` is a name owned by the plugin, ``number`` counts from 1 within it and
+    ``apply(db)`` receives a :class:`sqlite_utils.Database` inside a transaction. Migrations
+    are append-only: never change one that has shipped. Sync. An exception stops startup.
+    """
+
+
+# --- runtime hooks (sync or async; each implementation isolated) --------------------------
+
+
+@hookspec
+def startup(host: Any) -> None:
+    """The host has opened its store and plugins and is about to serve.
+
+    Called once per run with the :class:`bothost.host.Host`. May be async. An exception is
+    logged with the plugin's name and the host starts anyway.
+    """
+
+
+@hookspec
+def shutdown(host: Any) -> None:
+    """The host is stopping (SIGINT, SIGTERM or the end of a CLI command).
+
+    May be async; each implementation gets a few seconds. An exception is logged and the
+    other implementations still run.
+    """
+
+
+@hookspec
+def on_message(message: Any) -> None:
+    """An :class:`bothost.models.IncomingMessage` arrived, before the agent sees it.
+
+    For observers (logging, metrics, auto-replies in other systems). May be async. The return
+    value is ignored. An exception is logged and isolated.
+    """
+
+
+@hookspec
+def event_received(event: Any) -> Any:
+    """An :class:`bothost.models.Event` arrived from an MCP server, a webhook or the CLI.
+
+    Implementations may enrich ``event.payload`` in place, or return ``False`` to drop the
+    event; every implementation is called, and the event is queued only if none returned
+    ``False``. May be async. An exception is logged and counts as "keep".
+    """
+
+
+@hookspec
+def on_briefing(briefing: Any) -> None:
+    """A :class:`bothost.models.Briefing` was rendered and is about to be delivered.
+
+    Observers only: the delivery targets come from ``tick.deliver_to``. May be async. An
+    exception is logged and isolated; delivery goes on.
+    """
+
+
+@hookspec
+def system_prompt(session: Any) -> Any:
+    """Return a fragment (a string, or ``None``) to add to the agent's system prompt.
+
+    Called for each agent turn with the :class:`bothost.models.Session`. May be async.
+    Fragments are joined in plugin registration order. An exception is logged and the
+    fragment skipped.
+    """
+
+
+# --- policy hooks (sync, firstresult) -----------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def approve_tool_call(call: Any, session: Any) -> str | None:
+    """Decide whether a tool call may run: ``"allow"``, ``"deny"``, ``"ask"`` or ``None``.
+
+    Called before every tool call with the :class:`bothost.agent.registry.ToolCall` and the
+    :class:`bothost.models.Session`. The first non-``None`` answer wins; ``None`` from all
+    means the configured ``agent.approval`` mode decides. Must be sync (a coroutine would
+    always "win"); the asking itself is done by the platform's async ``ask()``. An exception
+    is logged and counts as ``"deny"``.
+    """

@@ -1,0 +1,125 @@
+"""Numbered, append-only schema migrations, per component.
+
+A migration is ``(component, number, apply)``: the core's component is ``core``; plugins
+add their own through the ``register_migrations`` hook. Each is applied once, in a
+transaction together with its row in ``_migrations``, in number order within its component.
+Never edit a migration that has shipped: add the next number.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import sqlite_utils
+
+
+@dataclass(frozen=True)
+class Migration:
+    component: str
+    number: int
+    apply: Callable[[sqlite_utils.Database], None]
+    name: str = ""
+
+
+def apply_migrations(db: sqlite_utils.Database, migrations: Iterable[Migration]) -> list[str]:
+    """Apply every migration not yet recorded; return their labels."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (component TEXT NOT NULL, number INTEGER NOT NULL,"
+        " name TEXT, applied_at REAL, PRIMARY KEY (component, number))"
+    )
+    done = {(r[0], r[1]) for r in db.execute("SELECT component, number FROM _migrations")}
+    applied = []
+    for m in sorted(migrations, key=lambda m: (m.component != "core", m.component, m.number)):
+        if (m.component, m.number) in done:
+            continue
+        conn = db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # another process may have applied it while we waited for the lock
+            again = conn.execute(
+                "SELECT 1 FROM _migrations WHERE component = ? AND number = ?",
+                (m.component, m.number),
+            ).fetchone()
+            if not again:
+                m.apply(db)
+                conn.execute(
+                    "INSERT INTO _migrations VALUES (?, ?, ?, ?)",
+                    (m.component, m.number, m.name, time.time()),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(f"{m.component}:{m.number}")
+    return applied
+
+
+CORE_SCHEMA_1 = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY, platform TEXT NOT NULL, channel TEXT, thread TEXT,
+    user TEXT, created_at REAL NOT NULL, updated_at REAL NOT NULL, meta TEXT
+);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, turn_id TEXT, role TEXT NOT NULL,
+    content TEXT, data TEXT, tokens INTEGER, created_at REAL NOT NULL
+);
+CREATE INDEX messages_session ON messages (session_id, id);
+CREATE TABLE tool_calls (
+    id INTEGER PRIMARY KEY, session_id TEXT, turn_id TEXT, call_id TEXT, tool TEXT NOT NULL,
+    arguments TEXT, result TEXT, is_error INTEGER NOT NULL DEFAULT 0, error TEXT,
+    status TEXT, duration_ms REAL, started_at REAL NOT NULL
+);
+CREATE INDEX tool_calls_session ON tool_calls (session_id, id);
+CREATE TABLE mcp_servers (
+    name TEXT PRIMARY KEY, command TEXT, args TEXT, env TEXT, env_passthrough TEXT,
+    url TEXT, headers TEXT, enabled INTEGER NOT NULL DEFAULT 1, description TEXT,
+    tools TEXT, timeout REAL, origin TEXT, install TEXT, created_at REAL NOT NULL
+);
+CREATE TABLE mcp_grants (
+    session_id TEXT NOT NULL, server TEXT NOT NULL, granted_at REAL NOT NULL,
+    PRIMARY KEY (session_id, server)
+);
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY, source TEXT NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL,
+    received_at REAL NOT NULL, dedupe_key TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0, claimed_until REAL, snoozed_until REAL,
+    briefing_id INTEGER, priority TEXT, last_error TEXT
+);
+CREATE INDEX events_status ON events (status, id);
+CREATE INDEX events_dedupe ON events (dedupe_key, received_at);
+CREATE TABLE ticks (
+    id INTEGER PRIMARY KEY, trigger TEXT, started_at REAL NOT NULL, finished_at REAL,
+    status TEXT NOT NULL, events INTEGER, briefings INTEGER, error TEXT
+);
+CREATE TABLE briefings (
+    id INTEGER PRIMARY KEY, tick_id INTEGER, created_at REAL NOT NULL, structure TEXT NOT NULL,
+    text TEXT NOT NULL, targets TEXT NOT NULL, event_count INTEGER, status TEXT NOT NULL
+);
+CREATE TABLE deliveries (
+    id INTEGER PRIMARY KEY, briefing_id INTEGER NOT NULL, target TEXT NOT NULL,
+    status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+    delivered_at REAL, ref TEXT, UNIQUE (briefing_id, target)
+);
+CREATE TABLE approvals (
+    id INTEGER PRIMARY KEY, session_id TEXT, tool TEXT NOT NULL, arguments TEXT,
+    decision TEXT NOT NULL, decided_by TEXT, reason TEXT, created_at REAL NOT NULL
+);
+CREATE TABLE mutes (
+    id INTEGER PRIMARY KEY, source TEXT, type TEXT, match TEXT, until REAL,
+    created_by TEXT, created_at REAL NOT NULL
+);
+CREATE TABLE locks (name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL);
+CREATE TABLE webhook_ids (id TEXT PRIMARY KEY, received_at REAL NOT NULL);
+"""
+
+
+def core_schema_1(db: sqlite_utils.Database) -> None:
+    for statement in CORE_SCHEMA_1.split(";"):
+        if statement.strip():
+            db.conn.execute(statement)
+
+
+def core_migrations() -> list[Migration]:
+    return [Migration("core", 1, core_schema_1, "initial tables")]
