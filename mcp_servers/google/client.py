@@ -1,0 +1,130 @@
+"""One Google API service (Gmail or Calendar) used from asyncio: threads, deadlines, tokens.
+
+`GoogleClient.call(lambda api: api.users().labels().list(userId="me"))` builds the request
+with the blocking client library and executes it in a worker thread under `CALL_DEADLINE`.
+Every execution gets its own `httplib2.Http` (they are not thread-safe); the credentials
+are shared, refreshed when stale, and written back to the token file whenever the access
+token changes, so a restart does not refresh again. `GOOGLE_API_ENDPOINT` replaces Google's
+base URL (the discovery documents ship with the library, so nothing is fetched).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import google_auth_httplib2
+import httplib2
+import requests
+from google.auth.exceptions import RefreshError, TransportError
+from google.auth.transport.requests import Request
+from googleapiclient.discovery import build
+from googleapiclient.errors import HttpError
+
+from .auth import load_credentials, save_credentials, token_path
+from .errors import AuthRequiredError, GoogleError, from_http_error
+
+logger = logging.getLogger(__name__)
+
+# Socket timeout of one HTTP exchange; the whole call (retries included) gets CALL_DEADLINE.
+HTTP_TIMEOUT = 20.0
+CALL_DEADLINE = 45.0
+# googleapiclient retries 429/5xx with exponential backoff; two retries stay inside the deadline.
+NUM_RETRIES = 2
+
+# Where each API lives below a replacement base URL (mirrors the real hosts' paths).
+_ENDPOINT_SUFFIX = {"gmail": "", "calendar": "calendar/v3/"}
+
+
+def api_endpoint(api: str) -> str | None:
+    """The `api_endpoint` client option for `api`, or None for Google itself."""
+    base = os.environ.get("GOOGLE_API_ENDPOINT")
+    if not base:
+        return None
+    return base.rstrip("/") + "/" + _ENDPOINT_SUFFIX[api]
+
+
+class GoogleClient:
+    """Calls one Google API on behalf of one bundled server (`gmail` or `gcal`)."""
+
+    def __init__(self, server: str, api: str, version: str, token_file: Path | None = None):
+        self.server = server
+        self.api = api
+        self.version = version
+        self.token_file = token_file or token_path(server)
+        self._credentials = None
+        self._service = None
+        self._lock = threading.Lock()
+
+    async def call(self, build_request: Callable[[Any], Any]) -> Any:
+        """Run `build_request(service).execute()` in a thread; raise `GoogleError` on failure."""
+        try:
+            async with asyncio.timeout(CALL_DEADLINE):
+                return await asyncio.to_thread(self._execute, build_request)
+        except TimeoutError:
+            raise GoogleError(f"Google did not answer within {CALL_DEADLINE:.0f} s") from None
+
+    def _execute(self, build_request: Callable[[Any], Any]) -> Any:
+        credentials, service = self._ready()
+        before = credentials.token
+        transport = httplib2.Http(timeout=HTTP_TIMEOUT)
+        http = google_auth_httplib2.AuthorizedHttp(credentials, http=transport)
+        try:
+            return build_request(service).execute(http=http, num_retries=NUM_RETRIES)
+        except HttpError as error:
+            if error.resp.status == 401:
+                raise AuthRequiredError(self.server, "Google rejected the token") from None
+            raise from_http_error(error) from None
+        except RefreshError as error:
+            raise self._revoked(error) from None
+        except (TransportError, httplib2.HttpLib2Error, OSError) as error:
+            raise GoogleError(f"Could not reach Google: {error}") from None
+        finally:
+            transport.close()
+            # AuthorizedHttp refreshes on a 401 by itself; keep what it got.
+            if credentials.token != before:
+                self._save(credentials)
+
+    def _ready(self):
+        """Credentials that are valid now, and the service object (both built once)."""
+        with self._lock:
+            if self._credentials is None:
+                self._credentials = load_credentials(self.server, self.token_file)
+            credentials = self._credentials
+            if not credentials.valid:
+                try:
+                    with requests.Session() as session:
+                        credentials.refresh(Request(session=session))
+                except RefreshError as error:
+                    self._credentials = None  # re-read next time: `auth` may have run since
+                    raise self._revoked(error) from None
+                except TransportError as error:
+                    raise GoogleError(
+                        f"Could not reach Google to refresh the token: {error}"
+                    ) from None
+                self._save(credentials)
+            if self._service is None:
+                self._service = build(
+                    self.api,
+                    self.version,
+                    credentials=credentials,
+                    client_options={"api_endpoint": api_endpoint(self.api)},
+                    static_discovery=True,
+                    cache_discovery=False,
+                )
+            return credentials, self._service
+
+    def _revoked(self, error: Exception) -> AuthRequiredError:
+        logger.warning("token refresh failed: %s", error)
+        return AuthRequiredError(self.server, "The Google token has expired or was revoked")
+
+    def _save(self, credentials) -> None:
+        try:
+            save_credentials(credentials, self.token_file)
+        except OSError:
+            logger.exception("could not save the refreshed token to %s", self.token_file)
