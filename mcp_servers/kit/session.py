@@ -1,0 +1,277 @@
+"""The MCP protocol for one connected client, independent of the transport.
+
+A transport hands every incoming JSON-RPC message to `Session.receive` together with a
+*sink*: the coroutine that delivers this exchange's outgoing messages (stdout for stdio,
+the POST's SSE stream over HTTP). Each request runs in its own task, so a slow tool never
+blocks `ping`, and `notifications/cancelled` can cancel it. Unknown methods are answered
+-32601 at once: the official SDK client probes `server/discover` first and waits 10 s on
+silence. Requests *we* send (elicitation) are correlated here by id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from .context import Context, RequestFailedError
+
+if TYPE_CHECKING:
+    from .server import Server
+
+logger = logging.getLogger(__name__)
+
+Sink = Callable[[dict[str, Any]], Awaitable[None]]
+
+LATEST_PROTOCOL = "2025-11-25"
+SUPPORTED_PROTOCOLS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+DEFAULT_LOG_LEVEL = "info"
+# Large enough that a normal server lists every tool at once; a cursor beyond it.
+TOOLS_PAGE_SIZE = 100
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+class ProtocolError(Exception):
+    """A request that is answered with a JSON-RPC error instead of a result."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Session:
+    """Protocol state of one client: negotiated version, capabilities, in-flight calls."""
+
+    def __init__(self, server: Server, sink: Sink) -> None:
+        self.server = server
+        self.default_sink = sink
+        self.protocol_version: str | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self.client_info: dict[str, Any] = {}
+        self.log_level = DEFAULT_LOG_LEVEL
+        self.initialized = asyncio.Event()
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, asyncio.Future[Any]] = {}
+        self._running: dict[Any, asyncio.Task[None]] = {}
+        self._methods: dict[str, Callable[..., Awaitable[Any]]] = {
+            "initialize": self._initialize,
+            "ping": self._ping,
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "logging/setLevel": self._set_level,
+        }
+
+    @property
+    def supports_elicitation(self) -> bool:
+        return isinstance(self.client_capabilities.get("elicitation"), dict)
+
+    @property
+    def in_flight(self) -> list[asyncio.Task[None]]:
+        return list(self._running.values())
+
+    # incoming -----------------------------------------------------------------------
+
+    def receive(self, message: Any, sink: Sink | None = None) -> asyncio.Task[None] | None:
+        """Handle one decoded message; a request returns the task that will answer it."""
+        sink = sink or self.default_sink
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            self._spawn(
+                None, sink, self._reply_error(sink, None, INVALID_REQUEST, "not JSON-RPC 2.0")
+            )
+            return None
+        method = message.get("method")
+        if method is None and "id" in message:
+            self._resolve(message)
+            return None
+        if not isinstance(method, str):
+            error = self._reply_error(sink, message.get("id"), INVALID_REQUEST, "missing method")
+            return self._spawn(None, sink, error)
+        if "id" not in message:
+            self._on_notification(method, message.get("params") or {})
+            return None
+        request_id = message["id"]
+        answer = self._answer(request_id, method, message, sink)
+        # `initialize` is never cancellable (MCP lifecycle rule), so it is not tracked.
+        return self._spawn(None if method == "initialize" else request_id, sink, answer)
+
+    def _spawn(self, request_id: Any, sink: Sink, coro: Awaitable[None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        if request_id is not None:
+            self._running[request_id] = task
+            task.add_done_callback(lambda _t: self._running.pop(request_id, None))
+        return task
+
+    async def _answer(self, request_id: Any, method: str, message: dict[str, Any], sink: Sink):
+        handler = self._methods.get(method)
+        if handler is None:
+            await self._reply_error(
+                sink, request_id, METHOD_NOT_FOUND, f"Method not found: {method}"
+            )
+            return
+        params = message.get("params")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            await self._reply_error(sink, request_id, INVALID_PARAMS, "params must be an object")
+            return
+        try:
+            result = await handler(params, request_id=request_id, sink=sink)
+        except ProtocolError as exc:
+            await self._reply_error(sink, request_id, exc.code, str(exc))
+            return
+        except asyncio.CancelledError:
+            # A cancelled request gets no response (MCP cancellation rule).
+            raise
+        except Exception:  # boundary: a bug in one request must not end the session
+            logger.exception("%s failed", method)
+            await self._reply_error(sink, request_id, INTERNAL_ERROR, f"internal error in {method}")
+            return
+        await self._send(sink, {"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/initialized":
+            self.initialized.set()
+            self.server.session_ready(self)
+        elif method == "notifications/cancelled":
+            task = self._running.get(params.get("requestId"))
+            if task is not None:
+                logger.info(
+                    "request %r cancelled: %s", params.get("requestId"), params.get("reason")
+                )
+                task.cancel()
+        # Other notifications (roots/list_changed, progress…) need no action here.
+
+    def _resolve(self, message: dict[str, Any]) -> None:
+        future = self._pending.pop(message["id"], None)
+        if future is None or future.done():
+            logger.debug("response to unknown request %r ignored", message["id"])
+        elif "error" in message:
+            future.set_exception(RequestFailedError(message.get("error") or {}))
+        else:
+            future.set_result(message.get("result"))
+
+    # methods ------------------------------------------------------------------------
+
+    async def _initialize(self, params: dict[str, Any], **_: Any) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise ProtocolError(INVALID_PARAMS, "initialize needs a protocolVersion string")
+        self.protocol_version = requested if requested in SUPPORTED_PROTOCOLS else LATEST_PROTOCOL
+        capabilities = params.get("capabilities")
+        self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        client_info = params.get("clientInfo")
+        self.client_info = client_info if isinstance(client_info, dict) else {}
+        return self.server.initialize_result(self.protocol_version)
+
+    async def _ping(self, params: dict[str, Any], **_: Any) -> dict[str, Any]:
+        return {}
+
+    async def _tools_list(self, params: dict[str, Any], **_: Any) -> dict[str, Any]:
+        tools = [tool.definition() for tool in self.server.tools.values()]
+        cursor = params.get("cursor")
+        start = 0
+        if cursor is not None:
+            if not isinstance(cursor, str) or not cursor.isdigit() or int(cursor) > len(tools):
+                raise ProtocolError(INVALID_PARAMS, f"invalid cursor {cursor!r}")
+            start = int(cursor)
+        end = start + TOOLS_PAGE_SIZE
+        result: dict[str, Any] = {"tools": tools[start:end]}
+        if end < len(tools):
+            result["nextCursor"] = str(end)
+        return result
+
+    async def _tools_call(self, params: dict[str, Any], request_id: Any, sink: Sink) -> Any:
+        name = params.get("name")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            raise ProtocolError(INVALID_PARAMS, "tools/call needs a name and an arguments object")
+        tool = self.server.tools.get(name)
+        if tool is None:
+            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        ctx = Context(self, request_id, token, sink)
+        return await tool.call(arguments, ctx)
+
+    async def _set_level(self, params: dict[str, Any], **_: Any) -> dict[str, Any]:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise ProtocolError(INVALID_PARAMS, f"level must be one of {', '.join(LOG_LEVELS)}")
+        self.log_level = level
+        return {}
+
+    # outgoing -----------------------------------------------------------------------
+
+    async def notify(self, method: str, params: dict[str, Any], sink: Sink | None = None) -> None:
+        await self._send(
+            sink or self.default_sink, {"jsonrpc": "2.0", "method": method, "params": params}
+        )
+
+    async def log(
+        self, level: str, message: Any, logger_name: str | None = None, sink: Sink | None = None
+    ) -> None:
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}")
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+            return
+        params: dict[str, Any] = {"level": level, "data": message}
+        if logger_name:
+            params["logger"] = logger_name
+        await self.notify("notifications/message", params, sink=sink)
+
+    async def request(
+        self, method: str, params: dict[str, Any], *, timeout: float, sink: Sink | None = None
+    ) -> Any:
+        """Send a request to the client and wait (bounded) for its result."""
+        sink = sink or self.default_sink
+        request_id = f"srv-{next(self._ids)}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            # Straight to the sink: a transport that cannot carry requests raises ConnectionError.
+            await sink({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            await self.notify(
+                "notifications/cancelled",
+                {"requestId": request_id, "reason": "timed out"},
+                sink=sink,
+            )
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+
+    def close(self) -> None:
+        """Cancel every running request and wake every pending one."""
+        for task in list(self._running.values()):
+            task.cancel()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(
+                    RequestFailedError({"code": -32000, "message": "session closed"})
+                )
+        self._pending.clear()
+
+    async def _reply_error(self, sink: Sink, request_id: Any, code: int, message: str) -> None:
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+        await self._send(sink, error)
+
+    async def _send(self, sink: Sink, message: dict[str, Any]) -> None:
+        try:
+            await sink(message)
+        except ConnectionError as exc:
+            # The client went away; what it no longer reads is not our failure.
+            logger.debug(
+                "could not deliver %s: %s", message.get("method") or message.get("id"), exc
+            )

@@ -1,0 +1,126 @@
+"""The stdio transport: newline-delimited JSON-RPC on stdin/stdout, logs on stderr.
+
+stdout belongs to the protocol alone. Before serving, the real stdout is duplicated to a
+private descriptor and descriptor 1 is pointed at stderr, so a stray `print()` — or a
+library or child process writing to fd 1 — lands in the log instead of corrupting the
+stream. Every outgoing message, response or notification, is written whole under one lock.
+End of stdin ends the server: running calls get a short grace, then are cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from typing import Any, BinaryIO
+
+from .session import PARSE_ERROR
+
+logger = logging.getLogger(__name__)
+
+# Tool arguments may carry whole files (ssh upload), so allow long lines.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+# On stdin EOF, calls already running may still finish and answer within this time.
+EOF_GRACE_SECONDS = 5.0
+
+
+class StdoutWriter:
+    """Writes whole JSON lines to the protocol descriptor, one message at a time."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = asyncio.Lock()
+        self._transport: asyncio.WriteTransport | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            transport, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, self._stream
+            )
+        except (ValueError, OSError):
+            return  # a regular file: fall back to blocking writes in a thread
+        self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        async with self._lock:
+            if self._writer is not None:
+                self._writer.write(data)
+                await self._writer.drain()
+            else:
+                await asyncio.to_thread(self._write_blocking, data)
+
+    def _write_blocking(self, data: bytes) -> None:
+        self._stream.write(data)
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+async def _open_reader(stream: BinaryIO) -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+    except (ValueError, OSError):
+        # A regular file on stdin (`server < requests.jsonl`): feed it from a thread.
+        async def pump() -> None:
+            while chunk := await asyncio.to_thread(stream.readline):
+                reader.feed_data(chunk)
+            reader.feed_eof()
+
+        reader._bothost_pump = asyncio.ensure_future(pump())  # type: ignore[attr-defined]
+    return reader
+
+
+def _claim_stdout() -> BinaryIO:
+    """The protocol stream, after making fd 1 and `sys.stdout` point at stderr."""
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    return protocol
+
+
+async def serve_stdio(server: Any) -> None:
+    """Serve one client on stdin/stdout until stdin closes."""
+    writer = StdoutWriter(_claim_stdout())
+    await writer.open()
+    reader = await _open_reader(sys.stdin.buffer)
+    session = server.open_session(writer.send)
+    logger.info("%s %s serving on stdio", server.name, server.version)
+    try:
+        while True:
+            try:
+                line = await reader.readline()
+            except ValueError:
+                await writer.send(_parse_error("message longer than the line limit"))
+                continue
+            if not line:
+                break
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                await writer.send(_parse_error(f"invalid JSON: {exc}"))
+                continue
+            for item in message if isinstance(message, list) else [message]:
+                session.receive(item)
+        running = session.in_flight
+        if running:
+            await asyncio.wait(running, timeout=EOF_GRACE_SECONDS)
+    finally:
+        logger.info("stdin closed; %s stopping", server.name)
+        await server.stop()
+        writer.close()
+
+
+def _parse_error(message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": message}}

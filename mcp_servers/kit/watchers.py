@@ -1,0 +1,62 @@
+"""Background watchers: coroutines that look at the outside world and push `event/*`.
+
+Each watcher runs once as soon as the first client has finished the handshake (so its
+first notification cannot race `initialize`), then every interval. The interval comes
+from an environment variable when set (`GMAIL_POLL_SECONDS=30`), else the default. A
+failing run is logged with its traceback on stderr and the watcher tries again at the next
+interval: one bad poll must not silence a server for the rest of its life.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+# A poll faster than this would hammer the APIs the bundled servers talk to.
+MIN_INTERVAL_SECONDS = 0.05
+
+
+@dataclass
+class Watcher:
+    """A registered watcher function and where its interval comes from."""
+
+    fn: Callable[[Any], Awaitable[None]]
+    interval_env: str | None
+    default_interval: float
+
+    @property
+    def name(self) -> str:
+        return getattr(self.fn, "__name__", "watcher")
+
+    def interval(self) -> float:
+        """Seconds between runs: `$interval_env` if it is a number, else the default."""
+        raw = os.environ.get(self.interval_env) if self.interval_env else None
+        if raw:
+            try:
+                return max(MIN_INTERVAL_SECONDS, float(raw))
+            except ValueError:
+                logger.warning(
+                    "%s=%r is not a number; using %s s",
+                    self.interval_env,
+                    raw,
+                    self.default_interval,
+                )
+        return max(MIN_INTERVAL_SECONDS, float(self.default_interval))
+
+    async def run_forever(self, server: Any) -> None:
+        interval = self.interval()
+        logger.info("watcher %s: every %s s", self.name, interval)
+        while True:
+            try:
+                await self.fn(server)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # boundary: keep watching after a failed poll
+                logger.exception("watcher %s failed; next try in %s s", self.name, interval)
+            await asyncio.sleep(interval)

@@ -1,0 +1,134 @@
+"""Helpers for driving bundled MCP servers through the official Python SDK client.
+
+`connect(argv, env)` starts a server on stdio with `mcp.Client` and yields the client plus
+an `EventLog` of every `event/*`-style notification it pushed (the SDK drops notifications
+it does not know unless a `ClientExtension` binds them, which `EventLog` does). The
+server's stderr goes to a file in the test's temp dir, shown when the test fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client import ClientExtension, NotificationBinding
+from mcp.client.stdio import stdio_client
+from pydantic import BaseModel, ConfigDict
+
+ROOT = Path(__file__).resolve().parents[2]
+ECHO_SERVER = Path(__file__).with_name("echo_server.py")
+PYTHON = sys.executable
+WAIT_SECONDS = 10.0
+
+
+class NotificationParams(BaseModel):
+    """Any params object, kept whole."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class EventLog(ClientExtension):
+    """Binds the given notification methods and records their params in arrival order."""
+
+    identifier = "dev.bothost/test-events"
+
+    def __init__(self, methods: Sequence[str]) -> None:
+        self.methods = list(methods)
+        self.received: list[tuple[str, dict[str, Any]]] = []
+        self._changed = asyncio.Condition()
+
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        return [
+            NotificationBinding(method=m, params_type=NotificationParams, handler=self._handler(m))
+            for m in self.methods
+        ]
+
+    def _handler(self, method: str):
+        async def record(params: NotificationParams) -> None:
+            async with self._changed:
+                self.received.append((method, params.model_dump()))
+                self._changed.notify_all()
+
+        return record
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        return [params for name, params in self.received if name == method]
+
+    async def wait_for(self, method: str, count: int = 1, timeout: float = WAIT_SECONDS):
+        """The first `count` params of `method`, waiting (bounded) until they arrived."""
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: len(self.of(method)) >= count)
+        return self.of(method)[:count]
+
+
+def server_env(home: Path, **extra: str) -> dict[str, str]:
+    """Environment for a server started by the SDK client (which passes only a few vars)."""
+    env = {"BOTHOST_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    for name in ("PYTHONPATH", "VIRTUAL_ENV", "LANG"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update(extra)
+    return env
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    argv: Sequence[str],
+    env: dict[str, str],
+    stderr_path: Path,
+    events: Sequence[str] = (),
+    **client_kwargs: Any,
+) -> AsyncIterator[tuple[Client, EventLog]]:
+    """An initialized SDK `Client` on a stdio server, and the log of its pushed events."""
+    log = EventLog(events)
+    params = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=env, cwd=str(ROOT))
+    with stderr_path.open("a") as errlog:
+        transport = stdio_client(params, errlog=errlog)
+        extensions = [log] if events else None
+        async with asyncio.timeout(WAIT_SECONDS):
+            client = Client(transport, extensions=extensions, **client_kwargs)
+            await client.__aenter__()
+        try:
+            yield client, log
+        finally:
+            await client.__aexit__(None, None, None)
+
+
+@pytest.fixture
+def stderr_log(tmp_path):
+    """Where servers write stderr; printed at teardown, so pytest shows it on failure."""
+    path = tmp_path / "server-stderr.log"
+    path.touch()
+    yield path
+    print(path.read_text(), file=sys.stderr)
+
+
+@pytest.fixture
+def mcp_stdio(home, stderr_log):
+    """`mcp_stdio(argv, env={}, events=[...], **Client kwargs)`: async context of (client, events).
+
+    `env` is added to the minimal server environment (BOTHOST_HOME = the test's home).
+    """
+
+    def open_client(
+        argv: Sequence[str],
+        env: dict[str, str] | None = None,
+        events: Sequence[str] = (),
+        **client_kwargs: Any,
+    ):
+        return connect(argv, server_env(home, **(env or {})), stderr_log, events, **client_kwargs)
+
+    return open_client
+
+
+@pytest.fixture
+def echo_argv() -> list[str]:
+    """Command that starts the kit's test server (tests/mcp_servers/echo_server.py)."""
+    return [PYTHON, str(ECHO_SERVER)]
