@@ -1,5 +1,105 @@
-"""The `bothost` command line (placeholder until the CLI lands)."""
+"""The ``bothost`` command line: global options, the command group and plugin commands.
+
+Commands parse their arguments and call one core function; the work lives elsewhere. A
+config error prints one line naming the file and key path and exits with status 2, having
+written nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+from typing import Any
+
+import click
+
+from bothost.cli.runtime import Runtime
+from bothost.config import ConfigError
+from bothost.discovery import DiscoveryError
+from bothost.startup import RegistrationError
+
+CONFIG_EXIT = 2
 
 
-def main() -> None:
-    raise SystemExit("bothost: not built yet")
+class BothostGroup(click.Group):
+    """A group that also offers the commands plugins add through ``register_commands``."""
+
+    def plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        runtime = ctx.ensure_object(Runtime)
+        if runtime.plugin_commands is None:
+            extra = click.Group()
+            for impl in reversed(runtime.pm.hook.register_commands.get_hookimpls()):
+                try:
+                    impl.function(cli=extra)
+                except Exception as exc:
+                    click.echo(f"bothost: plugin {impl.plugin_name} failed to add commands: "
+                               f"{exc}", err=True)
+            runtime.plugin_commands = dict(extra.commands)
+        return runtime.plugin_commands
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        if command is not None or ctx.resilient_parsing:
+            return command
+        ctx.ensure_object(Runtime).configure(ctx.params)
+        return self.plugin_commands(ctx).get(name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(super().list_commands(ctx))
+        try:
+            ctx.ensure_object(Runtime).configure(ctx.params)
+            names |= set(self.plugin_commands(ctx))
+        except (ConfigError, DiscoveryError):
+            pass
+        return sorted(names)
+
+
+@click.group(cls=BothostGroup)
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Config file merged over the others (also BOTHOST_CONFIG).")
+@click.option("--home", type=click.Path(file_okay=False),
+              help="State directory (default $BOTHOST_HOME or ~/.bothost).")
+@click.option("-v", "--verbose", count=True, help="More logging (-vv for debug).")
+@click.version_option(package_name="bothost")
+@click.pass_context
+def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: int) -> None:
+    """bothost — a chat bot host for Slack, web chat and webhooks, with MCP servers as plugins."""
+    runtime = ctx.ensure_object(Runtime)
+    runtime.configure(ctx.params)
+    level = logging.WARNING - 10 * verbose
+    logging.basicConfig(level=max(level, logging.DEBUG), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    ctx.call_on_close(runtime.close)
+
+
+def add_commands() -> None:
+    from bothost.cli import core
+
+    for command in core.COMMANDS:
+        cli.add_command(command)
+    optional = {
+        "bothost.cli.mcp": ["mcp_group"],
+        "bothost.cli.events": ["events_group", "tick_command", "briefings_command"],
+    }
+    for module_name, names in optional.items():
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        module = importlib.import_module(module_name)
+        for name in names:
+            if hasattr(module, name):
+                cli.add_command(getattr(module, name))
+
+
+add_commands()
+
+
+def main(argv: list[str] | None = None) -> Any:
+    try:
+        return cli.main(args=argv, prog_name="bothost", standalone_mode=True)
+    except ConfigError as exc:
+        click.echo(f"bothost: config error: {exc}", err=True)
+        sys.exit(CONFIG_EXIT)
+    except (DiscoveryError, RegistrationError) as exc:
+        click.echo(f"bothost: plugin error: {exc}", err=True)
+        sys.exit(CONFIG_EXIT)

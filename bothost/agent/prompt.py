@@ -1,0 +1,44 @@
+"""The system prompt of a turn: the main agent prompt, plugin fragments, the tool groups.
+
+MCP tools load lazily: instead of every tool's schema, the prompt carries a compact table of
+the groups (enabled MCP servers, and ``config`` for admins) that ``activate_tools`` opens.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from bothost.agent.interlock import UNTRUSTED_NOTE
+from bothost.hookcall import call_each
+from bothost.models import Session
+
+
+def main_prompt(path: str | None = None) -> str:
+    if path:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    return (resources.files("bothost.defaults") / "agents" / "main.md").read_text("utf-8")
+
+
+def groups_table(host: Any, session: Session, granted: set[str]) -> str:
+    groups = host.registry.groups(session.is_admin)
+    if not groups:
+        return ""
+    lines = ["Tool groups (call activate_tools with the group names you need; their tools "
+             "appear in your next step):", "group | tools | status | about"]
+    for g in groups:
+        state = "active" if g.name in granted else g.status
+        lines.append(f"{g.name} | {g.tool_count} | {state} | {g.description}")
+    return "\n".join(lines)
+
+
+async def system_prompt(host: Any, session: Session, granted: set[str]) -> str:
+    parts = [main_prompt(host.config.agent.prompt).strip(), UNTRUSTED_NOTE]
+    for fragment in await call_each(host.pm, "system_prompt", session=session):
+        if isinstance(fragment, str) and fragment.strip():
+            parts.append(fragment.strip())
+    table = groups_table(host, session, granted)
+    if table:
+        parts.append(table)
+    return "\n\n".join(parts)

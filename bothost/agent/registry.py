@@ -1,0 +1,101 @@
+"""The tool registry: native tools from plugins plus tool sources queried per round.
+
+Native tools are registered once at startup (``register_tools``). Tool *sources* — the MCP
+manager, the admin ``config`` group — can change at run time, so the registry asks them for
+their groups and tools each round. A session sees the native tools plus the tools of the
+groups it was granted (``activate_tools``); names are unique and sorted for a stable order.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bothost.agent.tools import Tool, tool_from_function
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Group:
+    """A named set of tools that a session activates as a whole (an MCP server, ``config``)."""
+
+    name: str
+    description: str = ""
+    tool_count: int = 0
+    status: str = "ready"
+    admin_only: bool = False
+
+
+class ToolSource(Protocol):
+    def groups(self) -> list[Group]: ...
+
+    def tools(self, group: str) -> list[Tool]: ...
+
+
+class RegistryError(Exception):
+    """A tool was registered twice or with an invalid definition."""
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self.native: dict[str, Tool] = {}
+        self.sources: list[ToolSource] = []
+
+    def register(self, func_or_tool: Callable[..., Any] | Tool, plugin: str = "",
+                 **options: Any) -> Tool:
+        tool = func_or_tool if isinstance(func_or_tool, Tool) else tool_from_function(
+            func_or_tool, plugin=plugin, **options)
+        if tool.name in self.native:
+            raise RegistryError(
+                f"tool {tool.name!r} registered twice (by {self.native[tool.name].plugin!r} "
+                f"and {plugin!r})"
+            )
+        self.native[tool.name] = tool
+        return tool
+
+    def add_source(self, source: ToolSource) -> None:
+        self.sources.append(source)
+
+    def groups(self, is_admin: bool = True) -> list[Group]:
+        found: dict[str, Group] = {}
+        for source in self.sources:
+            try:
+                for group in source.groups():
+                    if group.admin_only and not is_admin:
+                        continue
+                    found.setdefault(group.name, group)
+            except Exception:
+                logger.exception("tool source %r failed to list its groups", source)
+        return [found[name] for name in sorted(found)]
+
+    def group_tools(self, group: str) -> list[Tool]:
+        for source in self.sources:
+            try:
+                if any(g.name == group for g in source.groups()):
+                    return sorted(source.tools(group), key=lambda t: t.name)
+            except Exception:
+                logger.exception("tool source %r failed to list tools of %s", source, group)
+        return []
+
+    def visible(self, granted: set[str], is_admin: bool = True) -> list[Tool]:
+        """Native tools plus the tools of the granted groups, sorted by name."""
+        tools = {n: t for n, t in self.native.items() if is_admin or not t.admin_only}
+        allowed = {g.name for g in self.groups(is_admin)}
+        for group in sorted(granted & allowed):
+            for tool in self.group_tools(group):
+                tools.setdefault(tool.name, tool)
+        return [tools[name] for name in sorted(tools)]
+
+    def lookup(self, name: str, is_admin: bool = True) -> Tool | None:
+        """Any tool the registry knows, granted or not (the offline agent's ``call``)."""
+        tool = self.native.get(name)
+        if tool and (is_admin or not tool.admin_only):
+            return tool
+        for group in self.groups(is_admin):
+            for candidate in self.group_tools(group.name):
+                if candidate.name == name:
+                    return candidate
+        return None

@@ -1,0 +1,174 @@
+"""Tools as the agent sees them: a name, a JSON schema, capabilities and a way to run.
+
+A plain function becomes a :class:`Tool` through :func:`tool_from_function`: its name is the
+tool name, its docstring the description (the ``Args:`` section describes parameters) and its
+type hints the JSON schema. A parameter named ``ctx`` receives the :class:`ToolContext` and is
+not part of the schema. Expected failures raise :class:`ToolError` and reach the model as
+error results.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EGRESS = ("none", "fixed", "chosen")
+
+
+class ToolError(Exception):
+    """An expected failure of a tool; the message is shown to the model as an error result."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    private: bool = False
+    untrusted: bool = False
+    egress: str = "none"
+    destructive: bool = False
+
+    def __post_init__(self) -> None:
+        if self.egress not in EGRESS:
+            raise ValueError(f"egress must be one of {EGRESS}, got {self.egress!r}")
+
+    @property
+    def side_effects(self) -> bool:
+        return self.destructive or self.egress != "none"
+
+    def plus(self, extra: list[str]) -> Capabilities:
+        """Add capabilities named in config (``private``, ``egress:chosen``…); never remove."""
+        caps = dict(private=self.private, untrusted=self.untrusted, egress=self.egress,
+                    destructive=self.destructive)
+        for word in extra:
+            if word.startswith("egress:"):
+                wanted = word.split(":", 1)[1]
+                if EGRESS.index(wanted) > EGRESS.index(caps["egress"]):
+                    caps["egress"] = wanted
+            elif word in ("private", "untrusted", "destructive"):
+                caps[word] = True
+        return Capabilities(**caps)
+
+
+@dataclass
+class ToolResult:
+    content: str
+    is_error: bool = False
+    structured: Any = None
+    media: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use: its session, the host, and a progress reporter."""
+
+    session: Any
+    host: Any
+    call_id: str = ""
+    progress: Callable[[str], Awaitable[None]] | None = None
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    schema: dict[str, Any]
+    run: Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+    capabilities: Capabilities = Capabilities()
+    timeout: float | None = None
+    group: str | None = None  # None for native tools; an MCP server name, or "config"
+    plugin: str = ""
+    admin_only: bool = False
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.schema}
+
+
+def tool_from_function(func: Callable[..., Any], *, name: str | None = None,
+                       description: str | None = None, schema: dict[str, Any] | None = None,
+                       private: bool = False, untrusted: bool = False, egress: str = "none",
+                       destructive: bool = False, timeout: float | None = None,
+                       group: str | None = None, admin_only: bool = False,
+                       plugin: str = "") -> Tool:
+    doc = inspect.getdoc(func) or ""
+    signature = inspect.signature(func)
+    wants_ctx = "ctx" in signature.parameters
+
+    async def run(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        kwargs = dict(arguments)
+        if wants_ctx:
+            kwargs["ctx"] = ctx
+        result = func(**kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    return Tool(
+        name=name or func.__name__,
+        description=description or summary(doc) or (name or func.__name__),
+        schema=schema or schema_from_signature(func, param_docs(doc)),
+        run=run,
+        capabilities=Capabilities(private, untrusted, egress, destructive),
+        timeout=timeout, group=group, plugin=plugin, admin_only=admin_only,
+    )
+
+
+def summary(doc: str) -> str:
+    return doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+
+def param_docs(doc: str) -> dict[str, str]:
+    """Parameter descriptions from a Google-style ``Args:`` section."""
+    match = re.search(r"^Args:\s*\n(.*?)(?:\n\S|\Z)", doc, re.S | re.M)
+    if not match:
+        return {}
+    found: dict[str, str] = {}
+    for line in match.group(1).splitlines():
+        m = re.match(r"\s+(\w+)(?:\s*\([^)]*\))?:\s*(.*)", line)
+        if m:
+            found[m.group(1)] = m.group(2).strip()
+    return found
+
+
+def schema_from_signature(func: Callable[..., Any], docs: dict[str, str]) -> dict[str, Any]:
+    hints = typing.get_type_hints(func)
+    properties: dict[str, Any] = {}
+    required = []
+    for pname, param in inspect.signature(func).parameters.items():
+        if pname == "ctx" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        prop = json_type(hints.get(pname, str))
+        if pname in docs:
+            prop["description"] = docs[pname]
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+        elif param.default is not None:
+            prop["default"] = param.default
+        properties[pname] = prop
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def json_type(tp: Any) -> dict[str, Any]:
+    origin = typing.get_origin(tp)
+    if origin in (types.UnionType, typing.Union):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return json_type(args[0]) if len(args) == 1 else {"anyOf": [json_type(a) for a in args]}
+    if origin is Literal:
+        return {"enum": list(typing.get_args(tp))}
+    if origin in (list, tuple, set):
+        args = typing.get_args(tp)
+        return {"type": "array", "items": json_type(args[0]) if args else {}}
+    if origin is dict or tp is dict:
+        return {"type": "object"}
+    simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    if tp in simple:
+        return {"type": simple[tp]}
+    if tp is list:
+        return {"type": "array"}
+    return {}

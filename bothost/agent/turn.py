@@ -1,0 +1,184 @@
+"""One agent turn: a person's message, model rounds, tool calls, and the reply.
+
+Each round the model sees the system prompt, the trimmed context and the session's visible
+tools; the tool calls it asks for go through validation, the interlock and approvals, run
+with a timeout (calls without side effects of one round run concurrently), and come back as
+results — expected failures included — so a broken tool never ends the turn. Everything is
+persisted as it happens, so a turn that is stopped or times out keeps its partial transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bothost.agent import history, interlock, spill
+from bothost.agent.approvals import ToolCall, decide
+from bothost.agent.prompt import system_prompt
+from bothost.agent.tools import Tool, ToolContext, ToolError, ToolResult
+from bothost.agent.validate import validate
+from bothost.llm.base import ChatRequest, LlmError, ToolCallRequest
+from bothost.models import Session
+
+logger = logging.getLogger(__name__)
+
+TextSink = Callable[[str], Awaitable[None]]
+
+
+class Turn:
+    def __init__(self, host: Any, session: Session, on_text: TextSink | None = None,
+                 on_status: TextSink | None = None) -> None:
+        self.host = host
+        self.session = session
+        self.on_text = on_text
+        self.on_status = on_status
+        self.id = uuid.uuid4().hex[:12]
+        self.messages: list[dict[str, Any]] = []
+
+    async def run(self, text: str) -> str:
+        config = self.host.config
+        await history.ensure_session(self.host.store, self.session)
+        await self.add({"role": "user", "content": text})
+        budget = max(1000, config.llm.context_tokens - config.llm.max_tokens)
+        try:
+            async with asyncio.timeout(config.agent.turn_timeout):
+                return await self.rounds(budget)
+        except TimeoutError:
+            reply = f"Stopped: the turn took longer than {config.agent.turn_timeout:.0f} s."
+        except LlmError as exc:
+            reply = str(exc)
+        await self.add({"role": "assistant", "content": reply})
+        return reply
+
+    async def rounds(self, budget: int) -> str:
+        config = self.host.config
+        for _ in range(config.agent.max_rounds):
+            self.messages = await history.context(self.host.store, self.session.id, budget)
+            granted = await history.grants(self.host.store, self.session.id)
+            tools = self.host.registry.visible(granted, self.session.is_admin)
+            request = ChatRequest(
+                system=await system_prompt(self.host, self.session, granted),
+                messages=self.messages, tools=[t.spec() for t in tools],
+                catalog=self.catalog(), on_text=self.on_text, max_tokens=config.llm.max_tokens,
+            )
+            response = await self.host.llm.complete(request)
+            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                     for c in response.tool_calls]
+            await self.add({"role": "assistant", "content": response.text, "tool_calls": calls})
+            if not response.tool_calls:
+                return response.text
+            visible = {t.name: t for t in tools}
+            for message in await self.execute(response.tool_calls, visible):
+                await self.add(message)
+        reply = f"Stopped after {config.agent.max_rounds} rounds of tool calls (agent.max_rounds)."
+        await self.add({"role": "assistant", "content": reply})
+        return reply
+
+    def catalog(self) -> list[dict[str, Any]]:
+        registry = self.host.registry
+        listed = [{"name": t.name, "description": t.description} for t in registry.native.values()]
+        for group in registry.groups(self.session.is_admin):
+            listed += [{"name": t.name, "description": t.description, "group": group.name}
+                       for t in registry.group_tools(group.name)]
+        return listed
+
+    async def add(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        await history.append(self.host.store, self.session.id, self.id, message)
+
+    async def execute(self, requests: list[ToolCallRequest],
+                      visible: dict[str, Tool]) -> list[dict[str, Any]]:
+        """Run one round's calls: pure ones concurrently, side effects in order."""
+        results: dict[str, dict[str, Any]] = {}
+        pure = [r for r in requests if r.name in visible
+                and not visible[r.name].capabilities.side_effects]
+        effects = [r for r in requests if r not in pure]
+
+        async def one(request: ToolCallRequest) -> None:
+            results[request.id] = await self.call(request, visible.get(request.name))
+
+        await asyncio.gather(*(one(r) for r in pure))
+        for request in effects:
+            await one(request)
+        return [results[r.id] for r in requests]
+
+    async def call(self, request: ToolCallRequest, tool: Tool | None) -> dict[str, Any]:
+        started = time.time()
+        result, status = await self.checked_call(request, tool)
+        caps = tool.capabilities if tool else None
+        content = result.content
+        if caps and caps.untrusted and not result.is_error:
+            content = interlock.wrap_untrusted(content, tool.name)
+        content = spill.cut(content, self.host.config.agent.output_budget,
+                            self.host.home / "spill")
+        await self.record(request, result, status, started)
+        return {"role": "tool", "tool_call_id": request.id, "name": request.name,
+                "content": content, "is_error": result.is_error,
+                "private": bool(caps and caps.private and status == "ok"),
+                "untrusted": bool(caps and caps.untrusted and status == "ok")}
+
+    async def checked_call(self, request: ToolCallRequest,
+                           tool: Tool | None) -> tuple[ToolResult, str]:
+        if tool is None:
+            known = self.host.registry.lookup(request.name, self.session.is_admin)
+            hint = (f" It belongs to the group {known.group!r}: call activate_tools first."
+                    if known and known.group else "")
+            return ToolResult(f"Unknown tool {request.name!r}.{hint}", is_error=True), "unknown"
+        if request.raw_arguments:
+            return ToolResult("Arguments were not a JSON object: "
+                              f"{request.raw_arguments[:200]}", is_error=True), "invalid"
+        problem = validate(tool.schema, request.arguments)
+        if problem:
+            return ToolResult(f"Invalid arguments: {problem}", is_error=True), "invalid"
+        refused = interlock.refusal(tool, self.messages)
+        if refused:
+            return ToolResult(refused, is_error=True), "interlock"
+        decision = await decide(self.host, self.session,
+                                ToolCall(request.name, request.arguments, tool))
+        if not decision.allowed:
+            return ToolResult(f"Not allowed: {decision.reason}.", is_error=True), "denied"
+        return await self.invoke(request, tool), "ok"
+
+    async def invoke(self, request: ToolCallRequest, tool: Tool) -> ToolResult:
+        timeout = tool.timeout or self.host.config.agent.tool_timeout
+        ctx = ToolContext(session=self.session, host=self.host, call_id=request.id,
+                          progress=self.on_status)
+        try:
+            async with asyncio.timeout(timeout):
+                value = await tool.run(request.arguments, ctx)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except TimeoutError:
+            return ToolResult(f"{tool.name} timed out after {timeout:g} s.", is_error=True)
+        except Exception:
+            ref = uuid.uuid4().hex[:8]
+            logger.exception("tool %s failed (ref %s)", tool.name, ref)
+            return ToolResult(f"{tool.name} failed unexpectedly (ref {ref} in the log).",
+                              is_error=True)
+        return as_result(value)
+
+    async def record(self, request: ToolCallRequest, result: ToolResult, status: str,
+                     started: float) -> None:
+        row = {"session_id": self.session.id, "turn_id": self.id, "call_id": request.id,
+               "tool": request.name,
+               "arguments": json.dumps(request.arguments, ensure_ascii=False),
+               "result": result.content[:100_000], "is_error": int(result.is_error),
+               "error": result.content[:500] if result.is_error else None, "status": status,
+               "duration_ms": (time.time() - started) * 1000, "started_at": started}
+        await self.host.store.run(lambda db: db["tool_calls"].insert(row))
+
+
+def as_result(value: Any) -> ToolResult:
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult("(no output)")
+    if isinstance(value, str):
+        return ToolResult(value)
+    return ToolResult(json.dumps(value, ensure_ascii=False, indent=1, default=str),
+                      structured=value)

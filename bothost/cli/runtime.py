@@ -1,0 +1,89 @@
+"""What CLI commands share: the config, home, plugins and store, each built on first use.
+
+Nothing touches the disk until a command needs it, so a config error exits having written
+nothing. ``Runtime.host()`` builds a :class:`~bothost.host.Host` on the same store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bothost import config as config_module
+from bothost.discovery import PluginInfo, load_plugins, new_plugin_manager
+
+T = TypeVar("T")
+
+
+class Runtime:
+    def __init__(self) -> None:
+        self.config_file: str | None = None
+        self.home_option: str | None = None
+        self.plugin_commands: dict[str, Any] | None = None
+        self._host: Any = None
+        self._configured = False
+
+    def configure(self, params: dict[str, Any]) -> None:
+        if self._configured:
+            return
+        self.config_file = params.get("config_file")
+        self.home_option = params.get("home")
+        self._configured = True
+
+    @cached_property
+    def home(self) -> Path:
+        if self.home_option:
+            return Path(self.home_option).expanduser().resolve()
+        return config_module.default_home().resolve()
+
+    @cached_property
+    def config(self) -> config_module.Config:
+        return config_module.load(self.config_file, self.home)
+
+    @cached_property
+    def _plugins(self) -> tuple[Any, list[PluginInfo]]:
+        pm = new_plugin_manager()
+        infos = load_plugins(pm, self.config.plugins.dirs, self.config.plugins.disabled)
+        return pm, infos
+
+    @property
+    def pm(self) -> Any:
+        return self._plugins[0]
+
+    @property
+    def plugins(self) -> list[PluginInfo]:
+        return self._plugins[1]
+
+    def host(self) -> Any:
+        """The host for this command (built once; started by the command if it needs to)."""
+        if self._host is None:
+            from bothost.host import Host
+
+            self._host = Host(self.config, self.home, self.pm, self.plugins)
+        return self._host
+
+    @property
+    def store(self) -> Any:
+        return self.host().store
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run(coro)
+
+    async def ingest_event(self, source: str, type: str, payload: dict[str, Any],
+                           dedupe_key: str | None = None) -> int | None:
+        from bothost.wiring import start_events
+
+        host = self.host()
+        host.events = await start_events(host, tick=False)
+        try:
+            return await host.ingest_event(source, type, payload, dedupe_key=dedupe_key)
+        finally:
+            if hasattr(host.events, "close"):
+                await host.events.close()
+
+    def close(self) -> None:
+        if self._host is not None and not self._host.started:
+            self._host.store.close()

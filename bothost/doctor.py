@@ -1,0 +1,97 @@
+"""``bothost doctor``: each check says what it found and, when something is wrong, the fix."""
+
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+from bothost.config import ConfigError
+from bothost.executables import resolve_command
+
+
+@dataclass
+class Finding:
+    check: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def diagnose(runtime: Any) -> list[Finding]:
+    findings: list[Finding] = []
+    try:
+        config = runtime.config
+    except ConfigError as exc:
+        return [Finding("config", False, str(exc), "correct the key named above")]
+    findings.append(Finding("config", True, "loaded from " + ", ".join(config.sources)))
+    findings += check_home(runtime)
+    findings += check_plugins(runtime)
+    findings += check_store(runtime)
+    findings += check_llm(config)
+    findings += check_mcp(config)
+    findings += check_slack(config)
+    return findings
+
+
+def check_home(runtime: Any) -> list[Finding]:
+    home = runtime.home
+    if home.exists() and stat.S_IMODE(home.stat().st_mode) & 0o077:
+        return [Finding("home", False, f"{home} is readable by other users",
+                        f"chmod 700 {home}")]
+    return [Finding("home", True, str(home))]
+
+
+def check_plugins(runtime: Any) -> list[Finding]:
+    out = []
+    for info in runtime.plugins:
+        if info.error:
+            out.append(Finding(f"plugin {info.name}", False, info.error,
+                               f"reinstall or fix it, or add {info.name!r} to plugins.disabled"))
+    return out or [Finding("plugins", True, f"{len(runtime.plugins)} found")]
+
+
+def check_store(runtime: Any) -> list[Finding]:
+    try:
+        tables = runtime.store.call(lambda db: db.table_names())
+    except Exception as exc:
+        return [Finding("database", False, str(exc),
+                        "check the disk and permissions of BOTHOST_HOME")]
+    return [Finding("database", True, f"{len(tables)} tables")]
+
+
+def check_llm(config: Any) -> list[Finding]:
+    llm = config.llm
+    if llm.provider == "offline":
+        return [Finding("llm", True, "offline agent (no model configured)")]
+    if llm.provider == "anthropic" and not llm.api_key:
+        return [Finding("llm", False, "anthropic needs an API key",
+                        "set llm.api_key: ${env:ANTHROPIC_API_KEY}")]
+    if llm.provider == "openai" and not llm.api_key and not llm.base_url:
+        return [Finding("llm", False, "openai needs an API key (or a base_url such as Ollama)",
+                        "set llm.api_key: ${env:OPENAI_API_KEY}")]
+    return [Finding("llm", True, f"{llm.provider} {llm.model or ''}".strip())]
+
+
+def check_mcp(config: Any) -> list[Finding]:
+    out = []
+    for name, server in config.mcp.servers.items():
+        if not server.enabled or not server.command:
+            continue
+        if resolve_command(server.command) is None:
+            out.append(Finding(f"mcp {name}", False, f"command {server.command!r} not found",
+                               f"install it, or set mcp.servers.{name}.enabled: false"))
+    return out
+
+
+def check_slack(config: Any) -> list[Finding]:
+    slack = config.platforms.slack
+    if not slack.enabled:
+        return []
+    missing = [k for k in ("bot_token", "app_token") if not getattr(slack, k)]
+    if slack.mode == "http":
+        missing = [k for k in ("bot_token", "signing_secret") if not getattr(slack, k)]
+    if missing:
+        return [Finding("slack", False, f"missing {', '.join(missing)}",
+                        "see docs/slack.md to create the app and its tokens")]
+    return [Finding("slack", True, f"{slack.mode} mode")]

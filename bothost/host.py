@@ -1,0 +1,194 @@
+"""The host: owns the config, plugins, store, tools, platforms and long-running tasks.
+
+It is built explicitly (no globals) from a loaded config, a home directory and a plugin
+manager; :meth:`Host.start` runs the ``startup`` hooks, starts the enabled platforms, the
+HTTP app, the MCP servers and the tick; :meth:`Host.stop` undoes it all. Every incoming
+message goes through :meth:`handle_message` (platform → host → agent → reply) and every
+pushed event through :meth:`ingest_event` (server → queue).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from bothost.agent.registry import ToolRegistry
+from bothost.agent.turn import Turn
+from bothost.config import Config
+from bothost.hookcall import call_each
+from bothost.home import ensure_home
+from bothost.http import HttpServer
+from bothost.models import Address, Briefing, Event, IncomingMessage, Session
+from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
+from bothost.store import Store
+from bothost.supervisor import Supervisor
+
+logger = logging.getLogger(__name__)
+
+STOP_WORDS = {"stop", "/stop", "cancel"}
+
+
+class HostError(Exception):
+    """The host cannot start as configured; the message says what to fix."""
+
+
+class Host:
+    def __init__(self, config: Config, home: Path, pm: pluggy.PluginManager,
+                 plugins: list[Any] | None = None) -> None:
+        self.config = config
+        self.home = ensure_home(home)
+        self.pm = pm
+        self.plugins = plugins or []
+        self.store = Store(self.home / "bothost.db", build_migrations(pm))
+        self.registry = ToolRegistry()
+        collect_tools(pm, self.registry)
+        self.providers = collect_providers(pm)
+        self.llm = self.make_provider()
+        self.platforms = collect_platforms(pm)
+        self.active: dict[str, Any] = {}
+        self.offline_commands: dict[str, Any] = getattr(self.llm, "commands", {})
+        self.supervisor = Supervisor()
+        self.http = HttpServer(self)
+        self.mcp: Any = None
+        self.events: Any = None
+        self.ticker: Any = None
+        self.turns: dict[str, asyncio.Task[str]] = {}
+        self.started = False
+
+    def make_provider(self) -> Any:
+        name = self.config.llm.provider or "offline"
+        if name not in self.providers:
+            raise HostError(f"llm.provider: unknown provider {name!r}; "
+                            f"known: {', '.join(sorted(self.providers))}")
+        return self.providers[name](self.config.llm)
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def start(self, *, serve_http: bool = True, platforms: bool = True,
+                    mcp: bool = True, tick: bool = True) -> None:
+        from bothost.wiring import start_events, start_mcp
+
+        self.events = await start_events(self, tick=tick)
+        if mcp:
+            self.mcp = await start_mcp(self)
+        await call_each(self.pm, "startup", host=self)
+        if platforms:
+            for name, platform in self.platforms.items():
+                if self.platform_enabled(name, platform):
+                    await self.start_platform(name, platform)
+        if serve_http and self.config.platforms.web.enabled:
+            await self.http.start()
+        self.started = True
+
+    def platform_enabled(self, name: str, platform: Any) -> bool:
+        try:
+            return bool(platform.enabled(self))
+        except Exception:
+            logger.exception("platform %s failed to say whether it is enabled", name)
+            return False
+
+    async def start_platform(self, name: str, platform: Any) -> None:
+        try:
+            await platform.start(self)
+        except Exception as exc:
+            logger.exception("platform %s failed to start", name)
+            if getattr(platform, "required", False):
+                raise HostError(f"platforms.{name}: failed to start: {exc}") from exc
+            return
+        self.active[name] = platform
+
+    async def stop(self) -> None:
+        for task in list(self.turns.values()):
+            task.cancel()
+        await self.supervisor.stop()
+        for name, platform in list(self.active.items()):
+            try:
+                async with asyncio.timeout(5):
+                    await platform.stop()
+            except Exception:
+                logger.exception("platform %s failed to stop", name)
+        self.active.clear()
+        if self.mcp is not None:
+            await self.mcp.stop()
+        if self.events is not None and hasattr(self.events, "close"):
+            await self.events.close()
+        await call_each(self.pm, "shutdown", host=self)
+        await self.http.stop()
+        self.store.close()
+        self.started = False
+
+    def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:
+        """Run a long-lived coroutine; log and restart it if it fails."""
+        self.supervisor.spawn(name, factory)
+
+    # --- messages -----------------------------------------------------------------------------
+
+    def session_for(self, message: IncomingMessage) -> Session:
+        return Session(id=str(message.address), address=message.address, user=message.user,
+                       is_admin=message.is_admin,
+                       platform=self.active.get(message.address.platform)
+                       or self.platforms.get(message.address.platform))
+
+    async def handle_message(self, message: IncomingMessage, *,
+                             on_text: Callable[[str], Awaitable[None]] | None = None,
+                             on_status: Callable[[str], Awaitable[None]] | None = None,
+                             platform: Any = None) -> str:
+        """Run an agent turn for ``message``; return the reply text."""
+        await call_each(self.pm, "on_message", message=message)
+        session = self.session_for(message)
+        if platform is not None:
+            session.platform = platform
+        running = self.turns.get(session.id)
+        if message.text.strip().lower() in STOP_WORDS:
+            if running and not running.done():
+                running.cancel()
+                return "Stopped."
+            return "Nothing is running."
+        turn = Turn(self, session, on_text=on_text, on_status=on_status)
+        task = asyncio.ensure_future(turn.run(message.text))
+        self.turns[session.id] = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if task.cancelled() and not current_task_cancelling():
+                return "Stopped."
+            raise
+        finally:
+            if self.turns.get(session.id) is task:
+                del self.turns[session.id]
+
+    # --- events and briefings -----------------------------------------------------------------
+
+    async def ingest_event(self, source: str, type: str, payload: dict[str, Any],
+                           dedupe_key: str | None = None) -> int | None:
+        """Run the ``event_received`` hooks, then queue the event; the row id or None."""
+        event = Event(source=source, type=type, payload=payload, dedupe_key=dedupe_key)
+        verdicts = await call_each(self.pm, "event_received", event=event)
+        if any(v is False for v in verdicts):
+            logger.info("event %s/%s dropped by a plugin", source, type)
+            return None
+        return await self.events.ingest(event)
+
+    async def deliver(self, target: str, briefing: Briefing) -> Any:
+        """Deliver a briefing to one address; raises when the platform fails."""
+        address = Address.parse(target)
+        if address.platform == "console":
+            sys.stdout.write(briefing.text)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            return "stdout"
+        platform = self.active.get(address.platform) or self.platforms.get(address.platform)
+        if platform is None:
+            raise HostError(f"no platform {address.platform!r} to deliver to {target}")
+        return await platform.send_briefing(address, briefing)
+
+
+def current_task_cancelling() -> bool:
+    task = asyncio.current_task()
+    return bool(task and task.cancelling())

@@ -1,0 +1,68 @@
+"""The provider-neutral shape of one model call, and the errors a provider may raise.
+
+Messages use one internal form for every provider: ``{"role": "user"|"assistant"|"tool",
+"content": str}``; assistant messages may carry ``tool_calls`` (``[{"id", "name",
+"arguments"}]``) and tool messages a ``tool_call_id``. Providers translate to their wire
+format. A provider streams text through ``request.on_text`` as it arrives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+CHARS_PER_TOKEN = 4  # a rough, download-free estimate; providers' reported usage wins
+
+
+class LlmError(Exception):
+    """A model call failed in a way the user must fix (key, model, URL); one clear line."""
+
+
+@dataclass
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""  # what the model sent, when it was not valid JSON
+
+
+@dataclass
+class ChatRequest:
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)  # {"name","description","parameters"}
+    catalog: list[dict[str, Any]] = field(default_factory=list)  # every tool known, for offline
+    on_text: Callable[[str], Awaitable[None]] | None = None
+    max_tokens: int = 4096
+
+
+@dataclass
+class ChatResponse:
+    text: str = ""
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    stop_reason: str = ""
+
+
+class Provider(Protocol):
+    name: str
+
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+def estimate_tokens(value: Any) -> int:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return len(text) // CHARS_PER_TOKEN + 1
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any], str]:
+    """Tool-call arguments from the model's JSON text; ``({}, raw)`` when unparsable."""
+    if not raw or not raw.strip():
+        return {}, ""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return {}, raw
+    return (value, "") if isinstance(value, dict) else ({}, raw)

@@ -1,0 +1,128 @@
+"""The offline agent: answers commands without a model, and never pretends to be one.
+
+It understands ``help``, ``tools`` and ``call <tool> {json}`` (any tool the registry knows;
+an MCP tool's server is activated first, in its own round, exactly as a model would do it).
+Other plugins teach it more commands through :data:`COMMANDS`-style registration
+(``events``, ``tick``…). Anything else gets one line on how to configure a model.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from bothost.llm.base import ChatRequest, ChatResponse, ToolCallRequest
+
+HELP = """I am the offline agent: no language model is configured, so I answer commands.
+  help                 this text
+  tools                the tools I can call
+  call TOOL {json}     call a tool with JSON arguments, e.g. call echo {"text": "hi"}
+{extra}To chat in plain language, configure a model in bothost.yaml, e.g.
+  llm: {provider: openai, model: gpt-4.1-mini, api_key: ${env:OPENAI_API_KEY}}
+(see docs/llm.md for Anthropic and a local Ollama)."""
+
+NO_MODEL = ("No language model is configured, so I only understand commands "
+            "(try `help`). Set `llm.provider` in bothost.yaml to chat; see docs/llm.md.")
+
+# extra commands: name -> (help line, function(args text) -> tool call (name, arguments))
+Command = tuple[str, Callable[[str], tuple[str, dict[str, Any]]]]
+
+
+class OfflineProvider:
+    name = "offline"
+
+    def __init__(self, config: Any = None, commands: dict[str, Command] | None = None) -> None:
+        self.commands = dict(commands or {})
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        last = request.messages[-1] if request.messages else {}
+        if last.get("role") == "tool":
+            return await self.after_tool(request)
+        text = (last.get("content") or "").strip()
+        word, _, rest = text.partition(" ")
+        word = word.lower()
+        if word in ("help", "/help", "?"):
+            return await say(request, self.help())
+        if word in ("tools", "/tools"):
+            return await say(request, list_tools(request))
+        if word in ("call", "/call"):
+            return await self.call(request, rest.strip())
+        if word in self.commands:
+            tool, args = self.commands[word][1](rest.strip())
+            return await self.call(request, f"{tool} {json.dumps(args)}")
+        return await say(request, NO_MODEL)
+
+    def help(self) -> str:
+        extra = "".join(f"  {line}\n" for line, _ in self.commands.values())
+        return HELP.replace("{extra}", extra)
+
+    async def call(self, request: ChatRequest, rest: str) -> ChatResponse:
+        name, _, raw = rest.partition(" ")
+        if not name:
+            return await say(request, "Usage: call TOOL {json arguments}")
+        try:
+            arguments = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            return await say(request, f"Arguments must be a JSON object: {exc.msg}")
+        if not isinstance(arguments, dict):
+            return await say(request, "Arguments must be a JSON object, e.g. {\"a\": 1}")
+        visible = {t["name"] for t in request.tools}
+        known = {t["name"]: t for t in request.catalog}
+        if name not in visible and name in known and known[name].get("group"):
+            group = known[name]["group"]
+            return calls(("activate_tools", {"groups": [group]}))
+        return calls((name, arguments))
+
+    async def after_tool(self, request: ChatRequest) -> ChatResponse:
+        """Report the tool result; after an activation, make the call the user asked for."""
+        user_text = next((m["content"] for m in reversed(request.messages)
+                          if m.get("role") == "user"), "")
+        results = trailing_tool_results(request.messages)
+        assistant = next((m for m in reversed(request.messages)
+                          if m.get("role") == "assistant" and m.get("tool_calls")), {})
+        called = [c["name"] for c in assistant.get("tool_calls", [])]
+        if called == ["activate_tools"] and not results[-1].get("is_error"):
+            word, _, rest = user_text.strip().partition(" ")
+            name, _, raw = rest.strip().partition(" ")
+            if word.lower() in self.commands:
+                name, args = self.commands[word.lower()][1](rest.strip())
+                return calls((name, args))
+            return calls((name, json.loads(raw) if raw.strip() else {}))
+        return await say(request, "\n".join(m.get("content", "") for m in results))
+
+
+def trailing_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            break
+        out.append(message)
+    return list(reversed(out))
+
+
+def calls(*pairs: tuple[str, dict[str, Any]]) -> ChatResponse:
+    return ChatResponse(tool_calls=[
+        ToolCallRequest(id=f"offline-{uuid.uuid4().hex[:8]}", name=n, arguments=a)
+        for n, a in pairs
+    ])
+
+
+async def say(request: ChatRequest, text: str) -> ChatResponse:
+    if request.on_text:
+        await request.on_text(text)
+    return ChatResponse(text=text)
+
+
+def list_tools(request: ChatRequest) -> str:
+    lines = ["Tools:"]
+    for tool in request.tools:
+        lines.append(f"  {tool['name']} — {tool['description'].splitlines()[0][:100]}")
+    groups = sorted({t["group"] for t in request.catalog if t.get("group")}
+                    - {t.get("group") for t in request.tools})
+    for group in groups:
+        names = [t["name"] for t in request.catalog if t.get("group") == group]
+        lines.append(f"  [{group}] {len(names)} more, activated on first call: "
+                     + ", ".join(names[:8]) + (" …" if len(names) > 8 else ""))
+    return "\n".join(lines)

@@ -1,0 +1,58 @@
+"""Running the host: ``bothost run`` (until a signal) and ``bothost chat`` (the terminal)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from typing import Any
+
+from bothost.plugins.console.platform import converse
+
+logger = logging.getLogger(__name__)
+
+
+async def serve(host: Any) -> int:
+    """Start everything configured and stay up until SIGINT or SIGTERM; the exit status."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await host.start()
+    except Exception as exc:
+        print(f"bothost: {exc}", file=sys.stderr)
+        await host.stop()
+        return 1
+    port = host.http.port
+    if port:
+        print(f"bothost is running: http://{host.config.platforms.web.host}:{port}/  "
+              "(Ctrl-C to stop)", file=sys.stderr, flush=True)
+    else:
+        print("bothost is running (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    await stop.wait()
+    print("bothost: stopping", file=sys.stderr, flush=True)
+    await host.stop()
+    return 0
+
+
+async def chat(host: Any, message: str | None) -> None:
+    """One message (``-m``) or an interactive conversation in the terminal."""
+    await host.start(serve_http=False, platforms=False, tick=False)
+    console = host.platforms.get("console")
+    try:
+        if message is not None:
+            await converse(host, message, platform=console)
+            return
+        while True:
+            try:
+                line = await asyncio.to_thread(input, "you> ")
+            except EOFError:
+                break
+            if line.strip() in ("exit", "quit"):
+                break
+            if line.strip():
+                await converse(host, line, platform=console)
+    finally:
+        await host.stop()

@@ -1,0 +1,69 @@
+"""Collecting what plugins register at startup: migrations, LLM providers, platforms.
+
+Registration hooks are sync and called once; an exception in one stops startup with a
+message naming the plugin that raised (startup is fail-fast).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+from bothost.store.migrations import Migration, core_migrations
+
+
+class RegistrationError(Exception):
+    """A plugin's registration hook failed; startup stops."""
+
+
+def call_register(pm: pluggy.PluginManager, hook: str, register: Any) -> None:
+    for impl in reversed(getattr(pm.hook, hook).get_hookimpls()):
+        try:
+            impl.function(register=register)
+        except Exception as exc:
+            raise RegistrationError(f"plugin {impl.plugin_name} failed in {hook}: {exc}") from exc
+
+
+def build_migrations(pm: pluggy.PluginManager) -> list[Migration]:
+    migrations = core_migrations()
+
+    def register(component: str, number: int, apply: Any, name: str = "") -> None:
+        migrations.append(Migration(component, number, apply, name))
+
+    call_register(pm, "register_migrations", register)
+    return migrations
+
+
+def collect_providers(pm: pluggy.PluginManager) -> dict[str, Any]:
+    providers: dict[str, Any] = {}
+
+    def register(name: str, factory: Any) -> None:
+        providers[name] = factory
+
+    call_register(pm, "register_llm_providers", register)
+    return providers
+
+
+def collect_platforms(pm: pluggy.PluginManager) -> dict[str, Any]:
+    platforms: dict[str, Any] = {}
+
+    def register(platform: Any) -> None:
+        if platform.name in platforms:
+            raise RegistrationError(f"platform {platform.name!r} registered twice")
+        platforms[platform.name] = platform
+
+    call_register(pm, "register_platforms", register)
+    return platforms
+
+
+def collect_tools(pm: pluggy.PluginManager, registry: Any) -> None:
+    for impl in reversed(pm.hook.register_tools.get_hookimpls()):
+        def register(func: Any, _plugin: str = impl.plugin_name, **options: Any) -> None:
+            registry.register(func, plugin=_plugin, **options)
+
+        try:
+            impl.function(register=register)
+        except Exception as exc:
+            raise RegistrationError(
+                f"plugin {impl.plugin_name} failed in register_tools: {exc}") from exc

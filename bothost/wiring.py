@@ -1,0 +1,47 @@
+"""Connecting the host to its subsystems: the event queue and tick, and the MCP manager.
+
+Kept apart from :mod:`bothost.host` so the host reads as the flow of a message, and each
+subsystem's construction (which needs several parts of the host) lives in one place.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+def available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+async def start_events(host: Any, tick: bool = True) -> Any:
+    from bothost.events.queue import EventQueue
+
+    queue = EventQueue(host.store, host.config.tick)
+    if tick and host.config.tick.enabled and available("bothost.events.tick"):
+        from bothost.events.tick import Ticker
+
+        host.ticker = Ticker.for_host(host) if hasattr(Ticker, "for_host") else None
+        if host.ticker is not None:
+            queue.on_urgent = host.ticker.poke
+            host.supervise("tick", host.ticker.run_forever)
+    return queue
+
+
+async def start_mcp(host: Any) -> Any:
+    if not available("bothost.mcp.manager"):
+        return None
+    from bothost.mcp.manager import McpManager
+
+    servers = {n: s for n, s in host.config.mcp.servers.items()}
+    manager = McpManager(servers, host.store, host.pm, host.home,
+                         on_event=host.ingest_event, ask=getattr(host, "ask_elicitation", None))
+    await manager.start()
+    if available("bothost.mcp.tools"):
+        from bothost.mcp.tools import McpToolSource
+
+        host.registry.add_source(McpToolSource(manager, host.config))
+    return manager
