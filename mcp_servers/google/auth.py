@@ -79,7 +79,18 @@ def load_credentials(server: str, path: Path) -> Credentials:
     # google-auth ignores a token file's token_uri (a tampered file must not send the
     # refresh token elsewhere); a replacement endpoint is configuration, not file content.
     override = os.environ.get("GOOGLE_TOKEN_URI")
-    return credentials.with_token_uri(override) if override else credentials
+    if not override:
+        return credentials
+    # Built anew rather than with_token_uri(), whose copy drops the access token's expiry.
+    return Credentials(
+        token=credentials.token,
+        refresh_token=credentials.refresh_token,
+        token_uri=override,
+        client_id=credentials.client_id,
+        client_secret=credentials.client_secret,
+        scopes=credentials.scopes,
+        expiry=credentials.expiry,
+    )
 
 
 def _parse_auth_args(server: str, argv: list[str]) -> argparse.Namespace:

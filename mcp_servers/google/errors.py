@@ -1,20 +1,17 @@
 """The failures a Google-backed tool reports to the model, and how an HTTP error maps to one.
 
-`GoogleError` is what tools raise; when the MCP server kit is importable it derives from the
-kit's `ToolError`, so raising it inside a tool becomes an `isError` result the model can read.
+`GoogleError` derives from the kit's `ToolError`, so raising it inside a tool becomes an
+`isError` result the model can read; watchers inspect its `status` (404, 410) to resync.
 """
 
 from __future__ import annotations
 
 import json
 
-try:  # the kit is optional for the plain modules and their unit tests
-    from bothost.mcp_servers.kit import ToolError as _Base
-except ImportError:  # pragma: no cover - only before the kit exists
-    _Base = Exception
+from bothost.mcp_servers.kit import ToolError
 
 
-class GoogleError(_Base):
+class GoogleError(ToolError):
     """A Google API call failed; `status` is the HTTP status (0 when there was no answer)."""
 
     def __init__(self, message: str, status: int = 0, reason: str = "") -> None:

@@ -26,6 +26,13 @@ ME = "me@example.com"
 CLIENT_ID = "fake-client.apps.googleusercontent.com"
 CLIENT_SECRET = "fake-client-secret"
 ACCESS_TOKEN_SECONDS = 3600
+# `historyTypes` values and the record fields they select.
+HISTORY_FIELDS = {
+    "messageAdded": "messagesAdded",
+    "messageDeleted": "messagesDeleted",
+    "labelAdded": "labelsAdded",
+    "labelRemoved": "labelsRemoved",
+}
 SYSTEM_LABELS = ["INBOX", "UNREAD", "SENT", "DRAFT", "IMPORTANT", "STARRED", "TRASH", "SPAM"]
 
 
@@ -448,7 +455,7 @@ class FakeGoogle:
                 continue
             if label and label not in record["_labels"]:
                 continue
-            if types and not any(t in record for t in types):
+            if types and not any(HISTORY_FIELDS.get(t) in record for t in types):
                 continue
             records.append({k: v for k, v in record.items() if not k.startswith("_")})
         offset = int(q.get("pageToken", "0"))
