@@ -1,0 +1,175 @@
+"""Running one command on a connected host: deadline, output caps, and sudo.
+
+`run` opens an exec channel and reads stdout and stderr until the command exits or the
+deadline passes (then the channel is closed, which makes sshd hang up on the command).
+Output beyond a cap is drained and counted but not kept, so a chatty command cannot eat
+the server's memory or the model's context. `sudo_command` wraps a command for a sudo
+method: `nopasswd` uses `sudo -n`, which fails at once instead of waiting for a password
+nobody will type; `prompt` feeds the password on stdin (`-S`) with an empty prompt and
+`-k`, so a cached sudo ticket can never leave the password on the command's own stdin.
+"""
+
+from __future__ import annotations
+
+import select
+import shlex
+import time
+from dataclasses import dataclass
+
+import paramiko
+
+from .errors import SshError
+
+MAX_OUTPUT_BYTES = 256 * 1024  # per stream; more is almost never read and floods the context
+CHUNK = 32 * 1024
+OPEN_TIMEOUT = 10.0
+POLL_SECONDS = 0.5  # upper bound on one wait; data and exit wake the wait earlier
+SUDO_MISSING_STATUS = 127
+
+
+@dataclass
+class CommandResult:
+    """What a command did; `exit_status` is None when it was cut off or killed."""
+
+    exit_status: int | None
+    stdout: str
+    stderr: str
+    truncated: bool = False
+    timed_out: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "exit_status": self.exit_status,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "truncated": self.truncated,
+            "timed_out": self.timed_out,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class _Capped:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.limit - self.size
+        if room > 0:
+            self.parts.append(data[:room])
+            self.size += min(room, len(data))
+        self.dropped += max(0, len(data) - max(room, 0))
+
+    @property
+    def full(self) -> bool:
+        return self.size >= self.limit
+
+    def text(self) -> str:
+        return b"".join(self.parts).decode("utf-8", errors="replace")
+
+
+def run(
+    client: paramiko.SSHClient,
+    command: str,
+    timeout: float,
+    stdin: bytes | None = None,
+    max_bytes: int = MAX_OUTPUT_BYTES,
+    stop_when_full: bool = False,
+) -> CommandResult:
+    """Run `command` through the remote user's shell; see the module docstring."""
+    transport = client.get_transport()
+    if transport is None or not transport.is_active():
+        raise SshError("the connection is closed")
+    started = time.monotonic()
+    deadline = started + timeout
+    channel = transport.open_session(timeout=OPEN_TIMEOUT)
+    out, err = _Capped(max_bytes), _Capped(max_bytes)
+    timed_out = False
+    try:
+        channel.exec_command(command)
+        if stdin:
+            channel.sendall(stdin)
+        channel.shutdown_write()
+        while True:
+            if channel.recv_ready():
+                out.add(channel.recv(CHUNK))
+            elif channel.recv_stderr_ready():
+                err.add(channel.recv_stderr(CHUNK))
+            elif channel.exit_status_ready() and (channel.eof_received or channel.closed):
+                break
+            elif channel.closed:
+                break
+            elif stop_when_full and (out.full or err.full):
+                break
+            else:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                if channel.eof_received:  # output is over; only the exit status is left
+                    channel.status_event.wait(min(remaining, POLL_SECONDS))
+                else:
+                    select.select([channel], [], [], min(remaining, POLL_SECONDS))
+        status = channel.recv_exit_status() if channel.exit_status_ready() else None
+    finally:
+        channel.close()
+    return CommandResult(
+        exit_status=status,
+        stdout=out.text(),
+        stderr=err.text(),
+        truncated=bool(out.dropped or err.dropped) or (stop_when_full and (out.full or err.full)),
+        timed_out=timed_out,
+        seconds=time.monotonic() - started,
+    )
+
+
+def shell_command(command: str, cwd: str | None = None) -> str:
+    """`command`, run from `cwd` when given."""
+    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+
+
+def sudo_command(command: str, method: str, user: str | None = None) -> str:
+    """`command` wrapped for the alias's sudo `method` (`nopasswd` or `prompt`)."""
+    as_user = ["-u", user] if user else []
+    if method == "nopasswd":
+        flags = ["-n"]
+    elif method == "prompt":
+        flags = ["-k", "-S", "-p", ""]
+    else:
+        raise SshError("sudo is disabled for this alias (sudo method 'none')")
+    argv = ["sudo", *flags, *as_user, "--", "sh", "-c", command]
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def sudo_failure(result: CommandResult, method: str, alias: str) -> str | None:
+    """The reason sudo itself refused (not the command failing), else None."""
+    if (
+        result.exit_status == SUDO_MISSING_STATUS
+        and "sudo" in result.stderr
+        and ("not found" in result.stderr)
+    ):
+        return f"sudo is not installed on {alias}"
+    if result.exit_status != 1:
+        return None
+    first = result.stderr.lstrip().splitlines()[0] if result.stderr.strip() else ""
+    lowered = result.stderr.lower()
+    if not (first.startswith("sudo:") or first.startswith("Sorry")):
+        return None
+    if "password is required" in lowered:
+        return (
+            f"sudo on {alias} wants a password and the alias's sudo method is 'nopasswd' "
+            "(it never waits). Use sudo method 'prompt', or give the login user a NOPASSWD "
+            "sudoers rule"
+        )
+    if "incorrect password" in lowered or "sorry, try again" in lowered:
+        return f"sudo on {alias} rejected the password"
+    if "no password was provided" in lowered:
+        return f"sudo on {alias} got no password"
+    if "not in the sudoers" in lowered or "not allowed to" in lowered or "may not run" in lowered:
+        return f"sudo on {alias} refused: {first.removeprefix('sudo:').strip()}"
+    if method == "prompt" and "a terminal is required" in lowered:
+        return f"sudo on {alias} insists on a terminal (requiretty)"
+    return None
