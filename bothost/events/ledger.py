@@ -1,0 +1,220 @@
+"""The state transitions of events, briefings and deliveries, as store-thread functions.
+
+Every function takes the :class:`sqlite_utils.Database` and runs on the store thread, each
+step in its own short transaction so a crash leaves a state the next tick understands:
+
+* ``claim``: snoozed events whose time has come and claims of a dead tick (``claimed_until``
+  passed) return to ``pending``; then pending events are claimed with a lease. Pending events
+  that belong to a briefing with deliveries still outstanding are claimed as a *retry* of
+  that same briefing, not triaged again, so no target gets a second, different copy.
+* ``record``: priorities are written, dropped and muted events are ``done``, held ones
+  (quiet hours) go back to ``pending``, and the briefing with one ``deliveries`` row per
+  target is stored before anything is sent.
+* ``record_delivery`` / ``finish_briefing``: only a delivery recorded as delivered lets the
+  briefing's events become ``done``; a failed one returns them to ``pending`` with
+  ``attempts + 1``, and a target that failed ``max_attempts`` times is ``failed``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import sqlite_utils
+
+from bothost.events.queue import decode_payload
+from bothost.events.render import from_structure, to_structure
+from bothost.events.triage import Mute, QueuedEvent
+from bothost.models import Briefing
+from bothost.store.db import transaction
+
+IDS = "SELECT value FROM json_each(?)"  # a JSON list of ids as one bound parameter
+
+
+@dataclass
+class Claim:
+    fresh: list[QueuedEvent] = field(default_factory=list)
+    retries: dict[int, list[int]] = field(default_factory=dict)  # briefing id → event ids
+
+
+def start_tick(db: sqlite_utils.Database, trigger: str, now: float) -> int:
+    with transaction(db) as conn:
+        # we hold the lease, so a tick still marked running died without finishing
+        conn.execute("UPDATE ticks SET status = 'abandoned' WHERE status = 'running'")
+        cursor = conn.execute(
+            "INSERT INTO ticks (trigger, started_at, status) VALUES (?, ?, 'running')",
+            (trigger, now),
+        )
+        return int(cursor.lastrowid)
+
+
+def end_tick(db: sqlite_utils.Database, tick_id: int, now: float, status: str, events: int,
+             briefings: int, error: str | None = None) -> None:
+    with transaction(db) as conn:
+        conn.execute(
+            "UPDATE ticks SET finished_at = ?, status = ?, events = ?, briefings = ?, error = ?"
+            " WHERE id = ?", (now, status, events, briefings, error, tick_id),
+        )
+
+
+def last_tick_started(db: sqlite_utils.Database) -> float | None:
+    row = db.execute("SELECT max(started_at) FROM ticks").fetchone()
+    return row[0] if row else None
+
+
+def claim(db: sqlite_utils.Database, now: float, ttl: float, limit: int) -> Claim:
+    result = Claim()
+    with transaction(db) as conn:
+        conn.execute(
+            "UPDATE events SET status = 'pending', snoozed_until = NULL"
+            " WHERE status = 'snoozed' AND snoozed_until <= ?", (now,),
+        )
+        conn.execute(
+            "UPDATE events SET status = 'pending', claimed_until = NULL"
+            " WHERE status = 'claimed' AND claimed_until <= ?", (now,),
+        )
+        for event_id, briefing_id in conn.execute(
+            "SELECT e.id, e.briefing_id FROM events e JOIN briefings b ON b.id = e.briefing_id"
+            " WHERE e.status = 'pending' AND b.status = 'pending' ORDER BY e.id"
+        ):
+            result.retries.setdefault(briefing_id, []).append(event_id)
+        rows = conn.execute(
+            "SELECT id, source, type, payload, received_at, attempts FROM events"
+            " WHERE status = 'pending' AND (briefing_id IS NULL OR briefing_id NOT IN"
+            " (SELECT id FROM briefings WHERE status = 'pending')) ORDER BY id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        result.fresh = [QueuedEvent(r[0], r[1], r[2], decode_payload(r[3]), r[4], r[5])
+                        for r in rows]
+        ids = [e.id for e in result.fresh] + [i for v in result.retries.values() for i in v]
+        conn.execute(
+            f"UPDATE events SET status = 'claimed', claimed_until = ? WHERE id IN ({IDS})",
+            (now + ttl, json.dumps(ids)),
+        )
+    return result
+
+
+def renew_claims(db: sqlite_utils.Database, until: float) -> None:
+    with transaction(db) as conn:
+        conn.execute("UPDATE events SET claimed_until = ? WHERE status = 'claimed'", (until,))
+
+
+def release(db: sqlite_utils.Database, event_ids: list[int]) -> None:
+    """Claimed events back to pending, untouched otherwise (held, or a tick that failed)."""
+    with transaction(db) as conn:
+        conn.execute(
+            "UPDATE events SET status = 'pending', claimed_until = NULL"
+            f" WHERE status = 'claimed' AND id IN ({IDS})", (json.dumps(event_ids),),
+        )
+
+
+def release_all(db: sqlite_utils.Database) -> None:
+    with transaction(db) as conn:
+        conn.execute("UPDATE events SET status = 'pending', claimed_until = NULL"
+                     " WHERE status = 'claimed'")
+
+
+def load_mutes(db: sqlite_utils.Database, now: float) -> list[Mute]:
+    rows = db.execute(
+        "SELECT id, source, type, match, until FROM mutes WHERE until IS NULL OR until > ?",
+        (now,),
+    ).fetchall()
+    return [Mute(r[0], r[1], r[2], json.loads(r[3] or "{}"), r[4]) for r in rows]
+
+
+def record(
+    db: sqlite_utils.Database,
+    *,
+    tick_id: int,
+    priorities: dict[int, str],
+    done: list[int],
+    held: list[int],
+    briefing: Briefing | None,
+    now: float,
+) -> None:
+    """Write the triage outcome and the briefing (with its deliveries) in one transaction."""
+    with transaction(db) as conn:
+        conn.executemany("UPDATE events SET priority = ? WHERE id = ?",
+                         [(p, i) for i, p in priorities.items()])
+        conn.execute(
+            "UPDATE events SET status = 'done', claimed_until = NULL"
+            f" WHERE status = 'claimed' AND id IN ({IDS})", (json.dumps(done),),
+        )
+        conn.execute(
+            "UPDATE events SET status = 'pending', claimed_until = NULL"
+            f" WHERE status = 'claimed' AND id IN ({IDS})", (json.dumps(held),),
+        )
+        if briefing is None:
+            return
+        cursor = conn.execute(
+            "INSERT INTO briefings (tick_id, created_at, structure, text, targets, event_count,"
+            " status) VALUES (?, ?, ?, ?, ?, ?, 'pending')",
+            (tick_id, now, json.dumps(to_structure(briefing)), briefing.text,
+             json.dumps(briefing.targets), len(briefing.event_ids)),
+        )
+        briefing.id = int(cursor.lastrowid)
+        conn.executemany(
+            "INSERT INTO deliveries (briefing_id, target, status, attempts) VALUES (?, ?,"
+            " 'pending', 0)", [(briefing.id, t) for t in dict.fromkeys(briefing.targets)],
+        )
+        conn.execute(f"UPDATE events SET briefing_id = ? WHERE id IN ({IDS})",
+                     (briefing.id, json.dumps(briefing.event_ids)))
+
+
+def load_briefing(db: sqlite_utils.Database, briefing_id: int) -> Briefing:
+    row = db.execute("SELECT structure, text FROM briefings WHERE id = ?",
+                     (briefing_id,)).fetchone()
+    return from_structure(json.loads(row[0]), row[1], briefing_id)
+
+
+def outstanding(db: sqlite_utils.Database, briefing_id: int) -> list[tuple[int, str]]:
+    return [(r[0], r[1]) for r in db.execute(
+        "SELECT id, target FROM deliveries WHERE briefing_id = ? AND status = 'pending'"
+        " ORDER BY id", (briefing_id,))]
+
+
+def record_delivery(db: sqlite_utils.Database, delivery_id: int, error: str | None,
+                    ref: str | None, now: float, max_attempts: int) -> None:
+    with transaction(db) as conn:
+        if error is None:
+            conn.execute(
+                "UPDATE deliveries SET status = 'delivered', delivered_at = ?, ref = ?,"
+                " attempts = attempts + 1, last_error = NULL WHERE id = ?",
+                (now, ref, delivery_id),
+            )
+        else:
+            conn.execute(
+                "UPDATE deliveries SET attempts = attempts + 1, last_error = ?, status ="
+                " CASE WHEN attempts + 1 >= ? THEN 'failed' ELSE 'pending' END WHERE id = ?",
+                (error, max_attempts, delivery_id),
+            )
+
+
+def finish_briefing(db: sqlite_utils.Database, briefing_id: int) -> str:
+    """Settle the briefing and its claimed events from its deliveries; the new status.
+
+    All delivered → ``delivered`` and events ``done``. Some target still to retry →
+    ``pending``, events back to ``pending`` with ``attempts + 1``. Every target settled but
+    some failed → ``partial`` (events ``done``: someone got them) or ``failed`` (events
+    ``failed``, listed and retryable).
+    """
+    with transaction(db) as conn:
+        rows = conn.execute("SELECT status, last_error FROM deliveries WHERE briefing_id = ?",
+                            (briefing_id,)).fetchall()
+        statuses = {r[0] for r in rows}
+        error = "; ".join(r[1] for r in rows if r[1]) or None
+        if statuses <= {"delivered"}:
+            status, events, bump = "delivered", "done", 0
+        elif "pending" in statuses:
+            status, events, bump = "pending", "pending", 1
+        elif "delivered" in statuses:
+            status, events, bump = "partial", "done", 0
+        else:
+            status, events, bump = "failed", "failed", 1
+        conn.execute("UPDATE briefings SET status = ? WHERE id = ?", (status, briefing_id))
+        conn.execute(
+            "UPDATE events SET status = ?, claimed_until = NULL, attempts = attempts + ?,"
+            " last_error = ? WHERE briefing_id = ? AND status = 'claimed'",
+            (events, bump, error, briefing_id),
+        )
+    return status

@@ -1,0 +1,202 @@
+"""The event queue: durable intake of pushed events, deduped, batched into SQLite.
+
+Producers (MCP servers' ``event/*`` notifications, webhooks, ``bothost events push``) call
+``await queue.ingest(event)``. Ingestion hands the event to one writer task per event loop,
+which lets a burst gather for a few milliseconds and writes it in one transaction on the
+store thread: one fsync per burst instead of per event is what keeps thousands of events
+per second cheap. Inside that transaction each event is deduped against the events of the
+last ``tick.dedupe_window``. Oversized payloads are refused (and logged) before they reach
+the writer. The ``event_received`` hook runs before ingestion (see :func:`receive`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from bothost.config import TickConfig
+from bothost.events.dedupe import canonical_json, dedupe_key
+from bothost.events.triage import rule_priority
+from bothost.models import Event
+from bothost.store.db import transaction
+
+logger = logging.getLogger(__name__)
+
+MAX_PAYLOAD_BYTES = 256 * 1024  # a briefing needs a summary, not a mailbox; bigger is a bug
+BATCH_WINDOW = 0.005  # seconds a burst may gather before the writer commits it
+BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock for long
+
+
+@dataclass
+class _Row:
+    event: Event
+    payload: str
+    key: str
+    urgent: bool
+    future: asyncio.Future[int | None]
+
+
+class EventQueue:
+    """Deduped, batched ingestion of events into the ``events`` table."""
+
+    def __init__(
+        self,
+        store: Any,
+        tick_config: TickConfig,
+        *,
+        on_urgent: Callable[[], Any] | None = None,
+        max_payload: int = MAX_PAYLOAD_BYTES,
+    ) -> None:
+        self.store = store
+        self.config = tick_config
+        self.on_urgent = on_urgent  # the host sets this to ``ticker.poke``
+        self.max_payload = max_payload
+        self._rows: list[_Row] = []
+        self._wake: asyncio.Event | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def ingest(self, event: Event) -> int | None:
+        """Queue one event; its row id, or None when deduped or refused."""
+        return (await self.ingest_many([event]))[0]
+
+    async def ingest_many(self, events: Iterable[Event]) -> list[int | None]:
+        """Queue several events at once; one result per event, in order."""
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[int | None]] = []
+        for event in events:
+            future: asyncio.Future[int | None] = loop.create_future()
+            futures.append(future)
+            row = self._prepare(event, future)
+            if row is None:
+                future.set_result(None)
+            else:
+                self._rows.append(row)
+        if self._rows:
+            self._ensure_writer(loop)
+            assert self._wake is not None
+            self._wake.set()
+        return list(await asyncio.gather(*futures))
+
+    def _prepare(self, event: Event, future: asyncio.Future[int | None]) -> _Row | None:
+        payload = canonical_json(event.payload)
+        size = len(payload.encode("utf-8"))
+        if size > self.max_payload:
+            logger.warning(
+                "event refused: payload of %s %s is %d bytes (limit %d)",
+                event.source, event.type, size, self.max_payload,
+            )
+            return None
+        urgent = rule_priority(event.source, event.type, event.payload, self.config.rules) == (
+            "urgent"
+        )
+        return _Row(event, payload, dedupe_key(event, payload), urgent, future)
+
+    def _ensure_writer(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._writer is None or self._writer.done() or self._loop is not loop:
+            self._loop = loop
+            self._wake = asyncio.Event()
+            self._writer = loop.create_task(self._write_loop(), name="bothost-event-writer")
+
+    async def _write_loop(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await asyncio.sleep(BATCH_WINDOW)
+            while self._rows:
+                batch, self._rows = self._rows[:BATCH_MAX], self._rows[BATCH_MAX:]
+                await self._write(batch)
+
+    async def _write(self, batch: list[_Row]) -> None:
+        window = self.config.dedupe_window
+        try:
+            ids = await self.store.run(lambda db: insert_batch(db, batch, window))
+        except asyncio.CancelledError:
+            for row in batch:
+                row.future.cancel()
+            raise
+        except Exception as exc:  # the writer outlives a failed batch; its callers see why
+            logger.exception("event batch of %d could not be written", len(batch))
+            for row in batch:
+                if not row.future.done():
+                    row.future.set_exception(exc)
+            return
+        for row, row_id in zip(batch, ids, strict=True):
+            if not row.future.done():
+                row.future.set_result(row_id)
+        if self.on_urgent and any(row.urgent and i for row, i in zip(batch, ids, strict=True)):
+            try:
+                self.on_urgent()
+            except Exception:
+                logger.exception("on_urgent callback failed")
+
+    async def close(self) -> None:
+        """Write whatever is waiting, then stop the writer task."""
+        if self._rows and self._writer and not self._writer.done():
+            await asyncio.gather(*(row.future for row in list(self._rows)),
+                                 return_exceptions=True)
+        if self._writer and not self._writer.done():
+            self._writer.cancel()
+            try:
+                await self._writer
+            except asyncio.CancelledError:
+                pass
+        self._writer = None
+
+
+def insert_batch(db: sqlite_utils.Database, batch: list[_Row], window: float) -> list[int | None]:
+    """Insert a burst in one transaction; None for each event seen within ``window``."""
+    ids: list[int | None] = []
+    with transaction(db) as conn:
+        for row in batch:
+            event = row.event
+            seen = conn.execute(
+                "SELECT 1 FROM events WHERE dedupe_key = ? AND received_at > ? LIMIT 1",
+                (row.key, event.received_at - window),
+            ).fetchone()
+            if seen:
+                ids.append(None)
+                continue
+            cursor = conn.execute(
+                "INSERT INTO events (source, type, payload, received_at, dedupe_key, status,"
+                " attempts) VALUES (?, ?, ?, ?, ?, 'pending', 0)",
+                (event.source, event.type, row.payload, event.received_at, row.key),
+            )
+            ids.append(cursor.lastrowid)
+    return ids
+
+
+async def receive(pm: Any, queue: EventQueue, event: Event) -> int | None:
+    """Run every ``event_received`` implementation, then queue the event unless one dropped it.
+
+    Each implementation is called on its own (sync or async); one that raises is logged and
+    counts as "keep". Returns the row id, or None when dropped, deduped or refused.
+    """
+    if pm is not None:
+        for impl in reversed(pm.hook.event_received.get_hookimpls()):
+            try:
+                result = impl.function(**({"event": event} if "event" in impl.argnames else {}))
+                if inspect.isawaitable(result):
+                    result = await result
+            except Exception:
+                logger.exception("event_received of plugin %s failed", impl.plugin_name)
+                continue
+            if result is False:
+                logger.info("event %s %s dropped by plugin %s", event.source, event.type,
+                            impl.plugin_name)
+                return None
+    return await queue.ingest(event)
+
+
+def decode_payload(text: str) -> dict[str, Any]:
+    """A stored payload back as a mapping (a non-object payload is wrapped as ``value``)."""
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {"value": value}

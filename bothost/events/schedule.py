@@ -1,0 +1,109 @@
+"""When the tick runs: the interval, cron schedules and quiet hours, in ``tick.timezone``.
+
+Everything here is a pure function of a clock reading (epoch seconds), so tests inject a
+clock instead of waiting. Cron expressions are evaluated with croniter on aware datetimes
+in the configured zone, so "0 8 * * 1-5" means 08:00 local time across DST changes. No
+zone configured means the machine's zone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, time, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+
+from bothost.config import TickConfig
+
+QUIET_PATTERN = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
+LOCALTIME = Path("/etc/localtime")
+
+
+class ScheduleError(ValueError):
+    """A cron expression, zone or quiet-hours range that cannot be used."""
+
+
+def zone(name: str | None) -> tzinfo:
+    """The zone called ``name``, or the machine's own zone when ``name`` is empty."""
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ScheduleError(f"tick.timezone: unknown time zone {name!r}") from exc
+    try:
+        with LOCALTIME.open("rb") as fh:
+            return ZoneInfo.from_file(fh, key="localtime")
+    except (OSError, ValueError):
+        return datetime.now().astimezone().tzinfo or ZoneInfo("UTC")
+
+
+@dataclass(frozen=True)
+class QuietHours:
+    """A daily range such as 22:00-07:00 (it may wrap past midnight); the end is exclusive."""
+
+    start: time
+    end: time
+
+    @classmethod
+    def parse(cls, text: str | None) -> QuietHours | None:
+        if not text:
+            return None
+        match = QUIET_PATTERN.match(text)
+        if not match:
+            raise ScheduleError(f"tick.quiet_hours: expected 'HH:MM-HH:MM', got {text!r}")
+        h1, m1, h2, m2 = (int(g) for g in match.groups())
+        if h1 > 23 or h2 > 23 or m1 > 59 or m2 > 59:
+            raise ScheduleError(f"tick.quiet_hours: not a time of day in {text!r}")
+        return cls(time(h1, m1), time(h2, m2))
+
+    def contains(self, moment: datetime) -> bool:
+        now = moment.timetz().replace(tzinfo=None)
+        if self.start <= self.end:
+            return self.start <= now < self.end
+        return now >= self.start or now < self.end
+
+
+class Schedule:
+    """The tick timetable of one config: next interval run, next cron run, quiet or not."""
+
+    def __init__(self, config: TickConfig) -> None:
+        self.config = config
+        self.tz = zone(config.timezone)
+        self.quiet = QuietHours.parse(config.quiet_hours)
+        for expr in config.schedules:
+            if not croniter.is_valid(expr):
+                raise ScheduleError(f"tick.schedules: not a cron expression: {expr!r}")
+
+    def local(self, now: float) -> datetime:
+        return datetime.fromtimestamp(now, self.tz)
+
+    def is_quiet(self, now: float) -> bool:
+        return bool(self.quiet and self.quiet.contains(self.local(now)))
+
+    def next_cron(self, after: float) -> float | None:
+        """The first cron moment strictly after ``after`` over all schedules, or None."""
+        start = self.local(after)
+        moments = [croniter(expr, start).get_next(float) for expr in self.config.schedules]
+        return min(moments) if moments else None
+
+    def next_interval(self, last_tick: float) -> float | None:
+        return last_tick + self.config.interval if self.config.interval > 0 else None
+
+    def next_due(self, now: float, last_tick: float, cron_after: float) -> tuple[float, str]:
+        """When the next tick is due and why (``interval`` or ``schedule``).
+
+        ``last_tick`` is when the last tick of any process started; ``cron_after`` is the
+        point after which cron moments still count (the last cron tick, or start-up: missed
+        cron moments while the host was down are not replayed, the interval catches up).
+        """
+        options = []
+        if (when := self.next_interval(last_tick)) is not None:
+            options.append((when, "interval"))
+        if (when := self.next_cron(cron_after)) is not None:
+            options.append((when, "schedule"))
+        if not options:
+            return (float("inf"), "never")
+        return min(options)

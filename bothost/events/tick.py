@@ -1,0 +1,234 @@
+"""The tick: take the lease, claim pending events, triage, record, deliver, settle.
+
+``run_tick`` is one tick with explicit dependencies (store, ``tick`` config, a ``deliver``
+callable, an optional LLM triage, a clock); ``Ticker`` runs it on the timetable of
+:mod:`bothost.events.schedule` as a long-lived coroutine the host supervises, and soon after
+``poke()`` (the queue pokes on an urgent event). The order of steps is what makes the
+guarantee hold: the briefing and its deliveries are recorded before anything is sent, and
+events become ``done`` only once a delivery of their briefing is recorded (see
+:mod:`bothost.events.ledger`). A tick that dies leaves claims that expire with the lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bothost.config import TickConfig
+from bothost.events import lease, ledger
+from bothost.events.delivery import Deliver, deliver_briefing
+from bothost.events.llm_triage import LlmTriage
+from bothost.events.render import build_briefing
+from bothost.events.schedule import Schedule
+from bothost.events.triage import MUTED, QueuedEvent, Triage, group, muted_summary, triage_offline
+from bothost.models import Briefing
+
+logger = logging.getLogger(__name__)
+
+MAX_EVENTS_PER_TICK = 50_000  # bounds one tick's memory; the rest waits for the next tick
+POKE_DELAY = 2.0  # after an urgent event, wait this long so a burst lands in one briefing
+MAX_WAIT = 3600.0  # re-read the timetable at least hourly (the clock may jump)
+CLOCK_SLACK = 0.001  # timers fire a hair early; that still counts as due
+Clock = Callable[[], float]
+
+
+@dataclass
+class TickResult:
+    """What one tick did; ``status`` is ``ok``, ``busy`` (another tick holds the lease)."""
+
+    status: str
+    tick_id: int | None = None
+    briefings: list[Briefing] = field(default_factory=list)
+    events: int = 0
+    held: int = 0
+    silenced: int = 0  # dropped or muted: done without being shown
+
+
+async def run_tick(
+    store: Any,
+    config: TickConfig,
+    deliver: Deliver,
+    *,
+    llm_triage: LlmTriage | Callable[..., Any] | None = None,
+    clock: Clock = time.time,
+    trigger: str = "manual",
+    on_briefing: Callable[[Briefing], Any] | None = None,
+) -> TickResult:
+    """One tick now. Returns ``status="busy"`` at once if another tick holds the lease."""
+    owner = lease.new_owner()
+    now = clock()
+    if not await store.run(lambda db: lease.acquire(db, lease.TICK_LOCK, owner, now, config.lease)):
+        return TickResult("busy")
+
+    async def renew() -> None:
+        until = clock() + config.lease
+
+        def step(db: Any) -> None:
+            lease.acquire(db, lease.TICK_LOCK, owner, clock(), config.lease)
+            ledger.renew_claims(db, until)
+
+        await store.run(step)
+
+    tick_id = await store.run(lambda db: ledger.start_tick(db, trigger, now))
+    result = TickResult("ok", tick_id)
+    try:
+        await _tick(store, config, deliver, llm_triage, clock, on_briefing, renew, result)
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            logger.exception("tick %s failed", tick_id)
+        # give the claims back now rather than at lease expiry; briefings keep their events
+        await store.run(ledger.release_all)
+        await store.run(lambda db: ledger.end_tick(
+            db, tick_id, clock(), "error", result.events, len(result.briefings), repr(exc)))
+        raise
+    else:
+        await store.run(lambda db: ledger.end_tick(
+            db, tick_id, clock(), "ok", result.events, len(result.briefings)))
+    finally:
+        await store.run(lambda db: lease.release(db, lease.TICK_LOCK, owner))
+    return result
+
+
+async def _tick(store, config, deliver, llm, clock, on_briefing, renew, result) -> None:
+    schedule = Schedule(config)
+    now = clock()
+    claim = await store.run(lambda db: ledger.claim(db, now, config.lease, MAX_EVENTS_PER_TICK))
+    quiet = schedule.is_quiet(now)
+    result.events = len(claim.fresh) + sum(len(v) for v in claim.retries.values())
+
+    async def send(briefing: Briefing) -> None:
+        await _observe(on_briefing, briefing)
+        await deliver_briefing(store, briefing, deliver, clock=clock,
+                               max_attempts=config.max_attempts, renew=renew)
+        result.briefings.append(briefing)
+
+    for briefing_id, event_ids in claim.retries.items():
+        briefing = await store.run(lambda db, b=briefing_id: ledger.load_briefing(db, b))
+        if quiet and not any(item.priority == "urgent" for item in briefing.items):
+            await store.run(lambda db, ids=event_ids: ledger.release(db, ids))
+            result.held += len(event_ids)
+            continue
+        await send(briefing)
+
+    if not claim.fresh:
+        return
+    mutes = await store.run(lambda db: ledger.load_mutes(db, now))
+    triage = triage_offline(claim.fresh, config.rules, mutes, schedule.tz)
+    if llm is not None:
+        triage = await _llm_triage(llm, claim.fresh, triage, schedule)
+    held = triage.ids("high", "normal", "low") if quiet else []
+    items = [i for i in triage.items if not quiet or i.priority == "urgent"]
+    low = [] if quiet else triage.ids("low")
+    silenced = triage.ids("drop", MUTED)
+    briefing = None
+    if items or low:
+        briefing = build_briefing(
+            items, low_ids=low, muted_ids=triage.ids(MUTED), muted_summary=triage.muted_summary,
+            targets=config.deliver_to, now=now, tz=schedule.tz,
+        )
+    await store.run(lambda db: ledger.record(
+        db, tick_id=result.tick_id, priorities=triage.priorities, done=silenced, held=held,
+        briefing=briefing, now=now))
+    result.held += len(held)
+    result.silenced = len(silenced)
+    if briefing is not None:
+        await send(briefing)
+
+
+async def _llm_triage(llm, events: list[QueuedEvent], offline: Triage, schedule: Schedule) -> Triage:
+    """The model's triage of what rules and mutes left; offline triage if the model fails."""
+    priorities = {i: p for i, p in offline.priorities.items() if p in ("drop", MUTED)}
+    candidates = [e for e in events if e.id not in priorities]
+    if not candidates:
+        return offline
+    try:
+        items, decided = await llm(candidates, schedule.tz)
+    except Exception:  # a model outage must not stop briefings: fall back to the rules
+        logger.exception("LLM triage failed; using offline rules for this tick")
+        return offline
+    priorities.update(decided)
+    return Triage(priorities, items, offline.muted_summary)
+
+
+async def _observe(on_briefing: Callable[[Briefing], Any] | None, briefing: Briefing) -> None:
+    if on_briefing is None:
+        return
+    try:
+        outcome = on_briefing(briefing)
+        if inspect.isawaitable(outcome):
+            await outcome
+    except Exception:
+        logger.exception("on_briefing observer failed")
+
+
+class Ticker:
+    """Runs ticks on the interval, the cron schedules, and soon after ``poke()``."""
+
+    def __init__(
+        self,
+        store: Any,
+        config: TickConfig,
+        deliver: Deliver,
+        *,
+        llm_triage: LlmTriage | Callable[..., Any] | None = None,
+        clock: Clock = time.time,
+        on_briefing: Callable[[Briefing], Any] | None = None,
+        poke_delay: float = POKE_DELAY,
+    ) -> None:
+        self.store, self.config, self.deliver = store, config, deliver
+        self.llm_triage, self.clock, self.on_briefing = llm_triage, clock, on_briefing
+        self.poke_delay = poke_delay
+        self.schedule = Schedule(config)  # fail fast on a bad zone, cron or quiet hours
+        self._poked = asyncio.Event()
+        self.results: list[TickResult] = []  # recent results, for status pages and tests
+
+    def poke(self) -> None:
+        """Ask for a tick soon (an urgent event arrived). Call from the event loop."""
+        self._poked.set()
+
+    async def tick(self, trigger: str = "manual") -> TickResult:
+        result = await run_tick(
+            self.store, self.config, self.deliver, llm_triage=self.llm_triage,
+            clock=self.clock, trigger=trigger, on_briefing=self.on_briefing,
+        )
+        self.results = (self.results + [result])[-20:]
+        return result
+
+    async def run_forever(self) -> None:
+        """Tick on schedule until cancelled; returns at once if ``tick.enabled`` is false."""
+        if not self.config.enabled:
+            logger.info("tick disabled (tick.enabled: false)")
+            return
+        started = self.clock()
+        cron_after = started
+        while True:
+            last = await self.store.run(ledger.last_tick_started) or started
+            due, trigger = self.schedule.next_due(self.clock(), last, cron_after)
+            if await self._wait(due - self.clock()):
+                trigger = "urgent"
+                await asyncio.sleep(self.poke_delay)
+            elif self.clock() < due - CLOCK_SLACK:
+                continue  # woke early (long waits are capped): look at the timetable again
+            elif trigger == "schedule":
+                cron_after = due
+            try:
+                await self.tick(trigger)
+            except Exception:  # a scheduled run fails alone; the next one still comes
+                logger.exception("scheduled tick failed")
+
+    async def _wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; True if poked meanwhile."""
+        if not self._poked.is_set() and seconds > 0:
+            try:
+                async with asyncio.timeout(min(seconds, MAX_WAIT)):
+                    await self._poked.wait()
+            except TimeoutError:
+                return False
+        poked = self._poked.is_set()
+        self._poked.clear()
+        return poked

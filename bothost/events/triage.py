@@ -1,0 +1,238 @@
+"""Offline triage: ``tick.rules`` and mutes give each event a priority, similar ones group.
+
+Rules are tried in config order and the first whose every ``match`` key fits wins; keys are
+``source``, ``type`` and ``payload.<field>`` (dots reach into nested objects), values are
+fnmatch globs compared case-insensitively (mail addresses and host names are). An event no
+rule matches is ``normal`` — unless its producer marked it ``severity: critical``, which
+makes it ``urgent`` (a producer's own alarm should not wait for the user to write a rule).
+A live mute is applied like a ``drop`` rule but counted, so the briefing can say what it
+hid. Events of one priority, source, type and sender/host are one item: "3 new emails from
+ana@corp.com".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from fnmatch import fnmatchcase
+from typing import Any
+
+from bothost.config import TickRule
+from bothost.models import BriefingItem
+
+PRIORITIES = ("urgent", "high", "normal", "low", "drop")
+SHOWN = ("urgent", "high", "normal")  # priorities that get items; low is a counted line
+MUTED = "muted"
+GROUP_FIELDS = ("from", "sender", "host", "alias", "calendar", "organizer", "location")
+SUMMARY_FIELDS = ("summary", "subject", "title", "message", "text")
+SUMMARY_CHARS = 300  # one readable line in a chat message
+MUTED_GROUPS_SHOWN = 3
+
+
+@dataclass
+class QueuedEvent:
+    """An event as the tick reads it back from the ``events`` table."""
+
+    id: int
+    source: str
+    type: str
+    payload: dict[str, Any]
+    received_at: float
+    attempts: int = 0
+
+
+@dataclass
+class Mute:
+    """A ``mutes`` row: globs on source and type plus ``payload.<field>`` globs."""
+
+    id: int
+    source: str | None
+    type: str | None
+    match: dict[str, str]
+    until: float | None = None
+
+    def applies(self, event: QueuedEvent) -> bool:
+        match = dict(self.match)
+        if self.source:
+            match["source"] = self.source
+        if self.type:
+            match["type"] = self.type
+        return bool(match) and matches(match, event.source, event.type, event.payload)
+
+
+@dataclass
+class Triage:
+    """What a tick decided: a priority per event and the grouped items to show."""
+
+    priorities: dict[int, str] = field(default_factory=dict)
+    items: list[BriefingItem] = field(default_factory=list)
+    muted_summary: str = ""
+
+    def ids(self, *priorities: str) -> list[int]:
+        return [i for i, p in self.priorities.items() if p in priorities]
+
+
+def field_value(source: str, type_: str, payload: Mapping[str, Any], key: str) -> Any:
+    if key == "source":
+        return source
+    if key == "type":
+        return type_
+    if not key.startswith("payload."):
+        return None
+    value: Any = payload
+    for part in key.split(".")[1:]:
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def matches(match: Mapping[str, str], source: str, type_: str, payload: Mapping[str, Any]) -> bool:
+    """Whether every ``key: glob`` of ``match`` fits the event."""
+    for key, pattern in match.items():
+        value = field_value(source, type_, payload, key)
+        if value is None:
+            return False
+        text = value if isinstance(value, str) else json.dumps(value)
+        if not fnmatchcase(text.lower(), str(pattern).lower()):
+            return False
+    return True
+
+
+def rule_priority(
+    source: str, type_: str, payload: Mapping[str, Any], rules: Iterable[TickRule]
+) -> str:
+    """The priority of the first matching rule, else the default for unmatched events."""
+    for rule in rules:
+        if matches(rule.match, source, type_, payload):
+            return rule.priority
+    if isinstance(payload, Mapping) and payload.get("severity") == "critical":
+        return "urgent"
+    return "normal"
+
+
+def classify(
+    events: Iterable[QueuedEvent], rules: list[TickRule], mutes: list[Mute]
+) -> dict[int, str]:
+    """A priority (or ``muted``) for each event id."""
+    result = {}
+    for event in events:
+        if any(m.applies(event) for m in mutes):
+            result[event.id] = MUTED
+        else:
+            result[event.id] = rule_priority(event.source, event.type, event.payload, rules)
+    return result
+
+
+def noun(type_: str) -> str:
+    """``event/new_email`` → ``new email``."""
+    return type_.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ").strip() or "event"
+
+
+def plural(word: str, count: int) -> str:
+    if count == 1:
+        return word
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def one_line(text: Any, limit: int = SUMMARY_CHARS) -> str:
+    """Untrusted text as one short line: whitespace collapsed, control characters gone."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in str(text)).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def event_summary(event: QueuedEvent) -> str:
+    for key in SUMMARY_FIELDS:
+        value = event.payload.get(key)
+        if isinstance(value, str) and value.strip():
+            return one_line(value)
+    return f"{noun(event.type)} from {event.source}"
+
+
+def event_time(event: QueuedEvent, tz: tzinfo) -> str:
+    when = event.payload.get("occurred_at")
+    moment = None
+    if isinstance(when, int | float) and not isinstance(when, bool):
+        moment = datetime.fromtimestamp(when, tz)
+    elif isinstance(when, str):
+        try:
+            parsed = datetime.fromisoformat(when)
+            moment = parsed.astimezone(tz) if parsed.tzinfo else parsed
+        except ValueError:
+            moment = None
+    moment = moment or datetime.fromtimestamp(event.received_at, tz)
+    return moment.strftime("%H:%M")
+
+
+def who(event: QueuedEvent) -> str | None:
+    for key in GROUP_FIELDS:
+        value = event.payload.get(key)
+        if isinstance(value, str) and value.strip():
+            return one_line(value, 80)
+    return None
+
+
+def label(event: QueuedEvent) -> str:
+    """``ssh alert`` for source ssh / type event/ssh_alert; ``gmail new email`` otherwise."""
+    kind = noun(event.type)
+    return kind if event.source.lower() in kind.lower() else f"{event.source} {kind}"
+
+
+def item_for(priority: str, group: list[QueuedEvent], tz: tzinfo) -> BriefingItem:
+    first, newest = group[0], max(group, key=lambda e: (e.received_at, e.id))
+    actions = ["ack", "snooze"] if priority == "urgent" else []
+    ids = [e.id for e in group]
+    if len(group) == 1:
+        url = first.payload.get("url") if isinstance(first.payload.get("url"), str) else None
+        return BriefingItem(
+            priority=priority,
+            summary=f"{event_summary(first)} ({label(first)}, {event_time(first, tz)})",
+            event_ids=ids, actions=actions + (["open"] if url else []),
+            source=first.source, url=url,
+        )
+    sender = who(first)
+    kind = plural(noun(first.type), len(group))
+    summary = f"{len(group)} {kind} from {sender}" if sender else (
+        f"{len(group)} {kind} ({first.source})"
+    )
+    return BriefingItem(
+        priority=priority, summary=summary, why=f"latest: {event_summary(newest)}",
+        event_ids=ids, actions=actions, source=first.source,
+    )
+
+
+def group(
+    events: Iterable[QueuedEvent], priorities: Mapping[int, str], tz: tzinfo
+) -> list[BriefingItem]:
+    """Items for the shown priorities, one per (priority, source, type, sender) group."""
+    groups: dict[tuple[str, str, str, str | None], list[QueuedEvent]] = {}
+    for event in sorted(events, key=lambda e: e.id):
+        priority = priorities.get(event.id)
+        if priority in SHOWN:
+            groups.setdefault((priority, event.source, event.type, who(event)), []).append(event)
+    items = [item_for(key[0], members, tz) for key, members in groups.items()]
+    return sorted(items, key=lambda item: SHOWN.index(item.priority))
+
+
+def muted_summary(events: Iterable[QueuedEvent], priorities: Mapping[int, str]) -> str:
+    """``4 new emails (gmail)`` for the muted events; the largest groups first."""
+    counts: dict[tuple[str, str], int] = {}
+    for event in events:
+        if priorities.get(event.id) == MUTED:
+            key = (event.source, event.type)
+            counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    parts = [f"{n} {plural(noun(t), n)} ({s})" for (s, t), n in ranked[:MUTED_GROUPS_SHOWN]]
+    if len(ranked) > MUTED_GROUPS_SHOWN:
+        parts.append(f"{sum(n for _, n in ranked[MUTED_GROUPS_SHOWN:])} more")
+    return ", ".join(parts)
+
+
+def triage_offline(
+    events: list[QueuedEvent], rules: list[TickRule], mutes: list[Mute], tz: tzinfo
+) -> Triage:
+    """Rules, mutes and grouping: the whole offline triage of one tick."""
+    priorities = classify(events, rules, mutes)
+    return Triage(priorities, group(events, priorities, tz), muted_summary(events, priorities))
