@@ -19,6 +19,7 @@ from email.message import EmailMessage, Message
 from email.utils import format_datetime
 from typing import Any
 from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
 from aiohttp import web
 
@@ -676,7 +677,10 @@ def _sync_seq(token: str, calendar_id: str) -> int | None:
 
 def _moment(value: dict[str, str]) -> datetime:
     if "dateTime" in value:
-        return datetime.fromisoformat(value["dateTime"])
+        moment = datetime.fromisoformat(value["dateTime"])
+        if moment.tzinfo is None:  # a local time is read in the event's own zone
+            moment = moment.replace(tzinfo=ZoneInfo(value.get("timeZone", "UTC")))
+        return moment
     return datetime.fromisoformat(value["date"]).replace(tzinfo=UTC)
 
 

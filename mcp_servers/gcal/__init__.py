@@ -1,0 +1,1 @@
+"""The bundled gcal MCP server: calendar tools and change events from incremental sync."""

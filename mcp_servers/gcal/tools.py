@@ -1,0 +1,240 @@
+"""The gcal server's tools: calendars and events, read and written, and answering invites.
+
+Each public coroutine of `CalendarTools` is one MCP tool; `server.py` registers them with
+their capabilities. Writes are patches: `update_event` sends only the fields given, so a
+change of title never resets the attendees someone else added. Invitations go out only
+when `send_updates` asks for it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from ..google.client import GoogleClient
+from ..google.errors import GoogleError
+from .event import attendee_list, bound, parse_when, shape, time_field, times
+
+MAX_LIST_RESULTS = 250
+SendUpdates = Literal["all", "externalOnly", "none"]
+Response = Literal["accepted", "declined", "tentative"]
+
+
+class CalendarTools:
+    """The tools, for the calendars the stored token can see."""
+
+    def __init__(self, client: GoogleClient) -> None:
+        self.client = client
+
+    async def list_calendars(self) -> dict[str, Any]:
+        """The user's calendars (ids to pass as calendar_id; "primary" is always valid)."""
+        response = await self.client.call(lambda api: api.calendarList().list())
+        calendars = [
+            {
+                "id": c["id"],
+                "title": c.get("summaryOverride") or c.get("summary", ""),
+                "primary": bool(c.get("primary")),
+                "access_role": c.get("accessRole"),
+                "time_zone": c.get("timeZone"),
+            }
+            for c in response.get("items", [])
+        ]
+        return {"calendars": calendars}
+
+    async def list_events(
+        self,
+        calendar_id: str = "primary",
+        time_min: str | None = None,
+        time_max: str | None = None,
+        query: str | None = None,
+        max_results: int = 25,
+        time_zone: str | None = None,
+        page_token: str | None = None,
+    ) -> dict[str, Any]:
+        """Events in a time range, in start order; recurring events expanded to occurrences.
+
+        Args:
+            calendar_id: Calendar id from list_calendars, or "primary".
+            time_min: Earliest end, ISO date or date-time (default: now).
+            time_max: Latest start, ISO date or date-time.
+            query: Free text matched against title, description, location, attendees.
+            max_results: Events per page (1-250).
+            time_zone: Zone for the returned times, e.g. Europe/Zurich (default: calendar's).
+            page_token: `next_page_token` of the previous page.
+        """
+        lower = bound(time_min, "time_min") if time_min else datetime.now(UTC).isoformat()
+        upper = bound(time_max, "time_max") if time_max else None
+        response = await self.client.call(
+            lambda api: api.events().list(
+                calendarId=calendar_id,
+                timeMin=lower,
+                timeMax=upper,
+                q=query or None,
+                maxResults=max(1, min(max_results, MAX_LIST_RESULTS)),
+                singleEvents=True,
+                orderBy="startTime",
+                timeZone=time_zone,
+                pageToken=page_token,
+            )
+        )
+        return {
+            "calendar_id": calendar_id,
+            "time_zone": response.get("timeZone"),
+            "events": [shape(e) for e in response.get("items", [])],
+            "next_page_token": response.get("nextPageToken"),
+        }
+
+    async def get_event(self, event_id: str, calendar_id: str = "primary") -> dict[str, Any]:
+        """One event with its description and attendees' answers.
+
+        Args:
+            event_id: The event id.
+            calendar_id: Calendar id, or "primary".
+        """
+        event = await self.client.call(
+            lambda api: api.events().get(calendarId=calendar_id, eventId=event_id)
+        )
+        return shape(event, calendar_id)
+
+    async def create_event(
+        self,
+        title: str,
+        start: str,
+        end: str | None = None,
+        calendar_id: str = "primary",
+        time_zone: str | None = None,
+        description: str | None = None,
+        location: str | None = None,
+        attendees: list[str] | None = None,
+        send_updates: SendUpdates = "none",
+    ) -> dict[str, Any]:
+        """Create an event. A bare date (2026-12-03) makes an all-day event.
+
+        Args:
+            title: The event's title.
+            start: ISO date or date-time, e.g. 2026-12-03T14:00.
+            end: ISO date or date-time (default: one hour after start, or the next day).
+            calendar_id: Calendar id, or "primary".
+            time_zone: IANA zone for times without an offset, e.g. Europe/Zurich.
+            description: Notes.
+            location: Place or address.
+            attendees: Email addresses to invite.
+            send_updates: Who gets an invitation email: all, externalOnly or none.
+        """
+        start_field, end_field = times(start, end, time_zone)
+        body: dict[str, Any] = {"summary": title, "start": start_field, "end": end_field}
+        if description:
+            body["description"] = description
+        if location:
+            body["location"] = location
+        if attendees:
+            body["attendees"] = attendee_list(attendees)
+        event = await self.client.call(
+            lambda api: api.events().insert(
+                calendarId=calendar_id, body=body, sendUpdates=send_updates
+            )
+        )
+        return shape(event, calendar_id)
+
+    async def update_event(
+        self,
+        event_id: str,
+        calendar_id: str = "primary",
+        title: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        time_zone: str | None = None,
+        description: str | None = None,
+        location: str | None = None,
+        attendees: list[str] | None = None,
+        send_updates: SendUpdates = "none",
+    ) -> dict[str, Any]:
+        """Change only the given fields of an event; everything else stays as it is.
+
+        Args:
+            event_id: The event id.
+            calendar_id: Calendar id, or "primary".
+            title: New title.
+            start: New start (ISO date or date-time).
+            end: New end (ISO date or date-time).
+            time_zone: IANA zone for times without an offset.
+            description: New notes.
+            location: New place.
+            attendees: The full new list of invited addresses (replaces the old list).
+            send_updates: Who is told about the change: all, externalOnly or none.
+        """
+        patch: dict[str, Any] = {}
+        if title is not None:
+            patch["summary"] = title
+        if description is not None:
+            patch["description"] = description
+        if location is not None:
+            patch["location"] = location
+        if attendees is not None:
+            patch["attendees"] = attendee_list(attendees)
+        if start and end:
+            patch["start"], patch["end"] = times(start, end, time_zone)
+        elif start or end:
+            which = "start" if start else "end"
+            patch[which] = time_field(parse_when(start or end or "", which), time_zone)
+        if not patch:
+            raise GoogleError("Nothing to change: give at least one field.")
+        event = await self.client.call(
+            lambda api: api.events().patch(
+                calendarId=calendar_id, eventId=event_id, body=patch, sendUpdates=send_updates
+            )
+        )
+        return shape(event, calendar_id)
+
+    async def delete_event(
+        self, event_id: str, calendar_id: str = "primary", send_updates: SendUpdates = "none"
+    ) -> dict[str, Any]:
+        """Delete (cancel) an event.
+
+        Args:
+            event_id: The event id.
+            calendar_id: Calendar id, or "primary".
+            send_updates: Who is told: all, externalOnly or none.
+        """
+        await self.client.call(
+            lambda api: api.events().delete(
+                calendarId=calendar_id, eventId=event_id, sendUpdates=send_updates
+            )
+        )
+        return {"deleted": True, "id": event_id, "calendar_id": calendar_id}
+
+    async def respond_to_event(
+        self,
+        event_id: str,
+        response: Response,
+        calendar_id: str = "primary",
+        comment: str | None = None,
+    ) -> dict[str, Any]:
+        """Answer an invitation: accepted, declined or tentative (the organizer sees it).
+
+        Args:
+            event_id: The event id.
+            response: accepted, declined or tentative.
+            calendar_id: Calendar id, or "primary".
+            comment: A short note to the organizer.
+        """
+        event = await self.client.call(
+            lambda api: api.events().get(calendarId=calendar_id, eventId=event_id)
+        )
+        attendees = event.get("attendees") or []
+        mine = [a for a in attendees if a.get("self")]
+        if not mine:
+            raise GoogleError(
+                "You are not on this event's guest list, so there is nothing to answer."
+            )
+        mine[0]["responseStatus"] = response
+        if comment is not None:
+            mine[0]["comment"] = comment
+        # The attendee list is patched whole: Calendar has no per-attendee update.
+        await self.client.call(
+            lambda api: api.events().patch(
+                calendarId=calendar_id, eventId=event_id, body={"attendees": attendees}
+            )
+        )
+        # Only the answer comes back: the event's text is the organizer's, not the model's.
+        return {"id": event_id, "calendar_id": calendar_id, "response": response}

@@ -1,0 +1,170 @@
+"""Calendar changes as notifications, from Calendar's incremental sync (sync tokens).
+
+Per watched calendar the state holds the last `nextSyncToken` and the events already known
+(id → updated time, title, start), so a change can be told from a new event and a
+cancellation can still be described after Google strips it to `{id, status}`. The first
+sync only learns what exists: events that were there before the server ever ran are not
+news. Later runs ask for changes since the token and announce
+
+- `event/new_calendar_event` for an event not known before,
+- `event/calendar_event_changed` for a known event whose `updated` moved,
+- `event/calendar_event_cancelled` for a known event that came back cancelled.
+
+Google may expire a token at any time (410 Gone): the watcher then lists everything again
+and compares with what it knows, announcing only real differences, never the whole
+calendar again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from ..google.client import GoogleClient
+from ..google.errors import GoogleError
+from ..google.state import StateFile
+
+logger = logging.getLogger(__name__)
+
+NEW = "event/new_calendar_event"
+CHANGED = "event/calendar_event_changed"
+CANCELLED = "event/calendar_event_cancelled"
+PAGE_SIZE = 250  # Google's default page; the maximum (2500) makes single answers slow
+
+Notify = Callable[[str, dict[str, Any]], Awaitable[int]]
+
+
+class CalendarWatcher:
+    """Watches the given calendars; `poll(notify)` is the kit watcher's body."""
+
+    def __init__(self, client: GoogleClient, state: StateFile, calendars: list[str]) -> None:
+        self.client = client
+        self.state = state
+        self.calendars = calendars
+
+    async def poll(self, notify: Notify) -> int:
+        state = self.state.load()
+        announced = 0
+        for calendar_id in self.calendars:
+            entry = state.setdefault("calendars", {}).setdefault(calendar_id, {})
+            announced += await self._sync(calendar_id, entry, state, notify)
+        return announced
+
+    async def _sync(self, calendar_id: str, entry: dict, state: dict, notify: Notify) -> int:
+        token = entry.get("sync_token")
+        if token:
+            try:
+                items, next_token = await self._list(calendar_id, token)
+            except GoogleError as error:
+                if error.status != 410:
+                    raise
+                logger.warning("sync token for %s expired; full resync", calendar_id)
+                entry.pop("sync_token", None)
+                return await self._sync(calendar_id, entry, state, notify)
+            return await self._apply(calendar_id, entry, state, items, next_token, notify)
+        items, next_token = await self._list(calendar_id, None)
+        if "known" not in entry:  # the very first look: learn, announce nothing
+            entry["known"] = {e["id"]: _memo(e) for e in items if e.get("status") != "cancelled"}
+            entry["sync_token"] = next_token
+            self.state.save(state)
+            logger.info("calendar %s: %d events known", calendar_id, len(entry["known"]))
+            return 0
+        # A resync: whatever we knew that is absent now was cancelled meanwhile.
+        present = {e["id"] for e in items}
+        gone = [{"id": i, "status": "cancelled"} for i in entry["known"] if i not in present]
+        return await self._apply(calendar_id, entry, state, items + gone, next_token, notify)
+
+    async def _apply(self, calendar_id, entry, state, items, next_token, notify: Notify) -> int:
+        known: dict[str, dict[str, Any]] = entry.setdefault("known", {})
+        announced = 0
+        for event in items:
+            method, payload = _classify(calendar_id, event, known.get(event["id"]))
+            if method:
+                if not await notify(method, payload):
+                    return announced  # nobody listening: keep the old token, retry later
+                announced += 1
+            if event.get("status") == "cancelled":
+                known.pop(event["id"], None)
+            else:
+                known[event["id"]] = _memo(event)
+            if method:
+                self.state.save(state)  # announced: a restart must not announce it again
+        entry["sync_token"] = next_token
+        self.state.save(state)
+        return announced
+
+    async def _list(self, calendar_id: str, sync_token: str | None) -> tuple[list[dict], str]:
+        """Every page of a full (sync_token None) or incremental listing, and the next token."""
+        items: list[dict[str, Any]] = []
+        page_token = None
+        while True:
+            response = await self.client.call(
+                lambda api, page=page_token: api.events().list(
+                    calendarId=calendar_id,
+                    syncToken=sync_token,
+                    pageToken=page,
+                    maxResults=PAGE_SIZE,
+                    # Deleted events only matter in incremental answers (to see them go).
+                    showDeleted=bool(sync_token),
+                )
+            )
+            items.extend(response.get("items", []))
+            page_token = response.get("nextPageToken")
+            if not page_token:
+                return items, response["nextSyncToken"]
+
+
+def _memo(event: dict[str, Any]) -> dict[str, Any]:
+    """What we remember of an event: enough to detect a change and describe a cancellation."""
+    start = event.get("start") or {}
+    return {
+        "updated": event.get("updated"),
+        "title": event.get("summary", ""),
+        "start": start.get("dateTime") or start.get("date"),
+    }
+
+
+def _classify(calendar_id: str, event: dict, memo: dict | None) -> tuple[str | None, dict]:
+    if event.get("status") == "cancelled":
+        if memo is None:
+            return None, {}  # never announced, nothing to take back
+        return CANCELLED, _payload(calendar_id, event, memo, CANCELLED)
+    if memo is None:
+        return NEW, _payload(calendar_id, event, None, NEW)
+    if memo.get("updated") != event.get("updated"):
+        return CHANGED, _payload(calendar_id, event, memo, CHANGED)
+    return None, {}
+
+
+def _payload(calendar_id: str, event: dict, memo: dict | None, method: str) -> dict[str, Any]:
+    """DESIGN's payload convention: `id` is unique per occurrence (one per change)."""
+    start = event.get("start") or {}
+    end = event.get("end") or {}
+    title = event.get("summary") or (memo or {}).get("title") or "(untitled)"
+    when = start.get("dateTime") or start.get("date") or (memo or {}).get("start") or ""
+    event_id = event["id"]
+    updated = event.get("updated") or datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    if method == NEW:
+        occurrence, summary = event_id, f"New event: {title} ({when})"
+    elif method == CHANGED:
+        occurrence, summary = f"{event_id}@{updated}", f"Event changed: {title} ({when})"
+    else:
+        occurrence, summary = f"{event_id}@cancelled", f"Event cancelled: {title} ({when})"
+    payload = {
+        "id": occurrence,
+        "summary": summary,
+        "severity": "info",
+        "occurred_at": updated,
+        "url": event.get("htmlLink"),
+        "event_id": event_id,
+        "calendar_id": calendar_id,
+        "title": title,
+        "start": when,
+        "end": end.get("dateTime") or end.get("date"),
+        "location": event.get("location"),
+        "organizer": (event.get("organizer") or {}).get("email"),
+        "status": event.get("status", "confirmed"),
+    }
+    return {k: v for k, v in payload.items() if v is not None}
