@@ -6,13 +6,12 @@ which lets a burst gather for a few milliseconds and writes it in one transactio
 store thread: one fsync per burst instead of per event is what keeps thousands of events
 per second cheap. Inside that transaction each event is deduped against the events of the
 last ``tick.dedupe_window``. Oversized payloads are refused (and logged) before they reach
-the writer. The ``event_received`` hook runs before ingestion (see :func:`receive`).
+the writer. The host runs the ``event_received`` hooks before calling ``ingest``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -172,28 +171,6 @@ def insert_batch(db: sqlite_utils.Database, batch: list[_Row], window: float) ->
             )
             ids.append(cursor.lastrowid)
     return ids
-
-
-async def receive(pm: Any, queue: EventQueue, event: Event) -> int | None:
-    """Run every ``event_received`` implementation, then queue the event unless one dropped it.
-
-    Each implementation is called on its own (sync or async); one that raises is logged and
-    counts as "keep". Returns the row id, or None when dropped, deduped or refused.
-    """
-    if pm is not None:
-        for impl in reversed(pm.hook.event_received.get_hookimpls()):
-            try:
-                result = impl.function(**({"event": event} if "event" in impl.argnames else {}))
-                if inspect.isawaitable(result):
-                    result = await result
-            except Exception:
-                logger.exception("event_received of plugin %s failed", impl.plugin_name)
-                continue
-            if result is False:
-                logger.info("event %s %s dropped by plugin %s", event.source, event.type,
-                            impl.plugin_name)
-                return None
-    return await queue.ingest(event)
 
 
 def decode_payload(text: str) -> dict[str, Any]:

@@ -187,6 +187,25 @@ class Ticker:
         self._poked = asyncio.Event()
         self.results: list[TickResult] = []  # recent results, for status pages and tests
 
+    @classmethod
+    def for_host(cls, host: Any) -> Ticker:
+        """The host's ticker: its store, ``tick`` config, ``deliver`` and ``on_briefing`` hook.
+
+        With a model configured, the host may offer ``run_tick_agent(system_prompt,
+        user_content, tools)`` returning the items passed to ``notify``; then the tick agent
+        triages, else the offline rules do.
+        """
+        from bothost.hookcall import call_each
+
+        run_agent = getattr(host, "run_tick_agent", None)
+        use_llm = run_agent is not None and host.config.llm.provider not in ("", "offline")
+
+        async def on_briefing(briefing: Briefing) -> None:
+            await call_each(host.pm, "on_briefing", briefing=briefing)
+
+        return cls(host.store, host.config.tick, host.deliver,
+                   llm_triage=LlmTriage(run_agent) if use_llm else None, on_briefing=on_briefing)
+
     def poke(self) -> None:
         """Ask for a tick soon (an urgent event arrived). Call from the event loop."""
         self._poked.set()

@@ -1,0 +1,159 @@
+"""The ``events``, ``tick`` and ``briefings`` commands: thin wrappers over bothost.events.
+
+Each parses its arguments and calls one function of :mod:`bothost.events`. ``bothost tick``
+prints every briefing it made on standard output (that printing *is* the delivery to a
+``console:`` target); other targets go through the host's platforms, and a failure there is
+reported on standard error and retried by the next tick.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from typing import Any
+
+import click
+
+from bothost.cli.runtime import Runtime
+from bothost.events import feedback
+from bothost.events.tick import Ticker, TickResult
+
+pass_runtime = click.make_pass_decorator(Runtime)
+STATUSES = ("pending", "claimed", "done", "failed", "snoozed")
+BUSY_EXIT = 1
+
+
+def when(epoch: float | None) -> str:
+    return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M") if epoch else "-"
+
+
+@click.group("events")
+def events_group() -> None:
+    """The event queue: what servers, webhooks and people pushed for the tick."""
+
+
+@events_group.command("list")
+@click.option("--status", type=click.Choice(STATUSES), help="Only events in this state.")
+@click.option("--limit", type=int, default=feedback.LIST_LIMIT, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_runtime
+def list_events(runtime: Runtime, status: str | None, limit: int, as_json: bool) -> None:
+    """List events, newest first (every status unless --status)."""
+    rows = runtime.store.call(lambda db: feedback.list_events(db, status, limit))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("No events." if not status else f"No {status} events.")
+    for row in rows:
+        summary = row["payload"].get("summary") or row["payload"].get("subject") or ""
+        line = (f"{row['id']:>6}  {when(row['received_at'])}  {row['status']:<8} "
+                f"{row['priority'] or '-':<7} {row['source']}/{row['type']}  {summary}")
+        click.echo(line.rstrip()[:200])
+        if row["status"] == "failed" and row["last_error"]:
+            click.echo(f"{'':8}after {row['attempts']} attempts: {row['last_error']}")
+
+
+@events_group.command("push")
+@click.argument("source")
+@click.argument("type")
+@click.argument("payload", required=False, default="{}")
+@pass_runtime
+def push(runtime: Runtime, source: str, type: str, payload: str) -> None:
+    """Queue an event by hand: bothost events push gmail event/new_email '{"id": "1"}'."""
+    try:
+        data = json.loads(payload)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc.msg}", param_hint="PAYLOAD") from exc
+    if not isinstance(data, dict):
+        raise click.BadParameter("expected a JSON object", param_hint="PAYLOAD")
+    row_id = runtime.run(runtime.ingest_event(source, type, data))
+    if row_id is None:
+        click.echo("Not queued: a duplicate within tick.dedupe_window, dropped by a plugin, "
+                   "or over the payload size limit.", err=True)
+    else:
+        click.echo(f"Queued event {row_id}.")
+
+
+@events_group.command("retry")
+@click.argument("ids", nargs=-1, type=int, required=True, metavar="ID...")
+@pass_runtime
+def retry(runtime: Runtime, ids: tuple[int, ...]) -> None:
+    """Put failed events back in the queue for the next tick."""
+    changed = runtime.store.call(lambda db: feedback.retry_failed(db, list(ids)))
+    click.echo(f"{changed} of {len(ids)} events back to pending."
+               + ("" if changed == len(ids) else " (only failed events can be retried)"))
+    if not changed:
+        sys.exit(1)
+
+
+async def tick_once(runtime: Runtime) -> TickResult:
+    host = runtime.host()
+    ticker = Ticker.for_host(host)
+
+    async def deliver(target: str, briefing: Any) -> Any:
+        if target.split(":", 1)[0] == "console":
+            return "stdout"  # printed with every briefing this command made
+        return await host.deliver(target, briefing)
+
+    ticker.deliver = deliver
+    return await ticker.tick("cli")
+
+
+@click.command("tick")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_runtime
+def tick_command(runtime: Runtime, as_json: bool) -> None:
+    """Run one tick now and print the briefings it made."""
+    result = runtime.run(tick_once(runtime))
+    if as_json:
+        click.echo(json.dumps({
+            "status": result.status, "tick_id": result.tick_id, "events": result.events,
+            "held": result.held, "silenced": result.silenced,
+            "briefings": [{"id": b.id, "text": b.text, "event_ids": b.event_ids}
+                          for b in result.briefings],
+        }, indent=2, ensure_ascii=False))
+    elif result.status == "busy":
+        click.echo("Another tick is running (the host, or another `bothost tick`).", err=True)
+    else:
+        for briefing in result.briefings:
+            click.echo(briefing.text + "\n")
+        report_deliveries(runtime, result)
+    if result.status == "busy":
+        sys.exit(BUSY_EXIT)
+
+
+def report_deliveries(runtime: Runtime, result: TickResult) -> None:
+    ids = {b.id for b in result.briefings}
+    listed = runtime.store.call(lambda db: feedback.list_briefings(db, limit=len(ids) + 50))
+    for entry in listed:
+        for d in entry["deliveries"] if entry["id"] in ids else []:
+            if d["status"] != "delivered":
+                click.echo(f"briefing {entry['id']} → {d['target']}: {d['status']} after "
+                           f"{d['attempts']} attempts ({d['last_error']})", err=True)
+    if not result.briefings:
+        click.echo(f"No briefing: {result.events} events looked at, {result.held} held "
+                   f"(quiet hours), {result.silenced} dropped or muted.", err=True)
+
+
+@click.command("briefings")
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_runtime
+def briefings_command(runtime: Runtime, limit: int, as_json: bool) -> None:
+    """List recent briefings, their text and where each was delivered."""
+    rows = runtime.store.call(lambda db: feedback.list_briefings(db, limit))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo("No briefings yet.")
+    for row in rows:
+        targets = ", ".join(
+            f"{d['target']} {d['status']}" + (f" ({d['last_error']})" if d["last_error"] and
+                                               d["status"] != "delivered" else "")
+            for d in row["deliveries"])
+        click.echo(f"#{row['id']}  {when(row['created_at'])}  {row['status']}  "
+                   f"{row['event_count']} events  → {targets or 'no targets'}")
+        click.echo("    " + row["text"].replace("\n", "\n    ") + "\n")
