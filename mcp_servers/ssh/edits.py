@@ -91,8 +91,8 @@ def edit(sftp: paramiko.SFTPClient, path: str, old: str, new: str) -> dict:
     return {
         "path": path,
         "line": line,
-        "lines_removed": old.count("\n") + 1,
-        "lines_added": new.count("\n") + 1 if new else 0,
+        "lines_removed": len(old.splitlines()),
+        "lines_added": len(new.splitlines()),
     }
 
 

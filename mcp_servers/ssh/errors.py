@@ -12,6 +12,7 @@ import errno
 import socket
 
 import paramiko
+from paramiko.ssh_exception import NoValidConnectionsError
 
 
 class SshError(Exception):
@@ -34,6 +35,9 @@ def describe(exc: BaseException, where: str) -> str:
         return f"authentication failed for {where}: {exc}"
     if isinstance(exc, paramiko.BadHostKeyException):
         return f"host key for {where} does not match known_hosts"
+    if isinstance(exc, NoValidConnectionsError):  # paramiko's "every address failed"
+        reasons = sorted({e.strerror or str(e) for e in exc.errors.values()})
+        return f"cannot connect to {where}: {', '.join(reasons)}"
     if isinstance(exc, socket.gaierror):
         return f"cannot resolve the host of {where}: {exc.strerror or exc}"
     if isinstance(exc, ConnectionRefusedError):

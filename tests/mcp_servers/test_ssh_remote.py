@@ -1,0 +1,168 @@
+"""The ssh server's paramiko layer against a real OpenSSH sshd, in-process (no MCP).
+
+Host-key policy, the connection pool, command deadlines, edits and scp-style transfers:
+the parts whose edge cases are easier to pin down here than through a tool call.
+"""
+
+from __future__ import annotations
+
+import stat
+import time
+
+import pytest
+from bothost.mcp_servers.ssh import commands, edits, files, transfer
+from bothost.mcp_servers.ssh.aliases import Alias
+from bothost.mcp_servers.ssh.connections import ConnectionPool
+from bothost.mcp_servers.ssh.errors import HostKeyError, SshError
+from sshd import sshd  # noqa: F401  (the fixture)
+
+
+def _alias(server, **overrides) -> Alias:
+    return Alias(name="t", **{**server.alias(), **overrides})
+
+
+@pytest.fixture
+def pool(sshd):  # noqa: F811
+    pool = ConnectionPool(sshd.known_hosts, connect_timeout=5)
+    yield pool
+    pool.close_all()
+
+
+@pytest.fixture
+def client(sshd, pool):  # noqa: F811
+    return pool.client(_alias(sshd))
+
+
+@pytest.fixture
+def sftp(client):
+    sftp = client.open_sftp()
+    yield sftp
+    sftp.close()
+
+
+def test_unknown_host_key_is_refused_unless_accepted_then_recorded(sshd, tmp_path):  # noqa: F811
+    known = tmp_path / "known_hosts"
+    known.write_text("# my hosts\n")
+    with pytest.raises(HostKeyError, match="unknown host key .* SHA256:"):
+        ConnectionPool(known).client(_alias(sshd))
+    assert known.read_text() == "# my hosts\n"
+    accepting = ConnectionPool(known)
+    accepting.client(_alias(sshd, accept_new_host_key=True))
+    accepting.close_all()
+    assert known.read_text() == "# my hosts\n" + sshd.host_key_line + "\n"
+    strict = ConnectionPool(known)  # the recorded key now counts as known
+    strict.client(_alias(sshd))
+    strict.close_all()
+
+
+def test_changed_host_key_is_refused_even_when_accepting_new(sshd, tmp_path):  # noqa: F811
+    other = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+    known = tmp_path / "known_hosts"
+    known.write_text(f"[127.0.0.1]:{sshd.port} {other}\n")
+    with pytest.raises(HostKeyError, match="HOST KEY CHANGED"):
+        ConnectionPool(known).client(_alias(sshd, accept_new_host_key=True))
+
+
+def test_pool_reuses_a_connection_until_idle_ttl(sshd):  # noqa: F811
+    pool = ConnectionPool(sshd.known_hosts, idle_ttl=60)
+    alias = _alias(sshd)
+    first = pool.client(alias)
+    assert pool.client(alias) is first and pool.live(alias)
+    pool.idle_ttl = 0  # everything is now idle too long
+    assert not pool.live(alias)
+    second = pool.client(alias)
+    assert (
+        second is not first
+        and first.get_transport() is None
+        or not first.get_transport().is_active()
+    )
+    pool.close_all()
+
+
+def test_refused_connection_and_bad_key_are_one_line_errors(sshd, tmp_path):  # noqa: F811
+    closed = ConnectionPool(sshd.known_hosts, connect_timeout=2)
+    with pytest.raises(SshError, match="cannot connect to root@127.0.0.1:1: Connection refused"):
+        closed.client(_alias(sshd, port=1))
+    (tmp_path / "k").write_text("not a key")
+    with pytest.raises(SshError, match="127.0.0.1"):
+        closed.client(_alias(sshd, key_file=str(tmp_path / "k")))
+
+
+def test_command_deadline_cap_and_exit_status(client):
+    started = time.monotonic()
+    slow = commands.run(client, "sleep 30", timeout=0.5)
+    assert slow.timed_out and slow.exit_status is None and time.monotonic() - started < 5
+    loud = commands.run(client, "head -c 300000 /dev/zero | tr '\\0' x; exit 4", 10, max_bytes=1000)
+    assert loud.truncated and len(loud.stdout) == 1000 and loud.exit_status == 4
+
+
+def test_edit_refuses_missing_or_ambiguous_text_and_keeps_mode(sftp, tmp_path):
+    path = tmp_path / "app.conf"
+    path.write_text("port = 80\nhost = a\nhost = a\n")
+    path.chmod(0o640)
+    with pytest.raises(SshError, match="occurs 2 times"):
+        edits.edit(sftp, str(path), "host = a", "host = b")
+    with pytest.raises(SshError, match="not found"):
+        edits.edit(sftp, str(path), "port = 8080", "port = 81")
+    assert path.read_text() == "port = 80\nhost = a\nhost = a\n"
+    done = edits.edit(sftp, str(path), "port = 80\n", "port = 8080\n")
+    assert done["line"] == 1 and path.read_text().startswith("port = 8080\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.conf"]  # no temp file left
+
+
+def test_replace_lines_inserts_deletes_and_checks_range(sftp, tmp_path):
+    path = tmp_path / "list.txt"
+    path.write_text("one\ntwo\nthree\n")
+    edits.replace_lines(sftp, str(path), 2, 2, "TWO")
+    assert path.read_text() == "one\nTWO\nthree\n"
+    edits.replace_lines(sftp, str(path), 1, 0, "zero\n")
+    assert path.read_text() == "zero\none\nTWO\nthree\n"
+    edits.replace_lines(sftp, str(path), 2, 3, "")
+    assert path.read_text() == "zero\nthree\n"
+    with pytest.raises(SshError, match="outside"):
+        edits.replace_lines(sftp, str(path), 5, 6, "x")
+
+
+def test_read_by_range_and_refuse_binary(sftp, tmp_path):
+    (tmp_path / "n.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    got = files.read_text(sftp, str(tmp_path / "n.txt"), offset=3, limit=2)
+    assert got["content"] == "line 3\nline 4\n" and got["more"] and got["total_lines"] == 10
+    (tmp_path / "b.bin").write_bytes(b"\x7fELF\0\0\0")
+    with pytest.raises(SshError, match="binary"):
+        files.read_text(sftp, str(tmp_path / "b.bin"))
+    with pytest.raises(SshError, match="no such file"):
+        files.read_text(sftp, str(tmp_path / "missing"))
+
+
+def test_grep_handles_colons_in_names(client, tmp_path):
+    (tmp_path / "a:b.log").write_text("ok\nERROR: disk\n")
+    found = files.grep(client, "error", str(tmp_path), ignore_case=True)
+    assert found["matches"] == [
+        {"path": str(tmp_path / "a:b.log"), "line": 2, "text": "ERROR: disk"}
+    ]
+    with pytest.raises(SshError, match="grep failed"):
+        files.grep(client, "x", str(tmp_path / "nowhere"))
+
+
+def test_transfers_follow_scp_destination_rules(sftp, tmp_path):
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.txt").write_text("A")
+    (src / "sub" / "b.txt").write_text("B")
+    (src / "link").symlink_to("/etc")
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    with pytest.raises(SshError, match="recursive=true"):
+        transfer.upload(sftp, str(src), str(remote))
+    into = transfer.upload(sftp, str(src), str(remote), recursive=True)  # existing dir: inside
+    assert into["destination"] == str(remote / "src") and into["files"] == 2
+    assert into["skipped"] == [str(src / "link")]
+    assert (remote / "src" / "sub" / "b.txt").read_text() == "B"
+    renamed = transfer.upload(sftp, str(src / "a.txt"), str(remote / "renamed.txt"))
+    assert renamed["destination"] == str(remote / "renamed.txt")
+    with pytest.raises(SshError, match="does not exist"):
+        transfer.upload(sftp, str(src / "a.txt"), str(remote / "nodir") + "/")
+    local = tmp_path / "local"
+    got = transfer.download(sftp, str(remote / "src"), str(local), recursive=True)  # new name
+    assert got["destination"] == str(local) and (local / "sub" / "b.txt").read_text() == "B"
