@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 from bothost.hookspecs import hookimpl
+from bothost.llm.anthropic import AnthropicProvider
+from bothost.llm.offline import OfflineProvider
+from bothost.llm.openai import OpenAIProvider
 
 
 @hookimpl
 def register_llm_providers(register):
-    from bothost.llm.offline import OfflineProvider
-
     register("offline", OfflineProvider)
-    try:
-        from bothost.llm.openai import OpenAIProvider
-        register("openai", OpenAIProvider)
-    except ImportError:
-        pass
-    try:
-        from bothost.llm.anthropic import AnthropicProvider
-        register("anthropic", AnthropicProvider)
-    except ImportError:
-        pass
+    register("openai", OpenAIProvider)
+    register("anthropic", AnthropicProvider)

@@ -1,0 +1,119 @@
+"""The ``anthropic`` provider: the Messages API through the official SDK, streamed.
+
+Translates the neutral messages: the system prompt is a separate field, tool calls are
+``tool_use`` blocks and consecutive tool results become one user message of ``tool_result``
+blocks, as the API requires.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from bothost.llm.base import ChatRequest, ChatResponse, LlmError, ToolCallRequest, parse_arguments
+from bothost.llm.openai import explain
+
+MAX_RETRIES = 3
+
+
+class AnthropicProvider:
+    name = "anthropic"
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.model = config.model or "claude-sonnet-4-5"
+        self.base_url = config.base_url or "https://api.anthropic.com"
+        self.client = anthropic.AsyncAnthropic(api_key=config.api_key or "", base_url=self.base_url,
+                                               timeout=config.timeout, max_retries=MAX_RETRIES)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        params: dict[str, Any] = {"model": self.model, "system": request.system,
+                                  "messages": to_wire(request.messages),
+                                  "max_tokens": request.max_tokens, "stream": True}
+        if request.tools:
+            params["tools"] = [{"name": t["name"], "description": t["description"],
+                                "input_schema": t["parameters"]} for t in request.tools]
+        if self.config.temperature is not None:
+            params["temperature"] = self.config.temperature
+        try:
+            stream = await self.client.messages.create(**params)
+            return await collect(stream, request)
+        except anthropic.APIStatusError as exc:
+            raise LlmError(explain(exc.status_code, self.base_url, exc)) from None
+        except anthropic.APIConnectionError as exc:
+            raise LlmError(f"cannot reach {self.base_url}: {exc}; check llm.base_url") from None
+
+
+async def collect(stream: Any, request: ChatRequest) -> ChatResponse:
+    response = ChatResponse()
+    blocks: dict[int, dict[str, Any]] = {}
+    async for event in stream:
+        kind = event.type
+        if kind == "message_start":
+            response.usage["input"] = event.message.usage.input_tokens
+        elif kind == "content_block_start":
+            block = event.content_block
+            blocks[event.index] = {"type": block.type, "text": "", "json": "",
+                                   "id": getattr(block, "id", ""),
+                                   "name": getattr(block, "name", "")}
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                blocks[event.index]["text"] += delta.text
+                if request.on_text:
+                    await request.on_text(delta.text)
+            elif delta.type == "input_json_delta":
+                blocks[event.index]["json"] += delta.partial_json
+        elif kind == "message_delta":
+            response.stop_reason = event.delta.stop_reason or ""
+            response.usage["output"] = event.usage.output_tokens
+    for index in sorted(blocks):
+        block = blocks[index]
+        if block["type"] == "text":
+            response.text += block["text"]
+        elif block["type"] == "tool_use":
+            arguments, raw = parse_arguments(block["json"] or "{}")
+            response.tool_calls.append(ToolCallRequest(block["id"], block["name"], arguments, raw))
+    return response
+
+
+def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = []
+    for m in messages:
+        if m["role"] == "tool":
+            block = {"type": "tool_result", "tool_use_id": m["tool_call_id"],
+                     "content": m.get("content", ""), "is_error": bool(m.get("is_error"))}
+            if wire and wire[-1]["role"] == "user" and isinstance(wire[-1]["content"], list):
+                wire[-1]["content"].append(block)
+            else:
+                wire.append({"role": "user", "content": [block]})
+        elif m["role"] == "assistant":
+            content: list[dict[str, Any]] = []
+            if m.get("content"):
+                content.append({"type": "text", "text": m["content"]})
+            for c in m.get("tool_calls") or []:
+                content.append({"type": "tool_use", "id": c["id"], "name": c["name"],
+                                "input": c["arguments"]})
+            if content:
+                wire.append({"role": "assistant", "content": content})
+        else:
+            wire.append({"role": "user", "content": m.get("content", "")})
+    return merge_users(wire)
+
+
+def merge_users(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The API wants alternating roles: join neighbouring messages of the same role."""
+    merged: list[dict[str, Any]] = []
+    for m in wire:
+        if merged and merged[-1]["role"] == m["role"]:
+            merged[-1]["content"] = as_blocks(merged[-1]["content"]) + as_blocks(m["content"])
+        else:
+            merged.append(m)
+    return merged
+
+
+def as_blocks(content: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+

@@ -1,0 +1,101 @@
+"""The ``openai`` provider: Chat Completions through the official SDK, streamed.
+
+``llm.base_url`` makes it serve anything that speaks the same API: OpenAI, Ollama
+(``http://localhost:11434/v1``, no key needed), vLLM, llama.cpp, LM Studio, OpenRouter. The
+SDK retries 429 and 5xx with backoff; what is left becomes one clear :class:`LlmError` line.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+
+from bothost.llm.base import ChatRequest, ChatResponse, LlmError, ToolCallRequest, parse_arguments
+
+MAX_RETRIES = 3
+NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any key, the SDK demands one
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.model = config.model or "gpt-4.1-mini"
+        self.base_url = config.base_url or "https://api.openai.com/v1"
+        self.client = openai.AsyncOpenAI(api_key=config.api_key or NO_KEY,
+                                         base_url=self.base_url, timeout=config.timeout,
+                                         max_retries=MAX_RETRIES)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        params: dict[str, Any] = {
+            "model": self.model, "messages": to_wire(request), "stream": True,
+            "stream_options": {"include_usage": True}, "max_tokens": request.max_tokens,
+        }
+        if request.tools:
+            params["tools"] = [{"type": "function", "function": t} for t in request.tools]
+        if self.config.temperature is not None:
+            params["temperature"] = self.config.temperature
+        try:
+            stream = await self.client.chat.completions.create(**params)
+            return await self.collect(stream, request)
+        except openai.APIStatusError as exc:
+            raise LlmError(explain(exc.status_code, self.base_url, exc)) from None
+        except openai.APIConnectionError as exc:
+            raise LlmError(f"cannot reach {self.base_url}: {exc}; check llm.base_url") from None
+
+    async def collect(self, stream: Any, request: ChatRequest) -> ChatResponse:
+        text: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        response = ChatResponse()
+        async for chunk in stream:
+            if chunk.usage:
+                response.usage = {"input": chunk.usage.prompt_tokens,
+                                  "output": chunk.usage.completion_tokens}
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content:
+                    text.append(delta.content)
+                    if request.on_text:
+                        await request.on_text(delta.content)
+                for call in delta.tool_calls or []:
+                    slot = calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
+                    slot["id"] = call.id or slot["id"]
+                    if call.function:
+                        slot["name"] += call.function.name or ""
+                        slot["args"] += call.function.arguments or ""
+                if choice.finish_reason:
+                    response.stop_reason = choice.finish_reason
+        response.text = "".join(text)
+        for index in sorted(calls):
+            slot = calls[index]
+            arguments, raw = parse_arguments(slot["args"])
+            response.tool_calls.append(ToolCallRequest(slot["id"] or f"call_{index}",
+                                                       slot["name"], arguments, raw))
+        return response
+
+
+def to_wire(request: ChatRequest) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
+    for m in request.messages:
+        if m["role"] == "tool":
+            wire.append({"role": "tool", "tool_call_id": m["tool_call_id"],
+                         "content": m.get("content", "")})
+        elif m["role"] == "assistant" and m.get("tool_calls"):
+            wire.append({"role": "assistant", "content": m.get("content") or None,
+                         "tool_calls": [{"id": c["id"], "type": "function", "function": {
+                             "name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                             for c in m["tool_calls"]]})
+        else:
+            wire.append({"role": m["role"], "content": m.get("content", "")})
+    return wire
+
+
+def explain(status: int, url: str, exc: Exception) -> str:
+    hint = {401: "check llm.api_key", 403: "check llm.api_key and its permissions",
+            404: "check llm.model and llm.base_url", 429: "rate limited; try again later",
+            400: "the request was refused"}.get(status, "the provider failed")
+    detail = getattr(exc, "message", "") or str(exc)
+    return f"{status} from {url}: {hint} ({detail[:200]})"

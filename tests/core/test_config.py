@@ -1,0 +1,95 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bothost.config import ConfigError, load, mask_secrets
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_packaged_default_is_offline_with_weather(home):
+    config = load(home=home)
+    assert config.llm.provider == "offline"
+    assert config.platforms.web.port == 8765 and config.platforms.web.host == "127.0.0.1"
+    assert config.mcp.servers["weather"].enabled
+    assert not config.mcp.servers["gmail"].enabled
+    assert config.tick.deliver_to == ["web:briefings"]
+
+
+def test_sources_merge_in_order(home, tmp_path):
+    write(home / "bothost.yaml", "agent: {max_rounds: 5, approval: allow}\ntick: {schedules: ['0 8 * * *']}\n")
+    extra = write(tmp_path / "extra.yaml", "agent: {max_rounds: 7}\ntick: {schedules: []}\n")
+    config = load(extra, home)
+    assert config.agent.max_rounds == 7
+    assert config.agent.approval == "allow"  # mapping merged key by key
+    assert config.tick.schedules == []  # a list replaces
+    assert config.sources[-1] == str(extra)
+
+
+def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
+    bad = write(tmp_path / "bad.yaml", "platforms:\n  slack:\n    bot_tokn: x\n")
+    with pytest.raises(ConfigError) as err:
+        load(bad, home)
+    message = str(err.value)
+    assert str(bad) in message and "platforms.slack.bot_tokn" in message
+    assert "did you mean 'bot_token'" in message
+
+
+@pytest.mark.parametrize("text,path,expected", [
+    ("agent: {max_rounds: many}", "agent.max_rounds", "an integer"),
+    ("agent: {approval: sometimes}", "agent.approval", "one of ask, allow, read-only"),
+    ("tick: {interval: soon}", "tick.interval", "a duration"),
+    ("plugins: {dirs: notalist}", "plugins.dirs", "a list"),
+    ("mcp: {servers: {x: {command: a, url: http://b}}}", "mcp.servers.x", "exactly one"),
+    ("tick: {deliver_to: [nowhere]}", "tick.deliver_to[0]", "platform:channel"),
+])
+def test_type_errors_name_the_key_path(home, tmp_path, text, path, expected):
+    with pytest.raises(ConfigError) as err:
+        load(write(tmp_path / "c.yaml", text), home)
+    assert path in str(err.value) and expected in str(err.value)
+
+
+def test_durations_parse(home, tmp_path):
+    config = load(write(tmp_path / "c.yaml", "tick: {interval: 90s, dedupe_window: 2h}\n"), home)
+    assert config.tick.interval == 90 and config.tick.dedupe_window == 7200
+
+
+def test_env_interpolation(home, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_KEY", "sk-123")
+    config = load(write(tmp_path / "c.yaml",
+                        "llm: {provider: openai, api_key: '${env:TEST_KEY}'}\n"), home)
+    assert config.llm.api_key == "sk-123"
+
+
+def test_unset_env_is_an_error_only_when_enabled(home, tmp_path, monkeypatch):
+    monkeypatch.delenv("NOPE_TOKEN", raising=False)
+    off = "platforms: {slack: {enabled: false, bot_token: '${env:NOPE_TOKEN}'}}\n"
+    assert load(write(tmp_path / "a.yaml", off), home).platforms.slack.bot_token is None
+    on = "platforms: {slack: {enabled: true, bot_token: '${env:NOPE_TOKEN}'}}\n"
+    with pytest.raises(ConfigError, match="platforms.slack.bot_token: environment variable NOPE_TOKEN"):
+        load(write(tmp_path / "b.yaml", on), home)
+
+
+def test_secrets_are_masked():
+    masked = mask_secrets({"llm": {"api_key": "sk-1", "model": "m"},
+                           "mcp": {"servers": {"r": {"headers": {"Authorization": "Bearer x"},
+                                                     "env": {"A": "b"}}}}})
+    assert masked["llm"] == {"api_key": "***", "model": "m"}
+    assert masked["mcp"]["servers"]["r"]["headers"] == {"Authorization": "***"}
+    assert masked["mcp"]["servers"]["r"]["env"] == {"A": "***"}
+
+
+def test_cli_config_error_exits_2_and_writes_nothing(tmp_path):
+    home = tmp_path / "fresh-home"
+    bad = write(tmp_path / "bad.yaml", "llm:\n  provder: openai\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "bothost", "--config", str(bad), "--home", str(home), "chat", "-m", "hi"],
+        capture_output=True, text=True, env={**os.environ, "BOTHOST_HOME": str(home)})
+    assert result.returncode == 2
+    assert "llm.provder" in result.stderr and "did you mean 'provider'" in result.stderr
+    assert not home.exists()

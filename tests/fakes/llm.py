@@ -1,0 +1,205 @@
+"""A scripted fake of the OpenAI Chat Completions and Anthropic Messages APIs on 127.0.0.1.
+
+It speaks the real wire formats — JSON responses, Server-Sent-Events streams with text and
+tool-call deltas, error bodies and ``retry-after`` — so the providers are tested through the
+official SDKs. A test gives a script: each step is a dict (``{"text": …}``, ``{"tool_calls":
+[{"name", "arguments"}]}``, ``{"status": 429, "retry_after": 0}``) or a function of the
+request body returning such a dict. Every request body is recorded in ``requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+CHUNK = 7  # characters per streamed text delta, small enough to see several deltas
+
+
+class FakeLlm:
+    def __init__(self, script: list[Step] | None = None, api_key: str = "test-key") -> None:
+        self.script = list(script or [])
+        self.api_key = api_key
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def openai_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> FakeLlm:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.openai)
+        app.router.add_post("/v1/messages", self.anthropic)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self.runner:
+            await self.runner.cleanup()
+
+    def next_step(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not self.script:
+            return {"text": "(fake LLM: script exhausted)"}
+        step = self.script.pop(0)
+        return step(body) if callable(step) else step
+
+    def error(self, step: dict[str, Any], flavour: str) -> web.Response:
+        status = step["status"]
+        headers = {"retry-after": str(step.get("retry_after", 0))} if status == 429 else {}
+        message = step.get("message", f"fake error {status}")
+        if flavour == "openai":
+            body = {"error": {"message": message, "type": "invalid_request_error",
+                              "code": step.get("code")}}
+        else:
+            kinds = {401: "authentication_error", 404: "not_found_error",
+                     429: "rate_limit_error", 529: "overloaded_error"}
+            body = {"type": "error", "error": {"type": kinds.get(status, "api_error"),
+                                               "message": message}}
+        return web.json_response(body, status=status, headers=headers)
+
+    # --- OpenAI Chat Completions --------------------------------------------------------------
+
+    async def openai(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        if request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return self.error({"status": 401, "message": "Incorrect API key provided",
+                               "code": "invalid_api_key"}, "openai")
+        step = self.next_step(body)
+        if "status" in step:
+            return self.error(step, "openai")
+        calls = [{"id": c.get("id", f"call_{i}"), "type": "function",
+                  "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                 for i, c in enumerate(step.get("tool_calls", []))]
+        finish = "tool_calls" if calls else "stop"
+        usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body["model"]}
+        if not body.get("stream"):
+            message = {"role": "assistant", "content": step.get("text") or None}
+            if calls:
+                message["tool_calls"] = calls
+            return web.json_response({**base, "object": "chat.completion", "choices": [
+                {"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
+        response = await sse_response(request)
+        chunk = {**base, "object": "chat.completion.chunk"}
+
+        async def send(delta: dict[str, Any], finish_reason: str | None = None) -> None:
+            data = {**chunk, "choices": [{"index": 0, "delta": delta,
+                                          "finish_reason": finish_reason}]}
+            await response.write(f"data: {json.dumps(data)}\n\n".encode())
+
+        await send({"role": "assistant", "content": ""})
+        text = step.get("text", "")
+        for i in range(0, len(text), CHUNK):
+            await send({"content": text[i:i + CHUNK]})
+        for index, call in enumerate(calls):
+            args = call["function"]["arguments"]
+            await send({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                        "function": {"name": call["function"]["name"],
+                                                     "arguments": ""}}]})
+            for i in range(0, len(args), CHUNK):
+                await send({"tool_calls": [{"index": index,
+                                            "function": {"arguments": args[i:i + CHUNK]}}]})
+        await send({}, finish)
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await response.write(
+                f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    # --- Anthropic Messages -------------------------------------------------------------------
+
+    async def anthropic(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        if request.headers.get("x-api-key") != self.api_key:
+            return self.error({"status": 401, "message": "invalid x-api-key"}, "anthropic")
+        step = self.next_step(body)
+        if "status" in step:
+            return self.error(step, "anthropic")
+        blocks: list[dict[str, Any]] = []
+        if step.get("text"):
+            blocks.append({"type": "text", "text": step["text"]})
+        for i, call in enumerate(step.get("tool_calls", [])):
+            blocks.append({"type": "tool_use", "id": call.get("id", f"toolu_{i}"),
+                           "name": call["name"], "input": call["arguments"]})
+        stop = "tool_use" if step.get("tool_calls") else "end_turn"
+        usage = {"input_tokens": 11, "output_tokens": 7}
+        message = {"id": "msg_fake", "type": "message", "role": "assistant",
+                   "model": body["model"], "stop_reason": None, "stop_sequence": None}
+        if not body.get("stream"):
+            return web.json_response({**message, "content": blocks, "stop_reason": stop,
+                                      "usage": usage})
+        response = await sse_response(request)
+
+        async def send(event: str, data: dict[str, Any]) -> None:
+            await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+
+        await send("message_start", {"type": "message_start", "message": {
+            **message, "content": [], "usage": {"input_tokens": 11, "output_tokens": 1}}})
+        for index, block in enumerate(blocks):
+            if block["type"] == "text":
+                await send("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {"type": "text", "text": ""}})
+                for i in range(0, len(block["text"]), CHUNK):
+                    await send("content_block_delta", {
+                        "type": "content_block_delta", "index": index,
+                        "delta": {"type": "text_delta", "text": block["text"][i:i + CHUNK]}})
+            else:
+                await send("content_block_start", {
+                    "type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": block["id"],
+                                      "name": block["name"], "input": {}}})
+                args = json.dumps(block["input"])
+                for i in range(0, len(args), CHUNK):
+                    await send("content_block_delta", {
+                        "type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": args[i:i + CHUNK]}})
+            await send("content_block_stop", {"type": "content_block_stop", "index": index})
+        await send("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": 7}})
+        await send("message_stop", {"type": "message_stop"})
+        await response.write_eof()
+        return response
+
+
+async def sse_response(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    return response
+
+
+def last_tool_result(body: dict[str, Any]) -> str:
+    """The newest tool result in a request, in either wire format (for scripted replies)."""
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") == "tool":
+            return message.get("content") or ""
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in reversed(content):
+                if block.get("type") == "tool_result":
+                    inner = block.get("content")
+                    if isinstance(inner, list):
+                        return "".join(b.get("text", "") for b in inner)
+                    return inner or ""
+    return ""

@@ -1,0 +1,35 @@
+"""Building a host for a test: a config file in a temp dir, the real plugin loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bothost.config import load
+from bothost.discovery import load_plugins, new_plugin_manager
+from bothost.host import Host
+
+QUIET = {"platforms": {"web": {"port": 0}, "console": {"enabled": False}},
+         "mcp": {"servers": {"weather": {"enabled": False}}}}
+
+
+def deep(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = deep(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def write_config(path: Path, data: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump(deep(QUIET, data)))
+    return path
+
+
+def make_host(home: Path, data: dict[str, Any] | None = None) -> Host:
+    config_file = write_config(home.parent / "test-config.yaml", data or {})
+    config = load(config_file, home)
+    pm = new_plugin_manager()
+    infos = load_plugins(pm, config.plugins.dirs, config.plugins.disabled)
+    return Host(config, home, pm, infos)
