@@ -18,7 +18,7 @@ from email import message_from_bytes
 from email.message import EmailMessage, Message
 from email.utils import format_datetime
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 from zoneinfo import ZoneInfo
 
 from aiohttp import web
@@ -215,7 +215,12 @@ class FakeGoogle:
 
     async def _token(self, request: web.Request) -> web.Response:
         form = await request.post()
-        if form.get("client_id") != CLIENT_ID or form.get("client_secret") != CLIENT_SECRET:
+        client = (form.get("client_id"), form.get("client_secret"))
+        if request.headers.get("Authorization", "").startswith("Basic "):
+            # RFC 6749 2.3.1: the client may authenticate with HTTP Basic instead of the form.
+            pair = base64.b64decode(request.headers["Authorization"][6:]).decode()
+            client = tuple(unquote(x) for x in pair.split(":", 1))
+        if client != (CLIENT_ID, CLIENT_SECRET):
             return web.json_response({"error": "invalid_client"}, status=401)
         grant = form.get("grant_type")
         if grant == "authorization_code":
