@@ -74,7 +74,7 @@ def build_server(client: GoogleClient | None = None) -> Server:
         register = server.tool(capabilities=capabilities, annotations=hints, output_schema=OBJECT)
         register(getattr(tools, name))
 
-    state = StateFile(state_path(client.token_file))
+    state = StateFile(state_path(client.token_file, "gcal"))
     watcher = CalendarWatcher(client, state, watched_calendars())
 
     @server.watcher(interval_env="GCAL_POLL_SECONDS", default_interval=DEFAULT_POLL_SECONDS)

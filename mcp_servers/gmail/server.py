@@ -60,7 +60,7 @@ def build_server(client: GoogleClient | None = None) -> Server:
         register = server.tool(capabilities=capabilities, annotations=hints, output_schema=OBJECT)
         register(getattr(tools, name))
 
-    watcher = MailWatcher(client, StateFile(state_path(client.token_file)))
+    watcher = MailWatcher(client, StateFile(state_path(client.token_file, "gmail")))
 
     @server.watcher(interval_env="GMAIL_POLL_SECONDS", default_interval=DEFAULT_POLL_SECONDS)
     async def new_mail(server: Server) -> None:

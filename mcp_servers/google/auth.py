@@ -129,7 +129,8 @@ def run_auth(server: str, argv: list[str]) -> int:
         )
         return 2
     path = Path(args.token_file).expanduser() if args.token_file else token_path(server)
-    flow = InstalledAppFlow.from_client_secrets_file(args.client_secrets, scopes=SCOPES[server])
+    scopes = _scopes_for(server, path)
+    flow = InstalledAppFlow.from_client_secrets_file(args.client_secrets, scopes=scopes)
     credentials = flow.run_local_server(
         host=args.host,
         port=args.port,
@@ -141,3 +142,17 @@ def run_auth(server: str, argv: list[str]) -> int:
     save_credentials(credentials, path)
     print(f"Token saved to {path}", flush=True)
     return 0
+
+
+def _scopes_for(server: str, path: Path) -> list[str]:
+    """This server's scopes plus those the token file already grants.
+
+    One GOOGLE_TOKEN_FILE may serve both servers: authorizing gcal after gmail must not
+    take gmail's access away, so the new token asks for the union.
+    """
+    granted: list[str] = []
+    try:
+        granted = list(json.loads(path.read_text(encoding="utf-8")).get("scopes") or [])
+    except (OSError, ValueError, AttributeError):
+        pass
+    return sorted(set(granted) | set(SCOPES[server]))

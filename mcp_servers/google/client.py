@@ -37,6 +37,9 @@ CALL_DEADLINE = 45.0
 # googleapiclient retries 429/5xx with exponential backoff; two retries stay inside the deadline.
 NUM_RETRIES = 2
 
+# 403 reasons meaning "authorized, but not for this": a token made for the other server.
+SCOPE_ERRORS = {"insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT"}
+
 # Where each API lives below a replacement base URL (mirrors the real hosts' paths).
 _ENDPOINT_SUFFIX = {"gmail": "", "calendar": "calendar/v3/"}
 
@@ -77,9 +80,14 @@ class GoogleClient:
         try:
             return build_request(service).execute(http=http, num_retries=NUM_RETRIES)
         except HttpError as error:
-            if error.resp.status == 401:
+            problem = from_http_error(error)
+            if problem.status == 401:
                 raise AuthRequiredError(self.server, "Google rejected the token") from None
-            raise from_http_error(error) from None
+            if problem.reason in SCOPE_ERRORS:
+                raise AuthRequiredError(
+                    self.server, "The Google token does not grant what this tool needs"
+                ) from None
+            raise problem from None
         except RefreshError as error:
             raise self._revoked(error) from None
         except (TransportError, httplib2.HttpLib2Error, OSError) as error:

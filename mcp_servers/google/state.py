@@ -16,9 +16,12 @@ from .auth import write_private
 logger = logging.getLogger(__name__)
 
 
-def state_path(token_file: Path) -> Path:
-    """`google-gmail.json` → `google-gmail.state.json`, in the same directory."""
-    return token_file.with_name(token_file.stem + ".state.json")
+def state_path(token_file: Path, server: str) -> Path:
+    """`google-<server>.state.json` in the token file's directory.
+
+    Named by server, not by token, because one token file may serve both servers.
+    """
+    return token_file.parent / f"google-{server}.state.json"
 
 
 class StateFile:

@@ -34,6 +34,8 @@ HISTORY_FIELDS = {
     "labelAdded": "labelsAdded",
     "labelRemoved": "labelsRemoved",
 }
+# Which scopes open which API (every Gmail scope names "mail", every Calendar one "calendar").
+API_SCOPE_MARK = {"gmail": "mail", "calendar": "calendar"}
 SYSTEM_LABELS = ["INBOX", "UNREAD", "SENT", "DRAFT", "IMPORTANT", "STARRED", "TRASH", "SPAM"]
 
 
@@ -81,6 +83,7 @@ class FakeGoogle:
         self.codes: dict[str, list[str]] = {}
         self.refresh_tokens: dict[str, list[str]] = {}
         self.access_tokens: dict[str, float] = {}
+        self.token_scopes: dict[str, list[str]] = {}
         self.refresh_count = 0
         # Gmail
         self.messages: dict[str, dict[str, Any]] = {}
@@ -150,6 +153,14 @@ class FakeGoogle:
                 )
                 response.headers["WWW-Authenticate"] = 'Bearer realm="https://accounts.google.com/"'
                 return response
+            api = request.path.split("/")[1]
+            if not any(API_SCOPE_MARK[api] in scope for scope in self.token_scopes[token]):
+                return google_error(
+                    403,
+                    "Request had insufficient authentication scopes.",
+                    "insufficientPermissions",
+                    "PERMISSION_DENIED",
+                )
         return await handler(request)
 
     def count(self, method: str, path_end: str) -> int:
@@ -194,6 +205,7 @@ class FakeGoogle:
     def _issue(self, scopes: list[str]) -> dict[str, Any]:
         token = f"access-{next(self._ids)}"
         self.access_tokens[token] = time.time() + ACCESS_TOKEN_SECONDS
+        self.token_scopes[token] = scopes
         return {
             "access_token": token,
             "expires_in": ACCESS_TOKEN_SECONDS,
