@@ -1,0 +1,91 @@
+"""A ``tools/call`` result turned into what the agent shows the model: :class:`CallResult`.
+
+``structuredContent``, when present, is the result and its text mirror is dropped (the spec
+has servers repeat it as a text block for old clients). Text blocks are joined; images,
+audio and embedded blobs are saved under ``media/`` and appear as links; resource links
+and embedded text resources are shown with their URIs. A JSON-RPC error or a timeout is a
+result with ``is_error`` set, never an exception, so a turn can go on.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bothost.mcp import media
+
+
+@dataclass
+class CallResult:
+    """One tool call's outcome, ready for the model."""
+
+    text: str
+    structured: Any = None
+    is_error: bool = False
+    media: list[Path] = field(default_factory=list)
+    raw: dict[str, Any] | None = None
+
+    @classmethod
+    def failure(cls, message: str) -> CallResult:
+        return cls(text=message, is_error=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "structured": self.structured, "is_error": self.is_error,
+                "media": [str(p) for p in self.media]}
+
+
+def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
+    """Convert a ``CallToolResult`` dict."""
+    blocks = result.get("content") or []
+    if not isinstance(blocks, list):
+        blocks = []
+    structured = result.get("structuredContent")
+    parts: list[str] = []
+    saved: list[Path] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            if structured is None:
+                parts.append(str(block.get("text", "")))
+            continue
+        parts.append(_describe(block, media_dir, saved))
+    if structured is not None:
+        parts.insert(0, json.dumps(structured, ensure_ascii=False, indent=None))
+    return CallResult(text="\n".join(p for p in parts if p), structured=structured,
+                      is_error=bool(result.get("isError")), media=saved, raw=result)
+
+
+def _describe(block: dict[str, Any], media_dir: Path | None, saved: list[Path]) -> str:
+    kind = block.get("type")
+    if kind in ("image", "audio"):
+        return _save(kind, block.get("data"), block.get("mimeType"), media_dir, saved)
+    if kind == "resource_link":
+        label = block.get("title") or block.get("name") or "resource"
+        return f"[resource link: {label} <{block.get('uri', '')}>]"
+    if kind == "resource":
+        resource = block.get("resource") or {}
+        uri = resource.get("uri", "")
+        if "text" in resource:
+            return f"[resource {uri}]\n{resource['text']}"
+        if "blob" in resource:
+            return _save("resource", resource["blob"], resource.get("mimeType"), media_dir,
+                         saved, uri)
+        return f"[resource {uri}]"
+    return f"[unsupported content type {kind!r}]"
+
+
+def _save(kind: str, data: Any, mime: str | None, media_dir: Path | None,
+          saved: list[Path], uri: str = "") -> str:
+    origin = f" {uri}" if uri else ""
+    if media_dir is None or not isinstance(data, str):
+        return f"[{kind}{origin} ({mime or 'unknown type'}) not saved]"
+    try:
+        path = media.save_base64(media_dir, data, mime)
+    except media.MediaError as exc:
+        return f"[{kind}{origin} ({mime or 'unknown type'}) not saved: {exc}]"
+    saved.append(path)
+    size = media.human_size(path.stat().st_size)
+    return f"[{kind}{origin}: {media.link(path)} ({mime or 'unknown type'}, {size})]"

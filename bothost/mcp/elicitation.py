@@ -1,0 +1,74 @@
+"""``elicitation/create``: a server asks the user for a few values, mid-call.
+
+The request becomes a :class:`~bothost.platform.Question` of kind ``form`` handed to an
+async ``ask`` callback (the host routes it to the person in the conversation that made the
+call). The answer maps onto the spec's three actions: a dict (the values) or ``True`` →
+``accept``; ``False`` → ``decline``; ``None`` (nobody there, timed out) → ``cancel``.
+Fields the person left out get the schema's ``default`` (SEP-1034), and only the primitive
+types the spec allows are sent back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from bothost.mcp import jsonrpc
+from bothost.mcp.jsonrpc import McpError
+from bothost.platform import Question
+
+ASK_TIMEOUT = 300.0  # how long a person has to answer a server's question
+PRIMITIVES = (str, int, float, bool)
+
+
+def with_defaults(schema: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """`values` plus the schema's defaults for properties it lacks; primitives only."""
+    result: dict[str, Any] = {}
+    properties = schema.get("properties") or {}
+    for key, spec in properties.items():
+        if key in values and values[key] is not None:
+            result[key] = values[key]
+        elif isinstance(spec, dict) and "default" in spec:
+            result[key] = spec["default"]
+    for key, value in values.items():  # keep answers to fields the schema did not declare
+        if key not in properties and value is not None:
+            result[key] = value
+    return {k: v for k, v in result.items() if allowed(v)}
+
+
+def allowed(value: Any) -> bool:
+    """Elicitation answers are primitives, or a list of strings (multi-select enums)."""
+    if isinstance(value, list):
+        return all(isinstance(item, str) for item in value)
+    return isinstance(value, PRIMITIVES)
+
+
+async def answer(params: dict[str, Any], ask: Any, server: str,
+                 log: logging.Logger) -> dict[str, Any]:
+    """Ask a person and build the ``ElicitResult``."""
+    if params.get("mode", "form") != "form":
+        raise McpError(jsonrpc.INVALID_PARAMS, f"elicitation mode {params.get('mode')!r} "
+                       "is not supported (form only)")
+    schema = params.get("requestedSchema") or {}
+    if ask is None:
+        log.info("elicitation from %s cancelled: nobody to ask", server)
+        return {"action": "cancel"}
+    question = Question(text=f"{server} asks: {params.get('message', '')}", kind="form",
+                        schema=schema, timeout=ASK_TIMEOUT)
+    try:
+        async with asyncio.timeout(ASK_TIMEOUT):
+            reply = await ask(question)
+    except TimeoutError:
+        reply = None
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("asking the user for %s's elicitation failed", server)
+        reply = None
+    if reply is None:
+        return {"action": "cancel"}
+    if reply is False:
+        return {"action": "decline"}
+    values = reply if isinstance(reply, dict) else {}
+    return {"action": "accept", "content": with_defaults(schema, values)}

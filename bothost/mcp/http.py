@@ -1,0 +1,254 @@
+"""The Streamable HTTP transport (MCP 2025-11-25) on aiohttp.
+
+Each client message is one POST; the answer comes back as JSON or as an SSE stream that
+may also carry the server's requests and notifications about that call. After initialize
+every request carries ``Mcp-Session-Id`` (when the server issued one) and
+``MCP-Protocol-Version``. A GET stream carries what the server pushes unasked (``event/*``).
+Streams that end early are resumed with GET and ``Last-Event-ID`` after the server's
+``retry:`` delay; a 404 on a request that carried a session id means the server forgot the
+session, so the session is initialized again and the request sent once more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import aiohttp
+
+from bothost.mcp import jsonrpc
+from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
+from bothost.mcp.transport import OnClose, OnMessage, OnSessionLost, TransportError
+
+CONNECT_TIMEOUT = 10.0
+DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server gave no retry:
+MAX_RETRY = 30.0  # the GET stream's backoff ceiling
+MAX_RESUMES = 5  # give a request up after this many resumed streams without its answer
+DELETE_TIMEOUT = 2.0
+ERROR_BODY_CHARS = 300
+
+
+def session_forgotten(status: int, body: str) -> bool:
+    """Whether an error answer means the server no longer knows our session id.
+
+    The spec says 404; the TypeScript SDK's reference servers answer 400 "No valid session
+    ID provided", so that is taken to mean the same.
+    """
+    return status == 404 or (status == 400 and "session" in body.lower())
+
+
+class HttpTransport:
+    """One Streamable HTTP endpoint (see module docstring)."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None, *,
+                 log: logging.Logger) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.log = log
+        self.pid: int | None = None
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.on_session_lost: OnSessionLost | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self._on_message: OnMessage | None = None
+        self._on_close: OnClose | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._get_task: asyncio.Task | None = None
+        self._generation = 0  # bumped each time the session is dialed again
+        self._lost_lock = asyncio.Lock()
+        self._closed = False
+
+    async def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        self._on_message, self._on_close = on_message, on_close
+        timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_TIMEOUT,
+                                        sock_connect=CONNECT_TIMEOUT)
+        self._http = aiohttp.ClientSession(timeout=timeout)
+
+    def negotiated(self, protocol_version: str) -> None:
+        self.protocol_version = protocol_version
+
+    async def opened(self) -> None:
+        if self._get_task is not None:
+            self._get_task.cancel()
+        self._get_task = self._spawn(self._push_stream(self._generation))
+
+    def _spawn(self, coro: Any) -> asyncio.Task:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _headers(self, accept: str, last_event_id: str | None = None) -> dict[str, str]:
+        headers = {**self.headers, "Accept": accept}
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        return headers
+
+    # -- POST ----------------------------------------------------------------------------
+
+    async def send(self, message: jsonrpc.Message) -> None:
+        await self._post(message, may_redial=True)
+
+    async def _post(self, message: jsonrpc.Message, may_redial: bool) -> None:
+        if self._http is None or self._closed:
+            raise TransportError("transport is closed")
+        headers = self._headers("application/json, text/event-stream")
+        headers["Content-Type"] = "application/json"
+        had_session, generation = bool(self.session_id), self._generation
+        try:
+            resp = await self._http.post(self.url, data=jsonrpc.encode(message), headers=headers)
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise TransportError(f"POST {self.url}: {exc or type(exc).__name__}") from None
+        if resp.status >= 400:
+            body = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
+            resp.release()
+            if had_session and may_redial and message.get("method") != "initialize" \
+                    and session_forgotten(resp.status, body):
+                await self._session_lost(generation)
+                return await self._post(message, may_redial=False)
+            raise TransportError(f"HTTP {resp.status} from {self.url}: {body.strip()}")
+        if not self.session_id and resp.headers.get("Mcp-Session-Id"):
+            self.session_id = resp.headers["Mcp-Session-Id"]
+        related = message.get("id") if jsonrpc.is_request(message) else None
+        kind = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if resp.status == 202 or kind not in ("application/json", "text/event-stream"):
+            resp.release()
+        elif kind == "application/json":
+            await self._json_body(resp, related)
+        else:
+            self._spawn(self._call_stream(resp, related))
+
+    async def _json_body(self, resp: aiohttp.ClientResponse, related: Any) -> None:
+        try:
+            data = await resp.content.read(MAX_EVENT_BYTES + 1)
+        finally:
+            resp.release()
+        if len(data) > MAX_EVENT_BYTES:
+            self._fail(related, f"answer longer than {MAX_EVENT_BYTES} bytes refused")
+        elif data.strip():
+            self._deliver(data, related)
+
+    def _deliver(self, data: bytes | str, related: Any) -> list[jsonrpc.Message]:
+        try:
+            messages = jsonrpc.decode(data)
+        except jsonrpc.ProtocolError as exc:
+            self.log.warning("skipped a message that is not JSON-RPC (%s): %.200r", exc, data)
+            return []
+        for message in messages:
+            assert self._on_message is not None
+            self._on_message(message, related)
+        return messages
+
+    def _fail(self, related: Any, why: str) -> None:
+        if related is not None and self._on_message is not None:
+            self._on_message(jsonrpc.error(related, jsonrpc.CONNECTION_CLOSED, why), related)
+
+    # -- SSE streams ---------------------------------------------------------------------
+
+    async def _read(self, resp: aiohttp.ClientResponse, parser: SseParser, related: Any) -> bool:
+        """Deliver a stream's messages; True once the answer to `related` went by."""
+        try:
+            async for chunk in resp.content.iter_any():
+                for event in parser.feed(chunk):
+                    if event.event != "message" or not event.data.strip():
+                        continue  # e.g. the priming event that only carries id and retry
+                    for message in self._deliver(event.data, related):
+                        if related is not None and jsonrpc.is_response(message) \
+                                and message["id"] == related:
+                            return True
+        except (aiohttp.ClientError, SseError, OSError) as exc:
+            self.log.info("SSE stream broke: %s", exc or type(exc).__name__)
+        finally:
+            resp.release()
+        return False
+
+    async def _call_stream(self, resp: aiohttp.ClientResponse, related: Any) -> None:
+        parser = SseParser()
+        for _ in range(MAX_RESUMES + 1):
+            if await self._read(resp, parser, related) or related is None or self._closed:
+                return
+            if parser.last_id is None:
+                break  # nothing to resume from
+            delay = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RETRY
+            await asyncio.sleep(delay)
+            resumed = await self._get(parser.last_id)
+            if not isinstance(resumed, aiohttp.ClientResponse):
+                self._fail(related, f"stream ended and could not be resumed: {resumed}")
+                return
+            resp = resumed
+        self._fail(related, "stream ended before the answer arrived")
+
+    async def _get(self, last_event_id: str | None) -> aiohttp.ClientResponse | str:
+        """Open a GET stream; the response, or why not."""
+        assert self._http is not None
+        try:
+            resp = await self._http.get(self.url, headers=self._headers("text/event-stream",
+                                                                          last_event_id))
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            return f"GET failed: {exc or type(exc).__name__}"
+        kind = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if resp.status != 200 or kind != "text/event-stream":
+            resp.release()
+            return f"HTTP {resp.status}"
+        return resp
+
+    async def _push_stream(self, generation: int) -> None:
+        """The standalone GET stream for server push; reconnects until the transport closes."""
+        parser = SseParser()
+        failures = 0
+        while not self._closed:
+            had_session = bool(self.session_id)
+            resp = await self._get(parser.last_id)
+            if isinstance(resp, str):
+                if resp in ("HTTP 405", "HTTP 400") or (resp == "HTTP 404" and not had_session):
+                    self.log.debug("no server push stream (%s)", resp)
+                    return
+                if resp == "HTTP 404":
+                    self._spawn(self._session_lost(generation))
+                    return
+                failures += 1
+                self.log.info("server push stream unavailable (%s); retrying", resp)
+            else:
+                failures = 0
+                await self._read(resp, parser, None)
+            base = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RETRY
+            await asyncio.sleep(min(base * 2 ** failures, MAX_RETRY))
+
+    # -- session loss and shutdown -----------------------------------------------------
+
+    async def _session_lost(self, generation: int) -> None:
+        async with self._lost_lock:
+            if generation != self._generation or self._closed:
+                return  # another request already dialed again
+            self._generation += 1
+            self.session_id = None
+            self.protocol_version = None
+            if self._get_task is not None:
+                self._get_task.cancel()
+                self._get_task = None
+            if self.on_session_lost is not None:
+                await self.on_session_lost()
+
+    async def close(self) -> None:
+        if self._closed or self._http is None:
+            return
+        self._closed = True
+        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self.session_id:  # tell the server it may forget us; best effort
+            try:
+                async with asyncio.timeout(DELETE_TIMEOUT):
+                    resp = await self._http.delete(self.url, headers=self._headers("*/*"))
+                    resp.release()
+            except (aiohttp.ClientError, OSError, TimeoutError):
+                pass
+        await self._http.close()
+        if self._on_close is not None:
+            self._on_close("closed by the host")

@@ -1,0 +1,105 @@
+"""JSON-RPC 2.0 as MCP uses it: message shapes, error codes and decoding one message.
+
+Messages stay plain dicts end to end (they are logged, forwarded as event payloads and sent
+back verbatim), so this module only classifies and validates them; it never wraps them in
+classes. Ids may be strings or integers and are echoed back exactly as received.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# Errors the client itself produces for a request that never got a real answer.
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+
+Message = dict[str, Any]
+
+
+class McpError(Exception):
+    """A JSON-RPC error answer (or one the client made up for a lost request)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    @classmethod
+    def from_error(cls, error: Any) -> McpError:
+        if not isinstance(error, dict):
+            return cls(INTERNAL_ERROR, f"malformed error object: {error!r}")
+        return cls(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")),
+                   error.get("data"))
+
+
+class ProtocolError(ValueError):
+    """Bytes that are not a JSON-RPC message; the reader logs and skips them."""
+
+
+def request(id: int | str, method: str, params: dict[str, Any] | None = None) -> Message:
+    message: Message = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> Message:
+    message: Message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def result(id: int | str, value: dict[str, Any]) -> Message:
+    return {"jsonrpc": "2.0", "id": id, "result": value}
+
+
+def error(id: int | str | None, code: int, message: str, data: Any = None) -> Message:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": id, "error": body}
+
+
+def is_request(message: Message) -> bool:
+    return "method" in message and "id" in message
+
+
+def is_notification(message: Message) -> bool:
+    return "method" in message and "id" not in message
+
+
+def is_response(message: Message) -> bool:
+    answered = "result" in message or "error" in message
+    return "method" not in message and "id" in message and answered
+
+
+def encode(message: Message) -> bytes:
+    """One message as a line of compact JSON (stdio framing: no embedded newlines)."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def decode(data: bytes | str) -> list[Message]:
+    """Parse one frame: a message or a batch of them. Raises :class:`ProtocolError`."""
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"not JSON: {exc}") from None
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
+            raise ProtocolError("not a JSON-RPC 2.0 message")
+        if "id" in item and not isinstance(item["id"], str | int | None) or isinstance(
+            item.get("id"), bool
+        ):
+            raise ProtocolError(f"bad id {item.get('id')!r}")
+        if not ("method" in item or "result" in item or "error" in item):
+            raise ProtocolError("neither a request, a notification nor a response")
+    return items

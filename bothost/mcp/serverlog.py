@@ -1,0 +1,66 @@
+"""Each MCP server's own log file: ``<home>/logs/mcp/<name>.log``, rotated at 5 MB.
+
+The server's stderr (line by line), its ``notifications/message`` entries and the host's
+lifecycle lines about it (started, exited, restarted) all go to one file, so ``bothost mcp
+logs NAME`` shows the whole story of a server. One logger per server, not propagated to the
+host's log, so a chatty server cannot flood it.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+from pathlib import Path
+
+MAX_BYTES = 5 * 1024 * 1024  # DESIGN: rotate at 5 MB
+BACKUPS = 1  # one backup: <name>.log.1
+LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+
+# MCP logging levels (RFC 5424 names) onto Python's.
+MCP_LEVELS = {
+    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
+    "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+}
+
+
+def log_path(home: Path, name: str) -> Path:
+    return Path(home) / "logs" / "mcp" / f"{name}.log"
+
+
+def server_logger(home: Path | None, name: str) -> logging.Logger:
+    """The logger for server `name`; writes to its file when `home` is given."""
+    logger = logging.getLogger(f"bothost.mcp.server.{name}")
+    logger.setLevel(logging.DEBUG)
+    if home is None:
+        return logger
+    path = log_path(home, name)
+    for handler in logger.handlers:
+        if getattr(handler, "baseFilename", None) == str(path):
+            return logger
+    for handler in list(logger.handlers):  # a previous home (tests) — drop it
+        logger.removeHandler(handler)
+        handler.close()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    handler = logging.handlers.RotatingFileHandler(
+        path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
+    )
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    logger.addHandler(handler)
+    logger.propagate = False
+    return logger
+
+
+def close_server_logger(name: str) -> None:
+    logger = logging.getLogger(f"bothost.mcp.server.{name}")
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+
+
+def log_message(logger: logging.Logger, params: dict) -> None:
+    """Write one ``notifications/message`` entry."""
+    level = MCP_LEVELS.get(str(params.get("level", "info")).lower(), logging.INFO)
+    origin = params.get("logger")
+    data = params.get("data")
+    logger.log(level, "[message%s] %s", f" {origin}" if origin else "", data)

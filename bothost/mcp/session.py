@@ -1,0 +1,240 @@
+"""The client side of one MCP connection: handshake, requests, and their answers.
+
+A :class:`ClientSession` sits on a transport (stdio or Streamable HTTP). It numbers its
+requests, matches answers to them (string or numeric ids), bounds each with a deadline
+(sending ``notifications/cancelled`` when one runs out) and fails every pending request at
+once when the transport closes. What the *server* sends unasked — requests such as
+``elicitation/create`` and notifications such as ``event/*`` — is handled in
+:mod:`bothost.mcp.inbound`; turning tool results into text and media in
+:mod:`bothost.mcp.content`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bothost.mcp import content, inbound, jsonrpc
+from bothost.mcp.jsonrpc import McpError
+from bothost.mcp.transport import Transport, TransportError
+
+PROTOCOL_VERSION = "2025-11-25"
+# Older revisions a server may answer with; the wire format we use is the same in all.
+SUPPORTED_VERSIONS = (PROTOCOL_VERSION, "2025-06-18", "2025-03-26", "2024-11-05")
+CLIENT_NAME = "bothost"
+CLIENT_VERSION = "0.1.0"
+INITIALIZE_TIMEOUT = 30.0  # a server slower than this to start is reported as failed
+REQUEST_TIMEOUT = 60.0
+MAX_TOOL_PAGES = 100  # a server that pages forever (or repeats a cursor) is cut off here
+
+Callback = Callable[..., Any]
+
+
+@dataclass
+class Pending:
+    """A request waiting for its answer."""
+
+    method: str
+    future: asyncio.Future
+    on_progress: Callback | None = None
+    ask: Callback | None = None
+
+
+class ClientSession:
+    """One initialized MCP connection (see module docstring)."""
+
+    def __init__(self, transport: Transport, *, name: str, log: logging.Logger,
+                 media_dir: Path | None = None, ask: Callback | None = None,
+                 roots: list[dict[str, str]] | None = None, on_event: Callback | None = None,
+                 on_tools_changed: Callback | None = None, on_closed: Callback | None = None,
+                 client_info: dict[str, str] | None = None) -> None:
+        self.transport = transport
+        self.name = name
+        self.log = log
+        self.media_dir = media_dir
+        self.ask = ask
+        self.roots = roots or []
+        self.on_event = on_event
+        self.on_tools_changed = on_tools_changed
+        self.on_closed = on_closed
+        self.client_info = client_info or {"name": CLIENT_NAME, "version": CLIENT_VERSION}
+        self.protocol_version: str | None = None
+        self.server_info: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.tools: list[dict[str, Any]] = []
+        self.tools_list_requests = 0  # how often tools/list was sent (coalescing is tested)
+        self.closed_reason: str | None = None
+        self.pending: dict[Any, Pending] = {}
+        self._ids = itertools.count(1)
+        self.inbound = inbound.Inbound(self)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self, timeout: float = INITIALIZE_TIMEOUT) -> None:
+        """Start the transport and run the initialize handshake."""
+        self.transport.on_session_lost = self._reinitialize
+        await self.transport.start(self._on_message, self._on_close)
+        await self.initialize(timeout)
+
+    def client_capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {"roots": {"listChanged": False}}
+        if self.ask is not None:
+            caps["elicitation"] = {"form": {}}
+        return caps
+
+    async def initialize(self, timeout: float = INITIALIZE_TIMEOUT) -> None:
+        answer = await self.request("initialize", {
+            "protocolVersion": PROTOCOL_VERSION, "capabilities": self.client_capabilities(),
+            "clientInfo": self.client_info}, timeout=timeout)
+        version = answer.get("protocolVersion")
+        if version not in SUPPORTED_VERSIONS:
+            raise McpError(jsonrpc.INVALID_REQUEST, f"unsupported protocol revision {version!r}")
+        if version != PROTOCOL_VERSION:
+            self.log.info("server negotiated older protocol revision %s (we speak %s)",
+                          version, PROTOCOL_VERSION)
+        self.protocol_version = version
+        self.server_info = answer.get("serverInfo") or {}
+        self.capabilities = answer.get("capabilities") or {}
+        self.instructions = answer.get("instructions")
+        self.transport.negotiated(version)
+        await self.notify("notifications/initialized")
+        await self.transport.opened()
+        self.log.info("initialized %s %s (protocol %s)", self.server_info.get("name", "?"),
+                      self.server_info.get("version", ""), version)
+
+    async def _reinitialize(self) -> None:
+        self.log.warning("server lost our session; initializing again")
+        await self.initialize()
+
+    async def close(self) -> None:
+        await self.inbound.close()
+        await self.transport.close()
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_reason is not None
+
+    def _on_close(self, reason: str) -> None:
+        if self.closed_reason is not None:
+            return
+        self.closed_reason = reason
+        error = McpError(jsonrpc.CONNECTION_CLOSED, f"server {reason}")
+        for pending in self.pending.values():  # every waiting call wakes now
+            if not pending.future.done():
+                pending.future.set_exception(error)
+        if self.on_closed is not None:
+            self.on_closed(reason)
+
+    # -- outgoing ----------------------------------------------------------------------
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      timeout: float = REQUEST_TIMEOUT, on_progress: Callback | None = None,
+                      ask: Callback | None = None) -> dict[str, Any]:
+        """Send a request and wait for its result; raises :class:`McpError`."""
+        if self.closed_reason is not None:
+            raise McpError(jsonrpc.CONNECTION_CLOSED, f"server {self.closed_reason}")
+        id_ = next(self._ids)
+        params = dict(params or {})
+        if on_progress is not None:
+            params["_meta"] = {**params.get("_meta", {}), "progressToken": id_}
+        future = asyncio.get_running_loop().create_future()
+        self.pending[id_] = Pending(method, future, on_progress, ask)
+        try:
+            async with asyncio.timeout(timeout):
+                await self.transport.send(jsonrpc.request(id_, method, params))
+                return await future
+        except TimeoutError:
+            self._cancel(id_, method, f"timed out after {timeout:g} s")
+            raise McpError(jsonrpc.REQUEST_TIMEOUT,
+                           f"{method} timed out after {timeout:g} s") from None
+        except TransportError as exc:
+            raise McpError(jsonrpc.CONNECTION_CLOSED, str(exc)) from None
+        except asyncio.CancelledError:
+            self._cancel(id_, method, "the caller gave up")
+            raise
+        finally:
+            self.pending.pop(id_, None)
+
+    def _cancel(self, id_: Any, method: str, reason: str) -> None:
+        if method == "initialize" or self.closed_reason is not None:
+            return  # the spec forbids cancelling initialize
+        note = jsonrpc.notification("notifications/cancelled", {"requestId": id_, "reason": reason})
+        self.inbound.spawn(self._send_quietly(note))
+
+    async def _send_quietly(self, message: jsonrpc.Message) -> None:
+        try:
+            await self.transport.send(message)
+        except TransportError as exc:
+            self.log.debug("could not send %s: %s", message.get("method"), exc)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self.transport.send(jsonrpc.notification(method, params))
+
+    async def ping(self, timeout: float = 10.0) -> None:
+        await self.request("ping", timeout=timeout)
+
+    async def list_tools(self, timeout: float = REQUEST_TIMEOUT) -> list[dict[str, Any]]:
+        """Every tool, following ``nextCursor`` for at most MAX_TOOL_PAGES pages."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_TOOL_PAGES):
+            self.tools_list_requests += 1
+            page = await self.request("tools/list", {"cursor": cursor} if cursor else {},
+                                      timeout=timeout)
+            tools.extend(t for t in page.get("tools") or [] if isinstance(t, dict) and "name" in t)
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return tools
+            if cursor in seen:
+                self.log.warning("tools/list repeated cursor %r; stopping", cursor)
+                return tools
+            seen.add(cursor)
+        self.log.warning("tools/list still paging after %d pages; using what arrived",
+                         MAX_TOOL_PAGES)
+        return tools
+
+    async def refresh_tools(self) -> list[dict[str, Any]]:
+        """Re-list tools; concurrent calls and list_changed bursts share one listing."""
+        return await self.inbound.refresh_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        timeout: float = REQUEST_TIMEOUT, on_progress: Callback | None = None,
+                        ask: Callback | None = None) -> content.CallResult:
+        """Call a tool; failures (error answers, timeouts, a dead server) are error results."""
+        try:
+            answer = await self.request("tools/call", {"name": name, "arguments": arguments or {}},
+                                        timeout=timeout, on_progress=on_progress, ask=ask)
+        except McpError as exc:
+            return content.CallResult.failure(f"{self.name}/{name} failed: {exc.message}")
+        return content.from_result(answer, self.media_dir)
+
+    # -- incoming ----------------------------------------------------------------------
+
+    def _on_message(self, message: jsonrpc.Message, related: Any) -> None:
+        if jsonrpc.is_response(message):
+            pending = self._find(message["id"])
+            if pending is None:
+                self.log.debug("answer to unknown request %r ignored", message["id"])
+            elif not pending.future.done():
+                if "error" in message:
+                    pending.future.set_exception(McpError.from_error(message["error"]))
+                else:
+                    answer = message.get("result")
+                    pending.future.set_result(answer if isinstance(answer, dict) else {})
+        elif jsonrpc.is_request(message):
+            self.inbound.on_request(message, related)
+        elif jsonrpc.is_notification(message):
+            self.inbound.on_notification(message)
+
+    def _find(self, id_: Any) -> Pending | None:
+        pending = self.pending.get(id_)
+        if pending is None and isinstance(id_, str) and id_.lstrip("-").isdigit():
+            pending = self.pending.get(int(id_))  # tolerate a server that stringifies our ids
+        return pending

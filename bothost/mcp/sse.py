@@ -1,0 +1,82 @@
+"""An incremental Server-Sent Events parser with a size bound.
+
+Written here rather than relying on aiohttp's ``readline`` because MCP messages ride in a
+single ``data:`` line and can be megabytes long (base64 images), past aiohttp's line limit;
+our bound is the same one the stdio reader enforces. Follows the WHATWG event-stream rules
+MCP relies on: ``data`` lines joined with newlines, ``id`` remembered for ``Last-Event-ID``,
+``retry`` in milliseconds, comment lines ignored, an event dispatched on a blank line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_EVENT_BYTES = 16 * 1024 * 1024  # same bound as a stdio line
+
+
+class SseError(ValueError):
+    """The stream broke the format or the size bound."""
+
+
+@dataclass
+class SseEvent:
+    data: str
+    event: str = "message"
+    id: str | None = None  # the last event id in force when this event was dispatched
+    retry: int | None = None  # milliseconds, when this event carried a retry field
+
+
+class SseParser:
+    def __init__(self, max_bytes: int = MAX_EVENT_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.last_id: str | None = None
+        self.retry_ms: int | None = None
+        self._pending = bytearray()
+        self._data: list[str] = []
+        self._size = 0
+        self._event = ""
+        self._retry: int | None = None
+        self._saw_field = False
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        self._pending += chunk
+        events: list[SseEvent] = []
+        while (end := self._pending.find(b"\n")) != -1:
+            line = bytes(self._pending[:end]).rstrip(b"\r")
+            del self._pending[: end + 1]
+            event = self._line(line.decode("utf-8", "replace"))
+            if event is not None:
+                events.append(event)
+        if len(self._pending) + self._size > self.max_bytes:
+            raise SseError(f"event larger than {self.max_bytes} bytes")
+        return events
+
+    def _line(self, line: str) -> SseEvent | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        self._saw_field = True
+        if name == "data":
+            self._data.append(value)
+            self._size += len(value) + 1
+        elif name == "id":
+            if "\0" not in value:
+                self.last_id = value
+        elif name == "retry":
+            if value.isdigit():
+                self.retry_ms = self._retry = int(value)
+        elif name == "event":
+            self._event = value
+        return None
+
+    def _dispatch(self) -> SseEvent | None:
+        if not self._saw_field:
+            return None
+        event = SseEvent("\n".join(self._data), self._event or "message", self.last_id,
+                         self._retry)
+        self._data, self._size, self._event, self._retry = [], 0, "", None
+        self._saw_field = False
+        return event

@@ -1,0 +1,216 @@
+"""The stdio transport: a server subprocess speaking newline-delimited JSON-RPC.
+
+The server runs in its own process group (``start_new_session``) so shutdown reaches the
+helpers it forks: SIGTERM to the group, SIGKILL after a grace period. Stdout is split into
+lines by our own bounded reader: a line that is not JSON-RPC is logged and skipped, and a
+line longer than the bound is dropped as it streams in (never buffered whole), so one
+misbehaving server cannot exhaust the host's memory. Stderr goes line by line into the
+server's log. The transport closes — and says why — when stdout ends or the process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import signal
+
+from bothost.mcp import jsonrpc
+from bothost.mcp.transport import OnClose, OnMessage, OnSessionLost, TransportError
+
+MAX_LINE = 16 * 1024 * 1024  # a base64 image fits; anything bigger is a broken server
+READ_CHUNK = 256 * 1024
+MAX_STDERR_LINE = 64 * 1024  # longer stderr lines are cut, not refused
+TERM_GRACE = 3.0  # DESIGN: SIGKILL 3 s after SIGTERM
+EXIT_DRAIN = 0.5  # after exit, how long stdout may still deliver buffered answers
+# An over-long *response* still names its id near the start; failing that call at once beats
+# letting it wait for its timeout. Anchored so a nested "id" can never match.
+RESPONSE_HEAD = re.compile(
+    rb'^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*("[^"\\]{0,200}"|-?\d{1,18})'
+    rb'\s*,\s*"(?:result|error)"'
+)
+
+
+class StdioTransport:
+    """One server process; ``send`` writes a line, received messages go to ``on_message``."""
+
+    def __init__(self, command: str, args: list[str], env: dict[str, str], *,
+                 log: logging.Logger, cwd: str | None = None, max_line: int = MAX_LINE) -> None:
+        self.command = command
+        self.args = list(args)
+        self.env = env
+        self.cwd = cwd
+        self.log = log
+        self.max_line = max_line
+        self.pid: int | None = None
+        self.returncode: int | None = None
+        self.on_session_lost: OnSessionLost | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._write_lock = asyncio.Lock()
+        self._on_message: OnMessage | None = None
+        self._on_close: OnClose | None = None
+        self._closed = False
+        self._stdout_done = asyncio.Event()
+
+    async def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        self._on_message, self._on_close = on_message, on_close
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                self.command, *self.args, stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=self.env, cwd=self.cwd, start_new_session=True,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start {self.command!r}: {exc.strerror or exc}") from None
+        self.pid = self._proc.pid
+        self.log.info("started %s (pid %s)", " ".join([self.command, *self.args]), self.pid)
+        self._tasks = [
+            asyncio.create_task(self._read_stdout(), name=f"mcp-stdout-{self.pid}"),
+            asyncio.create_task(self._read_stderr(), name=f"mcp-stderr-{self.pid}"),
+            asyncio.create_task(self._watch_exit(), name=f"mcp-exit-{self.pid}"),
+        ]
+
+    def negotiated(self, protocol_version: str) -> None:
+        pass
+
+    async def opened(self) -> None:
+        pass
+
+    async def send(self, message: jsonrpc.Message) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None or self._closed:
+            raise TransportError("server is not running")
+        data = jsonrpc.encode(message)
+        async with self._write_lock:
+            try:
+                proc.stdin.write(data)
+                await proc.stdin.drain()
+            except (ConnectionError, RuntimeError) as exc:
+                raise TransportError(f"server stdin closed: {exc}") from None
+
+    async def _read_stdout(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        reader = self._proc.stdout
+        buffer = bytearray()
+        discarding = False  # inside an over-long line: drop bytes until its newline
+        try:
+            while chunk := await reader.read(READ_CHUNK):
+                start = 0
+                while (end := chunk.find(b"\n", start)) != -1:
+                    if discarding:
+                        discarding = False
+                    else:
+                        buffer += chunk[start:end]
+                        if len(buffer) > self.max_line:
+                            self._refuse(bytes(buffer[:256]))
+                        else:
+                            self._line(bytes(buffer))
+                    buffer.clear()
+                    start = end + 1
+                if not discarding:
+                    buffer += chunk[start:]
+                    if len(buffer) > self.max_line:
+                        self._refuse(bytes(buffer[:256]))
+                        buffer.clear()
+                        discarding = True
+            if buffer.strip() and not discarding:
+                self._line(bytes(buffer))
+        finally:
+            self._stdout_done.set()
+
+    def _line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            messages = jsonrpc.decode(line)
+        except jsonrpc.ProtocolError as exc:
+            self.log.warning("skipped a stdout line (%s): %.200r", exc, line)
+            return
+        for message in messages:
+            assert self._on_message is not None
+            self._on_message(message, None)
+
+    def _refuse(self, head: bytes) -> None:
+        self.log.error("refused a stdout line longer than %d bytes: %.120r…", self.max_line, head)
+        match = RESPONSE_HEAD.match(head)
+        if match and self._on_message is not None:
+            raw = match.group(1)
+            id_ = raw[1:-1].decode() if raw.startswith(b'"') else int(raw)
+            self._on_message(jsonrpc.error(id_, jsonrpc.INTERNAL_ERROR,
+                                           f"response longer than {self.max_line} bytes refused"),
+                             None)
+
+    async def _read_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        reader = self._proc.stderr
+        pending = b""
+        while chunk := await reader.read(READ_CHUNK):
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                self._stderr_line(line)
+            if len(pending) > MAX_STDERR_LINE:
+                self._stderr_line(pending[:MAX_STDERR_LINE])
+                pending = b""
+        if pending:
+            self._stderr_line(pending)
+
+    def _stderr_line(self, line: bytes) -> None:
+        text = line[:MAX_STDERR_LINE].decode("utf-8", "replace").rstrip("\r")
+        self.log.info("[stderr] %s", text)
+
+    async def _watch_exit(self) -> None:
+        assert self._proc is not None
+        code = await self._proc.wait()
+        self.returncode = code
+        try:  # answers written just before exit are still in the pipe
+            async with asyncio.timeout(EXIT_DRAIN):
+                await self._stdout_done.wait()
+        except TimeoutError:
+            pass  # a forked helper keeps stdout open; the server itself is gone
+        reason = f"exited with code {code}" if code >= 0 else f"killed by signal {-code}"
+        self.log.info("process %s %s", self.pid, reason)
+        self._finish(reason)
+
+    def _finish(self, reason: str) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._on_close is not None:
+            self._on_close(reason)
+
+    async def close(self) -> None:
+        """Stop the server: close stdin, SIGTERM the group, SIGKILL after the grace period."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._finish("closed by the host")
+        if proc.returncode is None:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            self._signal(signal.SIGTERM)
+            try:
+                async with asyncio.timeout(TERM_GRACE):
+                    await proc.wait()
+            except TimeoutError:
+                self.log.warning("pid %s ignored SIGTERM for %.0f s; SIGKILL", self.pid, TERM_GRACE)
+                self._signal(signal.SIGKILL)
+                await proc.wait()
+        self._signal(signal.SIGKILL)  # helpers left in the group after the leader exited
+        try:  # with the group gone the pipes reach EOF; let the readers finish cleanly
+            async with asyncio.timeout(TERM_GRACE):
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+        except TimeoutError:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _signal(self, sig: int) -> None:
+        if self.pid is None:
+            return
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,176 @@
+"""Our client on stdio against the raw test server: paging, events, garbage, death, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from conftest import wait_for
+
+from bothost.mcp.serverlog import log_path
+
+
+async def test_tools_list_follows_every_page(open_paging):
+    session, _ = await open_paging(TOOL_COUNT=23, PAGE_SIZE=5)
+    tools = await session.refresh_tools()
+    assert len(tools) == 23
+    assert session.tools_list_requests == 5
+    echo = next(t for t in tools if t["name"] == "echo")
+    assert echo["annotations"] == {"readOnlyHint": True}
+    assert echo["_meta"] == {"bothost/capabilities": {"private": True}}
+
+
+async def test_call_returns_text(open_paging):
+    session, _ = await open_paging()
+    result = await session.call_tool("echo", {"text": "hello"})
+    assert (result.text, result.is_error) == ("hello", False)
+
+
+async def test_unknown_tool_is_an_error_result(open_paging):
+    session, _ = await open_paging()
+    result = await session.call_tool("nope", {})
+    assert result.is_error and "unknown tool nope" in result.text
+
+
+async def test_event_notifications_reach_the_callback_in_order(open_paging):
+    session, recorder = await open_paging()
+    await session.call_tool("push", {"count": 3, "type": "event/new_email"})
+    await wait_for(lambda: len(recorder.events) == 3)
+    assert [e[2]["id"] for e in recorder.events] == ["e0", "e1", "e2"]
+    assert {(e[0], e[1]) for e in recorder.events} == {("paging", "event/new_email")}
+
+
+async def test_garbage_lines_are_logged_and_skipped(open_paging, home):
+    session, _ = await open_paging()
+    result = await session.call_tool("garbage")
+    assert result.text == "after garbage"
+    assert (await session.call_tool("echo", {"text": "still fine"})).text == "still fine"
+    log = log_path(home, "paging").read_text()
+    assert "skipped a stdout line" in log and "this is not json" in log
+
+
+async def test_death_mid_call_wakes_every_pending_call_at_once(open_paging):
+    session, recorder = await open_paging()
+    slow = [asyncio.create_task(session.call_tool("slow", {"seconds": 30}, timeout=60))
+            for _ in range(3)]
+    await wait_for(lambda: len(session.pending) == 3)
+    started = time.monotonic()
+    died = await session.call_tool("die", timeout=60)
+    results = await asyncio.gather(*slow)
+    assert time.monotonic() - started < 5
+    assert died.is_error and "exited with code 3" in died.text
+    assert all(r.is_error and "exited with code 3" in r.text for r in results)
+    assert recorder.closed == ["exited with code 3"]
+    assert (await session.call_tool("echo")).is_error  # no waiting on a dead server
+
+
+async def test_timeout_sends_cancelled_and_returns_an_error(open_paging, home):
+    session, _ = await open_paging()
+    result = await session.call_tool("slow", {"seconds": 30}, timeout=0.3)
+    assert result.is_error and "timed out after 0.3 s" in result.text
+    await wait_for(lambda: "cancelled " in log_path(home, "paging").read_text())
+
+
+async def test_over_long_line_is_refused_and_the_call_fails_fast(open_paging, home):
+    session, _ = await open_paging(max_line=100_000)
+    result = await session.call_tool("long_line", {"size": 300_000}, timeout=20)
+    assert result.is_error and "longer than 100000 bytes" in result.text
+    assert (await session.call_tool("echo", {"text": "ok"})).text == "ok"
+    assert "refused a stdout line" in log_path(home, "paging").read_text()
+
+
+async def test_progress_reaches_the_callback_while_the_call_runs(open_paging):
+    session, _ = await open_paging()
+    seen = []
+    result = await session.call_tool("progress", on_progress=lambda p, t, m: seen.append((p, t, m)))
+    assert result.text == "done"
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+async def test_structured_content_wins_over_its_text_mirror(open_paging):
+    session, _ = await open_paging()
+    result = await session.call_tool("structured")
+    assert result.structured == {"temperature": 21.5, "unit": "C"}
+    assert json.loads(result.text) == result.structured  # one copy, not two
+
+
+async def test_image_is_saved_under_media_and_linked(open_paging, home):
+    session, _ = await open_paging()
+    result = await session.call_tool("image")
+    assert len(result.media) == 1 and result.media[0].parent == home / "media"
+    assert result.media[0].read_bytes().startswith(b"\x89PNG")
+    assert f"/media/{result.media[0].name}" in result.text and "a pixel" in result.text
+
+
+async def test_elicitation_goes_to_ask_and_defaults_fill_the_rest(open_paging):
+    questions = []
+
+    async def ask(question):
+        questions.append(question)
+        return {"name": "Ana"}
+
+    session, _ = await open_paging(ask=ask)
+    result = await session.call_tool("elicit")
+    assert json.loads(result.text) == {"action": "accept",
+                                       "content": {"name": "Ana", "color": "blue"}}
+    assert questions[0].kind == "form" and "Your name?" in questions[0].text
+
+
+async def test_per_call_ask_wins_and_nobody_means_cancel(open_paging):
+    session, _ = await open_paging()
+    nobody = await session.call_tool("elicit")
+    assert json.loads(nobody.text) == {"action": "cancel"}
+
+    async def decline(question):
+        return False
+
+    declined = await session.call_tool("elicit", ask=decline)
+    assert json.loads(declined.text) == {"action": "decline"}
+
+
+async def test_roots_list_and_unknown_server_requests(open_paging):
+    roots = [{"uri": "file:///srv/data", "name": "data"}]
+    session, _ = await open_paging(roots=roots)
+    assert json.loads((await session.call_tool("ask_roots")).text) == {
+        "jsonrpc": "2.0", "id": 1, "result": {"roots": roots}}
+    unknown = json.loads((await session.call_tool("ask_unknown")).text)
+    assert unknown["id"] == "str-id-7" and unknown["error"]["code"] == -32601
+
+
+async def test_log_notifications_and_stderr_go_to_the_server_log(open_paging, home):
+    session, _ = await open_paging()
+    await session.call_tool("log")
+    await session.call_tool("flood_stderr", {"lines": 3})
+    path = log_path(home, "paging")
+    await wait_for(lambda: "stderr line 2" in path.read_text())
+    text = path.read_text()
+    assert "WARNING [message test] logged through MCP" in text
+
+
+async def test_older_protocol_revision_is_accepted_and_logged(open_paging, home):
+    session, _ = await open_paging(PROTOCOL="2025-03-26")
+    assert session.protocol_version == "2025-03-26"
+    assert (await session.call_tool("echo", {"text": "x"})).text == "x"
+    assert "older protocol revision 2025-03-26" in log_path(home, "paging").read_text()
+
+
+async def test_unsupported_protocol_revision_fails_the_start(home, open_paging):
+    from bothost.mcp.jsonrpc import McpError
+
+    try:
+        await open_paging(PROTOCOL="1999-01-01")
+    except McpError as exc:
+        assert "unsupported protocol revision" in str(exc)
+    else:
+        raise AssertionError("expected the start to fail")
+
+
+async def test_list_changed_burst_is_coalesced(open_paging):
+    session, recorder = await open_paging()
+    await session.refresh_tools()
+    before = session.tools_list_requests
+    await session.call_tool("push", {"count": 5, "type": "notifications/tools/list_changed"})
+    await wait_for(lambda: recorder.tool_changes and not session.inbound.relisting)
+    pages = -(-len(session.tools) // 4)
+    assert session.tools_list_requests - before <= 2 * pages
