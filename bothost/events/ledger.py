@@ -73,6 +73,14 @@ def claim(db: sqlite_utils.Database, now: float, ttl: float, limit: int) -> Clai
             "UPDATE events SET status = 'pending', claimed_until = NULL"
             " WHERE status = 'claimed' AND claimed_until <= ?", (now,),
         )
+        # a briefing waiting for a retry whose events were all acknowledged or snoozed
+        # meanwhile has nothing left to say: it is not sent again
+        orphans = ("SELECT id FROM briefings b WHERE status = 'pending' AND NOT EXISTS"
+                   " (SELECT 1 FROM events e WHERE e.briefing_id = b.id"
+                   " AND e.status IN ('pending', 'claimed'))")
+        conn.execute(f"UPDATE deliveries SET status = 'cancelled' WHERE status = 'pending'"
+                     f" AND briefing_id IN ({orphans})")
+        conn.execute(f"UPDATE briefings SET status = 'cancelled' WHERE id IN ({orphans})")
         for event_id, briefing_id in conn.execute(
             "SELECT e.id, e.briefing_id FROM events e JOIN briefings b ON b.id = e.briefing_id"
             " WHERE e.status = 'pending' AND b.status = 'pending' ORDER BY e.id"

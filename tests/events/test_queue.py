@@ -1,0 +1,95 @@
+"""The queue: dedupe inside and after the window, size limit, bursts, urgent pokes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bothost.config import TickRule
+from bothost.events.queue import EventQueue
+from bothost.models import Event
+
+T0 = 1_800_000_000.0
+
+
+def email(n, at=T0, **extra):
+    return Event("gmail", "event/new_email", {"id": f"m{n}", "from": "ana@corp.com", **extra},
+                 received_at=at)
+
+
+def count(store, where="1"):
+    return store.call(lambda db: db.execute(f"SELECT count(*) FROM events WHERE {where}")
+                      .fetchone()[0])
+
+
+async def test_a_repeated_key_inside_the_window_is_ignored(queue, store):
+    first = await queue.ingest(email(1))
+    again = await queue.ingest(email(1, at=T0 + 3600))
+    assert first is not None and again is None
+    assert count(store) == 1
+
+
+async def test_the_same_key_after_the_window_is_a_new_event(queue, store, config):
+    first = await queue.ingest(email(1))
+    later = await queue.ingest(email(1, at=T0 + config.dedupe_window + 1))
+    assert later is not None and later != first
+    keys = store.call(lambda db: [r[0] for r in db.execute("SELECT dedupe_key FROM events")])
+    assert keys == ["gmail:event/new_email:m1", "gmail:event/new_email:m1"]
+
+
+async def test_payloads_without_id_dedupe_on_their_canonical_form(queue):
+    a = await queue.ingest(Event("hook", "webhook", {"b": 2, "a": [1, {"x": "é"}]}, T0))
+    b = await queue.ingest(Event("hook", "webhook", {"a": [1, {"x": "é"}], "b": 2}, T0 + 1))
+    c = await queue.ingest(Event("hook", "webhook", {"a": [1, {"x": "e"}], "b": 2}, T0 + 2))
+    assert a is not None and b is None and c is not None
+
+
+async def test_a_given_key_wins_over_the_payload(queue):
+    a = await queue.ingest(Event("hook", "webhook", {"n": 1}, T0, dedupe_key="msg_1"))
+    b = await queue.ingest(Event("hook", "webhook", {"n": 2}, T0, dedupe_key="msg_1"))
+    assert a is not None and b is None
+
+
+async def test_duplicates_inside_one_burst_are_caught(queue, store):
+    ids = await queue.ingest_many([email(1), email(2), email(1), email(2), email(3)])
+    assert [i is not None for i in ids] == [True, True, False, False, True]
+    assert count(store) == 3
+
+
+async def test_an_oversize_payload_is_refused_and_logged(store, config, caplog):
+    queue = EventQueue(store, config, max_payload=1000)
+    with caplog.at_level(logging.WARNING, logger="bothost.events.queue"):
+        refused = await queue.ingest(email(1, body="x" * 2000))
+        kept = await queue.ingest(email(2, body="x" * 100))
+    await queue.close()
+    assert refused is None and kept is not None
+    assert "refused" in caplog.text and "gmail" in caplog.text
+    assert count(store) == 1
+
+
+async def test_a_concurrent_burst_is_written_in_few_transactions(queue, store):
+    calls = []
+    original = store.run
+
+    async def counting_run(fn):
+        calls.append(fn)
+        return await original(fn)
+
+    store.run = counting_run
+    events = [email(n) for n in range(3000)]
+    ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+    assert len(set(ids)) == 3000 and None not in ids
+    assert len(calls) <= 3  # one per gathered burst, never one per event
+    assert count(store, "status = 'pending'") == 3000
+
+
+async def test_an_urgent_event_pokes_the_ticker(store, config):
+    config.rules = [TickRule({"type": "event/ssh_alert"}, "urgent")]
+    poked = asyncio.Event()
+    queue = EventQueue(store, config, on_urgent=poked.set)
+    await queue.ingest(email(1))
+    assert not poked.is_set()
+    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a1"}))
+    async with asyncio.timeout(5):
+        await poked.wait()
+    await queue.close()

@@ -1,0 +1,94 @@
+"""The timetable: cron in the configured zone, quiet hours, and the running Ticker."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bothost.config import TickConfig
+from bothost.events.schedule import QuietHours, Schedule, ScheduleError
+from bothost.events.tick import Ticker
+from bothost.models import Event
+
+ZURICH = ZoneInfo("Europe/Zurich")
+
+
+def zurich(*args):
+    return datetime(*args, tzinfo=ZURICH).timestamp()
+
+
+def test_a_weekday_cron_fires_at_local_time_across_dst():
+    schedule = Schedule(TickConfig(schedules=["0 8 * * 1-5"], timezone="Europe/Zurich"))
+    friday_evening = zurich(2026, 3, 27, 18, 0)
+    monday = schedule.next_cron(friday_evening)
+    assert datetime.fromtimestamp(monday, ZURICH) == datetime(2026, 3, 30, 8, 0, tzinfo=ZURICH)
+    assert monday - friday_evening == (2 * 24 + 14) * 3600 - 3600  # clocks went forward
+
+
+def test_the_next_due_tick_is_the_earlier_of_interval_and_cron():
+    schedule = Schedule(TickConfig(interval=900, schedules=["0 8 * * *"],
+                                   timezone="Europe/Zurich"))
+    now = zurich(2026, 12, 2, 7, 55)
+    assert schedule.next_due(now, last_tick=now - 60, cron_after=now) == (
+        zurich(2026, 12, 2, 8, 0), "schedule")
+    assert schedule.next_due(now, last_tick=now - 800, cron_after=now) == (now + 100, "interval")
+
+
+def test_quiet_hours_wrap_past_midnight():
+    quiet = QuietHours.parse("22:00-07:00")
+    assert quiet.contains(datetime(2026, 1, 1, 23, 0))
+    assert quiet.contains(datetime(2026, 1, 1, 6, 59))
+    assert not quiet.contains(datetime(2026, 1, 1, 7, 0))
+    assert not quiet.contains(datetime(2026, 1, 1, 12, 0))
+    assert QuietHours.parse("") is None
+
+
+@pytest.mark.parametrize("bad", [{"quiet_hours": "late"}, {"schedules": ["every day"]},
+                                 {"timezone": "Mars/Olympus"}])
+def test_bad_timetables_fail_with_the_key(bad):
+    with pytest.raises(ScheduleError, match="tick."):
+        Schedule(TickConfig(**bad))
+
+
+async def wait_until(condition, limit=5.0):
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def test_the_ticker_runs_a_cron_tick_with_an_injected_clock(store, queue, recorder):
+    config = TickConfig(interval=0, schedules=["0 8 * * 1-5"], timezone="Europe/Zurich",
+                        deliver_to=["console:"])
+    base, started = zurich(2026, 12, 2, 8, 0) - 0.2, time.monotonic()  # a Wednesday
+    ticker = Ticker(store, config, recorder, clock=lambda: base + time.monotonic() - started)
+    await queue.ingest(Event("gcal", "event/new_calendar_event", {"id": "e1",
+                                                                   "summary": "1:1 with Sam"}))
+    runner = asyncio.create_task(ticker.run_forever())
+    try:
+        await wait_until(lambda: recorder.sent)
+    finally:
+        runner.cancel()
+    assert [r.status for r in ticker.results] == ["ok"]
+    trigger = store.call(lambda db: db.execute("SELECT trigger FROM ticks").fetchone()[0])
+    assert trigger == "schedule"
+    assert recorder.sent[0][1].text.startswith("Briefing · Wed 08:00 · 1 event\n")
+
+
+async def test_a_poke_ticks_soon(store, queue, recorder):
+    config = TickConfig(interval=3600, deliver_to=["console:"])
+    ticker = Ticker(store, config, recorder, poke_delay=0)
+    queue.on_urgent = ticker.poke
+    runner = asyncio.create_task(ticker.run_forever())
+    try:
+        await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a", "severity": "critical",
+                                                             "summary": "db-1 down"}))
+        await wait_until(lambda: recorder.sent)
+    finally:
+        runner.cancel()
+    assert "URGENT\n• db-1 down" in recorder.sent[0][1].text
+    assert ticker.results[0].status == "ok"
