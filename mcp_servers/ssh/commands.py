@@ -11,6 +11,7 @@ nobody will type; `prompt` feeds the password on stdin (`-S`) with an empty prom
 
 from __future__ import annotations
 
+import re
 import select
 import shlex
 import time
@@ -24,7 +25,9 @@ MAX_OUTPUT_BYTES = 256 * 1024  # per stream; more is almost never read and flood
 CHUNK = 32 * 1024
 OPEN_TIMEOUT = 10.0
 POLL_SECONDS = 0.5  # upper bound on one wait; data and exit wake the wait earlier
-SUDO_MISSING_STATUS = 127
+SUDO_MISSING_STATUSES = (126, 127)  # the shell's "cannot run" and "not found"
+# dash says "Permission denied" when a PATH entry is unreadable and nothing else matched.
+_SUDO_MISSING = re.compile(r"\bsudo\b.*(not found|No such file|Permission denied)")
 
 
 @dataclass
@@ -146,12 +149,8 @@ def sudo_command(command: str, method: str, user: str | None = None) -> str:
 
 def sudo_failure(result: CommandResult, method: str, alias: str) -> str | None:
     """The reason sudo itself refused (not the command failing), else None."""
-    if (
-        result.exit_status == SUDO_MISSING_STATUS
-        and "sudo" in result.stderr
-        and ("not found" in result.stderr)
-    ):
-        return f"sudo is not installed on {alias}"
+    if result.exit_status in SUDO_MISSING_STATUSES and _SUDO_MISSING.search(result.stderr):
+        return f"sudo is not installed (or not runnable) on {alias}"
     if result.exit_status != 1:
         return None
     first = result.stderr.lstrip().splitlines()[0] if result.stderr.strip() else ""

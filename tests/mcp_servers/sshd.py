@@ -8,7 +8,8 @@ in the temp directory, because containers have no running systemd to ask. When t
 run as root, a test user with a known password (and no sudo rights) is created once,
 idempotently. Teardown kills the whole group, per-connection children included.
 
-Import it from a test module: `from sshd import sshd  # noqa: F401` (the fixture).
+Use it from a test module with `from sshd import sshd_fixture  # noqa: F401`; the
+fixture's name is `sshd`.
 """
 
 from __future__ import annotations
@@ -209,8 +210,8 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
-@pytest.fixture(scope="session")
-def sshd(tmp_path_factory) -> Iterator[Sshd]:
+@pytest.fixture(scope="session", name="sshd")
+def sshd_fixture(tmp_path_factory) -> Iterator[Sshd]:
     """A running OpenSSH sshd on 127.0.0.1 (skips, or fails in CI, without openssh-server)."""
     server, proc = start(tmp_path_factory.mktemp("sshd"))
     try:

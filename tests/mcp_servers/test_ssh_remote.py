@@ -14,7 +14,7 @@ from bothost.mcp_servers.ssh import commands, edits, files, transfer
 from bothost.mcp_servers.ssh.aliases import Alias
 from bothost.mcp_servers.ssh.connections import ConnectionPool
 from bothost.mcp_servers.ssh.errors import HostKeyError, SshError
-from sshd import sshd  # noqa: F401  (the fixture)
+from sshd import sshd_fixture  # noqa: F401  (the `sshd` fixture)
 
 
 def _alias(server, **overrides) -> Alias:
@@ -22,14 +22,14 @@ def _alias(server, **overrides) -> Alias:
 
 
 @pytest.fixture
-def pool(sshd):  # noqa: F811
+def pool(sshd):
     pool = ConnectionPool(sshd.known_hosts, connect_timeout=5)
     yield pool
     pool.close_all()
 
 
 @pytest.fixture
-def client(sshd, pool):  # noqa: F811
+def client(sshd, pool):
     return pool.client(_alias(sshd))
 
 
@@ -40,7 +40,7 @@ def sftp(client):
     sftp.close()
 
 
-def test_unknown_host_key_is_refused_unless_accepted_then_recorded(sshd, tmp_path):  # noqa: F811
+def test_unknown_host_key_is_refused_unless_accepted_then_recorded(sshd, tmp_path):
     known = tmp_path / "known_hosts"
     known.write_text("# my hosts\n")
     with pytest.raises(HostKeyError, match="unknown host key .* SHA256:"):
@@ -55,7 +55,7 @@ def test_unknown_host_key_is_refused_unless_accepted_then_recorded(sshd, tmp_pat
     strict.close_all()
 
 
-def test_changed_host_key_is_refused_even_when_accepting_new(sshd, tmp_path):  # noqa: F811
+def test_changed_host_key_is_refused_even_when_accepting_new(sshd, tmp_path):
     other = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
     known = tmp_path / "known_hosts"
     known.write_text(f"[127.0.0.1]:{sshd.port} {other}\n")
@@ -63,7 +63,7 @@ def test_changed_host_key_is_refused_even_when_accepting_new(sshd, tmp_path):  #
         ConnectionPool(known).client(_alias(sshd, accept_new_host_key=True))
 
 
-def test_pool_reuses_a_connection_until_idle_ttl(sshd):  # noqa: F811
+def test_pool_reuses_a_connection_until_idle_ttl(sshd):
     pool = ConnectionPool(sshd.known_hosts, idle_ttl=60)
     alias = _alias(sshd)
     first = pool.client(alias)
@@ -79,7 +79,7 @@ def test_pool_reuses_a_connection_until_idle_ttl(sshd):  # noqa: F811
     pool.close_all()
 
 
-def test_refused_connection_and_bad_key_are_one_line_errors(sshd, tmp_path):  # noqa: F811
+def test_refused_connection_and_bad_key_are_one_line_errors(sshd, tmp_path):
     closed = ConnectionPool(sshd.known_hosts, connect_timeout=2)
     with pytest.raises(SshError, match="cannot connect to root@127.0.0.1:1: Connection refused"):
         closed.client(_alias(sshd, port=1))

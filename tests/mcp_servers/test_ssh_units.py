@@ -71,7 +71,9 @@ def test_sudo_command_and_its_failures_are_recognised():
     need = CommandResult(1, "", "sudo: a password is required\n")
     assert "NOPASSWD" in commands.sudo_failure(need, "nopasswd", "db-1")
     missing = CommandResult(127, "", "bash: line 1: sudo: command not found\n")
-    assert commands.sudo_failure(missing, "nopasswd", "db-1") == "sudo is not installed on db-1"
+    assert commands.sudo_failure(missing, "nopasswd", "db-1") == (
+        "sudo is not installed (or not runnable) on db-1"
+    )
     wrong = CommandResult(1, "", "Sorry, try again.\nsudo: 1 incorrect password attempt\n")
     assert "rejected the password" in commands.sudo_failure(wrong, "prompt", "db-1")
     # The command's own failure is not sudo's.
