@@ -120,6 +120,8 @@ class Host:
             await self.events.close()
         await call_each(self.pm, "shutdown", host=self)
         await self.http.stop()
+        if hasattr(self.llm, "close"):
+            await self.llm.close()
         self.store.close()
         self.started = False
 

@@ -27,6 +27,9 @@ class AnthropicProvider:
         self.client = anthropic.AsyncAnthropic(api_key=config.api_key or "", base_url=self.base_url,
                                                timeout=config.timeout, max_retries=MAX_RETRIES)
 
+    async def close(self) -> None:
+        await self.client.close()
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         params: dict[str, Any] = {"model": self.model, "system": request.system,
                                   "messages": to_wire(request.messages),

@@ -29,6 +29,9 @@ class OpenAIProvider:
                                          base_url=self.base_url, timeout=config.timeout,
                                          max_retries=MAX_RETRIES)
 
+    async def close(self) -> None:
+        await self.client.close()
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         params: dict[str, Any] = {
             "model": self.model, "messages": to_wire(request), "stream": True,

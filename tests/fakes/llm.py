@@ -130,7 +130,9 @@ class FakeLlm:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
-        if request.headers.get("x-api-key") != self.api_key:
+        keys = {request.headers.get("x-api-key"),
+                request.headers.get("Authorization", "").removeprefix("Bearer ")}
+        if self.api_key not in keys:  # the SDK sends x-api-key or a bearer token
             return self.error({"status": 401, "message": "invalid x-api-key"}, "anthropic")
         step = self.next_step(body)
         if "status" in step:

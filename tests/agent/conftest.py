@@ -1,0 +1,36 @@
+import pytest
+
+from tests.fakes.llm import FakeLlm
+from tests.helpers import make_host
+
+
+@pytest.fixture
+async def fake_llm():
+    fake = await FakeLlm().start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+async def openai_host(home, fake_llm):
+    """A started host (no HTTP, no MCP) whose model is the fake OpenAI server."""
+    host = make_host(home, {"llm": {"provider": "openai", "model": "fake-model",
+                                    "base_url": fake_llm.openai_url, "api_key": "test-key"},
+                            "agent": {"approval": "ask"}})
+    await host.start(serve_http=False, mcp=False, tick=False)
+    yield host
+    await host.stop()
+
+
+class AskingPlatform:
+    """A platform stand-in that answers approval questions with a preset answer."""
+
+    name = "test"
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.questions = []
+
+    async def ask(self, address, question):
+        self.questions.append(question)
+        return self.answer
