@@ -1,0 +1,82 @@
+"""The command line: push, list, tick, briefings, retry — through the real root group."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from bothost.cli import cli
+
+
+@pytest.fixture
+def bothost(home):
+    (home / "bothost.yaml").write_text(
+        "tick:\n"
+        "  deliver_to: ['console:']\n"
+        "  rules: [{match: {source: gmail, payload.from: '*@corp.com'}, priority: high}]\n"
+    )
+    runner = CliRunner()
+
+    def run(*args, code=0):
+        result = runner.invoke(cli, list(args), catch_exceptions=False)
+        assert result.exit_code == code, result.output + result.stderr
+        return result
+
+    return run
+
+
+def test_push_list_tick_and_briefings(bothost):
+    first = bothost("events", "push", "gmail", "event/new_email",
+                    '{"id": "1", "from": "ana@corp.com", "summary": "Budget review moved"}')
+    assert first.stdout == "Queued event 1.\n"
+    dup = bothost("events", "push", "gmail", "event/new_email", '{"id": "1"}')
+    assert dup.stdout == "" and "Not queued" in dup.stderr
+    bothost("events", "push", "weather", "event/weather_alert", '{"summary": "Rain at 17:00"}')
+
+    listed = json.loads(bothost("events", "list", "--json").stdout)
+    assert [(e["id"], e["status"]) for e in listed] == [(2, "pending"), (1, "pending")]
+    assert "Budget review moved" in bothost("events", "list", "--status", "pending").stdout
+
+    tick = bothost("tick")
+    lines = tick.stdout.splitlines()
+    assert lines[0].startswith("Briefing · ") and lines[0].endswith("· 2 events")
+    assert lines[1:4] == ["HIGH", lines[2], "FYI"] and "Budget review moved" in lines[2]
+    assert tick.stdout.count("Briefing ·") == 1  # console delivery is this printing
+
+    assert bothost("events", "list", "--status", "pending").stdout == "No pending events.\n"
+    quiet = bothost("tick")
+    assert quiet.stdout == "" and "No briefing" in quiet.stderr
+
+    briefings = json.loads(bothost("briefings", "--json").stdout)
+    assert len(briefings) == 1 and briefings[0]["status"] == "delivered"
+    assert briefings[0]["deliveries"] == [
+        {"target": "console:", "status": "delivered", "attempts": 1, "last_error": None,
+         "delivered_at": briefings[0]["deliveries"][0]["delivered_at"]}]
+    assert "console: delivered" in bothost("briefings").stdout
+
+
+def test_push_refuses_a_payload_that_is_not_an_object(bothost):
+    result = bothost("events", "push", "x", "y", "[1, 2]", code=2)
+    assert "expected a JSON object" in result.stderr
+
+
+def test_retry_only_touches_failed_events(bothost):
+    bothost("events", "push", "gmail", "event/new_email", '{"id": "1"}')
+    result = bothost("events", "retry", "1", code=1)
+    assert "0 of 1" in result.stdout
+
+
+def test_a_failed_event_is_listed_and_retried(home):
+    (home / "bothost.yaml").write_text("tick: {deliver_to: ['pager:ops'], max_attempts: 1}\n")
+    runner = CliRunner()
+    runner.invoke(cli, ["events", "push", "ssh", "event/ssh_alert", '{"summary": "disk"}'])
+    tick = runner.invoke(cli, ["tick"])
+    assert "pager:ops: failed after 1 attempts" in tick.stderr
+    failed = runner.invoke(cli, ["events", "list", "--status", "failed"])
+    assert "ssh/event/ssh_alert" in failed.stdout and "after 1 attempts" in failed.stdout
+    retried = runner.invoke(cli, ["events", "retry", "1"])
+    assert retried.exit_code == 0 and "1 of 1 events back to pending" in retried.stdout
+    listed = json.loads(runner.invoke(cli, ["events", "list", "--json"]).stdout)
+    assert listed[0]["status"] == "pending" and listed[0]["attempts"] == 0
