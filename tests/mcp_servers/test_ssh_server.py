@@ -159,6 +159,11 @@ async def test_every_tool_on_a_real_host(mcp_stdio, ssh_env, sshd, tmp_path):
         assert (
             ran["exit_status"] == 3 and ran["stdout"] == f"{work}\n" and ran["stderr"] == "oops\n"
         )
+        as_root = await call("exec", {"alias": "box", "command": "id -u", "sudo": True})
+        if shutil.which("sudo"):
+            assert data(as_root)["stdout"] == "0\n"
+        else:
+            assert as_root.is_error and "sudo is not installed" in text(as_root)
 
         local = tmp_path / "local.txt"
         local.write_text("from here")
