@@ -12,6 +12,7 @@ import os
 
 from ..google.client import GoogleClient
 from ..google.state import StateFile, state_path
+from ..google.watch import AuthGuard
 from ..kit import Server
 from .tools import CalendarTools
 from .watcher import CalendarWatcher
@@ -77,8 +78,10 @@ def build_server(client: GoogleClient | None = None) -> Server:
     state = StateFile(state_path(client.token_file, "gcal"))
     watcher = CalendarWatcher(client, state, watched_calendars())
 
+    guard = AuthGuard("gcal")
+
     @server.watcher(interval_env="GCAL_POLL_SECONDS", default_interval=DEFAULT_POLL_SECONDS)
     async def calendar_changes(server: Server) -> None:
-        await watcher.poll(server.notify)
+        await guard.run(lambda: watcher.poll(server.notify), server.notify)
 
     return server

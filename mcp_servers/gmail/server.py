@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..google.client import GoogleClient
 from ..google.state import StateFile, state_path
+from ..google.watch import AuthGuard
 from ..kit import Server
 from .tools import GmailTools
 from .watcher import MailWatcher
@@ -62,8 +63,10 @@ def build_server(client: GoogleClient | None = None) -> Server:
 
     watcher = MailWatcher(client, StateFile(state_path(client.token_file, "gmail")))
 
+    guard = AuthGuard("gmail")
+
     @server.watcher(interval_env="GMAIL_POLL_SECONDS", default_interval=DEFAULT_POLL_SECONDS)
     async def new_mail(server: Server) -> None:
-        await watcher.poll(server.notify)
+        await guard.run(lambda: watcher.poll(server.notify), server.notify)
 
     return server

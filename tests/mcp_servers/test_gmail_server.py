@@ -14,6 +14,7 @@ from tests.fakes.google_api import FakeGoogle, parse_sent
 
 ARGV = [sys.executable, "-m", "bothost.mcp_servers.gmail"]
 EVENT = "event/new_email"
+AUTH = "event/auth_required"
 CAPS = "bothost/capabilities"
 
 
@@ -45,7 +46,7 @@ def gmail(mcp_stdio, fake, home):
     }
 
     def start(**extra: str):
-        return mcp_stdio(ARGV, env={**env, **extra}, events=[EVENT])
+        return mcp_stdio(ARGV, env={**env, **extra}, events=[EVENT, AUTH])
 
     return start
 
@@ -207,11 +208,20 @@ async def test_reply_keeps_thread_and_threading_headers(gmail, fake):
 
 
 async def test_missing_or_revoked_token_names_the_auth_command(gmail, fake, home):
-    async with gmail(GOOGLE_TOKEN_FILE=str(home / "nowhere.json")) as (client, _):
+    async with gmail(GOOGLE_TOKEN_FILE=str(home / "nowhere.json")) as (client, events):
         result = await client.call_tool("list_labels", {})
         assert result.is_error and "bothost-mcp-gmail auth" in result.content[0].text
+        # The watcher says so once (for the briefing), not at every poll.
+        [notice] = await events.wait_for(AUTH)
+        assert notice["severity"] == "warning"
+        assert notice["command"] == "bothost-mcp-gmail auth"
+        assert "No Google token" in notice["summary"]
     fake.revoke_all()
-    async with gmail() as (client, _):
+    async with gmail() as (client, events):
         result = await client.call_tool("search", {"query": "x"})
         assert result.is_error and "bothost-mcp-gmail auth" in result.content[0].text
         assert "revoked" in result.content[0].text
+        await events.wait_for(AUTH)
+        refreshes = fake.count("POST", "/token")
+        await until(lambda: fake.count("POST", "/token") >= refreshes + 3)
+        assert len(events.of(AUTH)) == 1

@@ -1,0 +1,61 @@
+"""Running a watcher's poll when the Google token may be missing or revoked.
+
+Without this, a token that expired (Testing-mode apps lose theirs after 7 days) would put a
+traceback in the log at every poll and leave the user none the wiser. Instead the watcher
+logs one warning and pushes one `event/auth_required`, so the next briefing tells the user
+which command to run; it goes quiet until the problem changes or is fixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from .errors import AuthRequiredError
+
+logger = logging.getLogger(__name__)
+
+EVENT = "event/auth_required"
+
+
+class AuthGuard:
+    """Wraps one server's polls; reports each distinct authorization problem once."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self._reported: str | None = None
+
+    async def run(
+        self,
+        poll: Callable[[], Awaitable[Any]],
+        notify: Callable[[str, dict[str, Any]], Awaitable[int]],
+    ) -> None:
+        try:
+            await poll()
+        except AuthRequiredError as error:
+            message = str(error)
+            if message != self._reported:
+                logger.warning("%s watcher paused: %s", self.server, message)
+                if await notify(EVENT, self._payload(message)):
+                    self._reported = message
+            return
+        if self._reported is not None:
+            logger.info("%s watcher authorized again", self.server)
+            self._reported = None
+
+    def _payload(self, message: str) -> dict[str, Any]:
+        now = datetime.now(UTC)
+        # One id per problem per day: the host's dedupe window turns a long outage into a
+        # daily reminder rather than silence or a flood.
+        digest = hashlib.sha256(f"{message}{now:%Y-%m-%d}".encode()).hexdigest()[:12]
+        return {
+            "id": f"{self.server}-auth-{digest}",
+            "summary": f"{self.server} cannot read your Google account: {message}",
+            "severity": "warning",
+            "occurred_at": now.isoformat().replace("+00:00", "Z"),
+            "server": self.server,
+            "command": f"bothost-mcp-{self.server} auth",
+        }
