@@ -196,3 +196,18 @@ async def test_missing_token_names_the_auth_command(gcal, home):
     async with gcal(GOOGLE_TOKEN_FILE=str(home / "nowhere.json")) as (client, _):
         result = await client.call_tool("list_calendars", {})
         assert result.is_error and "bothost-mcp-gcal auth" in result.content[0].text
+
+
+async def test_changes_made_while_stopped_are_announced_at_start(gcal, fake, home):
+    moved = fake.add_event("Offsite", SOON)
+    async with gcal() as (client, events):
+        await until(lambda: synced(home))
+    fake.change_event(moved["id"], location="Lakeside")
+    added = fake.add_event("Dinner", SOON + timedelta(hours=8))
+    async with gcal() as (client, events):
+        [changed] = await events.wait_for(CHANGED)
+        [new] = await events.wait_for(NEW)
+        await quiet_polls(fake)
+        assert len(events.received) == 2
+    assert changed["event_id"] == moved["id"] and changed["location"] == "Lakeside"
+    assert new["event_id"] == added["id"]
