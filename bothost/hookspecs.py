@@ -71,7 +71,8 @@ def register_routes(app: Any) -> None:
     """Add aiohttp routes to the host's one HTTP application.
 
     Called once while the host builds its :class:`aiohttp.web.Application`, before it
-    starts listening. ``app["host"]`` is the :class:`bothost.host.Host`. Sync. An exception
+    starts listening. ``app[bothost.http.HOST]`` is the :class:`bothost.host.Host`
+    (an aiohttp ``AppKey``). Sync. An exception
     stops startup.
     """
 

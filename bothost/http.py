@@ -1,6 +1,6 @@
 """The host's one aiohttp application and its listener (``platforms.web``).
 
-Plugins add routes through ``register_routes(app)``; ``app["host"]`` is the host. The core
+Plugins add routes through ``register_routes(app)``; ``app[bothost.http.HOST]`` is the host. The core
 serves ``GET /healthz``. A bind address other than loopback requires
 ``platforms.web.token``, because the web chat gives admin rights to whoever reaches it.
 """
@@ -15,6 +15,8 @@ from typing import Any
 from aiohttp import web
 
 logger = logging.getLogger(__name__)
+
+HOST: web.AppKey[Any] = web.AppKey("host", object)  # request.app[HOST] is the Host
 
 
 class HttpError(Exception):
@@ -40,7 +42,7 @@ class HttpServer:
 
     def build(self) -> web.Application:
         app = web.Application(client_max_size=4 * 1024 * 1024)
-        app["host"] = self.host
+        app[HOST] = self.host
         app.router.add_get("/healthz", self.healthz)
         for impl in reversed(self.host.pm.hook.register_routes.get_hookimpls()):
             impl.function(app=app)

@@ -1,0 +1,105 @@
+import json
+
+import aiohttp
+import pytest
+
+from bothost.hookspecs import hookimpl
+from bothost.http import HOST, HttpError
+from tests.helpers import make_host
+
+
+async def test_http_app_starts_serves_and_stops(home):
+    host = make_host(home)
+
+    class Routes:
+        @hookimpl
+        def register_routes(self, app):
+            async def hello(request):
+                from aiohttp import web
+                return web.Response(text="hi from " + type(request.app[HOST]).__name__)
+            app.router.add_get("/hello", hello)
+
+    host.pm.register(Routes(), name="routes")
+    await host.start(mcp=False, tick=False)
+    base = f"http://127.0.0.1:{host.http.port}"
+    async with aiohttp.ClientSession() as client:
+        async with client.get(base + "/healthz") as response:
+            assert response.status == 200
+            assert (await response.json())["store"]["ok"] is True
+        async with client.get(base + "/hello") as response:
+            assert await response.text() == "hi from Host"
+    await host.stop()
+    async with aiohttp.ClientSession() as client:
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await client.get(base + "/healthz")
+
+
+async def test_non_loopback_bind_requires_a_token(home):
+    host = make_host(home, {"platforms": {"web": {"host": "0.0.0.0"}}})
+    with pytest.raises(HttpError, match="requires platforms.web.token"):
+        await host.start(mcp=False, tick=False)
+    await host.stop()
+
+
+async def test_a_failing_runtime_hook_is_isolated(home, caplog):
+    host = make_host(home)
+    seen = []
+
+    class Broken:
+        @hookimpl
+        async def startup(self, host):
+            raise RuntimeError("broken plugin")
+
+    class Fine:
+        @hookimpl
+        def startup(self, host):
+            seen.append("fine")
+
+    host.pm.register(Broken(), name="broken")
+    host.pm.register(Fine(), name="fine")
+    await host.start(serve_http=False, mcp=False, tick=False)
+    await host.stop()
+    assert seen == ["fine"]
+    assert "plugin broken failed in hook startup" in caplog.text
+
+
+async def test_supervised_task_is_restarted_after_a_failure(home, monkeypatch):
+    import asyncio
+
+    from bothost import supervisor
+
+    monkeypatch.setattr(supervisor, "FIRST_BACKOFF", 0.01)
+    host = make_host(home)
+    await host.start(serve_http=False, mcp=False, tick=False)
+    runs = []
+    done = asyncio.Event()
+
+    async def flaky():
+        runs.append(1)
+        if len(runs) < 3:
+            raise RuntimeError("flaky")
+        done.set()
+
+    host.supervise("flaky", flaky)
+    await asyncio.wait_for(done.wait(), 5)
+    assert len(runs) == 3 and host.supervisor.failures["flaky"] == 2
+    await host.stop()
+
+
+async def test_event_received_hook_can_drop(home):
+    host = make_host(home)
+
+    class Dropper:
+        @hookimpl
+        def event_received(self, event):
+            if event.payload.get("spam"):
+                return False
+            event.payload["enriched"] = True
+
+    host.pm.register(Dropper(), name="dropper")
+    await host.start(serve_http=False, mcp=False, tick=False)
+    assert await host.ingest_event("test", "event/x", {"spam": True}) is None
+    row_id = await host.ingest_event("test", "event/x", {"id": "1"})
+    payload = host.store.call(lambda db: db["events"].get(row_id)["payload"])
+    await host.stop()
+    assert json.loads(payload) == {"id": "1", "enriched": True}
