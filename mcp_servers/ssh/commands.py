@@ -88,7 +88,10 @@ def run(
         raise SshError("the connection is closed")
     started = time.monotonic()
     deadline = started + timeout
-    channel = transport.open_session(timeout=OPEN_TIMEOUT)
+    try:
+        channel = transport.open_session(timeout=OPEN_TIMEOUT)
+    except (paramiko.SSHException, OSError) as exc:
+        raise SshError(f"the host refused a new session: {exc}") from None
     out, err = _Capped(max_bytes), _Capped(max_bytes)
     timed_out = False
     try:

@@ -154,7 +154,10 @@ class SshService:
         _, client = await self.connect(name, ctx)
 
         def work() -> T:
-            sftp = client.open_sftp()
+            try:
+                sftp = client.open_sftp()
+            except (paramiko.SSHException, OSError) as exc:
+                raise SshError(f"{name}: cannot start SFTP: {exc}") from None
             try:
                 sftp.get_channel().settimeout(timeout)
                 return fn(sftp, *args)

@@ -7,6 +7,7 @@ plain text where a model reads them best (file content, grep lines) and JSON els
 
 from __future__ import annotations
 
+import paramiko
 from bothost.mcp_servers.kit import Context, Server
 
 from . import edits, files, transfer
@@ -227,11 +228,11 @@ def register(server: Server, svc: SshService) -> None:
         )
 
 
-def _write_text(sftp, remote_path: str, content: str) -> dict:
+def _write_text(sftp: paramiko.SFTPClient, remote_path: str, content: str) -> dict:
     data = content.encode("utf-8")
     try:
         with sftp.open(remote_path, "wb") as handle:
             handle.write(data)
-    except OSError as exc:
+    except (OSError, paramiko.SSHException) as exc:
         raise wrap(exc, remote_path) from None
     return {"destination": remote_path, "files": 1, "bytes": len(data)}

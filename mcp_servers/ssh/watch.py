@@ -50,8 +50,14 @@ async def _observe(svc: SshService, alias: Alias, state: MonitorState) -> list[C
             found += monitor.disk_conditions(alias, rows)
         except SshError as exc:
             logger.warning("monitor: disk check on %s failed: %s", alias.name, exc)
+            svc.pool.drop(alias.name)  # a silent host: reconnect (and so notice it) next time
     if watch.failed_units:
-        failed = await svc.thread(system.failed_units, client, timeout=system.QUERY_TIMEOUT + 5)
+        try:
+            failed = await svc.thread(system.failed_units, client, timeout=system.QUERY_TIMEOUT + 5)
+        except SshError as exc:
+            logger.warning("monitor: unit check on %s failed: %s", alias.name, exc)
+            svc.pool.drop(alias.name)
+            return found
         if failed is None:
             logger.warning("monitor: systemctl unusable on %s; unit check skipped", alias.name)
         else:
