@@ -25,7 +25,7 @@ from bothost.events.delivery import Deliver, deliver_briefing
 from bothost.events.llm_triage import LlmTriage
 from bothost.events.render import build_briefing
 from bothost.events.schedule import Schedule
-from bothost.events.triage import MUTED, QueuedEvent, Triage, group, muted_summary, triage_offline
+from bothost.events.triage import MUTED, QueuedEvent, Triage, triage_offline
 from bothost.models import Briefing
 
 logger = logging.getLogger(__name__)
@@ -82,9 +82,10 @@ async def run_tick(
         if isinstance(exc, Exception):
             logger.exception("tick %s failed", tick_id)
         # give the claims back now rather than at lease expiry; briefings keep their events
+        error = repr(exc)
         await store.run(ledger.release_all)
         await store.run(lambda db: ledger.end_tick(
-            db, tick_id, clock(), "error", result.events, len(result.briefings), repr(exc)))
+            db, tick_id, clock(), "error", result.events, len(result.briefings), error))
         raise
     else:
         await store.run(lambda db: ledger.end_tick(
@@ -94,7 +95,16 @@ async def run_tick(
     return result
 
 
-async def _tick(store, config, deliver, llm, clock, on_briefing, renew, result) -> None:
+async def _tick(
+    store: Any,
+    config: TickConfig,
+    deliver: Deliver,
+    llm: Callable[..., Any] | None,
+    clock: Clock,
+    on_briefing: Callable[[Briefing], Any] | None,
+    renew: Callable[[], Awaitable[None]],
+    result: TickResult,
+) -> None:
     schedule = Schedule(config)
     now = clock()
     claim = await store.run(lambda db: ledger.claim(db, now, config.lease, MAX_EVENTS_PER_TICK))
@@ -140,7 +150,9 @@ async def _tick(store, config, deliver, llm, clock, on_briefing, renew, result) 
         await send(briefing)
 
 
-async def _llm_triage(llm, events: list[QueuedEvent], offline: Triage, schedule: Schedule) -> Triage:
+async def _llm_triage(
+    llm: Callable[..., Any], events: list[QueuedEvent], offline: Triage, schedule: Schedule
+) -> Triage:
     """The model's triage of what rules and mutes left; offline triage if the model fails."""
     priorities = {i: p for i, p in offline.priorities.items() if p in ("drop", MUTED)}
     candidates = [e for e in events if e.id not in priorities]

@@ -5,8 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bothost.events.render import (MAX_ITEMS_PER_SECTION, build_briefing, from_structure,
-                                   to_structure)
+from bothost.events.render import (
+    MAX_ITEMS_PER_SECTION,
+    build_briefing,
+    from_structure,
+    to_structure,
+)
 from bothost.models import BriefingItem
 
 ZURICH = ZoneInfo("Europe/Zurich")

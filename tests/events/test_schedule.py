@@ -70,7 +70,7 @@ async def test_the_ticker_runs_a_cron_tick_with_an_injected_clock(store, queue, 
                                                                    "summary": "1:1 with Sam"}))
     runner = asyncio.create_task(ticker.run_forever())
     try:
-        await wait_until(lambda: recorder.sent)
+        await wait_until(lambda: ticker.results)
     finally:
         runner.cancel()
     assert [r.status for r in ticker.results] == ["ok"]
@@ -87,7 +87,7 @@ async def test_a_poke_ticks_soon(store, queue, recorder):
     try:
         await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a", "severity": "critical",
                                                              "summary": "db-1 down"}))
-        await wait_until(lambda: recorder.sent)
+        await wait_until(lambda: ticker.results)
     finally:
         runner.cancel()
     assert "URGENT\n• db-1 down" in recorder.sent[0][1].text
