@@ -89,6 +89,8 @@ class GoogleClient:
                 ) from None
             raise problem from None
         except RefreshError as error:
+            with self._lock:
+                self._credentials = None  # re-read next time: `auth` may have run since
             raise self._revoked(error) from None
         except (TransportError, httplib2.HttpLib2Error, OSError) as error:
             raise GoogleError(f"Could not reach Google: {error}") from None

@@ -37,10 +37,12 @@ class AuthGuard:
             await poll()
         except AuthRequiredError as error:
             message = str(error)
-            if message != self._reported:
+            # Keyed by day as well: a long outage is reminded of daily, not once or always.
+            key = f"{datetime.now(UTC):%Y-%m-%d} {message}"
+            if key != self._reported:
                 logger.warning("%s watcher paused: %s", self.server, message)
                 if await notify(EVENT, self._payload(message)):
-                    self._reported = message
+                    self._reported = key
             return
         if self._reported is not None:
             logger.info("%s watcher authorized again", self.server)
@@ -48,8 +50,7 @@ class AuthGuard:
 
     def _payload(self, message: str) -> dict[str, Any]:
         now = datetime.now(UTC)
-        # One id per problem per day: the host's dedupe window turns a long outage into a
-        # daily reminder rather than silence or a flood.
+        # One id per problem per day, matching the host's 24 h dedupe window.
         digest = hashlib.sha256(f"{message}{now:%Y-%m-%d}".encode()).hexdigest()[:12]
         return {
             "id": f"{self.server}-auth-{digest}",

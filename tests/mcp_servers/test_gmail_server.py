@@ -225,3 +225,15 @@ async def test_missing_or_revoked_token_names_the_auth_command(gmail, fake, home
         refreshes = fake.count("POST", "/token")
         await until(lambda: fake.count("POST", "/token") >= refreshes + 3)
         assert len(events.of(AUTH)) == 1
+
+
+async def test_watcher_resumes_once_a_token_appears(gmail, fake, home):
+    later = home / "later.json"
+    async with gmail(GOOGLE_TOKEN_FILE=str(later)) as (client, events):
+        await events.wait_for(AUTH)
+        later.write_text(json.dumps(fake.authorized_user(SCOPES["gmail"])))
+        state = home / "google-gmail.state.json"  # next to the token file
+        await until(lambda: state.exists() and "history_id" in json.loads(state.read_text()))
+        arrived = fake.deliver("ana@corp.com", "Back", "online")
+        [event] = await events.wait_for(EVENT)
+        assert event["id"] == arrived
