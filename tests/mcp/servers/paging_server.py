@@ -30,7 +30,9 @@ answered = threading.Condition()
 counter = iter(range(1, 1_000_000))
 
 FIXED_TOOLS = ["echo", "push", "garbage", "die", "slow", "long_line", "progress", "elicit",
-               "structured", "image", "log", "ask_roots", "ask_unknown", "env", "flood_stderr"]
+               "structured", "image", "log", "ask_roots", "ask_unknown", "env", "flood_stderr",
+               "helper_pid"]
+helper = None
 
 
 def write(message: dict | bytes) -> None:
@@ -120,6 +122,8 @@ def call(name: str, args: dict, meta: dict) -> dict | None:
             sys.stderr.write(f"stderr line {i}\n")
         sys.stderr.flush()
         return text("flooded")
+    if name == "helper_pid":
+        return text(str(helper.pid if helper else 0))
     if name.startswith("extra_"):
         return text(name)
     return None
@@ -174,6 +178,13 @@ def handle(message: dict) -> None:
 
 
 def main() -> None:
+    global helper
+    if os.environ.get("IGNORE_TERM"):
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if os.environ.get("SPAWN_HELPER"):
+        import subprocess
+        helper = subprocess.Popen(["sleep", "300"])
     for line in sys.stdin.buffer:
         if line.strip():
             handle(json.loads(line))

@@ -1,0 +1,269 @@
+"""The MCP manager: every configured server, kept running as one of the host's plugins.
+
+Servers come from config (``mcp.servers``) and from the ``mcp_servers`` table (a config
+server of the same name wins; the row is listed as shadowed). Each gets a
+:class:`~bothost.mcp.runner.ServerRunner` and is registered with the plugin manager as
+``mcp:<name>``; all start in parallel. Run-time changes (``add_server``, ``remove_server``,
+``set_enabled``) are written to the table and applied at once; a running manager also
+re-reads the table every few seconds, so ``bothost mcp add`` in another process reaches a
+running host without a restart. ``listeners`` hear about every change of a server's tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bothost.config import McpServerConfig
+from bothost.mcp import stored
+from bothost.mcp.content import CallResult
+from bothost.mcp.runner import ServerRunner, ServerStatus, describe
+
+logger = logging.getLogger(__name__)
+
+RELOAD_INTERVAL = 5.0  # how soon a change made by another process (the CLI) is applied
+START_WAIT = 15.0  # start() returns once every server is ready or failed, or after this
+NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+SHADOWED_NOTE = "config defines a server of the same name; it wins"
+
+
+class McpManagerError(ValueError):
+    """A run-time change that cannot be made (bad name, server defined in config, …)."""
+
+
+class McpServerPlugin:
+    """The plugin object ``mcp:<name>`` that stands for one server in the plugin manager.
+
+    It has no hook implementations of its own: it makes the server visible wherever
+    plugins are listed (``bothost plugins``), contributes the server's tools through the
+    manager (a tool source of the agent's registry), and forwards the server's ``event/*``
+    notifications to the host's ``on_event`` callback, which runs the ``event_received``
+    hooks and queues the event.
+    """
+
+    def __init__(self, manager: McpManager, name: str) -> None:
+        self.manager = manager
+        self.name = name
+
+    def tools(self) -> list[dict[str, Any]]:
+        return self.manager.tools(self.name)
+
+    def __repr__(self) -> str:
+        return f"<MCP server {self.name}>"
+
+
+def status_path(home: Path) -> Path:
+    return Path(home) / "state" / "mcp-status.json"
+
+
+class McpManager:
+    """See module docstring."""
+
+    def __init__(self, servers: dict[str, McpServerConfig], store: Any, pm: Any, home: Path,
+                 on_event: Callable[..., Any] | None = None, ask: Callable[..., Any] | None = None,
+                 publish_status: bool = True) -> None:
+        self.config_servers = dict(servers)
+        self.store = store
+        self.pm = pm
+        self.home = Path(home)
+        self.on_event = on_event
+        self.ask = ask
+        self.publish_status = publish_status
+        self.listeners: list[Callable[[str], Any]] = []
+        self.runners: dict[str, ServerRunner] = {}
+        self.shadowed: dict[str, stored.StoredServer] = {}
+        self.started = False
+        self._only: set[str] | None = None
+        self._reloader: asyncio.Task | None = None
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self, only: set[str] | None = None, wait: float = START_WAIT) -> None:
+        """Start every enabled server (or those in `only`) in parallel."""
+        self.started = True
+        self._only = only
+        await self.reload()
+        if wait:
+            await asyncio.gather(*(r.wait_settled(wait) for r in self.runners.values()
+                                   if r.config.enabled))
+        if only is None:
+            self._reloader = asyncio.create_task(self._reload_forever(), name="mcp-reload")
+
+    async def stop(self) -> None:
+        """Stop every server: SIGTERM to each process group, SIGKILL after 3 s."""
+        self.started = False
+        if self._reloader is not None:
+            self._reloader.cancel()
+            await asyncio.gather(self._reloader, return_exceptions=True)
+        runners = list(self.runners.values())
+        await asyncio.gather(*(r.stop() for r in runners))
+        for name in list(self.runners):
+            self._unregister(name)
+        self.runners.clear()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _reload_forever(self) -> None:
+        while True:
+            await asyncio.sleep(RELOAD_INTERVAL)
+            try:
+                await self.reload()
+            except Exception:  # boundary: a bad row must not stop the other servers
+                logger.exception("re-reading the mcp_servers table failed")
+
+    async def reload(self) -> None:
+        """Bring the running servers in line with config plus the table."""
+        rows = await self.store.run(stored.load)
+        async with self._lock:
+            await self._apply(self._desired(rows))
+
+    def _desired(self, rows: dict[str, stored.StoredServer]) -> dict[str, tuple[Any, str]]:
+        desired: dict[str, tuple[McpServerConfig, str]] = {}
+        self.shadowed = {}
+        for name, config in self.config_servers.items():
+            row = rows.get(name)
+            if row is not None and row.origin == stored.OVERRIDE:
+                config = dataclasses.replace(config, enabled=row.config.enabled)
+            elif row is not None:
+                self.shadowed[name] = row
+            desired[name] = (config, "config")
+        for name, row in rows.items():
+            if name not in self.config_servers and row.origin != stored.OVERRIDE:
+                desired[name] = (row.config, "db")
+        return {n: v for n, v in desired.items() if self._only is None or n in self._only}
+
+    async def _apply(self, desired: dict[str, tuple[McpServerConfig, str]]) -> None:
+        for name in [n for n in self.runners if n not in desired]:
+            await self.runners.pop(name).stop()
+            self._unregister(name)
+            self._changed(name)
+        for name, (config, origin) in desired.items():
+            runner = self.runners.get(name)
+            if runner is not None and runner.config == config and runner.origin == origin:
+                continue
+            if runner is not None:
+                await runner.stop()
+            runner = ServerRunner(name, config, origin, home=self.home, on_event=self.on_event,
+                                  ask=self.ask, on_change=self._changed)
+            self.runners[name] = runner
+            self._register(name)
+            if config.enabled and self.started:
+                runner.start()
+            self._changed(name)
+
+    # -- plugin registration -------------------------------------------------------------
+
+    def _register(self, name: str) -> None:
+        if self.pm is None:
+            return
+        self._unregister(name)
+        self.pm.register(McpServerPlugin(self, name), name=f"mcp:{name}")
+
+    def _unregister(self, name: str) -> None:
+        if self.pm is not None and self.pm.get_plugin(f"mcp:{name}") is not None:
+            self.pm.unregister(name=f"mcp:{name}")
+
+    # -- change notification -------------------------------------------------------------
+
+    def _changed(self, name: str) -> None:
+        for listener in list(self.listeners):
+            try:
+                value = listener(name)
+                if inspect.isawaitable(value):
+                    task = asyncio.ensure_future(value)
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+            except Exception:
+                logger.exception("MCP tools listener failed")
+        if self.publish_status and self.started:
+            self._publish()
+
+    def _publish(self) -> None:
+        """Write the status for ``bothost mcp list`` in other processes."""
+        path = status_path(self.home)
+        data = {"pid": os.getpid(), "updated_at": time.time(),
+                "servers": [s.to_dict() for s in self.status()]}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=1))
+            os.replace(tmp, path)
+        except OSError as exc:
+            logger.warning("could not write %s: %s", path, exc)
+
+    # -- queries -----------------------------------------------------------------------
+
+    def status(self) -> list[ServerStatus]:
+        out = [runner.status() for runner in self.runners.values()]
+        for name, row in self.shadowed.items():
+            transport, target = describe(row.config)
+            out.append(ServerStatus(name, "db", row.config.enabled, "shadowed",
+                                    transport=transport, target=target, note=SHADOWED_NOTE))
+        return sorted(out, key=lambda s: (s.name, s.origin != "config"))
+
+    def tools(self, server: str) -> list[dict[str, Any]]:
+        """The server's MCP tool definitions (annotations, _meta and all), allowlist applied."""
+        runner = self.runners.get(server)
+        return runner.tools() if runner is not None else []
+
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any] | None = None,
+                        timeout: float | None = None, on_progress: Callable[..., Any] | None = None,
+                        ask: Callable[..., Any] | None = None) -> CallResult:
+        """Call a tool; every failure is an error result (unknown server, not running, …)."""
+        runner = self.runners.get(server)
+        if runner is None:
+            return CallResult.failure(f"no MCP server named {server!r}")
+        return await runner.call_tool(tool, arguments, timeout, on_progress, ask)
+
+    # -- run-time changes ----------------------------------------------------------------
+
+    async def add_server(self, name: str, config: McpServerConfig,
+                         origin: str = "cli") -> ServerStatus:
+        """Add (or replace) a server in the table and start it if enabled."""
+        if not NAME.fullmatch(name):
+            raise McpManagerError(f"{name!r}: a server name uses letters, digits, _ and - "
+                                  "(at most 40)")
+        if bool(config.command) == bool(config.url):
+            raise McpManagerError(f"{name}: give exactly one of a command (stdio) or a URL")
+        await self.store.run(lambda db: stored.save(db, name, config, origin))
+        await self.reload()
+        return self._status_of(name)
+
+    async def remove_server(self, name: str) -> None:
+        rows = await self.store.run(stored.load)
+        row = rows.get(name)
+        if row is None or row.origin == stored.OVERRIDE:
+            if name in self.config_servers:
+                raise McpManagerError(f"{name} is defined in the config file; remove it there, "
+                                      f"or `bothost mcp disable {name}`")
+            raise McpManagerError(f"no MCP server named {name!r}")
+        await self.store.run(lambda db: stored.delete(db, name))
+        await self.reload()
+
+    async def set_enabled(self, name: str, enabled: bool) -> ServerStatus:
+        rows = await self.store.run(stored.load)
+        if name in self.config_servers:
+            if name in rows and rows[name].origin != stored.OVERRIDE:
+                raise McpManagerError(f"a stored server {name} is shadowed by the config server "
+                                      f"of that name; `bothost mcp remove {name}` first")
+            await self.store.run(lambda db: stored.set_override(db, name, enabled))
+        elif name in rows:
+            await self.store.run(lambda db: stored.set_enabled(db, name, enabled))
+        else:
+            raise McpManagerError(f"no MCP server named {name!r}")
+        await self.reload()
+        return self._status_of(name)
+
+    def _status_of(self, name: str) -> ServerStatus:
+        matches = [s for s in self.status() if s.name == name]
+        return matches[0]

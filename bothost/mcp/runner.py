@@ -1,0 +1,203 @@
+"""One MCP server under the host's care: connect, watch, restart with backoff, stop.
+
+A :class:`ServerRunner` owns one server's connection for the manager. Its loop connects
+(stdio process or HTTP endpoint), lists the tools, then waits for the connection to end;
+a failure to start and a death alike are recorded with their reason and retried after a
+backoff that starts at 1 s and doubles to 60 s (reset once a run has lasted a while), so
+one broken server keeps trying without holding up the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bothost.config import McpServerConfig
+from bothost.mcp.content import CallResult
+from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
+from bothost.mcp.http import HttpTransport
+from bothost.mcp.jsonrpc import McpError
+from bothost.mcp.serverlog import server_logger
+from bothost.mcp.session import ClientSession
+from bothost.mcp.stdio import StdioTransport
+from bothost.mcp.transport import TransportError
+
+logger = logging.getLogger(__name__)
+
+BACKOFF_START = 1.0  # DESIGN: retry after 1 s, doubling…
+BACKOFF_MAX = 60.0  # …up to 60 s
+STABLE_AFTER = 60.0  # a run this long resets the backoff: the next death is a fresh problem
+START_WAIT = 30.0  # how long a call waits for a server that is still starting
+# Start failures that are the server's or the config's fault: recorded, not traced.
+EXPECTED = (McpError, TransportError, UnsetVariableError, OSError)
+
+
+@dataclass
+class ServerStatus:
+    """What ``bothost mcp list`` and ``doctor`` show for one server."""
+
+    name: str
+    origin: str  # config | db
+    enabled: bool
+    state: str  # starting | ready | failed | stopped | disabled | shadowed
+    error: str | None = None
+    tools: int = 0
+    restarts: int = 0
+    pid: int | None = None
+    transport: str = "stdio"  # stdio | http
+    target: str = ""  # the command line or the URL
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def describe(config: McpServerConfig) -> tuple[str, str]:
+    if config.url:
+        return "http", config.url
+    return "stdio", shlex.join([config.command or "", *config.args])
+
+
+class ServerRunner:
+    """See module docstring. Callbacks: ``on_event(source, type, payload)`` (async),
+    ``ask(question)`` (async), ``on_change(name)`` when state or tools change."""
+
+    def __init__(self, name: str, config: McpServerConfig, origin: str, *, home: Path,
+                 on_event: Callable[..., Any] | None, ask: Callable[..., Any] | None,
+                 on_change: Callable[[str], None]) -> None:
+        self.name = name
+        self.config = config
+        self.origin = origin
+        self.home = Path(home)
+        self.on_event = on_event
+        self.ask = ask
+        self.on_change = on_change
+        self.log = server_logger(self.home, name)
+        self.state = "disabled" if not config.enabled else "stopped"
+        self.error: str | None = None
+        self.restarts = 0
+        self.session: ClientSession | None = None
+        self._task: asyncio.Task | None = None
+        self._settled = asyncio.Event()  # set once the current attempt is ready or failed
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name=f"mcp-{self.name}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        await self._close_session()
+        self._set("disabled" if not self.config.enabled else "stopped")
+
+    async def wait_settled(self, timeout: float) -> None:
+        try:
+            async with asyncio.timeout(timeout):
+                await self._settled.wait()
+        except TimeoutError:
+            pass
+
+    def _set(self, state: str, error: str | None = None) -> None:
+        self.state, self.error = state, error
+        if state in ("ready", "failed", "stopped", "disabled"):
+            self._settled.set()
+        else:
+            self._settled.clear()
+        self.on_change(self.name)
+
+    async def _run(self) -> None:
+        delay = BACKOFF_START
+        while True:
+            self._set("starting")
+            began = time.monotonic()
+            closed: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            try:
+                await self._connect(closed)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # boundary: any start failure is this server's problem
+                error = str(exc) or type(exc).__name__
+                if not isinstance(exc, EXPECTED):
+                    logger.exception("MCP server %s failed to start", self.name)
+                await self._close_session()
+            else:
+                self._set("ready")
+                error = f"server {await closed}"
+                await self._close_session()
+                if time.monotonic() - began >= STABLE_AFTER:
+                    delay = BACKOFF_START
+            self.log.warning("%s; restarting in %.0f s", error, delay)
+            logger.warning("MCP server %s: %s; restarting in %.0f s", self.name, error, delay)
+            self._set("failed", error)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
+            self.restarts += 1
+
+    async def _connect(self, closed: asyncio.Future[str]) -> None:
+        config = self.config
+        if config.url:
+            transport: Any = HttpTransport(config.url, server_headers(config), log=self.log)
+        else:
+            transport = StdioTransport(config.command or "", config.args,
+                                       server_env(config, self.home), log=self.log)
+
+        def on_closed(reason: str) -> None:
+            if not closed.done():
+                closed.set_result(reason)
+
+        self.session = ClientSession(
+            transport, name=self.name, log=self.log, media_dir=self.home / "media",
+            ask=self.ask, on_event=self.on_event, on_closed=on_closed,
+            on_tools_changed=lambda _tools: self.on_change(self.name))
+        await self.session.start()
+        if "tools" in self.session.capabilities:
+            await self.session.refresh_tools()
+
+    async def _close_session(self) -> None:
+        session, self.session = self.session, None
+        if session is not None:
+            try:
+                await session.close()
+            except Exception:
+                logger.exception("closing MCP server %s failed", self.name)
+
+    # -- what the manager asks ---------------------------------------------------------
+
+    def tools(self) -> list[dict[str, Any]]:
+        if self.session is None or self.state != "ready":
+            return []
+        allowed = set(self.config.tools)
+        return [t for t in self.session.tools if not allowed or t["name"] in allowed]
+
+    def status(self) -> ServerStatus:
+        transport, target = describe(self.config)
+        pid = getattr(self.session.transport, "pid", None) if self.session else None
+        return ServerStatus(self.name, self.origin, self.config.enabled, self.state, self.error,
+                            len(self.tools()), self.restarts, pid, transport, target)
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any] | None,
+                        timeout: float | None = None, on_progress: Any = None,
+                        ask: Any = None) -> CallResult:
+        timeout = timeout or self.config.timeout
+        if self.state == "starting":
+            await self.wait_settled(min(timeout, START_WAIT))
+        session = self.session
+        if session is None or self.state != "ready":
+            why = f": {self.error}" if self.error else ""
+            return CallResult.failure(f"MCP server {self.name} is not running "
+                                      f"({self.state}{why})")
+        if self.config.tools and tool not in self.config.tools:
+            return CallResult.failure(f"tool {tool} of MCP server {self.name} is not enabled "
+                                      f"(mcp.servers.{self.name}.tools)")
+        return await session.call_tool(tool, arguments, timeout=timeout,
+                                       on_progress=on_progress, ask=ask)

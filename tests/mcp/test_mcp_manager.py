@@ -1,0 +1,215 @@
+"""The manager: servers from config and the table, restarts, events, env, shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pluggy
+import pytest
+from conftest import PAGING_SERVER, wait_for
+
+from bothost.config import McpServerConfig
+from bothost.mcp.manager import McpManager, McpManagerError, status_path
+from bothost.store import Store, core_migrations
+
+
+def paging(**env) -> McpServerConfig:
+    return McpServerConfig(command=sys.executable, args=[str(PAGING_SERVER)],
+                           env={k: str(v) for k, v in env.items()})
+
+
+@pytest.fixture
+def store(home):
+    store = Store(home / "bothost.db", core_migrations())
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def pm():
+    return pluggy.PluginManager("bothost")
+
+
+@pytest.fixture
+async def make_manager(home, store, pm):
+    managers = []
+
+    async def insert_event(source, type, payload):
+        def insert(db):
+            db["events"].insert({"source": source, "type": type, "payload": json.dumps(payload),
+                                 "received_at": time.time(),
+                                 "dedupe_key": f"{source}:{type}:{payload.get('id')}"})
+        await store.run(insert)
+
+    async def make(servers, start=True, **kwargs):
+        manager = McpManager(servers, store, pm, home, on_event=insert_event, **kwargs)
+        managers.append(manager)
+        if start:
+            await manager.start()
+        return manager
+
+    yield make
+    for manager in managers:
+        await manager.stop()
+
+
+def state(manager, name):
+    return next(s for s in manager.status() if s.name == name and s.state != "shadowed")
+
+
+async def test_config_server_starts_registers_and_answers(make_manager, pm, home):
+    manager = await make_manager({"paging": paging()})
+    status = state(manager, "paging")
+    assert (status.state, status.origin, status.error) == ("ready", "config", None)
+    assert status.pid and status.tools == 16
+    assert pm.get_plugin("mcp:paging").tools()[0]["name"] == "echo"
+    result = await manager.call_tool("paging", "echo", {"text": "hi"})
+    assert (result.text, result.is_error) == ("hi", False)
+    published = json.loads(status_path(home).read_text())
+    assert published["pid"] == os.getpid() and published["servers"][0]["state"] == "ready"
+
+
+async def test_event_notifications_become_rows_in_events(make_manager, store):
+    await make_manager({"pusher": paging(PUSH_ON_START=2)})
+
+    def rows():
+        return store.call(lambda db: list(db["events"].rows))
+
+    await wait_for(lambda: len(rows()) == 2)
+    assert {(r["source"], r["type"]) for r in rows()} == {("pusher", "event/hello")}
+    assert json.loads(rows()[0]["payload"])["summary"] == "hello from the test server"
+
+
+async def test_death_mid_call_errors_at_once_and_the_server_restarts(make_manager):
+    manager = await make_manager({"paging": paging()})
+    first_pid = state(manager, "paging").pid
+    started = time.monotonic()
+    result = await manager.call_tool("paging", "die")
+    assert result.is_error and "exited with code 3" in result.text
+    assert time.monotonic() - started < 2
+    await wait_for(lambda: state(manager, "paging").state == "ready"
+                   and state(manager, "paging").pid != first_pid)
+    assert state(manager, "paging").restarts == 1
+    assert (await manager.call_tool("paging", "echo", {"text": "back"})).text == "back"
+
+
+async def test_failing_server_is_recorded_and_retried_without_holding_up_others(make_manager):
+    broken = McpServerConfig(command="/nonexistent/mcp-server")
+    manager = await make_manager({"broken": broken, "paging": paging()})
+    assert state(manager, "paging").state == "ready"
+    failed = state(manager, "broken")
+    assert failed.state == "failed" and "cannot start" in failed.error
+    await wait_for(lambda: state(manager, "broken").restarts >= 1)
+    result = await manager.call_tool("broken", "x", {})
+    assert result.is_error and "not running" in result.text
+
+
+async def test_environment_is_an_allowlist(make_manager, monkeypatch, home):
+    monkeypatch.setenv("HOST_SECRET", "do-not-leak")
+    monkeypatch.setenv("PASSED", "through")
+    monkeypatch.setenv("TOKEN_SOURCE", "tok-123")
+    config = paging(API_TOKEN="Bearer ${env:TOKEN_SOURCE}")
+    config.env_passthrough = ["PASSED"]
+    manager = await make_manager({"paging": config})
+    env = (await manager.call_tool("paging", "env")).structured
+    assert env["PASSED"] == "through" and env["API_TOKEN"] == "Bearer tok-123"
+    assert env["BOTHOST_HOME"] == str(home) and "PATH" in env
+    assert "HOST_SECRET" not in env
+
+
+async def test_unset_env_reference_fails_that_server_only(make_manager):
+    manager = await make_manager({"paging": paging(KEY="${env:SURELY_UNSET_NAME}")})
+    assert "SURELY_UNSET_NAME is not set" in state(manager, "paging").error
+
+
+async def test_tools_allowlist_and_timeout_per_server(make_manager):
+    config = paging()
+    config.tools, config.timeout = ["echo", "slow"], 0.3
+    manager = await make_manager({"paging": config})
+    assert [t["name"] for t in manager.tools("paging")] == ["echo", "slow"]
+    refused = await manager.call_tool("paging", "env")
+    assert refused.is_error and "not enabled" in refused.text
+    slow = await manager.call_tool("paging", "slow", {"seconds": 30})
+    assert slow.is_error and "timed out after 0.3 s" in slow.text
+
+
+async def test_runtime_add_disable_enable_remove(make_manager, store, pm):
+    manager = await make_manager({})
+    status = await manager.add_server("extra", paging(), origin="cli")
+    assert status.origin == "db"
+    await wait_for(lambda: state(manager, "extra").state == "ready")
+    assert pm.get_plugin("mcp:extra") is not None
+    row = store.call(lambda db: db["mcp_servers"].get("extra"))
+    assert row["origin"] == "cli" and json.loads(row["args"]) == [str(PAGING_SERVER)]
+
+    await manager.set_enabled("extra", False)
+    assert state(manager, "extra").state == "disabled" and not manager.tools("extra")
+    await manager.set_enabled("extra", True)
+    await wait_for(lambda: state(manager, "extra").state == "ready")
+
+    await manager.remove_server("extra")
+    assert not [s for s in manager.status() if s.name == "extra"]
+    assert pm.get_plugin("mcp:extra") is None
+    assert store.call(lambda db: db["mcp_servers"].count) == 0
+    with pytest.raises(McpManagerError):
+        await manager.add_server("bad name", paging())
+
+
+async def test_config_wins_over_a_stored_server_of_the_same_name(make_manager):
+    manager = await make_manager({"paging": paging()})
+    await manager.add_server("paging", McpServerConfig(url="http://127.0.0.1:9/mcp"))
+    listing = [(s.origin, s.state) for s in manager.status() if s.name == "paging"]
+    assert listing == [("config", "ready"), ("db", "shadowed")]
+    with pytest.raises(McpManagerError):
+        await manager.remove_server("nope")
+
+
+async def test_disabling_a_config_server_is_kept_in_the_table(make_manager, store, home, pm):
+    manager = await make_manager({"paging": paging()})
+    await manager.set_enabled("paging", False)
+    assert state(manager, "paging").state == "disabled"
+    with pytest.raises(McpManagerError, match="defined in the config file"):
+        await manager.remove_server("paging")
+    again = await make_manager({"paging": paging()})  # e.g. the next host start
+    assert state(again, "paging").state == "disabled"
+
+
+async def test_changes_from_another_process_are_picked_up(make_manager, store, home, pm):
+    running = await make_manager({})
+    cli = McpManager({}, store, None, home, publish_status=False)  # as `bothost mcp add` does
+    await cli.add_server("late", paging())
+    await running.reload()  # the running manager does this every few seconds
+    await wait_for(lambda: state(running, "late").state == "ready")
+
+
+async def test_listeners_hear_tool_changes(make_manager):
+    manager = await make_manager({}, start=False)
+    heard = []
+    manager.listeners.append(heard.append)
+    await manager.start()
+    await manager.add_server("paging", paging())
+    await wait_for(lambda: state(manager, "paging").state == "ready")
+    await manager.call_tool("paging", "push", {"type": "notifications/tools/list_changed"})
+    await wait_for(lambda: heard.count("paging") >= 4)
+
+
+async def test_stop_terminates_the_group_and_kills_after_grace(make_manager):
+    manager = await make_manager({"stubborn": paging(IGNORE_TERM=1, SPAWN_HELPER=1)})
+    pid = state(manager, "stubborn").pid
+    helper = int((await manager.call_tool("stubborn", "helper_pid")).text)
+    started = time.monotonic()
+    await manager.stop()
+    assert 2.5 < time.monotonic() - started < 8  # SIGTERM ignored, SIGKILL after 3 s
+    assert not alive(pid) and not alive(helper)
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for a parent that does not reap it counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
