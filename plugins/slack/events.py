@@ -1,0 +1,185 @@
+"""Messages from Slack to the agent: which events are for the bot, and running each turn.
+
+The bot answers mentions in channels, direct messages, and follow-ups in a thread it is
+already part of (no mention needed there, so ``stop`` works as typed). With
+``require_mention: false`` it answers every message in its channels. Slack delivers a
+mention twice (``app_mention`` and ``message``) and retries deliveries it thinks were lost,
+so events are deduplicated by ``event_id`` and by the message's own ``(channel, ts)``. The
+reply goes to the thread the message was in (a new thread under a top-level message);
+mentioned in the middle of a thread, the bot first reads what was said there since it last
+spoke. Turns run as tasks owned by the platform; one turn per thread at a time, except that
+``stop`` goes straight through to cancel the running one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from collections import OrderedDict
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from bothost.host import STOP_WORDS
+from bothost.models import Address, IncomingMessage
+from bothost.plugins.slack.streaming import Reply
+
+logger = logging.getLogger(__name__)
+
+SEEN_LIMIT = 5000  # event ids and message keys remembered for deduplication
+IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join",
+                    "channel_leave", "channel_topic", "channel_purpose", "channel_name",
+                    "assistant_app_thread", "ekm_access_denied", "message_replied"}
+CONTEXT_MESSAGES = 50  # earlier thread messages passed as context
+CONTEXT_TEXT_LIMIT = 4000  # characters kept of each earlier message
+REPLIES_PAGES = 5  # conversations.replies pages read at most (200 messages each)
+
+
+class Seen:
+    """A bounded set of recently seen keys."""
+
+    def __init__(self, limit: int = SEEN_LIMIT) -> None:
+        self.keys: OrderedDict[str, None] = OrderedDict()
+        self.limit = limit
+
+    def add(self, key: str) -> bool:
+        """Record ``key``; False if it was already there."""
+        if key in self.keys:
+            return False
+        self.keys[key] = None
+        while len(self.keys) > self.limit:
+            self.keys.popitem(last=False)
+        return True
+
+
+class Conversations:
+    def __init__(self, platform: Any) -> None:
+        self.platform = platform
+        self.seen = Seen()
+        self.locks: dict[str, asyncio.Lock] = {}  # one turn per thread at a time
+        self.waiting: dict[str, int] = {}
+
+    def register(self, app: Any) -> None:
+        app.event("app_mention")(self.on_event)
+        app.event("message")(self.on_event)
+
+    async def on_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """A bolt listener; returns at once, the turn runs in a task of the platform."""
+        event_id = body.get("event_id")
+        if event_id and not self.seen.add(f"event:{event_id}"):
+            logger.info("slack event %s delivered again; ignored", event_id)
+            return
+        if not await self.for_the_bot(event):
+            return
+        if not self.seen.add(f"message:{event.get('channel')}:{event.get('ts')}"):
+            return  # the same message as app_mention and as message
+        self.platform.spawn(self.handle(body, event))
+
+    async def for_the_bot(self, event: dict[str, Any]) -> bool:
+        me = self.platform.identity
+        if event.get("bot_id") or event.get("subtype") in IGNORED_SUBTYPES:
+            return False
+        user = event.get("user") or ""
+        if not user or user == me.user_id or "ts" not in event or "channel" not in event:
+            return False
+        if event.get("type") == "app_mention" or is_dm(event):
+            return True
+        if f"<@{me.user_id}>" in (event.get("text") or ""):
+            return True
+        if not self.platform.config.require_mention:
+            return True
+        thread = event.get("thread_ts")
+        return bool(thread) and await self.platform.in_thread(event["channel"], thread)
+
+    async def handle(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        channel, user, ts = event["channel"], event["user"], event["ts"]
+        thread = event.get("thread_ts") or ts
+        access = self.platform.access
+        if not access.channel_allowed(channel, is_dm(event)):
+            await self.platform.refuse(channel, thread, user, access.channel_refusal(channel))
+            return
+        if not access.user_allowed(user):
+            logger.info("slack user %s is not in allowed_users; refused", user)
+            await self.platform.refuse(channel, thread, user, access.refusal(user))
+            return
+        text = strip_mention(event.get("text") or "", self.platform.identity.user_id)
+        if not text:
+            return
+        message = IncomingMessage(
+            address=Address("slack", channel, thread), text=text, user=user,
+            is_admin=access.is_admin(user),
+            meta={"event_id": body.get("event_id"), "ts": ts, "team": team_of(body, event)},
+        )
+        if text.lower() in STOP_WORDS:
+            reply = await self.platform.host.handle_message(message, platform=self.platform)
+            await self.platform.send_text(channel, thread, reply)
+            return
+        key = str(message.address)
+        lock = self.locks.setdefault(key, asyncio.Lock())
+        self.waiting[key] = self.waiting.get(key, 0) + 1
+        try:
+            async with lock:
+                if event.get("thread_ts") and event["thread_ts"] != ts:
+                    message.context = await self.thread_context(channel, thread, ts)
+                await self.converse(message)
+        finally:
+            self.waiting[key] -= 1
+            if not self.waiting[key]:  # nobody else queued: forget the thread's lock
+                del self.waiting[key], self.locks[key]
+
+    async def converse(self, message: IncomingMessage) -> None:
+        address = message.address
+        reply = Reply(self.platform, address.channel, address.thread or "", message.user,
+                      message.meta.get("team") or "", message.meta["ts"])
+        self.platform.requesters[str(address)] = message.user
+        await reply.begin()
+        try:
+            text = await self.platform.host.handle_message(
+                message, on_text=reply.text, on_status=reply.status, platform=self.platform)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            ref = uuid.uuid4().hex[:8]
+            logger.exception("slack turn in %s failed (ref %s)", address, ref)
+            text = f"Something went wrong on my side (ref {ref} in the log)."
+        await reply.finish(text)
+
+    async def thread_context(self, channel: str, thread: str, before: str) -> list[dict[str, str]]:
+        """What was said in the thread before ``before``, since the bot last spoke."""
+        messages: list[dict[str, Any]] = []
+        cursor = None
+        try:
+            for _ in range(REPLIES_PAGES):
+                response = await self.platform.client.conversations_replies(
+                    channel=channel, ts=thread, limit=200, cursor=cursor)
+                messages += response.get("messages") or []
+                cursor = (response.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    break
+        except SlackApiError as exc:
+            logger.warning("slack: cannot read thread %s in %s (%s); answering without it",
+                           thread, channel, exc.response.get("error"))
+            return []
+        me = self.platform.identity
+        earlier = [m for m in messages if float(m.get("ts", 0)) < float(before)]
+        for i in range(len(earlier) - 1, -1, -1):
+            if earlier[i].get("user") == me.user_id or earlier[i].get("bot_id") == me.bot_id:
+                earlier = earlier[i + 1:]
+                break
+        return [{"user": m.get("user") or m.get("username") or m.get("bot_id") or "unknown",
+                 "text": strip_mention(m.get("text") or "", me.user_id)[:CONTEXT_TEXT_LIMIT]}
+                for m in earlier[-CONTEXT_MESSAGES:]]
+
+
+def is_dm(event: dict[str, Any]) -> bool:
+    return event.get("channel_type") == "im" or str(event.get("channel", "")).startswith("D")
+
+
+def team_of(body: dict[str, Any], event: dict[str, Any]) -> str:
+    return event.get("team") or body.get("team_id") or ""
+
+
+def strip_mention(text: str, bot_user: str) -> str:
+    return re.sub(rf"<@{re.escape(bot_user)}(?:\|[^>]*)?>", "", text).strip() if bot_user else text.strip()

@@ -1,0 +1,28 @@
+"""Slack's HTTP Events API: ``POST /slack/events`` on the host's own HTTP app.
+
+Used when ``platforms.slack.mode`` is ``http`` (Slack must reach the host at a public
+HTTPS URL). The request is handed to the running platform's bolt app, whose request
+verification checks ``X-Slack-Signature`` against the signing secret and the timestamp
+window (a forged or stale request gets 401). Without a running Slack platform in HTTP mode
+the route answers 404, so nothing is accepted by accident.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+
+PATH = "/slack/events"
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_post(PATH, handle)
+
+
+async def handle(request: web.Request) -> web.Response:
+    platform = request.app["host"].active.get("slack")
+    bolt = getattr(platform, "bolt", None)
+    if bolt is None or platform.config.mode != "http":
+        raise web.HTTPNotFound(text="Slack HTTP mode is not enabled (platforms.slack.mode)")
+    bolt_request = await to_bolt_request(request)
+    return await to_aiohttp_response(await bolt.async_dispatch(bolt_request))

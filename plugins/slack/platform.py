@@ -1,0 +1,182 @@
+"""The Slack platform: lifecycle, posting, and the parts that answer Slack's events.
+
+``start`` checks the tokens (``auth.test``; in Socket Mode also ``apps.connections.open``),
+builds the bolt app on a shared Web API client and connects Socket Mode, whose client
+reconnects by itself when the WebSocket drops; in HTTP mode the host's ``/slack/events``
+route feeds the same bolt app. The work is split by subject: :mod:`.events` (conversations),
+:mod:`.streaming` (one live reply), :mod:`.briefings`, :mod:`.approvals` and
+:mod:`.elicitation` (questions), :mod:`.pacing` (the per-channel posting pace).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_sdk.errors import SlackApiError
+
+from bothost.models import Address, Briefing
+from bothost.platform import Question
+from bothost.plugins.slack.access import Access
+from bothost.plugins.slack.app import (SlackStartError, build_app, build_client, identify,
+                                       missing_settings, open_socket_url, sdk_logger)
+from bothost.plugins.slack.approvals import Approvals
+from bothost.plugins.slack.briefings import Briefings
+from bothost.plugins.slack.elicitation import Forms
+from bothost.plugins.slack.events import Conversations
+from bothost.plugins.slack.mrkdwn import split, to_mrkdwn
+from bothost.plugins.slack.pacing import Pacer
+from bothost.plugins.slack.streaming import STREAM_INTERVAL
+
+logger = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT = 30.0  # seconds to open the Socket Mode WebSocket at start
+UPDATE_INTERVAL = 1.0  # seconds between chat.update edits of a reply that streams without streams
+STOP_TIMEOUT = 3.0  # seconds running turns get to wind down at stop
+# Errors that mean a feature will never work for this app, so later replies skip it.
+PERMANENT_ERRORS = {"unknown_method", "missing_scope", "not_allowed_token_type",
+                    "feature_not_enabled", "method_deprecated", "not_allowed"}
+
+
+class SlackPlatform:
+    name = "slack"
+
+    def __init__(self) -> None:
+        self.host: Any = None
+        self.config: Any = None
+        self.access: Access | None = None
+        self.client: Any = None
+        self.bolt: Any = None
+        self.socket: AsyncSocketModeHandler | None = None
+        self.identity: Any = None
+        self.pacer = Pacer()
+        self.features: dict[str, bool] = {}
+        self.stream_interval = STREAM_INTERVAL
+        self.update_interval = UPDATE_INTERVAL
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.requesters: dict[str, str] = {}  # address → who started its latest turn
+        self.conversations = Conversations(self)
+        self.approvals = Approvals(self)
+        self.forms = Forms(self)
+        self.briefings = Briefings(self)
+
+    def enabled(self, host: Any) -> bool:
+        return bool(host.config.platforms.slack.enabled)
+
+    async def start(self, host: Any) -> None:
+        self.host = host
+        self.config = host.config.platforms.slack
+        missing = missing_settings(self.config)
+        if missing:
+            raise SlackStartError(f"{', '.join(missing)} not set (mode {self.config.mode}); "
+                                  "see docs/slack.md")
+        self.access = Access(self.config)
+        self.client = build_client(self.config)
+        self.identity = await identify(self.client)
+        self.bolt = build_app(self.config, self.client)
+        for part in (self.conversations, self.approvals, self.forms, self.briefings):
+            part.register(self.bolt)
+        if self.config.mode == "socket":
+            await self.connect_socket()
+        logger.info("slack: connected as %s (%s) in %s mode", self.identity.name,
+                    self.identity.user_id, self.config.mode)
+
+    async def connect_socket(self) -> None:
+        url = await open_socket_url(self.client, self.config.app_token)
+        self.socket = AsyncSocketModeHandler(self.bolt, self.config.app_token,
+                                             logger=sdk_logger, web_client=self.client)
+        self.socket.client.wss_uri = url  # checked above; the client reuses it once
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                await self.socket.connect_async()
+        except TimeoutError as exc:
+            await self.socket.close_async()
+            raise SlackStartError(f"platforms.slack: Socket Mode did not connect within "
+                                  f"{CONNECT_TIMEOUT:g} s") from exc
+
+    async def stop(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.wait(list(self.tasks), timeout=STOP_TIMEOUT)
+        if self.socket is not None:
+            await self.socket.close_async()
+            self.socket = None
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.finished)
+
+    def finished(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("slack: a message handler failed", exc_info=task.exception())
+
+    def learn(self, feature: str, exc: SlackApiError) -> None:
+        error = exc.response.get("error")
+        if error in PERMANENT_ERRORS and self.features.get(feature, True):
+            logger.info("slack: %s is not available (%s); using the fallback", feature, error)
+            self.features[feature] = False
+
+    async def in_thread(self, channel: str, thread: str) -> bool:
+        """Whether the bot already talks in this thread (it has a session there)."""
+        session_id = str(Address("slack", channel, thread))
+        return await self.host.store.run(lambda db: db.execute(
+            "SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone() is not None)
+
+    # --- posting -----------------------------------------------------------------------------
+
+    async def post(self, channel: str, thread: str | None, text: str,
+                   blocks: list[dict[str, Any]] | None = None) -> str:
+        await self.pacer.wait(channel)
+        response = await self.client.chat_postMessage(
+            channel=channel, thread_ts=thread, text=text, blocks=blocks,
+            unfurl_links=False, unfurl_media=False)
+        return str(response["ts"])
+
+    async def update(self, channel: str, ts: str, text: str,
+                     blocks: list[dict[str, Any]] | None = None) -> None:
+        await self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+
+    async def ephemeral(self, channel: str, user: str, text: str, thread: str | None = None) -> None:
+        try:
+            await self.client.chat_postEphemeral(channel=channel, user=user, text=text,
+                                                 thread_ts=thread)
+        except SlackApiError as exc:
+            logger.info("slack: ephemeral to %s failed: %s", user, exc.response.get("error"))
+
+    async def send_text(self, channel: str, thread: str | None, text: str) -> str:
+        """Post model or host text (Markdown) as mrkdwn, split across messages if long."""
+        ts = ""
+        for chunk in split(to_mrkdwn(text)):
+            ts = await self.post(channel, thread, chunk)
+        return ts
+
+    async def refuse(self, channel: str, thread: str, user: str, line: str) -> None:
+        """One line for someone the bot will not serve: private in channels."""
+        if channel.startswith("D"):
+            await self.post(channel, thread, line)
+        else:
+            await self.ephemeral(channel, user, line, thread)
+
+    # --- the Platform protocol ---------------------------------------------------------------
+
+    async def send(self, address: Address, text: str, **kwargs: Any) -> str:
+        return await self.send_text(address.channel, address.thread, text)
+
+    async def send_briefing(self, address: Address, briefing: Briefing) -> str:
+        if self.client is None:
+            raise SlackStartError("the Slack platform is not running")
+        return await self.briefings.send(address, briefing)
+
+    async def ask(self, address: Address, question: Question) -> Any:
+        if self.client is None or not address.channel:
+            return None
+        requester = question.user or self.requesters.get(str(address), "")
+        if question.kind == "approval":
+            return await self.approvals.ask(address, question, requester)
+        return await self.forms.ask(address, question, requester)

@@ -1,0 +1,156 @@
+"""One reply in one thread, shown while the agent works: a status, then streamed text.
+
+The status goes to ``assistant.threads.setStatus``; where Slack refuses it (the app is not
+an AI app, a missing scope) a reaction on the person's message stands in. Text streams
+through ``chat.startStream`` / ``appendStream`` / ``stopStream``; where that is refused the
+reply is posted and then edited with ``chat.update`` as more arrives, split into several
+messages when it outgrows one. Calls are spaced (``interval``) so a fast model does not
+turn every token into an API call. A feature Slack refuses for good (unknown method,
+missing scope) is remembered by the platform, so later replies go straight to the fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from bothost.plugins.slack.mrkdwn import StreamCleaner, split, to_mrkdwn, undisguise_markdown
+
+logger = logging.getLogger(__name__)
+
+THINKING = "is thinking…"
+STATUS_INTERVAL = 1.0  # seconds between status updates (progress can be chatty)
+STATUS_LIMIT = 250  # characters of a status line worth showing
+STREAM_INTERVAL = 0.8  # seconds between appendStream calls
+APPEND_LIMIT = 12_000  # markdown_text accepted by one startStream/appendStream call
+FALLBACK_REACTION = "hourglass_flowing_sand"
+STOPPED = "Stopped."  # the host's reply to a cancelled turn; the `stop` message says it
+
+
+class Reply:
+    def __init__(self, platform: Any, channel: str, thread_ts: str, user: str, team: str,
+                 message_ts: str) -> None:
+        self.platform = platform
+        self.client = platform.client
+        self.channel, self.thread_ts = channel, thread_ts
+        self.user, self.team, self.message_ts = user, team, message_ts
+        self.cleaner = StreamCleaner()
+        self.said = ""  # sanitised text received so far
+        self.buffer = ""  # part of `said` not yet sent to a stream
+        self.stream_ts: str | None = None
+        self.streaming = platform.features.get("stream", True)
+        self.fallback_from = 0  # where in `said` the posted (non-stream) messages begin
+        self.posted: list[tuple[str, str]] = []  # (ts, text) of fallback messages
+        self.last_flush = 0.0
+        self.last_status = 0.0
+        self.status_set = False
+        self.reacted = False
+
+    # --- status ------------------------------------------------------------------------------
+
+    async def begin(self) -> None:
+        await self.status(THINKING)
+
+    async def status(self, text: str) -> None:
+        now = time.monotonic()
+        if self.last_status and now - self.last_status < STATUS_INTERVAL:
+            return
+        self.last_status = now
+        if self.platform.features.get("status", True):
+            try:
+                await self.client.assistant_threads_setStatus(
+                    channel_id=self.channel, thread_ts=self.thread_ts, status=text[:STATUS_LIMIT])
+                self.status_set = True
+                return
+            except SlackApiError as exc:
+                self.platform.learn("status", exc)
+        if not self.reacted:
+            self.reacted = True
+            await self.quietly("reactions_add", channel=self.channel,
+                               timestamp=self.message_ts, name=FALLBACK_REACTION)
+
+    # --- text --------------------------------------------------------------------------------
+
+    async def text(self, delta: str) -> None:
+        clean = self.cleaner.feed(delta)
+        self.said += clean
+        self.buffer += clean
+        if self.buffer.strip() and time.monotonic() - self.last_flush >= self.interval():
+            await self.flush()
+
+    def interval(self) -> float:
+        return self.platform.stream_interval if self.streaming else self.platform.update_interval
+
+    async def flush(self) -> None:
+        self.last_flush = time.monotonic()
+        if self.streaming:
+            try:
+                await self.flush_stream()
+                return
+            except SlackApiError as exc:
+                self.platform.learn("stream", exc)
+                await self.end_stream()
+                self.streaming = False
+                self.fallback_from = len(self.said) - len(self.buffer)
+        await self.flush_messages()
+
+    async def flush_stream(self) -> None:
+        while self.buffer:
+            piece = self.buffer[:APPEND_LIMIT]
+            if self.stream_ts is None:
+                response = await self.client.chat_startStream(
+                    channel=self.channel, thread_ts=self.thread_ts, markdown_text=piece,
+                    recipient_team_id=self.team or None, recipient_user_id=self.user or None)
+                self.stream_ts = str(response["ts"])
+            else:
+                await self.client.chat_appendStream(channel=self.channel, ts=self.stream_ts,
+                                                    markdown_text=piece)
+            self.buffer = self.buffer[len(piece):]
+
+    async def flush_messages(self) -> None:
+        self.buffer = ""
+        chunks = split(to_mrkdwn(self.said[self.fallback_from:]))
+        for i, chunk in enumerate(chunks):
+            if i < len(self.posted):
+                ts, shown = self.posted[i]
+                if shown != chunk:
+                    await self.platform.update(self.channel, ts, chunk)
+                    self.posted[i] = (ts, chunk)
+            elif chunk.strip():
+                ts = await self.platform.post(self.channel, self.thread_ts, chunk)
+                self.posted.append((ts, chunk))
+
+    async def end_stream(self) -> None:
+        if self.stream_ts is not None:
+            await self.quietly("chat_stopStream", channel=self.channel, ts=self.stream_ts)
+            self.stream_ts = None
+
+    # --- the end -----------------------------------------------------------------------------
+
+    async def finish(self, reply: str) -> None:
+        """Send what is left, close the stream, and post the reply if it was not streamed."""
+        tail = self.cleaner.flush()
+        self.said += tail
+        self.buffer += tail
+        if self.buffer.strip() or (not self.streaming and self.said.strip()):
+            await self.flush()
+        await self.end_stream()
+        final = reply.strip()
+        if final and final != STOPPED and undisguise_markdown(final) not in self.said:
+            await self.platform.send_text(self.channel, self.thread_ts, final)
+        elif self.status_set and not self.said.strip():
+            await self.quietly("assistant_threads_setStatus", channel_id=self.channel,
+                               thread_ts=self.thread_ts, status="")
+        if self.reacted:
+            await self.quietly("reactions_remove", channel=self.channel,
+                               timestamp=self.message_ts, name=FALLBACK_REACTION)
+
+    async def quietly(self, method: str, **kwargs: Any) -> None:
+        """A cosmetic call: its failure is logged, never raised."""
+        try:
+            await getattr(self.client, method)(**kwargs)
+        except SlackApiError as exc:
+            logger.info("slack %s failed: %s", method, exc.response.get("error"))
