@@ -2,7 +2,7 @@
 
 Producers (MCP servers' ``event/*`` notifications, webhooks, ``bothost events push``) call
 ``await queue.ingest(event)``. Ingestion hands the event to one writer task per event loop,
-which lets a burst gather for a few milliseconds and writes it in one transaction on the
+which writes whatever has gathered in one transaction on the
 store thread: one fsync per burst instead of per event is what keeps thousands of events
 per second cheap. Inside that transaction each event is deduped against the events of the
 last ``tick.dedupe_window``. Oversized payloads are refused (and logged) before they reach
@@ -29,7 +29,6 @@ from bothost.store.db import transaction
 logger = logging.getLogger(__name__)
 
 MAX_PAYLOAD_BYTES = 256 * 1024  # a briefing needs a summary, not a mailbox; bigger is a bug
-BATCH_WINDOW = 0.005  # seconds a burst may gather before the writer commits it
 BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock for long
 
 
@@ -64,25 +63,26 @@ class EventQueue:
 
     async def ingest(self, event: Event) -> int | None:
         """Queue one event; its row id, or None when deduped or refused."""
-        return (await self.ingest_many([event]))[0]
+        future = self._submit(event)
+        return await future
 
     async def ingest_many(self, events: Iterable[Event]) -> list[int | None]:
         """Queue several events at once; one result per event, in order."""
+        futures = [self._submit(event) for event in events]
+        return [await future for future in futures]
+
+    def _submit(self, event: Event) -> asyncio.Future[int | None]:
         loop = asyncio.get_running_loop()
-        futures: list[asyncio.Future[int | None]] = []
-        for event in events:
-            future: asyncio.Future[int | None] = loop.create_future()
-            futures.append(future)
-            row = self._prepare(event, future)
-            if row is None:
-                future.set_result(None)
-            else:
-                self._rows.append(row)
-        if self._rows:
-            self._ensure_writer(loop)
-            assert self._wake is not None
-            self._wake.set()
-        return list(await asyncio.gather(*futures))
+        future: asyncio.Future[int | None] = loop.create_future()
+        row = self._prepare(event, future)
+        if row is None:
+            future.set_result(None)
+            return future
+        self._rows.append(row)
+        self._ensure_writer(loop)
+        assert self._wake is not None
+        self._wake.set()
+        return future
 
     def _prepare(self, event: Event, future: asyncio.Future[int | None]) -> _Row | None:
         payload = canonical_json(event.payload)
@@ -109,7 +109,9 @@ class EventQueue:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            await asyncio.sleep(BATCH_WINDOW)
+            # one pass of the loop lets producers that are ready now join this batch;
+            # later ones gather while it is written (group commit, no fixed delay)
+            await asyncio.sleep(0)
             while self._rows:
                 batch, self._rows = self._rows[:BATCH_MAX], self._rows[BATCH_MAX:]
                 await self._write(batch)

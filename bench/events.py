@@ -1,0 +1,148 @@
+"""Event queue figures: ingestion rate into SQLite and tick time at 10,000 events.
+
+Ingestion is measured on fresh databases: a burst of concurrent producers
+(``EventQueue.ingest`` from many tasks, as MCP servers and webhooks push), one producer
+awaiting each event in turn, and two peers — the same store with one transaction per
+event (what a queue without batching costs), and bare sqlite-utils in a tight loop with
+one transaction per row (no event loop, no dedupe: a ceiling for reference). Then one
+offline tick triages and renders all 10,000 into a briefing for a target that discards it.
+
+Run: .venv/bin/python bench/events.py [--events N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import sqlite_utils
+
+from bothost.config import TickConfig, TickRule
+from bothost.events import events_migrations
+from bothost.events.queue import EventQueue
+from bothost.events.tick import run_tick
+from bothost.models import Event
+from bothost.store import Store, core_migrations
+
+SEQUENTIAL_SHARE = 10  # the one-at-a-time run uses a tenth of the events: it is slow
+
+
+def make_events(count: int, tag: str) -> list[Event]:
+    kinds = [("gmail", "event/new_email", "from", "ana@corp.com"),
+             ("ssh", "event/ssh_alert", "host", "db-1"),
+             ("weather", "event/weather_alert", "location", "Zurich"),
+             ("news", "event/item", "feed", "hn")]
+    out = []
+    for n in range(count):
+        source, type_, field, value = kinds[n % len(kinds)]
+        out.append(Event(source, type_, {"id": f"{tag}{n}", field: f"{value}{n % 7}",
+                                         "summary": f"{type_} number {n}"}))
+    return out
+
+
+def open_store(directory: Path, name: str) -> Store:
+    return Store(directory / name, [*core_migrations(), *events_migrations()])
+
+
+async def burst(directory: Path, count: int) -> tuple[float, Store]:
+    store = open_store(directory, "burst.db")
+    queue = EventQueue(store, TickConfig())
+    events = make_events(count, "b")
+    start = time.perf_counter()
+    ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+    elapsed = time.perf_counter() - start
+    await queue.close()
+    assert None not in ids
+    return count / elapsed, store
+
+
+async def sequential(directory: Path, count: int) -> float:
+    store = open_store(directory, "sequential.db")
+    queue = EventQueue(store, TickConfig())
+    events = make_events(count, "s")
+    start = time.perf_counter()
+    for event in events:
+        await queue.ingest(event)
+    elapsed = time.perf_counter() - start
+    await queue.close()
+    store.close()
+    return count / elapsed
+
+
+async def peer_naive_queue(directory: Path, count: int) -> float:
+    """The same store, one ``store.run`` transaction per event (no batching)."""
+    store = open_store(directory, "naive.db")
+    events = make_events(count, "n")
+
+    def insert(db, event: Event) -> None:
+        with db.conn:
+            db.conn.execute(
+                "INSERT INTO events (source, type, payload, received_at, dedupe_key)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (event.source, event.type, json.dumps(event.payload), time.time(),
+                 f"{event.source}:{event.type}:{event.payload['id']}"))
+
+    start = time.perf_counter()
+    await asyncio.gather(*(store.run(lambda db, e=e: insert(db, e)) for e in events))
+    elapsed = time.perf_counter() - start
+    store.close()
+    return count / elapsed
+
+
+def peer_one_transaction_per_event(directory: Path, count: int) -> float:
+    db = sqlite_utils.Database(directory / "peer.db")
+    db.conn.execute("PRAGMA journal_mode = WAL")
+    db.conn.execute("PRAGMA synchronous = NORMAL")
+    table = db["events"]
+    events = make_events(count, "p")
+    start = time.perf_counter()
+    for event in events:
+        with db.conn:
+            table.insert({"source": event.source, "type": event.type,
+                          "payload": json.dumps(event.payload), "received_at": time.time()})
+    elapsed = time.perf_counter() - start
+    db.close()
+    return count / elapsed
+
+
+async def tick_time(store: Store) -> tuple[float, int]:
+    config = TickConfig(deliver_to=["console:"], rules=[
+        TickRule({"source": "gmail"}, "high"), TickRule({"source": "news"}, "low")])
+    sent: list[str] = []
+
+    async def discard(target: str, briefing) -> str:
+        sent.append(briefing.text)
+        return "bench"
+
+    start = time.perf_counter()
+    result = await run_tick(store, config, discard)
+    elapsed = time.perf_counter() - start
+    assert result.events and sent
+    return elapsed, result.events
+
+
+async def main(count: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        rate, store = await burst(directory, count)
+        one_by_one = await sequential(directory, count // SEQUENTIAL_SHARE)
+        naive = await peer_naive_queue(directory, count)
+        peer = peer_one_transaction_per_event(directory, count)
+        seconds, events = await tick_time(store)
+        store.close()
+    print(f"ingestion, concurrent burst:      {rate:10,.0f} events/s ({count:,} events)")
+    print(f"ingestion, one producer awaiting: {one_by_one:10,.0f} events/s")
+    print(f"peer: same store, 1 tx/event:     {naive:10,.0f} events/s")
+    print(f"peer: bare sqlite-utils, 1 tx/event (no asyncio, no dedupe): {peer:,.0f} events/s")
+    print(f"burst vs same-store peer:         {rate / naive:10.1f}x")
+    print(f"tick (offline triage + render + deliver) at {events:,} events: {seconds:.3f} s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000)
+    asyncio.run(main(parser.parse_args().events))
