@@ -18,6 +18,7 @@ from typing import Any
 
 import pluggy
 
+from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import ToolRegistry
 from bothost.agent.turn import Turn
 from bothost.config import Config
@@ -48,6 +49,7 @@ class Host:
         self.store = Store(self.home / "bothost.db", build_migrations(pm))
         self.registry = ToolRegistry()
         collect_tools(pm, self.registry)
+        self.registry.add_source(AdminToolSource())
         self.providers = collect_providers(pm)
         self.llm = self.make_provider()
         self.platforms = collect_platforms(pm)

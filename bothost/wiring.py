@@ -6,9 +6,12 @@ subsystem's construction (which needs several parts of the host) lives in one pl
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
 from typing import Any
+
+from bothost.executables import resolve_command
 
 logger = logging.getLogger(__name__)
 
@@ -34,14 +37,21 @@ async def start_events(host: Any, tick: bool = True) -> Any:
 async def start_mcp(host: Any) -> Any:
     if not available("bothost.mcp.manager"):
         return None
+    from bothost.agent.mcp_tools import McpToolSource
     from bothost.mcp.manager import McpManager
 
-    servers = {n: s for n, s in host.config.mcp.servers.items()}
-    manager = McpManager(servers, host.store, host.pm, host.home,
-                         on_event=host.ingest_event, ask=getattr(host, "ask_elicitation", None))
+    servers = {name: with_resolved_command(server)
+               for name, server in host.config.mcp.servers.items()}
+    manager = McpManager(servers, host.store, host.pm, host.home, on_event=host.ingest_event)
     await manager.start()
-    if available("bothost.mcp.tools"):
-        from bothost.mcp.tools import McpToolSource
-
-        host.registry.add_source(McpToolSource(manager, host.config))
+    host.registry.add_source(McpToolSource(manager, host.config))
     return manager
+
+
+def with_resolved_command(server: Any) -> Any:
+    """The bundled servers' scripts sit beside the interpreter, maybe not on PATH."""
+    if server.command:
+        found = resolve_command(server.command)
+        if found:
+            return dataclasses.replace(server, command=found)
+    return server
