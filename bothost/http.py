@@ -80,18 +80,55 @@ class HttpServer:
 
 
 async def health(host: Any) -> dict[str, Any]:
-    """Status per component; used by ``/healthz`` and ``bothost doctor``."""
+    """Status per component; used by ``/healthz`` and ``bothost doctor``.
+
+    Components: the store (a query answers), each active platform (its own ``health()``
+    when it has one), each MCP server, the tick (running, and the last tick's outcome),
+    the event queue (pending and failed counts) and the supervised tasks. ``ok`` is the
+    store's, since nothing works without it; the others report and never throw.
+    """
+
+    def read(db: Any) -> dict[str, Any]:
+        conn = db.conn
+        counts = dict(conn.execute("SELECT status, COUNT(*) FROM events"
+                                   " WHERE status IN ('pending', 'claimed', 'failed')"
+                                   " GROUP BY status").fetchall())
+        last = conn.execute("SELECT started_at, finished_at, status, error FROM ticks"
+                            " ORDER BY id DESC LIMIT 1").fetchone()
+        return {"counts": counts, "last": last}
+
     try:
-        await host.store.run(lambda db: db.execute("SELECT 1").fetchone())
+        found = await host.store.run(read)
         store = {"ok": True}
     except Exception as exc:
+        found = {"counts": {}, "last": None}
         store = {"ok": False, "error": str(exc)}
-    platforms = {name: {"ok": True} for name in host.active}
+    platforms = {name: platform_health(p) for name, p in host.active.items()}
     servers = {}
     if host.mcp is not None and hasattr(host.mcp, "status"):
         for s in host.mcp.status():
             servers[s.name] = {"ok": s.state in ("ready", "disabled"), "state": s.state,
                                "error": s.error}
-    tick = {"ok": True, "running": host.ticker is not None}
+    tick: dict[str, Any] = {"ok": True, "running": host.ticker is not None,
+                            "enabled": bool(host.config.tick.enabled)}
+    if found["last"]:
+        started, finished, status, error = found["last"]
+        tick["last"] = {"started_at": started, "finished_at": finished, "status": status,
+                        "error": error}
+        tick["ok"] = status not in ("failed", "error")
+    counts = found["counts"]
+    events = {"ok": not counts.get("failed"), "pending": counts.get("pending", 0),
+              "claimed": counts.get("claimed", 0), "failed": counts.get("failed", 0)}
     return {"ok": store["ok"], "store": store, "platforms": platforms, "mcp": servers,
-            "tick": tick, "tasks": host.supervisor.status()}
+            "tick": tick, "events": events, "tasks": host.supervisor.status(),
+            "uptime": round(time.time() - host.http.started_at, 1)}
+
+
+def platform_health(platform: Any) -> dict[str, Any]:
+    report = getattr(platform, "health", None)
+    if report is None:
+        return {"ok": True}
+    try:
+        return {"ok": True, **report()}
+    except Exception as exc:  # a platform's report must not break the health page
+        return {"ok": False, "error": str(exc)}

@@ -1,0 +1,27 @@
+"""The web plugin: the ``web`` and ``webhook`` platforms and their HTTP routes.
+
+Web chat and dashboard at ``/``, the chat API, signed webhooks in and out, ``/metrics``,
+``/media/{file}`` and ``/openapi.json``. The work lives in the modules beside this one.
+"""
+
+from bothost.plugins.web import briefings, routes
+from bothost.plugins.web.outbound import WebhookPlatform
+from bothost.plugins.web.platform import WebPlatform
+
+from bothost.hookspecs import hookimpl
+
+
+@hookimpl
+def register_platforms(register):
+    register(WebPlatform())
+    register(WebhookPlatform())
+
+
+@hookimpl
+def register_routes(app):
+    routes.setup(app)
+
+
+@hookimpl
+def register_migrations(register):
+    register("web", 1, briefings.migrate_1, "web_briefings")

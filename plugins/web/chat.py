@@ -1,0 +1,187 @@
+"""The web chat's HTTP side: the page, chatting (plain and streamed), the live stream,
+answers to questions, the transcript and the dashboard data.
+
+Every message from here is an admin's (the request passed :mod:`security`: loopback or the
+token) on the session ``web:<session>``. ``POST /api/chat`` answers with the whole reply as
+JSON for simple clients; ``POST /api/chat/stream`` answers with Server-Sent Events
+(``delta``, ``status``, then ``done`` with the reply), which the page reads as the reply is
+written. Questions the turn asks arrive on the page's ``GET /api/events`` stream and are
+answered with ``POST /api/answer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+from bothost.plugins.web import dashboard, sse
+from bothost.plugins.web.platform import WebPlatform, valid_session
+from bothost.plugins.web.security import (
+    PAGE_HEADERS,
+    Access,
+    csrf_token,
+    presented_token,
+    same,
+    set_page_cookies,
+)
+
+from bothost.models import Address, IncomingMessage
+
+logger = logging.getLogger(__name__)
+
+MAX_TEXT = 100_000  # characters in one chat message; more is a paste accident
+HISTORY = 100  # transcript messages a page loads
+
+
+def static_text(name: str) -> str:
+    return (resources.files("bothost.plugins.web") / "static" / name).read_text("utf-8")
+
+
+class BadRequest(web.HTTPBadRequest):
+    def __init__(self, reason: str) -> None:
+        super().__init__(text=json.dumps({"error": reason}), content_type="application/json")
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise BadRequest("the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    return body
+
+
+def session_of(value: Any) -> str:
+    session = "default" if value is None else value
+    if not valid_session(session):
+        raise BadRequest("session must be 1-64 characters of A-Z a-z 0-9 _ . -")
+    return session
+
+
+class ChatRoutes:
+    def __init__(self, host: Any, platform: WebPlatform, access: Access) -> None:
+        self.host, self.platform, self.access = host, platform, access
+
+    def add(self, app: web.Application) -> None:
+        guard = self.access.guard
+        app.router.add_get("/", self.index)
+        app.router.add_post("/api/chat", guard(self.chat, writes=True))
+        app.router.add_post("/api/chat/stream", guard(self.chat_stream, writes=True))
+        app.router.add_post("/api/answer", guard(self.answer, writes=True))
+        app.router.add_get("/api/events", guard(self.events))
+        app.router.add_get("/api/history", guard(self.history))
+        app.router.add_get("/api/dashboard", guard(self.dashboard))
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        token = self.access.token
+        offered = request.query.get("token")
+        if token is not None and offered is not None and same(offered, token):
+            # keep the token out of the address bar and history: cookie, then a clean URL
+            response = web.HTTPSeeOther("/", headers=PAGE_HEADERS)
+            set_page_cookies(response, csrf_token(request), token)
+            raise response
+        self.access.check_reader(request)
+        csrf = csrf_token(request)
+        html = static_text("index.html").replace("__CSRF__", csrf)
+        response = web.Response(text=html, content_type="text/html", headers=PAGE_HEADERS)
+        set_page_cookies(response, csrf, presented_token(request) if token else None)
+        return response
+
+    def message(self, body: dict[str, Any]) -> IncomingMessage:
+        session = session_of(body.get("session"))
+        text = body.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise BadRequest("text must be a non-empty string")
+        if len(text) > MAX_TEXT:
+            raise BadRequest(f"text is longer than {MAX_TEXT} characters")
+        return IncomingMessage(address=Address("web", session), text=text, user="web",
+                               user_name="web operator", is_admin=True)
+
+    async def chat(self, request: web.Request) -> web.Response:
+        message = self.message(await json_body(request))
+        self.platform.counters["chat", "plain"] += 1
+        reply = await self.host.handle_message(message, platform=self.platform)
+        return web.json_response({"session": message.address.channel, "reply": reply})
+
+    async def chat_stream(self, request: web.Request) -> web.StreamResponse:
+        message = self.message(await json_body(request))
+        self.platform.counters["chat", "stream"] += 1
+        response = await sse.open_stream(request)
+        gone = False
+
+        async def emit(event: str, data: Any) -> None:
+            nonlocal gone
+            if gone:
+                return
+            try:
+                await response.write(sse.frame(event, data))
+            except ConnectionResetError:
+                gone = True  # the page left; the turn still finishes and is stored
+
+        async def on_text(delta: str) -> None:
+            await emit("delta", {"text": delta})
+
+        async def on_status(text: str) -> None:
+            await emit("status", {"text": text})
+
+        reply = await self.host.handle_message(message, on_text=on_text, on_status=on_status,
+                                               platform=self.platform)
+        await emit("done", {"session": message.address.channel, "reply": reply})
+        if not gone:
+            await response.write_eof()
+        return response
+
+    async def answer(self, request: web.Request) -> web.Response:
+        body = await json_body(request)
+        session = session_of(body.get("session"))
+        question_id = body.get("id")
+        if not isinstance(question_id, str):
+            raise BadRequest("id must be the question's id")
+        if not self.platform.hub.answer(session, question_id, body.get("answer")):
+            raise web.HTTPNotFound(text=json.dumps({"error": "no such open question"}),
+                                   content_type="application/json")
+        return web.json_response({"ok": True})
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        session = session_of(request.query.get("session"))
+        hub = self.platform.hub
+        response = await sse.open_stream(request)
+        queue = hub.subscribe(session)
+        try:
+            await response.write(sse.frame("hello", {"session": session}))
+            while True:
+                try:
+                    item = await asyncio.wait_for(queue.get(), sse.KEEPALIVE)
+                except TimeoutError:
+                    await sse.keepalive(response)
+                    continue
+                if item is None:
+                    break
+                await response.write(sse.frame(*item))
+        except ConnectionResetError:
+            pass  # the page closed or reloaded
+        finally:
+            hub.unsubscribe(session, queue)
+        return response
+
+    async def history(self, request: web.Request) -> web.Response:
+        session_id = str(Address("web", session_of(request.query.get("session"))))
+
+        def read(db: Any) -> list[dict[str, Any]]:
+            rows = db.conn.execute(
+                "SELECT role, content, created_at FROM messages WHERE session_id = ? AND role IN"
+                " ('user', 'assistant') AND content IS NOT NULL AND content != ''"
+                " ORDER BY id DESC LIMIT ?", (session_id, HISTORY)).fetchall()
+            return [{"role": r[0], "text": r[1], "at": r[2]} for r in reversed(rows)]
+
+        return web.json_response({"messages": await self.host.store.run(read)})
+
+    async def dashboard(self, request: web.Request) -> web.Response:
+        data = await dashboard.snapshot(self.host)
+        data["clients"] = self.platform.hub.clients()
+        return web.json_response(data, dumps=lambda v: json.dumps(v, default=str))

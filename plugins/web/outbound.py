@@ -1,0 +1,138 @@
+"""The ``webhook`` platform: signed POSTs to other systems (``webhook:<target>``).
+
+Targets are ``platforms.webhook.targets.<name>: {url, secret}``; a target without its own
+secret is signed with ``platforms.webhook.secret``. Every request is signed as Standard
+Webhooks (see :mod:`signing`) with a message id that stays the same across retries, so the
+receiver can drop repeats. Connection errors, timeouts, 429 and 5xx are retried with
+doubling delays; any other 4xx is final. When every attempt fails the send raises, so the
+tick keeps the briefing's events pending and tries again at a later tick. Webhook senders
+cannot answer questions: ``ask`` is always None (which means no).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import uuid
+from collections import Counter
+from typing import Any
+
+import aiohttp
+from bothost.plugins.web.signing import sign_headers
+
+from bothost.models import Address, Briefing
+from bothost.platform import Question
+
+logger = logging.getLogger(__name__)
+
+ATTEMPTS = 4  # one try and three retries, inside the tick's 60 s delivery deadline
+FIRST_DELAY = 0.5  # seconds before the first retry, doubling after each
+REQUEST_TIMEOUT = 10.0  # seconds per attempt
+RETRY_STATUSES = {408, 425, 429}  # plus every 5xx
+
+
+class DeliveryError(Exception):
+    """A signed POST did not get a 2xx (after retries, where retrying made sense)."""
+
+
+async def post_signed(client: aiohttp.ClientSession, url: str, secret: str,
+                      payload: dict[str, Any], msg_id: str, *, attempts: int = ATTEMPTS,
+                      first_delay: float = FIRST_DELAY) -> int:
+    """POST ``payload`` as signed JSON; the 2xx status, or :class:`DeliveryError`."""
+    body = json.dumps(payload, ensure_ascii=False, default=str).encode()
+    delay, last = first_delay, "no attempt"
+    for attempt in range(1, attempts + 1):
+        headers = {"Content-Type": "application/json", **sign_headers(secret, msg_id, body)}
+        try:
+            async with client.post(url, data=body, headers=headers,
+                                   timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)) as resp:
+                await resp.read()
+                if 200 <= resp.status < 300:
+                    return resp.status
+                last = f"HTTP {resp.status}"
+                if resp.status < 500 and resp.status not in RETRY_STATUSES:
+                    raise DeliveryError(f"{url} answered {last}")
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if attempt < attempts:
+            logger.info("webhook %s to %s: %s; retrying in %.1f s", msg_id, url, last, delay)
+            await asyncio.sleep(delay)
+            delay *= 2
+    raise DeliveryError(f"{url}: {last} after {attempts} attempts")
+
+
+def briefing_payload(briefing: Briefing) -> dict[str, Any]:
+    return {"type": "briefing", "id": briefing.id, "title": briefing.title,
+            "text": briefing.text, "items": [dataclasses.asdict(i) for i in briefing.items],
+            "low_count": briefing.low_count, "muted_count": briefing.muted_count,
+            "muted_summary": briefing.muted_summary, "event_ids": briefing.event_ids,
+            "created_at": briefing.created_at}
+
+
+class WebhookPlatform:
+    name = "webhook"
+
+    def __init__(self) -> None:
+        self.host: Any = None
+        self.client: aiohttp.ClientSession | None = None
+        self.counters: Counter[tuple[str, ...]] = Counter()
+
+    def enabled(self, host: Any) -> bool:
+        config = host.config.platforms.webhook
+        return bool(config.secret or config.targets)
+
+    async def start(self, host: Any) -> None:
+        self.host = host
+
+    def bind(self, host: Any) -> None:
+        """Attach to ``host`` when routes are served without the platform being started."""
+        if self.host is None:
+            self.host = host
+
+    async def stop(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+            self.client = None
+
+    def health(self) -> dict[str, Any]:
+        config = self.host.config.platforms.webhook
+        return {"inbound": bool(config.secret), "targets": sorted(config.targets)}
+
+    def session(self) -> aiohttp.ClientSession:
+        if self.client is None or self.client.closed:
+            self.client = aiohttp.ClientSession()
+        return self.client
+
+    async def post(self, url: str, secret: str, payload: dict[str, Any], msg_id: str,
+                   label: str) -> str:
+        try:
+            status = await post_signed(self.session(), url, secret, payload, msg_id)
+        except DeliveryError:
+            self.counters["webhook_out", label, "failed"] += 1
+            raise
+        self.counters["webhook_out", label, "delivered"] += 1
+        return f"{msg_id} HTTP {status}"
+
+    async def to_target(self, target: str, payload: dict[str, Any], msg_id: str) -> str:
+        config = self.host.config.platforms.webhook
+        found = config.targets.get(target)
+        if found is None or not found.url:
+            raise DeliveryError(f"platforms.webhook.targets.{target}: no such target")
+        secret = found.secret or config.secret
+        if not secret:
+            raise DeliveryError(f"platforms.webhook.targets.{target}.secret: needed to sign")
+        return await self.post(found.url, secret, payload, msg_id, target)
+
+    async def send(self, address: Address, text: str, **kwargs: Any) -> str:
+        payload = {"type": "message", "text": text, "address": str(address)}
+        return await self.to_target(address.channel, payload, f"msg_{uuid.uuid4().hex}")
+
+    async def send_briefing(self, address: Address, briefing: Briefing) -> str:
+        # the same id on every retry and every later tick, so the receiver can dedupe
+        msg_id = f"brf_{briefing.id}" if briefing.id is not None else f"brf_{uuid.uuid4().hex}"
+        return await self.to_target(address.channel, briefing_payload(briefing), msg_id)
+
+    async def ask(self, address: Address, question: Question) -> Any:
+        return None

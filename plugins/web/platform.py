@@ -1,0 +1,80 @@
+"""The ``web`` platform: the built-in web chat as a platform the host can talk through.
+
+Sessions are ``web:<session>`` where the page picks the session name. The page's HTTP
+requests (see :mod:`bothost.plugins.web.chat`) hand messages to the host; this object is
+the other direction: ``send`` and ``ask`` go to the session's open pages through the
+:class:`~bothost.plugins.web.hub.Hub`, ``send_briefing`` stores the briefing (so a page
+opened later shows it) and pushes it to every open page. It keeps the counters the web
+parts add to ``/metrics``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from typing import Any
+
+from bothost.plugins.web import briefings
+from bothost.plugins.web.hub import Hub
+
+from bothost.models import Address, Briefing
+from bothost.platform import Question
+
+logger = logging.getLogger(__name__)
+
+SESSION_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+WHO = "web"  # who answered an approval: a web UI session is the (admin) operator
+
+
+class WebPlatform:
+    name = "web"
+
+    def __init__(self) -> None:
+        self.host: Any = None
+        self.hub = Hub()
+        self.counters: Counter[tuple[str, ...]] = Counter()  # (metric, label values...) → n
+
+    def enabled(self, host: Any) -> bool:
+        return bool(host.config.platforms.web.enabled)
+
+    async def start(self, host: Any) -> None:
+        self.host = host
+        self.hub.closed = False
+
+    async def stop(self) -> None:
+        self.hub.close()
+
+    def bind(self, host: Any) -> None:
+        """Attach to ``host`` when routes are served without the platform being started."""
+        if self.host is None:
+            self.host = host
+
+    def health(self) -> dict[str, Any]:
+        return {"pages": self.hub.clients(), "open_questions": len(self.hub.pending)}
+
+    async def send(self, address: Address, text: str, **kwargs: Any) -> str | None:
+        delivered = self.hub.publish(address.channel, "message", {"text": text})
+        if not delivered:
+            logger.info("web message to %s: no page open", address)
+        return f"web:{address.channel}" if delivered else None
+
+    async def send_briefing(self, address: Address, briefing: Briefing) -> str:
+        try:
+            row = await self.host.store.run(lambda db: briefings.insert(db, address, briefing))
+        except Exception:
+            self.counters["briefings", "failed"] += 1
+            raise
+        self.counters["briefings", "delivered"] += 1
+        self.hub.broadcast("briefing", row)
+        return f"web_briefings:{row['id']}"
+
+    async def ask(self, address: Address, question: Question) -> Any:
+        answer = await self.hub.ask(address.channel, question)
+        if question.kind == "approval" and answer is not None:
+            return bool(answer), WHO
+        return answer
+
+
+def valid_session(name: Any) -> bool:
+    return isinstance(name, str) and SESSION_PATTERN.fullmatch(name) is not None

@@ -1,0 +1,93 @@
+"""Standard Webhooks signatures: signing outbound requests and verifying inbound ones.
+
+A signature is ``v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`` keyed with the
+secret's bytes; a ``whsec_``-prefixed secret is base64 after the prefix (the spec's form),
+any other string is used as its UTF-8 bytes. The ``webhook-signature`` header may carry
+several space-separated signatures (a sender rotating secrets); one match is enough.
+Timestamps are whole seconds and must lie within :data:`TOLERANCE` of our clock, which
+bounds how long a captured request can be replayed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import time
+from collections.abc import Mapping
+
+SECRET_PREFIX = "whsec_"
+TOLERANCE = 300  # seconds either side of now; the spec's five minutes
+HEADER_ID = "webhook-id"
+HEADER_TIMESTAMP = "webhook-timestamp"
+HEADER_SIGNATURE = "webhook-signature"
+
+
+class SignatureError(Exception):
+    """The request is not signed by someone holding the secret (answer 401)."""
+
+
+class TimestampError(Exception):
+    """The timestamp is malformed or outside the tolerance (answer 400)."""
+
+
+def secret_bytes(secret: str) -> bytes:
+    """The HMAC key for a configured secret."""
+    if secret.startswith(SECRET_PREFIX):
+        try:
+            return base64.b64decode(secret[len(SECRET_PREFIX):], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ValueError("a whsec_ secret must be base64 after the prefix") from exc
+    return secret.encode("utf-8")
+
+
+def new_secret(nbytes: int = 24) -> str:
+    """A fresh ``whsec_`` secret (for docs and tests)."""
+    import secrets
+
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(nbytes)).decode()
+
+
+def signature(secret: str, msg_id: str, timestamp: int | str, body: bytes) -> str:
+    """The ``v1,<base64>`` signature of one message."""
+    signed = f"{msg_id}.{timestamp}.".encode() + body
+    digest = hmac.new(secret_bytes(secret), signed, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode()
+
+
+def sign_headers(secret: str, msg_id: str, body: bytes, now: float | None = None) -> dict[str, str]:
+    """The three headers that sign ``body`` as message ``msg_id``."""
+    timestamp = int(time.time() if now is None else now)
+    return {
+        HEADER_ID: msg_id,
+        HEADER_TIMESTAMP: str(timestamp),
+        HEADER_SIGNATURE: signature(secret, msg_id, timestamp, body),
+    }
+
+
+def verify(secret: str, headers: Mapping[str, str], body: bytes,
+           now: float | None = None) -> str:
+    """Check a request's signature headers; return its ``webhook-id``.
+
+    Raises:
+        SignatureError: a header is missing or no signature matches.
+        TimestampError: the timestamp is not an integer or is outside :data:`TOLERANCE`.
+    """
+    msg_id = headers.get(HEADER_ID, "")
+    raw_ts = headers.get(HEADER_TIMESTAMP, "")
+    sent = headers.get(HEADER_SIGNATURE, "")
+    if not msg_id or not raw_ts or not sent:
+        raise SignatureError("missing webhook-id, webhook-timestamp or webhook-signature")
+    try:
+        timestamp = int(raw_ts)
+    except ValueError:
+        raise TimestampError("webhook-timestamp must be whole seconds since the epoch") from None
+    now = time.time() if now is None else now
+    if abs(now - timestamp) > TOLERANCE:
+        raise TimestampError(f"webhook-timestamp is more than {TOLERANCE} s from now")
+    expected = signature(secret, msg_id, timestamp, body).encode()
+    for candidate in sent.split():
+        if hmac.compare_digest(candidate.encode(), expected):
+            return msg_id
+    raise SignatureError("no webhook-signature matches")

@@ -1,0 +1,278 @@
+// The web chat and dashboard. Plain browser JavaScript, no build step.
+// Text from the host is always inserted as text (never as HTML): replies, tool results and
+// briefings can carry content a third party wrote.
+"use strict";
+
+(() => {
+  const POLL_MS = 3000; // dashboard refresh; briefings also arrive live on the event stream
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const params = new URLSearchParams(location.search);
+  const SESSION_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+  let session = params.get("session") || localStorage.getItem("bothost.session") || "";
+  if (!SESSION_RE.test(session)) session = "s-" + Math.random().toString(36).slice(2, 10);
+  localStorage.setItem("bothost.session", session);
+
+  const $ = (sel) => document.querySelector(sel);
+  const log = $("#log");
+
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs)) {
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value);
+    }
+    for (const child of children) if (child != null) node.append(child);
+    return node;
+  }
+
+  function post(path, body) {
+    return fetch(path, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body),
+    });
+  }
+
+  function scrollDown() { log.scrollTop = log.scrollHeight; }
+
+  function addMessage(role, text) {
+    const body = el("span", { class: "text", text });
+    const node = el("div", { class: `msg ${role}` }, body);
+    log.append(node);
+    scrollDown();
+    return node;
+  }
+
+  // --- chat: the reply streams in as Server-Sent Events on the POST response -------------
+
+  function parseFrame(frame) {
+    let event = "message";
+    const data = [];
+    for (const line of frame.split("\n")) {
+      if (line.startsWith("event:")) event = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+    }
+    return data.length ? { event, data: JSON.parse(data.join("\n")) } : null;
+  }
+
+  async function send(text) {
+    addMessage("user", text);
+    const bubble = addMessage("bot streaming", "");
+    const textNode = bubble.querySelector(".text");
+    const status = el("span", { class: "status" });
+    bubble.append(status);
+    let streamed = "";
+    try {
+      const resp = await post("/api/chat/stream", { session, text });
+      if (!resp.ok) throw new Error(`${resp.status} ${(await resp.text()).trim()}`);
+      const reader = resp.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const frame = parseFrame(buffer.slice(0, cut));
+          buffer = buffer.slice(cut + 2);
+          if (!frame) continue;
+          if (frame.event === "delta") { streamed += frame.data.text; textNode.textContent = streamed; }
+          else if (frame.event === "status") status.textContent = frame.data.text;
+          else if (frame.event === "done") { textNode.textContent = frame.data.reply; status.textContent = ""; }
+          scrollDown();
+        }
+      }
+      bubble.classList.add("done");
+    } catch (err) {
+      bubble.classList.add("error");
+      textNode.textContent = `Could not reach the bot: ${err.message}`;
+    } finally {
+      bubble.classList.remove("streaming");
+    }
+  }
+
+  $("#composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $("#chat-input");
+    const text = input.value.trim();
+    if (!text) return;
+    input.value = "";
+    send(text);
+  });
+  $("#chat-input").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      $("#composer").requestSubmit();
+    }
+  });
+  $("#stop").addEventListener("click", () => post("/api/chat", { session, text: "stop" }));
+
+  // --- questions: approvals and forms asked by a running turn ---------------------------
+
+  function closeQuestion(card, outcome) {
+    card.classList.add("closed");
+    for (const b of card.querySelectorAll("button, input, select")) b.disabled = true;
+    if (outcome && !card.querySelector(".outcome")) card.append(el("div", { class: "outcome", text: outcome }));
+  }
+
+  async function answer(card, id, value, outcome) {
+    closeQuestion(card, "sending…");
+    const resp = await post("/api/answer", { session, id, answer: value });
+    card.querySelector(".outcome").textContent = resp.ok ? outcome : "This question is no longer open.";
+  }
+
+  function field(name, prop, required, secret) {
+    const label = prop.title || prop.description || name;
+    let input;
+    if (Array.isArray(prop.enum)) {
+      input = el("select", { name });
+      for (const option of prop.enum) input.append(el("option", { value: String(option), text: String(option) }));
+    } else if (prop.type === "boolean") {
+      input = el("input", { name, type: "checkbox" });
+      if (prop.default === true) input.checked = true;
+    } else {
+      const type = secret || prop.format === "password" ? "password"
+        : (prop.type === "number" || prop.type === "integer") ? "number" : "text";
+      input = el("input", { name, type });
+      if (prop.type === "number") input.step = "any";
+    }
+    if (prop.default !== undefined && prop.type !== "boolean") input.value = String(prop.default);
+    if (required && prop.type !== "boolean") input.required = true;
+    input.dataset.kind = prop.type || "string";
+    return el("label", { class: "field" }, el("span", { text: label + (required ? " *" : "") }), input);
+  }
+
+  function formValues(form) {
+    const values = {};
+    for (const input of form.querySelectorAll("input, select")) {
+      const kind = input.dataset.kind;
+      if (kind === "boolean") values[input.name] = input.checked;
+      else if (input.value === "") continue;
+      else if (kind === "integer") values[input.name] = parseInt(input.value, 10);
+      else if (kind === "number") values[input.name] = parseFloat(input.value);
+      else values[input.name] = input.value;
+    }
+    return values;
+  }
+
+  function showQuestion(q) {
+    if (log.querySelector(`.question[data-id="${q.id}"]`)) return;
+    const card = el("div", { class: "question", "data-id": q.id, role: "group" }, el("p", { text: q.text }));
+    if (q.kind === "approval") {
+      card.append(el("div", { class: "buttons" },
+        el("button", { class: "approve", type: "button", text: "Approve",
+                       onclick: () => answer(card, q.id, true, "Approved.") }), " ",
+        el("button", { class: "deny", type: "button", text: "Deny",
+                       onclick: () => answer(card, q.id, false, "Denied.") })));
+    } else {
+      const schema = q.schema || {};
+      const required = new Set(schema.required || []);
+      const form = el("form", { class: "elicitation" });
+      for (const [name, prop] of Object.entries(schema.properties || {})) {
+        form.append(field(name, prop, required.has(name), q.secret));
+      }
+      form.append(el("div", { class: "buttons" },
+        el("button", { class: "submit primary", type: "submit", text: "Submit" }), " ",
+        el("button", { class: "decline", type: "button", text: "Decline",
+                       onclick: () => answer(card, q.id, false, "Declined.") }), " ",
+        el("button", { class: "cancel", type: "button", text: "Cancel",
+                       onclick: () => answer(card, q.id, null, "Cancelled.") })));
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        answer(card, q.id, formValues(form), "Sent.");
+      });
+      card.append(form);
+    }
+    log.append(card);
+    scrollDown();
+  }
+
+  // --- the live stream: questions, messages, briefings ---------------------------------
+
+  function connect() {
+    const conn = $("#conn");
+    const stream = new EventSource(`/api/events?session=${encodeURIComponent(session)}`);
+    stream.addEventListener("hello", () => { conn.textContent = "live"; conn.classList.add("live"); });
+    stream.addEventListener("question", (e) => showQuestion(JSON.parse(e.data)));
+    stream.addEventListener("question_closed", (e) => {
+      const card = log.querySelector(`.question[data-id="${JSON.parse(e.data).id}"]`);
+      if (card && !card.classList.contains("closed")) closeQuestion(card, "No longer open.");
+    });
+    stream.addEventListener("message", (e) => addMessage("bot", JSON.parse(e.data).text));
+    stream.addEventListener("briefing", (e) => addBriefing(JSON.parse(e.data), true));
+    stream.onerror = () => { conn.textContent = "reconnecting…"; conn.classList.remove("live"); };
+  }
+
+  // --- dashboard ------------------------------------------------------------------------
+
+  function when(seconds) {
+    return seconds ? new Date(seconds * 1000).toLocaleString() : "";
+  }
+
+  function addBriefing(b, live) {
+    const list = $("#briefings");
+    if (list.querySelector(`.briefing[data-id="${b.id}"]`)) return;
+    list.querySelector(".empty")?.remove();
+    const item = el("li", { class: "briefing" + (live ? " new" : ""), "data-id": String(b.id) },
+      el("h3", { text: b.title }), el("time", { text: `${when(b.created_at)} · ${b.address}` }),
+      el("pre", { text: b.text }));
+    const newer = [...list.children].find((li) => Number(li.dataset.id) < b.id);
+    list.insertBefore(item, newer || null);
+  }
+
+  function fillTable(selector, rows, columns, emptyText, rowClass) {
+    const body = $(selector).tBodies[0];
+    body.replaceChildren();
+    if (!rows.length) {
+      body.append(el("tr", { class: "empty" }, el("td", { colspan: String(columns.length), text: emptyText })));
+      return;
+    }
+    for (const row of rows) {
+      body.append(el("tr", { class: rowClass ? rowClass(row) : "" },
+        ...columns.map((col) => el("td", { text: col(row) }))));
+    }
+  }
+
+  function renderDashboard(d) {
+    for (const b of [...d.briefings].reverse()) addBriefing(b, false);
+    fillTable("#mcp", d.mcp, [
+      (s) => s.name, (s) => s.state || "",
+      (s) => Array.isArray(s.tools) ? String(s.tools.length) : (s.tools ?? ""), (s) => s.error || "",
+    ], "No MCP servers running.");
+    const queue = $("#queue");
+    queue.replaceChildren(...Object.entries(d.queue).flatMap(([status, n]) =>
+      [el("dt", { text: status }), el("dd", { text: String(n), "data-status": status })]));
+    fillTable("#tool-calls", d.tool_calls, [
+      (c) => c.tool, (c) => c.status || (c.is_error ? "error" : "ok"),
+      (c) => c.duration_ms == null ? "" : String(Math.round(c.duration_ms)), (c) => c.result,
+    ], "No tool calls yet.", (c) => c.is_error ? "is-error" : "");
+  }
+
+  async function poll() {
+    try {
+      const resp = await fetch("/api/dashboard", { credentials: "same-origin" });
+      if (resp.ok) renderDashboard(await resp.json());
+    } catch (err) { /* the host is restarting; the next poll tries again */ }
+    setTimeout(poll, POLL_MS);
+  }
+
+  async function loadHistory() {
+    const resp = await fetch(`/api/history?session=${encodeURIComponent(session)}`, { credentials: "same-origin" });
+    if (!resp.ok) return;
+    for (const m of (await resp.json()).messages) addMessage(m.role === "user" ? "user" : "bot", m.text);
+  }
+
+  const sessionInput = $("#session-name");
+  sessionInput.value = session;
+  sessionInput.addEventListener("change", () => {
+    if (!SESSION_RE.test(sessionInput.value)) { sessionInput.value = session; return; }
+    localStorage.setItem("bothost.session", sessionInput.value);
+    location.search = `?session=${encodeURIComponent(sessionInput.value)}`;
+  });
+
+  loadHistory().finally(connect);
+  poll();
+})();

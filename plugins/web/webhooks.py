@@ -1,0 +1,251 @@
+"""Inbound webhooks: ``POST /webhook/message`` and ``POST /webhook/events/{source}``.
+
+Both are Standard Webhooks requests signed with ``platforms.webhook.secret`` and exist only
+while that secret is set (404 otherwise). Order of checks, cheapest and least revealing
+first: size (413, before reading more than the limit), signature headers and timestamp
+(401 / 400), JSON (400). A ``webhook-id`` is processed once: it is recorded in
+``webhook_ids`` before the answer, and the same id again is answered 200
+``{"duplicate": true}``; concurrent requests with one id are serialised in-process, and for
+events the queue's own dedupe on the same key covers a crash between queueing and
+recording. An event is answered 2xx only after ``host.ingest_event`` has written it.
+A message sender is not an admin; its reply comes in the response, or — with
+``callback_url`` — is POSTed there later, signed with the same secret.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_signed
+from bothost.plugins.web.signing import SignatureError, TimestampError, verify
+
+from bothost.events.dedupe import canonical_json
+from bothost.models import Address, IncomingMessage
+
+logger = logging.getLogger(__name__)
+
+SOURCE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+ID_RETENTION = 7 * 24 * 3600  # senders retry for days (Svix: ~5); keep ids a bit longer
+PRUNE_EVERY = 3600.0  # seconds between deletions of expired ids
+MAX_FIELD = 200  # characters of user / channel / event type
+
+
+def error(status: int, reason: str, **extra: Any) -> web.Response:
+    return web.json_response({"error": reason, **extra}, status=status)
+
+
+class WebhookRoutes:
+    def __init__(self, host: Any, platform: WebhookPlatform) -> None:
+        self.host, self.platform = host, platform
+        self.inflight: dict[str, asyncio.Event] = {}
+        self.replies: set[asyncio.Task[None]] = set()
+        self.counters: Counter[tuple[str, ...]] = Counter()
+        self.pruned_at = 0.0
+
+    def add(self, app: web.Application) -> None:
+        app.router.add_post("/webhook/message", self.message)
+        app.router.add_post("/webhook/events/{source}", self.event)
+        app.on_shutdown.append(self.shutdown)
+
+    @property
+    def config(self) -> Any:
+        return self.host.config.platforms.webhook
+
+    async def shutdown(self, app: web.Application) -> None:
+        for task in list(self.replies):
+            task.cancel()
+        await asyncio.gather(*self.replies, return_exceptions=True)
+
+    # --- the shared front half: size, signature, JSON, once-only ---------------------------
+
+    async def read_body(self, request: web.Request) -> bytes | None:
+        """The body, or None when it is larger than ``platforms.webhook.max_body``."""
+        limit = self.config.max_body
+        if request.content_length is not None and request.content_length > limit:
+            return None
+        chunks, size = [], 0
+        async for chunk in request.content.iter_chunked(64 * 1024):
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def signed_json(self, request: web.Request,
+                          route: str) -> tuple[str, dict[str, Any]] | web.Response:
+        """The verified ``webhook-id`` and JSON object, or the error response to send."""
+        secret = self.config.secret
+        if not secret:
+            raise web.HTTPNotFound()
+        body = await self.read_body(request)
+        if body is None:
+            self.counters[route, "too_large"] += 1
+            return error(413, f"body larger than {self.config.max_body} bytes")
+        try:
+            msg_id = verify(secret, request.headers, body)
+        except SignatureError as exc:
+            self.counters[route, "bad_signature"] += 1
+            return error(401, str(exc))
+        except TimestampError as exc:
+            self.counters[route, "bad_timestamp"] += 1
+            return error(400, str(exc))
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self.counters[route, "bad_json"] += 1
+            return error(400, "the body is not valid JSON")
+        if not isinstance(data, dict):
+            self.counters[route, "bad_json"] += 1
+            return error(400, "the body must be a JSON object")
+        return msg_id, data
+
+    @contextlib.asynccontextmanager
+    async def once(self, msg_id: str) -> AsyncIterator[None]:
+        """Serialise requests carrying the same id (a sender retrying before we answered)."""
+        while (busy := self.inflight.get(msg_id)) is not None:
+            await busy.wait()
+        done = self.inflight[msg_id] = asyncio.Event()
+        try:
+            yield
+        finally:
+            del self.inflight[msg_id]
+            done.set()
+
+    async def seen(self, msg_id: str) -> bool:
+        row = await self.host.store.run(lambda db: db.conn.execute(
+            "SELECT 1 FROM webhook_ids WHERE id = ?", (msg_id,)).fetchone())
+        return row is not None
+
+    async def remember(self, msg_id: str) -> None:
+        now = time.time()
+        prune = now - self.pruned_at > PRUNE_EVERY
+        if prune:
+            self.pruned_at = now
+
+        def write(db: Any) -> None:
+            conn = db.conn
+            conn.execute("INSERT OR IGNORE INTO webhook_ids (id, received_at) VALUES (?, ?)",
+                         (msg_id, now))
+            if prune:
+                conn.execute("DELETE FROM webhook_ids WHERE received_at < ?",
+                             (now - ID_RETENTION,))
+
+        await self.host.store.run(write)
+
+    def duplicate(self, route: str) -> web.Response:
+        self.counters[route, "duplicate"] += 1
+        return web.json_response({"duplicate": True})
+
+    # --- POST /webhook/events/{source} ----------------------------------------------------
+
+    async def event(self, request: web.Request) -> web.Response:
+        checked = await self.signed_json(request, "events")
+        if isinstance(checked, web.Response):
+            return checked
+        msg_id, data = checked
+        source = request.match_info["source"]
+        if not SOURCE_PATTERN.fullmatch(source):
+            return error(400, "source must be 1-64 characters of A-Z a-z 0-9 _ . -")
+        type_ = data.get("type", "webhook")
+        payload = data.get("payload", data)
+        if not isinstance(type_, str) or not type_ or len(type_) > MAX_FIELD:
+            return error(400, f"type must be a non-empty string of at most {MAX_FIELD} chars")
+        if not isinstance(payload, dict):
+            return error(400, "payload must be a JSON object")
+        limit = getattr(self.host.events, "max_payload", None)
+        if limit is not None and len(canonical_json(payload).encode()) > limit:
+            self.counters["events", "too_large"] += 1
+            return error(413, f"payload larger than the queue's {limit} bytes")
+        async with self.once(msg_id):
+            if await self.seen(msg_id):
+                return self.duplicate("events")
+            row_id = await self.host.ingest_event(source, type_, payload, dedupe_key=msg_id)
+            if row_id is None and await self.queued(msg_id):
+                await self.remember(msg_id)  # queued before a crash; record what we missed
+                return self.duplicate("events")
+            await self.remember(msg_id)
+        self.counters["events", "accepted" if row_id else "dropped"] += 1
+        if row_id is None:  # an event_received hook dropped it: accepted, nothing queued
+            return web.json_response({"accepted": True, "dropped": True})
+        return web.json_response({"accepted": True, "event_id": row_id})
+
+    async def queued(self, msg_id: str) -> bool:
+        row = await self.host.store.run(lambda db: db.conn.execute(
+            "SELECT 1 FROM events WHERE dedupe_key = ? LIMIT 1", (msg_id,)).fetchone())
+        return row is not None
+
+    # --- POST /webhook/message ------------------------------------------------------------
+
+    async def message(self, request: web.Request) -> web.Response:
+        checked = await self.signed_json(request, "message")
+        if isinstance(checked, web.Response):
+            return checked
+        msg_id, data = checked
+        problem = message_problem(data)
+        if problem:
+            return error(400, problem)
+        user, text = data["user"], data["text"]
+        channel = (data.get("channel") or user).replace(":", "_")
+        callback = data.get("callback_url")
+        async with self.once(msg_id):
+            if await self.seen(msg_id):
+                return self.duplicate("message")
+            await self.remember(msg_id)  # before the turn: a retry mid-turn is a duplicate
+        self.counters["message", "accepted"] += 1
+        message = IncomingMessage(address=Address("webhook", channel), text=text, user=user,
+                                  is_admin=False, meta={"webhook_id": msg_id})
+        if callback:
+            task = asyncio.ensure_future(self.reply_later(message, callback, msg_id))
+            self.replies.add(task)
+            task.add_done_callback(self.replies.discard)
+            return web.json_response({"accepted": True, "id": msg_id}, status=202)
+        reply = await self.host.handle_message(message, platform=self.platform)
+        return web.json_response({"id": msg_id, "reply": reply})
+
+    async def reply_later(self, message: IncomingMessage, url: str, msg_id: str) -> None:
+        try:
+            reply = await self.host.handle_message(message, platform=self.platform)
+            payload = {"type": "reply", "in_reply_to": msg_id, "text": reply,
+                       "user": message.user, "channel": message.address.channel}
+            await post_signed(self.platform.session(), url, self.config.secret, payload,
+                              f"rpl_{uuid.uuid4().hex}")
+            self.counters["callback", "delivered"] += 1
+        except DeliveryError as exc:
+            self.counters["callback", "failed"] += 1
+            logger.warning("reply to webhook %s could not be delivered: %s", msg_id, exc)
+        except Exception:  # a background reply fails alone
+            self.counters["callback", "failed"] += 1
+            logger.exception("reply to webhook %s failed", msg_id)
+
+
+def message_problem(data: dict[str, Any]) -> str | None:
+    """Why a ``/webhook/message`` body is unusable, or None."""
+    text, user = data.get("text"), data.get("user")
+    if not isinstance(text, str) or not text.strip():
+        return "text must be a non-empty string"
+    if not isinstance(user, str) or not user.strip() or len(user) > MAX_FIELD:
+        return f"user must be a non-empty string of at most {MAX_FIELD} characters"
+    channel = data.get("channel")
+    if channel is not None and (not isinstance(channel, str) or not channel.strip()
+                                or len(channel) > MAX_FIELD):
+        return f"channel must be a non-empty string of at most {MAX_FIELD} characters"
+    callback = data.get("callback_url")
+    if callback is not None:
+        try:
+            parts = urlsplit(callback) if isinstance(callback, str) else None
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            return "callback_url must be an http(s) URL"
+    return None
