@@ -48,6 +48,7 @@ class Server:
         self.watchers: list[Watcher] = []
         self.sessions: list[Session] = []
         self._watcher_tasks: list[asyncio.Task[None]] = []
+        self._shutdown: list[Callable[[], Awaitable[None]]] = []
 
     # declaring ----------------------------------------------------------------------
 
@@ -91,6 +92,11 @@ class Server:
 
         return register
 
+    def on_shutdown(self, fn: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
+        """Register `async def fn()` to run when the server stops (close sessions, files)."""
+        self._shutdown.append(fn)
+        return fn
+
     # protocol hooks -----------------------------------------------------------------
 
     def initialize_result(self, protocol_version: str) -> dict[str, Any]:
@@ -131,6 +137,11 @@ class Server:
         self._watcher_tasks.clear()
         for session in list(self.sessions):
             self.close_session(session)
+        for fn in self._shutdown:
+            try:
+                await fn()
+            except Exception:  # boundary: every cleanup gets its turn
+                logger.exception("shutdown callback %s failed", getattr(fn, "__name__", fn))
 
     # pushing ------------------------------------------------------------------------
 

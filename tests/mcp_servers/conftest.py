@@ -132,3 +132,19 @@ def mcp_stdio(home, stderr_log):
 def echo_argv() -> list[str]:
     """Command that starts the kit's test server (tests/mcp_servers/echo_server.py)."""
     return [PYTHON, str(ECHO_SERVER)]
+
+
+@pytest.fixture
+async def open_meteo():
+    """A running fake Open-Meteo; point servers at it with WEATHER_API_BASE=open_meteo.base."""
+    from tests.fakes.open_meteo import FakeOpenMeteo
+
+    fake = await FakeOpenMeteo().start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+def weather_argv() -> list[str]:
+    """Command that starts the bundled weather server on stdio."""
+    return [PYTHON, "-m", "bothost.mcp_servers.weather"]

@@ -1,0 +1,137 @@
+"""Turning a `location` argument into coordinates: "lat,lon", or a place name to geocode.
+
+A name may carry a qualifier after a comma ("Springfield, Illinois", "Paris, FR"): the
+geocoder searches the name alone (Open-Meteo matches names, not addresses) and the
+qualifier picks among the results by country, country code or region. Resolved names are
+cached for the life of the process: places do not move, and the watchers resolve the same
+few names on every poll.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bothost.mcp_servers.kit import ToolError
+
+from .api import OpenMeteo
+
+COORDINATES = re.compile(r"^\s*(-?\d{1,3}(?:\.\d+)?)\s*[,;\s]\s*(-?\d{1,3}(?:\.\d+)?)\s*$")
+# Enough candidates for a qualifier ("Springfield, Illinois") to find its match.
+QUALIFIED_SEARCH_COUNT = 20
+
+
+@dataclass(frozen=True)
+class Place:
+    """A resolved location."""
+
+    name: str
+    latitude: float
+    longitude: float
+    country: str | None = None
+    admin1: str | None = None
+    timezone: str | None = None
+
+    @property
+    def label(self) -> str:
+        """ "Zürich, Zurich, Switzerland" — name plus whatever distinguishes it."""
+        parts = [self.name]
+        for extra in (self.admin1, self.country):
+            if extra and extra not in parts:
+                parts.append(extra)
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None} | {"label": self.label}
+
+
+def parse_coordinates(text: str) -> tuple[float, float] | None:
+    """(lat, lon) for "47.37,8.54"; None when `text` is not a coordinate pair."""
+    match = COORDINATES.match(text)
+    if not match:
+        return None
+    lat, lon = float(match.group(1)), float(match.group(2))
+    if not (-90 <= lat <= 90 and -180 <= lon <= 180):
+        raise ToolError(
+            f"Coordinates out of range: {text!r} (latitude -90..90, longitude -180..180)"
+        )
+    return lat, lon
+
+
+def place_from_result(result: dict[str, Any]) -> Place:
+    return Place(
+        name=result.get("name") or "?",
+        latitude=float(result["latitude"]),
+        longitude=float(result["longitude"]),
+        country=result.get("country") or result.get("country_code"),
+        admin1=result.get("admin1"),
+        timezone=result.get("timezone"),
+    )
+
+
+class PlaceResolver:
+    """Resolves `location` strings through the geocoder, with a per-process cache."""
+
+    def __init__(self, api: OpenMeteo) -> None:
+        self.api = api
+        self._cache: dict[str, Place] = {}
+
+    async def resolve(self, location: str) -> Place:
+        """The place `location` names; `ToolError` for an empty or unknown one."""
+        text = (location or "").strip()
+        if not text:
+            raise ToolError('location is empty: give a place name or "lat,lon"')
+        coordinates = parse_coordinates(text)
+        if coordinates:
+            return Place(
+                name=f"{coordinates[0]:.4f},{coordinates[1]:.4f}",
+                latitude=coordinates[0],
+                longitude=coordinates[1],
+            )
+        key = text.casefold()
+        if key not in self._cache:
+            self._cache[key] = await self._geocode(text)
+        return self._cache[key]
+
+    async def search(self, location: str, count: int) -> list[Place]:
+        """Every match for a name (for the `geocode` tool), best first."""
+        name, qualifier = _split_qualifier(location)
+        results = await self.api.geocode(
+            name, count=max(count, QUALIFIED_SEARCH_COUNT) if qualifier else count
+        )
+        places = [place_from_result(r) for r in results if _matches(r, qualifier)]
+        return places[:count]
+
+    async def _geocode(self, text: str) -> Place:
+        name, qualifier = _split_qualifier(text)
+        count = QUALIFIED_SEARCH_COUNT if qualifier else 1
+        results = await self.api.geocode(name, count=count)
+        if not results:
+            raise ToolError(
+                f"Unknown place {text!r}: the geocoder found nothing by that "
+                'name. Check the spelling, or pass "lat,lon".'
+            )
+        for result in results:
+            if _matches(result, qualifier):
+                return place_from_result(result)
+        found = "; ".join(place_from_result(r).label for r in results[:5])
+        raise ToolError(f"No place {name!r} in {qualifier!r}. Found: {found}")
+
+
+def _split_qualifier(text: str) -> tuple[str, str | None]:
+    name, _, qualifier = text.partition(",")
+    return name.strip(), (qualifier.strip() or None)
+
+
+def _matches(result: dict[str, Any], qualifier: str | None) -> bool:
+    if not qualifier:
+        return True
+    wanted = qualifier.casefold()
+    values = [
+        str(result.get(f) or "").casefold() for f in ("country_code", "country", "admin1", "admin2")
+    ]
+    if wanted in values:
+        return True
+    # A prefix ("Illin") is fine, but "CH" must not pick Chile or China over Switzerland.
+    return len(wanted) >= 3 and any(v.startswith(wanted) for v in values[1:])
