@@ -19,7 +19,8 @@ import paramiko
 from . import commands
 from .errors import SshError, wrap
 
-MAX_READ_BYTES = 1024 * 1024  # what one read_file may pull; a larger file is read by ranges
+MAX_READ_BYTES = 1024 * 1024  # what one read_file returns; a larger file is read by ranges
+MAX_SCAN_BYTES = 64 * 1024 * 1024  # lines skipped to reach `offset`; beyond, grep is the tool
 DEFAULT_LINES = 2000
 BINARY_SNIFF_BYTES = 8192
 MAX_LIST_ENTRIES = 2000
@@ -40,26 +41,46 @@ def read_text(
         if stat.S_ISDIR(attrs.st_mode or 0):
             raise SshError(f"{path} is a directory; use list_files")
         with sftp.open(path, "rb") as handle:
-            data = handle.read(MAX_READ_BYTES + 1)
+            if b"\0" in handle.read(BINARY_SNIFF_BYTES):
+                raise SshError(f"{path} looks binary; use download to fetch it")
+            handle.seek(0)
+            count_all = (attrs.st_size or 0) <= MAX_READ_BYTES  # cheap to count to the end
+            chosen, more, total = _pick_lines(handle, path, offset, limit, count_all)
     except (OSError, paramiko.SSHException) as exc:
         raise wrap(exc, path) from None
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        raise SshError(f"{path} looks binary; use download to fetch it")
-    cut = len(data) > MAX_READ_BYTES
-    lines = data[:MAX_READ_BYTES].decode("utf-8", errors="replace").splitlines(keepends=True)
-    if cut and lines:
-        lines.pop()  # the last line may be a fragment of a longer one
-    chosen = lines[offset - 1 : offset - 1 + limit]
-    last = offset - 1 + len(chosen)
     return {
         "path": path,
         "size": attrs.st_size,
         "first_line": offset,
-        "last_line": last,
-        "total_lines": None if cut else len(lines),
-        "more": cut or last < len(lines),
-        "content": "".join(chosen),
+        "last_line": offset - 1 + len(chosen),
+        "total_lines": total,
+        "more": more,
+        "content": b"".join(chosen).decode("utf-8", errors="replace"),
     }
+
+
+def _pick_lines(
+    handle, path: str, offset: int, limit: int, count_all: bool
+) -> tuple[list[bytes], bool, int | None]:
+    """(lines offset.., whether more follow, the line count if the end was reached)."""
+    chosen: list[bytes] = []
+    size = scanned = number = 0
+    for raw in handle:
+        number += 1
+        scanned += len(raw)
+        if number < offset:
+            if scanned > MAX_SCAN_BYTES:
+                raise SshError(f"line {offset} of {path} is too far in; use grep_files or exec")
+            continue
+        if len(chosen) >= limit or size + len(raw) > MAX_READ_BYTES:
+            if not chosen:  # one enormous line: show its start rather than nothing
+                chosen.append(raw[:MAX_READ_BYTES])
+            if not count_all:
+                return chosen, True, None
+            return chosen, True, number + sum(1 for _ in handle)
+        chosen.append(raw)
+        size += len(raw)
+    return chosen, False, number
 
 
 def _entry(path: str, attrs: paramiko.SFTPAttributes) -> dict:
@@ -68,7 +89,7 @@ def _entry(path: str, attrs: paramiko.SFTPAttributes) -> dict:
         "path": path,
         "type": _KINDS.get(stat.S_IFMT(mode), "other"),
         "size": attrs.st_size,
-        "mode": oct(stat.S_IMODE(mode)),
+        "mode": f"{stat.S_IMODE(mode):04o}",
         "modified": datetime.fromtimestamp(attrs.st_mtime or 0, UTC).isoformat(),
     }
 
@@ -82,6 +103,7 @@ def list_dir(
 ) -> dict:
     """Entries under `path` (a file gives itself), sorted, at most `max_entries`."""
     try:
+        path = sftp.normalize(path)
         top = sftp.stat(path)
     except (OSError, paramiko.SSHException) as exc:
         raise wrap(exc, path) from None

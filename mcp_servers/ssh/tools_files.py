@@ -54,11 +54,12 @@ def register(server: Server, svc: SshService) -> None:
         got = await svc.with_sftp(alias, ctx, files.read_text, path, offset, limit)
         body = _number(got["content"], offset) if line_numbers else got["content"]
         if got["more"] or offset > 1:
-            total = got["total_lines"] or "more than"
-            body += (
-                f"\n[lines {got['first_line']}-{got['last_line']} of {total}; "
-                f"read on with offset={got['last_line'] + 1}]"
-            )
+            span = f"lines {got['first_line']}-{got['last_line']}"
+            if got["total_lines"] is not None:
+                span += f" of {got['total_lines']}"
+            if got["more"]:
+                span += f"; read on with offset={got['last_line'] + 1}"
+            body += f"\n[{span}]"
         return body
 
     @server.tool(annotations=READ_ONLY, capabilities=READS_HOST)

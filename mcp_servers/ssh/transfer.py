@@ -15,7 +15,6 @@ import os
 import posixpath
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import paramiko
 
@@ -129,6 +128,14 @@ def _copy(src_side, dst_side, src: str, dst: str, recursive: bool, copy_file) ->
     return report.as_dict(src)
 
 
+def _local_path(path: str) -> str:
+    # The server's working directory is an accident of how the host started it.
+    expanded = os.path.expanduser(path)
+    if not os.path.isabs(expanded):
+        raise SshError(f"local path {path!r} must be absolute (or start with ~)")
+    return expanded
+
+
 def upload(sftp: paramiko.SFTPClient, local: str, remote: str, recursive: bool = False) -> dict:
     """Copy `local` (on this machine) to `remote` on the host."""
 
@@ -137,7 +144,7 @@ def upload(sftp: paramiko.SFTPClient, local: str, remote: str, recursive: bool =
         sftp.chmod(dst, mode)
         return attrs.st_size or 0
 
-    local = str(Path(local).expanduser())
+    local = _local_path(local)
     try:
         return _copy(_Local(), _Remote(sftp), local, remote, recursive, put)
     except (OSError, paramiko.SSHException) as exc:
@@ -152,7 +159,7 @@ def download(sftp: paramiko.SFTPClient, remote: str, local: str, recursive: bool
         os.chmod(dst, mode)
         return os.path.getsize(dst)
 
-    local = str(Path(local).expanduser())
+    local = _local_path(local)
     try:
         return _copy(_Remote(sftp), _Local(), remote, local, recursive, get)
     except (OSError, paramiko.SSHException) as exc:
