@@ -174,9 +174,10 @@ class CalendarTools:
             patch["attendees"] = attendee_list(attendees)
         if start and end:
             patch["start"], patch["end"] = times(start, end, time_zone)
-        elif start or end:
-            which = "start" if start else "end"
-            patch[which] = time_field(parse_when(start or end or "", which), time_zone)
+        elif start:
+            patch.update(await self._moved(calendar_id, event_id, start, time_zone))
+        elif end:
+            patch["end"] = time_field(parse_when(end, "end"), time_zone)
         if not patch:
             raise GoogleError("Nothing to change: give at least one field.")
         event = await self.client.call(
@@ -185,6 +186,20 @@ class CalendarTools:
             )
         )
         return shape(event, calendar_id)
+
+    async def _moved(self, calendar_id, event_id, start, time_zone) -> dict[str, Any]:
+        """A new start alone moves the event and keeps its length ("move it to 15:00")."""
+        event = await self.client.call(
+            lambda api: api.events().get(calendarId=calendar_id, eventId=event_id)
+        )
+        old_start = parse_when(_when(event.get("start")), "start")
+        old_end = parse_when(_when(event.get("end")), "end")
+        new_start = parse_when(start, "start")
+        if isinstance(new_start, datetime) != isinstance(old_start, datetime):
+            raise GoogleError("Give `end` too when changing between all-day and timed.")
+        zone = time_zone or (event.get("start") or {}).get("timeZone")
+        new_end = new_start + (old_end - old_start)
+        return {"start": time_field(new_start, zone), "end": time_field(new_end, zone)}
 
     async def delete_event(
         self, event_id: str, calendar_id: str = "primary", send_updates: SendUpdates = "none"
@@ -238,3 +253,8 @@ class CalendarTools:
         )
         # Only the answer comes back: the event's text is the organizer's, not the model's.
         return {"id": event_id, "calendar_id": calendar_id, "response": response}
+
+
+def _when(field: dict[str, str] | None) -> str:
+    field = field or {}
+    return field.get("dateTime") or field.get("date") or ""

@@ -170,6 +170,16 @@ async def test_tools_list_create_update_delete_and_respond(gcal, fake):
         stored = fake.events[ME][invite["id"]]
         assert stored["description"] == "Agenda: budget" and len(stored["attendees"]) == 2
 
+        moved = await client.call_tool(
+            "update_event",
+            {
+                "event_id": lunch["id"],
+                "start": start.strftime("%Y-%m-%dT15:30"),
+                "time_zone": "Europe/Zurich",
+            },
+        )
+        assert moved.structured_content["end"].endswith("T16:30:00")  # length kept
+
         answer = await client.call_tool(
             "respond_to_event", {"event_id": invite["id"], "response": "tentative"}
         )
