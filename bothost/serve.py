@@ -8,13 +8,15 @@ import signal
 import sys
 from typing import Any
 
+from bothost.logs import setup as setup_logging
 from bothost.plugins.console.platform import converse
 
 logger = logging.getLogger(__name__)
 
 
-async def serve(host: Any) -> int:
+async def serve(host: Any, verbose: int = 0) -> int:
     """Start everything configured and stay up until SIGINT or SIGTERM; the exit status."""
+    setup_logging(host.config, host.home, verbose)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -17,12 +17,14 @@ pass_runtime = click.make_pass_decorator(Runtime)
 
 
 @click.command()
-@pass_runtime
-def run(runtime: Runtime) -> None:
+@click.pass_context
+def run(ctx: click.Context) -> None:
     """Start everything configured and stay up until interrupted."""
     from bothost.serve import serve
 
-    sys.exit(runtime.run(serve(runtime.host())))
+    runtime = ctx.find_object(Runtime)
+    verbose = ctx.parent.params.get("verbose", 0) if ctx.parent else 0
+    sys.exit(runtime.run(serve(runtime.host(), verbose)))
 
 
 @click.command()

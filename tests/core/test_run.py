@@ -1,0 +1,33 @@
+"""``bothost run`` as a user runs it: stays up without stdin, serves, stops on SIGTERM."""
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+
+import aiohttp
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_run_serves_until_sigterm(tmp_path, home):
+    port = free_port()
+    config = tmp_path / "c.yaml"
+    config.write_text(f"platforms: {{web: {{port: {port}}}}}\n"
+                      "mcp: {servers: {weather: {enabled: false}}}\n")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--config", str(config), "run",
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+    banner = await asyncio.wait_for(process.stderr.readline(), 30)
+    assert f"http://127.0.0.1:{port}/" in banner.decode()
+    async with aiohttp.ClientSession() as client:
+        async with client.get(f"http://127.0.0.1:{port}/healthz") as response:
+            assert response.status == 200
+    process.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(process.wait(), 30) == 0
