@@ -12,6 +12,8 @@ from __future__ import annotations
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 
+from bothost.http import HOST
+
 PATH = "/slack/events"
 
 
@@ -20,7 +22,7 @@ def add_routes(app: web.Application) -> None:
 
 
 async def handle(request: web.Request) -> web.Response:
-    platform = request.app["host"].active.get("slack")
+    platform = request.app[HOST].active.get("slack")
     bolt = getattr(platform, "bolt", None)
     if bolt is None or platform.config.mode != "http":
         raise web.HTTPNotFound(text="Slack HTTP mode is not enabled (platforms.slack.mode)")

@@ -1,0 +1,145 @@
+"""Talking to the bot in Slack: mentions, DMs, threads, access, dedupe, rate limits."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import ADMIN, ALICE, BOB, GENERAL
+from fake_slack import BOT_USER
+
+
+async def test_mention_gets_a_threaded_reply(start_bot):
+    bot = await start_bot()
+    ts = await bot.say("help")
+    text = await bot.wait_reply(GENERAL, ts, "offline agent")
+    assert "call TOOL" in text
+    start = bot.fake.called("chat.startStream")[0].args
+    assert start["thread_ts"] == ts and start["channel"] == GENERAL
+    assert start["recipient_user_id"] == ALICE
+
+
+async def test_direct_message_needs_no_mention(start_bot):
+    bot = await start_bot()
+    ts = await bot.say("tools", channel="D0ALICE", mention=False)
+    text = await bot.wait_reply("D0ALICE", ts, "Tools:")
+    assert "wipe" in text
+    session = await bot.host.store.run(
+        lambda db: db.execute("SELECT id FROM sessions").fetchall())
+    assert (f"slack:D0ALICE:{ts}",) in session
+
+
+async def test_mentioned_mid_thread_reads_the_thread_first(start_bot, monkeypatch):
+    bot = await start_bot()
+    seen = []
+    handle = bot.host.handle_message
+
+    async def spy(message, **kwargs):
+        seen.append(message)
+        return await handle(message, **kwargs)
+
+    monkeypatch.setattr(bot.host, "handle_message", spy)
+    root = bot.fake.add_message(GENERAL, BOB, "the deploy of api-2 failed at 09:14")
+    bot.fake.add_message(GENERAL, ALICE, "the logs say disk full", thread_ts=root)
+    ts = await bot.say("help", thread_ts=root)
+    await bot.fake.wait_call("chat.stopStream")  # replied (the agent sees the context too)
+    replies = bot.fake.called("conversations.replies")
+    assert replies and replies[0].args["ts"] == root
+    assert seen[0].context == [
+        {"user": BOB, "text": "the deploy of api-2 failed at 09:14"},
+        {"user": ALICE, "text": "the logs say disk full"},
+    ]
+    assert str(seen[0].address) == f"slack:{GENERAL}:{root}" and seen[0].meta["ts"] == ts
+
+
+async def test_follow_up_in_a_thread_needs_no_mention(start_bot):
+    bot = await start_bot()
+    root = await bot.say("help")
+    await bot.wait_reply(GENERAL, root, "offline agent")
+    await bot.say("tools", thread_ts=root, mention=False)
+    await bot.wait_reply(GENERAL, root, "Tools:")
+    other = await bot.say("tools", mention=False)  # a new top-level message, no mention
+    await bot.say("help", channel="C0OTHER")  # something the bot surely answers after
+    await bot.wait_reply("C0OTHER", bot.fake.messages["C0OTHER"][0]["ts"], "offline agent")
+    assert bot.thread(GENERAL, other) == ""
+
+
+async def test_duplicate_event_id_is_answered_once(start_bot):
+    bot = await start_bot()
+    ts = await bot.say("help", event_id="Ev0DUPLICATE")
+    event = {"type": "app_mention", "user": ALICE, "text": f"<@{BOT_USER}> help", "ts": ts,
+             "channel": GENERAL, "event_ts": ts}
+    await bot.fake.event(event, "Ev0DUPLICATE")  # Slack's retry of the same delivery
+    await bot.fake.event(dict(event, type="message", channel_type="channel"))  # the twin event
+    await bot.wait_reply(GENERAL, ts, "offline agent")
+    await bot.say("help", channel="C0OTHER")
+    await bot.wait_reply("C0OTHER", bot.fake.messages["C0OTHER"][0]["ts"], "offline agent")
+    assert len([c for c in bot.fake.called("chat.startStream")
+                if c.args["thread_ts"] == ts]) == 1
+
+
+async def test_unlisted_user_gets_one_line_with_their_id(start_bot):
+    bot = await start_bot()
+    ts = await bot.say("help", user=BOB)
+    call = await bot.fake.wait_call("chat.postEphemeral")
+    assert call.args["user"] == BOB and BOB in call.args["text"]
+    assert "\n" not in call.args["text"] and call.args["thread_ts"] == ts
+    dm = await bot.say("help", user=BOB, channel="D0BOB", mention=False)
+    text = await bot.wait_reply("D0BOB", dm, BOB)
+    assert text.count("\n") == 0 and "allowed_users" in text
+    assert not bot.fake.called("chat.startStream")
+
+
+async def test_everyone_allowed_with_a_star_and_admins_always(start_bot):
+    bot = await start_bot({"allowed_users": ["*"]})
+    ts = await bot.say("help", user=BOB)
+    await bot.wait_reply(GENERAL, ts, "offline agent")
+    admin = await bot.say("help", user=ADMIN, channel="D0ADMIN", mention=False)
+    await bot.wait_reply("D0ADMIN", admin, "offline agent")
+
+
+async def test_allowed_channels_limit_where_it_answers(start_bot):
+    bot = await start_bot({"allowed_channels": [GENERAL]})
+    await bot.say("help", channel="C0RANDOM")
+    call = await bot.fake.wait_call("chat.postEphemeral")
+    assert "C0RANDOM" in call.args["text"]
+
+
+async def test_rate_limited_post_is_retried_after_retry_after(start_bot):
+    bot = await start_bot()
+    bot.fake.fail("chat.startStream", error="unknown_method")  # use plain posts
+    bot.fake.fail("chat.postMessage", status=429, headers={"Retry-After": "1"})
+    ts = await bot.say("help")
+    await bot.wait_reply(GENERAL, ts, "offline agent")
+    posts = bot.fake.called("chat.postMessage")
+    assert len(posts) == 2 and posts[0].args == posts[1].args
+
+
+async def test_bad_bot_token_is_one_clear_line(fake, home, tmp_path):
+    from bothost.config import load
+    from bothost.plugins.slack import check
+
+    path = tmp_path / "c.yaml"
+    path.write_text(f"platforms: {{slack: {{enabled: true, bot_token: xoxb-wrong, "
+                    f"app_token: xapp-x, api_url: '{fake.api_url}'}}}}\n")
+    problem = await check(load(path, home).platforms.slack)
+    assert problem and "invalid_auth" in problem and "bot_token" in problem
+    assert "\n" not in problem
+
+
+async def test_stop_in_the_thread_cancels_the_turn(start_bot):
+    bot = await start_bot()
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    async def slow(request):
+        started.set()
+        await release.wait()
+        raise AssertionError("the turn should have been cancelled")
+
+    bot.host.llm.complete = slow
+    root = await bot.say("do something slow")
+    async with asyncio.timeout(5):
+        await started.wait()
+    await bot.say("stop", thread_ts=root, mention=False)
+    text = await bot.wait_reply(GENERAL, root, "Stopped.")
+    assert text.count("Stopped.") == 1
