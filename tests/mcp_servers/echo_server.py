@@ -55,14 +55,14 @@ async def fail(message: str, kind: Literal["tool", "bug"] = "tool") -> str:
 
 
 @server.tool(capabilities=PURE)
-async def ask(question: str, ctx: Context) -> str:
+async def ask(question: str, ctx: Context, timeout: float = 10) -> str:
     """Ask the user a question through elicitation."""
     schema = {
         "type": "object",
         "properties": {"answer": {"type": "string"}},
         "required": ["answer"],
     }
-    content = await ctx.elicit(question, schema, timeout=10)
+    content = await ctx.elicit(question, schema, timeout=timeout)
     if content is None:
         return "no answer"
     return f"answer: {content.get('answer')}"
@@ -91,6 +91,14 @@ async def announce(summary: str) -> str:
         },
     )
     return f"sent to {sent}"
+
+
+@server.tool(capabilities=PURE)
+async def stray_output() -> str:
+    """Write to stdout behind the protocol's back (print and the raw descriptor)."""
+    print("stray print")
+    os.write(1, b"stray bytes\n")
+    return "wrote"
 
 
 @server.watcher(interval_env="ECHO_POLL_SECONDS", default_interval=3600)

@@ -15,7 +15,7 @@ async def test_lists_tools_with_schemas_and_capabilities(mcp_stdio, echo_argv):
         assert client.session.initialize_result.server_info.name == "echo"
         result = await client.list_tools()
         tools = {tool.name: tool for tool in result.tools}
-        assert set(tools) == {"echo", "add", "fail", "ask", "slow", "announce"}
+        assert set(tools) == {"echo", "add", "fail", "ask", "slow", "announce", "stray_output"}
         echo = tools["echo"]
         assert echo.description == "Repeat a text."
         assert echo.input_schema["required"] == ["text"]
