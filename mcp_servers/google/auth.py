@@ -49,7 +49,9 @@ def token_path(server: str) -> Path:
 
 def write_private(path: Path, text: str) -> None:
     """Write `text` to `path` atomically, readable by the owner only."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    for directory in reversed(missing):  # BOTHOST_HOME and secrets/ are private (0700)
+        directory.mkdir(mode=0o700, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, 0o600)

@@ -6,7 +6,7 @@ import json
 import stat
 
 import pytest
-from bothost.mcp_servers.google.auth import SCOPES
+from bothost.mcp_servers.google.auth import SCOPES, write_private
 from bothost.mcp_servers.google.client import GoogleClient
 from bothost.mcp_servers.google.errors import AuthRequiredError, GoogleError
 
@@ -75,3 +75,11 @@ async def test_http_errors_carry_status_and_google_message(fake, tmp_path):
         await client.call(lambda api: api.events().get(calendarId="primary", eventId="nope"))
     assert caught.value.status == 404 and caught.value.reason == "notFound"
     assert "not found" in str(caught.value)
+
+
+def test_token_files_are_private_in_private_directories(tmp_path):
+    path = tmp_path / "home" / "secrets" / "google-gmail.json"
+    write_private(path, "{}")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
