@@ -82,6 +82,7 @@ class GoogleClient:
         except HttpError as error:
             problem = from_http_error(error)
             if problem.status == 401:
+                self._forget()
                 raise AuthRequiredError(self.server, "Google rejected the token") from None
             if problem.reason in SCOPE_ERRORS:
                 raise AuthRequiredError(
@@ -89,8 +90,7 @@ class GoogleClient:
                 ) from None
             raise problem from None
         except RefreshError as error:
-            with self._lock:
-                self._credentials = None  # re-read next time: `auth` may have run since
+            self._forget()
             raise self._revoked(error) from None
         except (TransportError, httplib2.HttpLib2Error, OSError) as error:
             raise GoogleError(f"Could not reach Google: {error}") from None
@@ -111,7 +111,7 @@ class GoogleClient:
                     with requests.Session() as session:
                         credentials.refresh(Request(session=session))
                 except RefreshError as error:
-                    self._credentials = None  # re-read next time: `auth` may have run since
+                    self._credentials = None  # see _forget (the lock is already held)
                     raise self._revoked(error) from None
                 except TransportError as error:
                     raise GoogleError(
@@ -128,6 +128,11 @@ class GoogleClient:
                     cache_discovery=False,
                 )
             return credentials, self._service
+
+    def _forget(self) -> None:
+        """Re-read the token file at the next call: `auth` may have replaced it by then."""
+        with self._lock:
+            self._credentials = None
 
     def _revoked(self, error: Exception) -> AuthRequiredError:
         logger.warning("token refresh failed: %s", error)
