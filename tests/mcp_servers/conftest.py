@@ -148,3 +148,21 @@ async def open_meteo():
 def weather_argv() -> list[str]:
     """Command that starts the bundled weather server on stdio."""
     return [PYTHON, "-m", "bothost.mcp_servers.weather"]
+
+
+@pytest.fixture
+def mcp_http():
+    """`mcp_http(url, events=[...], **Client kwargs)`: async context of (client, events)."""
+
+    @contextlib.asynccontextmanager
+    async def open_client(url: str, events: Sequence[str] = (), **client_kwargs: Any):
+        log = EventLog(events)
+        client = Client(url, extensions=[log] if events else None, **client_kwargs)
+        async with asyncio.timeout(WAIT_SECONDS):
+            await client.__aenter__()
+        try:
+            yield client, log
+        finally:
+            await client.__aexit__(None, None, None)
+
+    return open_client
