@@ -38,11 +38,13 @@ class DeliveryError(Exception):
 
 
 async def post_signed(client: aiohttp.ClientSession, url: str, secret: str,
-                      payload: dict[str, Any], msg_id: str, *, attempts: int = ATTEMPTS,
-                      first_delay: float = FIRST_DELAY) -> int:
+                      payload: dict[str, Any], msg_id: str, *, attempts: int | None = None,
+                      first_delay: float | None = None) -> int:
     """POST ``payload`` as signed JSON; the 2xx status, or :class:`DeliveryError`."""
     body = json.dumps(payload, ensure_ascii=False, default=str).encode()
-    delay, last = first_delay, "no attempt"
+    attempts = ATTEMPTS if attempts is None else attempts
+    delay = FIRST_DELAY if first_delay is None else first_delay
+    last = "no attempt"
     for attempt in range(1, attempts + 1):
         headers = {"Content-Type": "application/json", **sign_headers(secret, msg_id, body)}
         try:

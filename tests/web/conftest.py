@@ -54,7 +54,8 @@ async def web_host(home, tmp_path, secret):
 
 @pytest.fixture
 async def client():
-    async with aiohttp.ClientSession() as session:
+    # unsafe: keep cookies for 127.0.0.1, like a browser does
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
         yield session
 
 

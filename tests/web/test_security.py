@@ -1,0 +1,129 @@
+import os
+
+import pytest
+from yarl import URL
+
+from tests.helpers import make_host
+from tests.web.conftest import base_url, host_config
+
+CHAT = {"session": "sec", "text": "help"}
+
+
+async def page_cookies(client, host):
+    """Load the page like a browser; its CSRF token (the meta tag equals the cookie)."""
+    async with client.get(base_url(host) + "/") as response:
+        assert response.status == 200
+        html = await response.text()
+    token = html.split('name="csrf-token" content="')[1].split('"')[0]
+    assert client.cookie_jar.filter_cookies(URL(base_url(host)))["bothost_csrf"].value == token
+    return token
+
+
+async def test_the_page_has_headers_against_framing_and_foreign_scripts(web_host, client):
+    async with client.get(base_url(web_host) + "/") as response:
+        assert response.headers["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+    async with client.get(base_url(web_host) + "/static/app.js") as response:
+        assert response.status == 200 and "EventSource" in await response.text()
+
+
+async def test_a_foreign_host_header_is_refused(web_host, client):
+    for path in ("/", "/api/dashboard"):
+        async with client.get(base_url(web_host) + path,
+                              headers={"Host": "evil.example:8765"}) as response:
+            assert response.status == 403
+    async with client.get(base_url(web_host) + "/", headers={"Host": "localhost:1"}) as response:
+        assert response.status == 200
+
+
+async def test_a_foreign_origin_is_refused(web_host, client):
+    csrf = await page_cookies(client, web_host)
+    headers = {"Origin": "http://evil.example", "X-CSRF-Token": csrf}
+    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
+                           headers=headers) as response:
+        assert response.status == 403 and "cross-origin" in await response.text()
+    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
+                           headers={"Sec-Fetch-Site": "cross-site"}) as response:
+        assert response.status == 403
+
+
+async def test_browser_requests_need_the_csrf_token(web_host, client):
+    csrf = await page_cookies(client, web_host)
+    origin = {"Origin": base_url(web_host)}
+    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
+                           headers=origin) as response:
+        assert response.status == 403 and "CSRF" in await response.text()
+    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
+                           headers={**origin, "X-CSRF-Token": "guess"}) as response:
+        assert response.status == 403
+    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
+                           headers={**origin, "X-CSRF-Token": csrf}) as response:
+        assert response.status == 200 and "offline agent" in (await response.json())["reply"]
+
+
+async def test_state_changes_must_be_json(web_host, client):
+    async with client.post(base_url(web_host) + "/api/chat", data="text=help",
+                           headers={"Content-Type": "application/x-www-form-urlencoded"}
+                           ) as response:
+        assert response.status == 415
+
+
+async def test_non_browser_clients_on_loopback_need_no_csrf(web_host, client):
+    async with client.post(base_url(web_host) + "/api/chat", json=CHAT) as response:
+        assert response.status == 200
+
+
+@pytest.fixture
+async def token_host(home, tmp_path, secret):
+    host = make_host(home, host_config(tmp_path, secret, platforms={
+        "web": {"port": 0, "token": "s3cret-token"}, "webhook": {"secret": secret}}))
+    await host.start(mcp=False, tick=False)
+    yield host
+    await host.stop()
+
+
+async def test_with_a_token_every_request_must_hold_it(token_host, client):
+    url = base_url(token_host)
+    for path in ("/", "/api/dashboard", "/metrics"):
+        async with client.get(url + path) as response:
+            assert response.status == 401
+    async with client.get(url + "/?token=wrong") as response:
+        assert response.status == 401
+    async with client.post(url + "/api/chat", json=CHAT,
+                           headers={"Authorization": "Bearer s3cret-token"}) as response:
+        assert response.status == 200
+    async with client.get(url + "/healthz") as response:
+        assert response.status == 200  # probes need no token
+
+
+async def test_opening_the_page_with_the_token_sets_a_cookie(token_host, client):
+    url = base_url(token_host)
+    async with client.get(url + "/?token=s3cret-token", allow_redirects=False) as response:
+        assert response.status == 303 and response.headers["Location"] == "/"
+    async with client.get(url + "/") as response:
+        assert response.status == 200
+    # with the token, a proxy's host name is fine
+    async with client.get(url + "/api/dashboard", headers={"Host": "bot.example"}) as response:
+        assert response.status == 200
+
+
+async def test_media_serves_flat_names_only(web_host, client, tmp_path):
+    media = web_host.home / "media"
+    media.mkdir(exist_ok=True)
+    (media / "chart.png").write_bytes(b"\x89PNG fake")
+    (media / "page.html").write_text("<script>alert(1)</script>")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("private")
+    os.symlink(outside, media / "link.txt")
+    url = base_url(web_host) + "/media/"
+    async with client.get(url + "chart.png") as response:
+        assert response.status == 200 and await response.read() == b"\x89PNG fake"
+        assert response.headers["Content-Type"] == "image/png"
+        assert "sandbox" in response.headers["Content-Security-Policy"]
+    async with client.get(url + "page.html") as response:
+        assert response.headers["Content-Disposition"].startswith("attachment")
+    for bad in ("link.txt", "..%2Fbothost.db", ".hidden", "nope.png", "%2E%2E%2Fbothost.db"):
+        async with client.get(URL(url + bad, encoded=True)) as response:
+            assert response.status == 404, bad
+    async with client.get(url + "../bothost.db") as response:
+        assert response.status == 404

@@ -1,0 +1,64 @@
+import pytest
+
+from bothost.plugins.web.signing import (
+    SignatureError, TimestampError, secret_bytes, sign_headers, signature, verify,
+)
+
+# the example from the Standard Webhooks specification
+SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+SPEC_ID = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+SPEC_TS = 1614265330
+SPEC_BODY = b'{"test": 2432232314}'
+SPEC_SIGNATURE = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+
+
+def test_signature_matches_the_specification_example():
+    assert signature(SPEC_SECRET, SPEC_ID, SPEC_TS, SPEC_BODY) == SPEC_SIGNATURE
+
+
+def test_verify_accepts_the_example_and_returns_the_id():
+    headers = {"webhook-id": SPEC_ID, "webhook-timestamp": str(SPEC_TS),
+               "webhook-signature": SPEC_SIGNATURE}
+    assert verify(SPEC_SECRET, headers, SPEC_BODY, now=SPEC_TS + 10) == SPEC_ID
+
+
+def test_one_matching_signature_among_several_is_enough():
+    headers = {"webhook-id": SPEC_ID, "webhook-timestamp": str(SPEC_TS),
+               "webhook-signature": "v1,bm90IGl0 " + SPEC_SIGNATURE}
+    assert verify(SPEC_SECRET, headers, SPEC_BODY, now=SPEC_TS) == SPEC_ID
+
+
+@pytest.mark.parametrize("change", ["body", "id", "timestamp", "secret"])
+def test_any_change_breaks_the_signature(change):
+    headers = sign_headers(SPEC_SECRET, "msg_1", b"{}", now=1000)
+    body, secret = b"{}", SPEC_SECRET
+    if change == "body":
+        body = b"{ }"
+    elif change == "id":
+        headers["webhook-id"] = "msg_2"
+    elif change == "timestamp":
+        headers["webhook-timestamp"] = "1001"
+    else:
+        secret = "whsec_" + "QUFBQUFBQUFBQUFBQUFBQQ=="
+    with pytest.raises(SignatureError):
+        verify(secret, headers, body, now=1000)
+
+
+@pytest.mark.parametrize("timestamp", ["1000", "abc", "1000.5"])
+def test_timestamps_outside_five_minutes_or_malformed_are_refused(timestamp):
+    headers = sign_headers(SPEC_SECRET, "msg_1", b"{}", now=1000)
+    headers["webhook-timestamp"] = timestamp
+    now = 1000 + 301 if timestamp == "1000" else 1000
+    with pytest.raises(TimestampError):
+        verify(SPEC_SECRET, headers, b"{}", now=now)
+
+
+def test_missing_headers_are_a_signature_error():
+    with pytest.raises(SignatureError, match="missing"):
+        verify(SPEC_SECRET, {"webhook-id": "x"}, b"{}")
+
+
+def test_secrets_without_the_prefix_are_their_utf8_bytes():
+    assert secret_bytes("plain") == b"plain"
+    with pytest.raises(ValueError, match="base64"):
+        secret_bytes("whsec_not base64!")

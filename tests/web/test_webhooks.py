@@ -1,0 +1,228 @@
+import asyncio
+import json
+import time
+
+import pytest
+from aiohttp import web
+
+from bothost.events.tick import Ticker
+from bothost.models import Briefing, BriefingItem
+from bothost.plugins.web import outbound
+from bothost.plugins.web.signing import verify
+from tests.helpers import make_host
+from tests.web.conftest import base_url, host_config, signed
+
+
+async def events_rows(host):
+    return await host.store.run(lambda db: db.conn.execute(
+        "SELECT source, type, payload, dedupe_key, status FROM events ORDER BY id").fetchall())
+
+
+async def post(client, host, path, body, headers):
+    async with client.post(base_url(host) + path, data=body, headers=headers) as response:
+        return response.status, await response.json(content_type=None)
+
+
+async def test_a_signed_event_is_queued_with_its_webhook_id_as_dedupe_key(web_host, client, secret):
+    body, headers = signed(secret, {"type": "disk_full", "payload": {"summary": "db-1 at 95%"}},
+                           msg_id="msg_a1")
+    status, answer = await post(client, web_host, "/webhook/events/ops", body, headers)
+    assert status == 200 and answer["accepted"] is True and answer["event_id"]
+    [(source, type_, payload, key, state)] = await events_rows(web_host)
+    assert (source, type_, key, state) == ("ops", "disk_full", "msg_a1", "pending")
+    assert json.loads(payload) == {"summary": "db-1 at 95%"}
+
+
+async def test_without_type_and_payload_the_whole_body_is_a_webhook_event(web_host, client, secret):
+    body, headers = signed(secret, {"summary": "build failed", "id": 7})
+    status, _ = await post(client, web_host, "/webhook/events/ci", body, headers)
+    assert status == 200
+    [(source, type_, payload, _, _)] = await events_rows(web_host)
+    assert (source, type_, json.loads(payload)) == ("ci", "webhook",
+                                                    {"summary": "build failed", "id": 7})
+
+
+async def test_a_forged_signature_is_refused_and_nothing_is_queued(web_host, client, secret):
+    body, headers = signed("whsec_" + "Zm9yZ2VkLXNlY3JldC1rZXktMTIz", {"summary": "x"})
+    status, answer = await post(client, web_host, "/webhook/events/ops", body, headers)
+    assert status == 401 and "signature" in answer["error"]
+    body, headers = signed(secret, {"summary": "x"})
+    status, _ = await post(client, web_host, "/webhook/events/ops", body + b" ", headers)
+    assert status == 401
+    assert await events_rows(web_host) == []
+
+
+async def test_a_stale_timestamp_is_refused(web_host, client, secret):
+    body, headers = signed(secret, {"summary": "old"}, now=time.time() - 301)
+    status, answer = await post(client, web_host, "/webhook/events/ops", body, headers)
+    assert status == 400 and "timestamp" in answer["error"]
+    assert await events_rows(web_host) == []
+
+
+async def test_a_repeated_webhook_id_is_a_duplicate_and_not_queued_again(web_host, client, secret):
+    body, headers = signed(secret, {"summary": "once"}, msg_id="msg_dup")
+    assert (await post(client, web_host, "/webhook/events/ops", body, headers))[0] == 200
+    # the sender retries later: same id, new timestamp and signature
+    body, headers = signed(secret, {"summary": "once"}, msg_id="msg_dup")
+    status, answer = await post(client, web_host, "/webhook/events/ops", body, headers)
+    assert (status, answer) == (200, {"duplicate": True})
+    assert len(await events_rows(web_host)) == 1
+
+
+async def test_concurrent_retries_of_one_id_queue_one_event(web_host, client, secret):
+    requests = [signed(secret, {"summary": "burst"}, msg_id="msg_same") for _ in range(5)]
+    answers = await asyncio.gather(*(post(client, web_host, "/webhook/events/ops", b, h)
+                                     for b, h in requests))
+    assert [s for s, _ in answers] == [200] * 5
+    assert sum(1 for _, a in answers if a.get("duplicate")) == 4
+    assert len(await events_rows(web_host)) == 1
+
+
+async def test_oversize_bodies_and_bad_json_are_refused(home, tmp_path, client, secret):
+    host = make_host(home, host_config(tmp_path, secret, platforms={
+        "webhook": {"secret": secret, "max_body": 2000}}))
+    await host.start(mcp=False, tick=False)
+    try:
+        body, headers = signed(secret, {"summary": "x" * 3000})
+        assert (await post(client, host, "/webhook/events/ops", body, headers))[0] == 413
+        del headers["webhook-id"]  # size is checked before anything else
+        assert (await post(client, host, "/webhook/events/ops", body, headers))[0] == 413
+        body, headers = signed(secret, b"{not json")
+        status, answer = await post(client, host, "/webhook/events/ops", body, headers)
+        assert status == 400 and "JSON" in answer["error"]
+        body, headers = signed(secret, [1, 2])
+        assert (await post(client, host, "/webhook/events/ops", body, headers))[0] == 400
+        body, headers = signed(secret, {"payload": "not an object"})
+        assert (await post(client, host, "/webhook/events/ops", body, headers))[0] == 400
+        assert await events_rows(host) == []
+    finally:
+        await host.stop()
+
+
+async def test_webhook_routes_are_404_without_a_secret(home, tmp_path, client):
+    host = make_host(home)
+    await host.start(mcp=False, tick=False)
+    try:
+        body, headers = signed("whsec_c2VjcmV0", {"text": "hi", "user": "u"})
+        for path in ("/webhook/message", "/webhook/events/ops"):
+            async with client.post(base_url(host) + path, data=body, headers=headers) as resp:
+                assert resp.status == 404
+    finally:
+        await host.stop()
+
+
+async def test_a_pushed_event_reaches_the_next_briefing(web_host, client, secret):
+    body, headers = signed(secret, {"type": "alert",
+                                    "payload": {"id": "a1", "summary": "db-1 disk at 95%"}})
+    assert (await post(client, web_host, "/webhook/events/ops", body, headers))[0] == 200
+    result = await Ticker.for_host(web_host).tick("test")
+    assert result.status == "ok" and len(result.briefings) == 1
+    assert "db-1 disk at 95%" in result.briefings[0].text
+    async with client.get(base_url(web_host) + "/api/dashboard") as response:
+        dashboard = await response.json()
+    assert "db-1 disk at 95%" in dashboard["briefings"][0]["text"]
+    assert dashboard["briefings"][0]["address"] == "web:briefings"
+    assert dashboard["queue"]["done"] == 1
+
+
+async def test_a_message_gets_its_reply_in_the_response_and_is_not_admin(web_host, client, secret):
+    body, headers = signed(secret, {"text": "tools", "user": "ci-bot", "channel": "builds"})
+    status, answer = await post(client, web_host, "/webhook/message", body, headers)
+    assert status == 200 and "wipe_disk" in answer["reply"]
+    session = await web_host.store.run(lambda db: db.conn.execute(
+        "SELECT id, user FROM sessions").fetchall())
+    assert session == [("webhook:builds", "ci-bot")]
+    # a webhook sender cannot approve anything: nobody to ask means no
+    body, headers = signed(secret, {"text": "call wipe_disk {}", "user": "ci-bot"})
+    status, answer = await post(client, web_host, "/webhook/message", body, headers)
+    assert status == 200 and "wiped" not in answer["reply"]
+    status, answer = await post(client, web_host, "/webhook/message", body, headers)
+    assert answer == {"duplicate": True}
+
+
+class Receiver:
+    """A webhook consumer on 127.0.0.1 that checks signatures and can fail first."""
+
+    def __init__(self, secret, fail_first=0, fail_status=503):
+        self.secret, self.fail_first, self.fail_status = secret, fail_first, fail_status
+        self.received, self.attempts = [], 0
+        self.arrived = asyncio.Event()
+
+    async def handle(self, request):
+        self.attempts += 1
+        body = await request.read()
+        msg_id = verify(self.secret, request.headers, body)
+        if self.attempts <= self.fail_first:
+            return web.Response(status=self.fail_status)
+        self.received.append((msg_id, json.loads(body)))
+        self.arrived.set()
+        return web.json_response({"ok": True})
+
+    async def __aenter__(self):
+        app = web.Application()
+        app.router.add_post("/hook", self.handle)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/hook"
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.runner.cleanup()
+
+
+async def test_a_message_with_callback_url_gets_a_signed_reply_later(web_host, client, secret):
+    async with Receiver(secret) as receiver:
+        body, headers = signed(secret, {"text": "help", "user": "bob",
+                                        "callback_url": receiver.url}, msg_id="msg_cb")
+        status, answer = await post(client, web_host, "/webhook/message", body, headers)
+        assert (status, answer) == (202, {"accepted": True, "id": "msg_cb"})
+        async with asyncio.timeout(10):
+            await receiver.arrived.wait()
+    [(reply_id, reply)] = receiver.received
+    assert reply_id.startswith("rpl_") and reply["in_reply_to"] == "msg_cb"
+    assert "offline agent" in reply["text"] and reply["user"] == "bob"
+
+
+def sample_briefing():
+    return Briefing(title="Briefing · 2 events", text="HIGH\n• deploy failed",
+                    items=[BriefingItem("high", "deploy failed")], targets=["webhook:ops"], id=41)
+
+
+@pytest.fixture
+def fast_retries(monkeypatch):
+    monkeypatch.setattr(outbound, "FIRST_DELAY", 0.01)
+
+
+async def test_briefings_to_a_webhook_target_are_signed_and_retried(
+        home, tmp_path, secret, fast_retries):
+    target_secret = "whsec_dGFyZ2V0LXNlY3JldC0xMjM0NTY="
+    async with Receiver(target_secret, fail_first=2) as receiver:
+        host = make_host(home, host_config(tmp_path, secret, platforms={"webhook": {
+            "secret": secret, "targets": {"ops": {"url": receiver.url,
+                                                  "secret": target_secret}}}}))
+        await host.start(mcp=False, tick=False)
+        try:
+            ref = await host.deliver("webhook:ops", sample_briefing())
+        finally:
+            await host.stop()
+    assert receiver.attempts == 3 and "brf_41" in ref
+    [(msg_id, payload)] = receiver.received
+    assert msg_id == "brf_41" and payload["type"] == "briefing"
+    assert payload["items"][0]["summary"] == "deploy failed"
+
+
+async def test_a_webhook_target_answering_4xx_fails_at_once(home, tmp_path, secret, fast_retries):
+    async with Receiver(secret, fail_first=10, fail_status=410) as receiver:
+        host = make_host(home, host_config(tmp_path, secret, platforms={"webhook": {
+            "secret": secret, "targets": {"ops": {"url": receiver.url}}}}))
+        await host.start(mcp=False, tick=False)
+        try:
+            with pytest.raises(outbound.DeliveryError, match="410"):
+                await host.deliver("webhook:ops", sample_briefing())
+            with pytest.raises(outbound.DeliveryError, match="no such target"):
+                await host.deliver("webhook:nowhere", sample_briefing())
+        finally:
+            await host.stop()
+    assert receiver.attempts == 1
