@@ -107,7 +107,9 @@ def _from_file(path: Path, defaults: dict[str, float | None], lookahead: int) ->
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
-        raise WatchConfigError(f"{path}: not valid {path.suffix[1:] or 'YAML'}: {exc}") from None
+        kind = "JSON" if path.suffix == ".json" else "YAML"
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise WatchConfigError(f"{path}: not valid {kind}: {first_line}") from None
     data = data or {}
     if not isinstance(data, dict):
         raise WatchConfigError(f"{path}: expected a mapping with a `places` list")
