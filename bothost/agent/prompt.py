@@ -33,8 +33,9 @@ def groups_table(host: Any, session: Session, granted: set[str]) -> str:
     return "\n".join(lines)
 
 
-async def system_prompt(host: Any, session: Session, granted: set[str]) -> str:
-    parts = [main_prompt(host.config.agent.prompt).strip(), UNTRUSTED_NOTE]
+async def system_prompt(host: Any, session: Session, granted: set[str],
+                        base: str | None = None) -> str:
+    parts = [(base or main_prompt(host.config.agent.prompt)).strip(), UNTRUSTED_NOTE]
     for fragment in await call_each(host.pm, "system_prompt", session=session):
         if isinstance(fragment, str) and fragment.strip():
             parts.append(fragment.strip())

@@ -32,11 +32,15 @@ TextSink = Callable[[str], Awaitable[None]]
 
 class Turn:
     def __init__(self, host: Any, session: Session, on_text: TextSink | None = None,
-                 on_status: TextSink | None = None) -> None:
+                 on_status: TextSink | None = None, extra_tools: list[Tool] | None = None,
+                 system: str | None = None) -> None:
         self.host = host
         self.session = session
         self.on_text = on_text
         self.on_status = on_status
+        self.extra_tools = extra_tools or []  # e.g. the tick agent's notify
+        self.system = system  # replaces the main prompt (the tick agent has its own)
+        self.done = False  # a tool may end the turn after its round (notify does)
         self.id = uuid.uuid4().hex[:12]
         self.messages: list[dict[str, Any]] = []
 
@@ -60,9 +64,9 @@ class Turn:
         for _ in range(config.agent.max_rounds):
             self.messages = await history.context(self.host.store, self.session.id, budget)
             granted = await history.grants(self.host.store, self.session.id)
-            tools = self.host.registry.visible(granted, self.session.is_admin)
+            tools = self.host.registry.visible(granted, self.session.is_admin) + self.extra_tools
             request = ChatRequest(
-                system=await system_prompt(self.host, self.session, granted),
+                system=await system_prompt(self.host, self.session, granted, self.system),
                 messages=self.messages, tools=[t.spec() for t in tools],
                 catalog=self.catalog(), on_text=self.on_text, max_tokens=config.llm.max_tokens,
             )
@@ -75,6 +79,8 @@ class Turn:
             visible = {t.name: t for t in tools}
             for message in await self.execute(response.tool_calls, visible):
                 await self.add(message)
+            if self.done:
+                return response.text
         reply = f"Stopped after {config.agent.max_rounds} rounds of tool calls (agent.max_rounds)."
         await self.add({"role": "assistant", "content": reply})
         return reply

@@ -1,0 +1,97 @@
+"""End to end: an MCP server pushes ``event/*`` → the host queues it → a tick posts a briefing.
+
+Also the LLM tick: the tick agent, against the fake LLM server, activates an MCP server,
+calls one of its tools and reports through ``notify``; our code renders the briefing.
+"""
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from bothost.events.tick import Ticker
+from tests.fakes.llm import FakeLlm
+from tests.helpers import make_host, write_config
+
+ROOT = Path(__file__).resolve().parents[2]
+ECHO = str(ROOT / "tests" / "mcp_servers" / "echo_server.py")
+CAPS = str(ROOT / "tests" / "agent" / "caps_server.py")
+
+
+async def wait_for(predicate, timeout=15):
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.05)
+
+
+async def test_server_push_is_queued_and_bothost_tick_posts_it(home, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    servers = {"echo": {"command": sys.executable, "args": [ECHO],
+                        "env": {"ECHO_WATCH": "1"}, "env_passthrough": ["PYTHONPATH"]}}
+    host = make_host(home, {"mcp": {"servers": servers}, "tick": {"deliver_to": ["console:"]}})
+    await host.start(serve_http=False, tick=False)
+    try:
+        await wait_for(lambda: host.store.call(lambda db: db["events"].count) > 0)
+    finally:
+        await host.stop()
+    import sqlite3
+
+    db = sqlite3.connect(home / "bothost.db")
+    row = db.execute("SELECT source, type, status FROM events").fetchone()
+    assert row == ("echo", "event/echo_tick", "pending")
+    config = write_config(tmp_path / "tick.yaml", {"tick": {"deliver_to": ["console:"]}})
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--config", str(config), "tick",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home)})
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    assert "Briefing" in out.decode() and "1 event" in out.decode()
+    assert db.execute("SELECT status FROM events").fetchone() == ("done",)
+
+
+async def test_llm_tick_activates_a_server_and_notifies(home, monkeypatch, capsys):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    fake = await FakeLlm().start()
+    host = make_host(home, {
+        "llm": {"provider": "openai", "model": "m", "base_url": fake.openai_url,
+                "api_key": "test-key"},
+        "mcp": {"servers": {"caps": {"command": sys.executable, "args": [CAPS],
+                                     "env_passthrough": ["PYTHONPATH"]}}},
+        "tick": {"deliver_to": ["console:"]},
+    })
+    await host.start(serve_http=False, tick=False)
+    try:
+        first = await host.ingest_event("gmail", "event/new_email",
+                                        {"id": "m1", "summary": "Budget review moved to 14:00",
+                                         "from": "ana@corp.com"})
+        second = await host.ingest_event("weather", "event/weather_alert",
+                                         {"id": "w1", "summary": "Rain from 17:00"})
+
+        def notify(body):
+            events = body["messages"][1]["content"]
+            assert f'<event id="{first}"' in events and 'trust="untrusted"' in events
+            return {"tool_calls": [{"name": "notify", "arguments": {"items": [
+                {"priority": "high", "summary": "Budget review moved to 14:00",
+                 "why": "it overlaps your 1:1", "event_ids": [first], "actions": ["ack"]},
+                {"priority": "normal", "summary": "Rain from 17:00", "event_ids": [second]},
+            ]}}]}
+
+        fake.script = [
+            {"tool_calls": [{"name": "activate_tools", "arguments": {"groups": ["caps"]}}]},
+            {"tool_calls": [{"name": "mcp__caps__echo", "arguments": {"text": "calendar?"}}]},
+            notify,
+        ]
+        ticker = Ticker.for_host(host)
+        result = await ticker.tick("manual")
+    finally:
+        await host.stop()
+        await fake.stop()
+    assert result.status == "ok" and len(result.briefings) == 1
+    out = capsys.readouterr().out
+    assert "HIGH" in out and "Budget review moved to 14:00" in out and "it overlaps your 1:1" in out
+    assert "FYI" in out and "Rain from 17:00" in out
+    names = [t["function"]["name"] for t in fake.requests[1]["tools"]]
+    assert "mcp__caps__echo" in names and "notify" in names
+    assert len(fake.requests) == 3  # the turn ended with the notify round
