@@ -6,7 +6,7 @@ Output beyond a cap is drained and counted but not kept, so a chatty command can
 the server's memory or the model's context. `sudo_command` wraps a command for a sudo
 method: `nopasswd` uses `sudo -n`, which fails at once instead of waiting for a password
 nobody will type; `prompt` feeds the password on stdin (`-S`) with an empty prompt and
-`-k`, so a cached sudo ticket can never leave the password on the command's own stdin.
+`-k`, and the command itself gets /dev/null as stdin, so the password can never reach it.
 """
 
 from __future__ import annotations
@@ -144,6 +144,9 @@ def sudo_command(command: str, method: str, user: str | None = None) -> str:
         flags = ["-n"]
     elif method == "prompt":
         flags = ["-k", "-S", "-p", ""]
+        # If sudo needs no password after all, the line we send stays unread on stdin:
+        # the command must never see it.
+        command = f"exec </dev/null; {command}"
     else:
         raise SshError("sudo is disabled for this alias (sudo method 'none')")
     argv = ["sudo", *flags, *as_user, "--", "sh", "-c", command]

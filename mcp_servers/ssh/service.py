@@ -184,10 +184,12 @@ class SshService:
         cwd: str | None = None,
     ) -> commands.CommandResult:
         """Run `command` on the alias, as root or `sudo_user` when asked."""
+        method = self.aliases.get(name).sudo
+        if (sudo or sudo_user) and method == "none":  # refuse before asking for any password
+            raise SshError(f"sudo is disabled for alias {name!r} (sudo method 'none')")
         alias, client = await self.connect(name, ctx)
         line = commands.shell_command(command, cwd)
         stdin = None
-        method = alias.sudo
         if sudo or sudo_user:
             line = commands.sudo_command(line, method, sudo_user)
             if method == "prompt":

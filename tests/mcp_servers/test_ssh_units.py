@@ -10,8 +10,10 @@ import pytest
 from bothost.mcp_servers.ssh import commands, monitor, system
 from bothost.mcp_servers.ssh.aliases import Alias, AliasStore, Monitors
 from bothost.mcp_servers.ssh.commands import CommandResult
+from bothost.mcp_servers.ssh.connections import ConnectionPool
 from bothost.mcp_servers.ssh.errors import SshError
 from bothost.mcp_servers.ssh.passwords import LOGIN, SUDO, PasswordCache
+from bothost.mcp_servers.ssh.service import SshService
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 
@@ -64,7 +66,7 @@ def test_password_cache_expires_and_never_shows_values():
 def test_sudo_command_and_its_failures_are_recognised():
     assert commands.sudo_command("id -u", "nopasswd") == "sudo -n -- sh -c 'id -u'"
     assert commands.sudo_command("ls", "prompt", "www-data") == (
-        "sudo -k -S -p '' -u www-data -- sh -c ls"
+        "sudo -k -S -p '' -u www-data -- sh -c 'exec </dev/null; ls'"
     )
     with pytest.raises(SshError, match="sudo is disabled"):
         commands.sudo_command("ls", "none")
@@ -156,3 +158,11 @@ def test_failed_units_resolve_and_unmonitored_conditions_are_dropped(tmp_path):
     assert fixed["state"] == "resolved"
     state.forget_except([Alias(name="web", host="h", user="u")])
     assert state.conditions == {}
+
+
+async def test_sudo_none_is_refused_before_connecting(tmp_path):
+    store = AliasStore(tmp_path / "aliases.json")
+    store.add(Alias(name="locked", host="127.0.0.1", port=1, user="u", sudo="none"))
+    svc = SshService(store, ConnectionPool(tmp_path / "known_hosts"), PasswordCache(), tmp_path)
+    with pytest.raises(SshError, match="sudo is disabled for alias 'locked'"):
+        await svc.execute("locked", "id", 5, sudo=True)
