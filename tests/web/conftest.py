@@ -8,8 +8,8 @@ import uuid
 
 import aiohttp
 import pytest
-
 from bothost.plugins.web.signing import new_secret, sign_headers
+
 from tests.helpers import make_host
 
 DANGER_PLUGIN = textwrap.dedent('''

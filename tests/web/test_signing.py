@@ -1,7 +1,11 @@
 import pytest
-
 from bothost.plugins.web.signing import (
-    SignatureError, TimestampError, secret_bytes, sign_headers, signature, verify,
+    SignatureError,
+    TimestampError,
+    secret_bytes,
+    sign_headers,
+    signature,
+    verify,
 )
 
 # the example from the Standard Webhooks specification

@@ -4,11 +4,11 @@ import time
 
 import pytest
 from aiohttp import web
+from bothost.plugins.web import outbound
+from bothost.plugins.web.signing import verify
 
 from bothost.events.tick import Ticker
 from bothost.models import Briefing, BriefingItem
-from bothost.plugins.web import outbound
-from bothost.plugins.web.signing import verify
 from tests.helpers import make_host
 from tests.web.conftest import base_url, host_config, signed
 

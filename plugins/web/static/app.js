@@ -79,7 +79,11 @@
           const frame = parseFrame(buffer.slice(0, cut));
           buffer = buffer.slice(cut + 2);
           if (!frame) continue;
-          if (frame.event === "delta") { streamed += frame.data.text; textNode.textContent = streamed; }
+          if (frame.event === "delta") {
+            streamed += frame.data.text;
+            textNode.textContent = streamed;
+            bubble.dataset.deltas = String(Number(bubble.dataset.deltas || 0) + 1);
+          }
           else if (frame.event === "status") status.textContent = frame.data.text;
           else if (frame.event === "done") { textNode.textContent = frame.data.reply; status.textContent = ""; }
           scrollDown();

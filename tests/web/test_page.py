@@ -1,0 +1,141 @@
+"""The web page in a real headless Chromium (Debian's, driven by its chromedriver).
+
+Selenium calls block, so they run in a worker thread while the host serves on the test's
+event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+
+import pytest
+
+from bothost.events.tick import Ticker
+from bothost.models import Address
+from bothost.platform import Question
+from tests.peers import program
+from tests.web.conftest import base_url, signed
+
+WAIT = 10  # seconds for anything the page should show
+CHROME_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run")
+
+
+@pytest.fixture(scope="module")
+def driver():
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    binary, chromedriver = program("chromium"), program("chromedriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    with tempfile.TemporaryDirectory() as profile:
+        options.add_argument(f"--user-data-dir={profile}")
+        browser = webdriver.Chrome(service=Service(executable_path=chromedriver),
+                                   options=options)
+        try:
+            yield browser
+        finally:
+            browser.quit()
+
+
+class Page:
+    """The page as a person uses it; every call runs off the event loop."""
+
+    def __init__(self, driver, url):
+        self.driver, self.url = driver, url
+
+    async def run(self, fn, *args):
+        return await asyncio.to_thread(fn, *args)
+
+    def _wait(self, condition):
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        return WebDriverWait(self.driver, WAIT).until(condition)
+
+    def _open(self, session):
+        self.driver.get(f"{self.url}/?session={session}")
+        self._wait(lambda d: d.find_element("id", "conn").text == "live")
+
+    async def open(self, session):
+        await self.run(self._open, session)
+
+    def _say(self, text):
+        box = self.driver.find_element("id", "chat-input")
+        box.clear()
+        box.send_keys(text)
+        self.driver.find_element("id", "send").click()
+
+    async def say(self, text):
+        await self.run(self._say, text)
+
+    async def wait_for(self, css, text=""):
+        """The first element matching ``css`` whose text contains ``text``."""
+        def find(d):
+            return next((e for e in d.find_elements("css selector", css) if text in e.text),
+                        False)
+
+        return await self.run(self._wait, find)
+
+    async def click(self, css):
+        element = await self.wait_for(css)
+        await self.run(element.click)
+
+
+@pytest.fixture
+async def page(web_host, driver):
+    return Page(driver, base_url(web_host))
+
+
+async def test_a_message_gets_a_streamed_reply(page):
+    await page.open("p-stream")
+    await page.say("help")
+    bubble = await page.wait_for(".msg.bot.done", "offline agent")
+    assert int(await page.run(bubble.get_attribute, "data-deltas")) >= 1
+    user = await page.wait_for(".msg.user", "help")
+    assert user is not None
+
+
+async def test_a_tool_call_is_approved_in_the_page(page, web_host):
+    await page.open("p-approve")
+    await page.say('call wipe_disk {"target": "sdc"}')
+    question = await page.wait_for(".question", "wipe_disk")
+    assert "sdc" in question.text
+    await page.click(".question .approve")
+    await page.wait_for(".msg.bot.done", "wiped sdc")
+    await page.wait_for(".question.closed", "Approved.")
+    calls = await web_host.store.run(lambda db: db.conn.execute(
+        "SELECT tool, status FROM tool_calls").fetchall())
+    assert calls == [("wipe_disk", "ok")]
+    await page.wait_for("#tool-calls td", "wiped sdc")  # the dashboard lists it
+
+
+async def test_a_briefing_from_a_pushed_event_arrives_in_the_page(page, web_host, client, secret):
+    await page.open("p-brief")
+    body, headers = signed(secret, {"type": "alert", "payload": {
+        "id": "disk-1", "summary": "db-1 disk at 95%"}})
+    async with client.post(base_url(web_host) + "/webhook/events/ops", data=body,
+                           headers=headers) as response:
+        assert response.status == 200
+    result = await Ticker.for_host(web_host).tick("test")
+    assert [b.text for b in result.briefings if "db-1 disk at 95%" in b.text]
+    await page.wait_for("#briefings .briefing", "db-1 disk at 95%")
+
+
+async def test_a_form_question_is_answered_in_the_page(page, web_host):
+    await page.open("p-form")
+    schema = {"type": "object", "required": ["city"], "properties": {
+        "city": {"type": "string", "title": "City"},
+        "days": {"type": "integer", "title": "Days", "default": 3}}}
+    asked = asyncio.ensure_future(web_host.active["web"].ask(
+        Address("web", "p-form"), Question("weather asks: which city?", kind="form",
+                                           schema=schema)))
+    field = await page.wait_for(".question input[name=city]")
+    await page.run(field.send_keys, "Zurich")
+    await page.click(".question .submit")
+    async with asyncio.timeout(WAIT):
+        assert await asked == {"city": "Zurich", "days": 3}
