@@ -144,7 +144,8 @@ class HttpTransport:
 
         task = session.protocol.receive(message, sink)
         if task is not None:
-            await task
+            # wait(), not await: a call cancelled by the client must not cancel this handler.
+            await asyncio.wait([task])
         answer = next((r for r in replies if r.get("id") == message["id"]), None)
         if answer is None:  # cancelled before it could answer
             return web.Response(status=202, headers=headers)
@@ -167,7 +168,7 @@ class HttpTransport:
 
         task = session.protocol.receive(message, sink)
         if task is not None:
-            await task
+            await asyncio.wait([task])
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
         return response

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -183,18 +185,17 @@ class Server:
         """Command-line entry point: stdio by default, `--http HOST:PORT` for HTTP."""
         args = self._parse_args(argv)
         logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format=LOG_FORMAT)
-        try:
-            if args.http:
-                from .http import serve_http
+        if args.http:
+            from .http import serve_http
 
-                host, port = args.http
-                asyncio.run(serve_http(self, host, port, extra_hosts=args.allow_host))
-            else:
-                from .stdio import serve_stdio
+            host, port = args.http
+            main = serve_http(self, host, port, extra_hosts=args.allow_host)
+        else:
+            from .stdio import serve_stdio
 
-                asyncio.run(serve_stdio(self))
-        except KeyboardInterrupt:
-            pass
+            main = serve_stdio(self)
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_until_terminated(main))
 
     def _parse_args(self, argv: Sequence[str] | None) -> argparse.Namespace:
         parser = argparse.ArgumentParser(
@@ -221,6 +222,16 @@ class Server:
             help="stderr log level",
         )
         return parser.parse_args(argv)
+
+
+async def _until_terminated(main: Awaitable[None]) -> None:
+    """Run `main`; SIGTERM (how the host stops servers) cancels it so cleanup still runs."""
+    task = asyncio.ensure_future(main)
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def _host_port(value: str) -> tuple[str, int]:

@@ -61,6 +61,8 @@ class Session:
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._running: dict[Any, asyncio.Task[None]] = {}
+        # The event loop keeps only weak references to tasks; this keeps ours alive.
+        self._tasks: set[asyncio.Task[None]] = set()
         self._methods: dict[str, Callable[..., Awaitable[Any]]] = {
             "initialize": self._initialize,
             "ping": self._ping,
@@ -104,6 +106,8 @@ class Session:
 
     def _spawn(self, request_id: Any, sink: Sink, coro: Awaitable[None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         if request_id is not None:
             self._running[request_id] = task
             task.add_done_callback(lambda _t: self._running.pop(request_id, None))

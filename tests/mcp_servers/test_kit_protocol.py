@@ -242,3 +242,20 @@ def test_a_tool_must_declare_capabilities():
         server.tool(capabilities={"private": False})(_noop)
     with pytest.raises(TypeError):
         server.tool()(_noop)  # type: ignore[call-arg]
+
+
+async def test_sigterm_stops_the_server_cleanly(raw, tmp_path):
+    await raw.handshake()
+    await raw.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "slow", "arguments": {"seconds": 30}},
+        }
+    )
+    assert (await raw.request(2, "ping"))["id"] == 2
+    raw.process.terminate()
+    async with asyncio.timeout(WAIT):
+        assert await raw.process.wait() == 0
+    assert "echo stopping" in (tmp_path / "stderr.log").read_text()
