@@ -73,7 +73,11 @@ class Session:
 
     @property
     def supports_elicitation(self) -> bool:
-        return isinstance(self.client_capabilities.get("elicitation"), dict)
+        elicitation = self.client_capabilities.get("elicitation")
+        if not isinstance(elicitation, dict):
+            return False
+        # An empty object means form mode (2025-06-18); 2025-11-25 may list modes.
+        return not elicitation or "form" in elicitation
 
     @property
     def in_flight(self) -> list[asyncio.Task[None]]:

@@ -60,6 +60,10 @@ class Tool:
         description: str | None = None,
         title: str | None = None,
     ) -> Tool:
+        if output_schema is not None and output_schema.get("type") != "object":
+            raise ValueError(
+                f"tool {name or fn.__name__!r}: output_schema must be an object schema"
+            )
         summary, param_docs = parse_docstring(fn.__doc__)
         return cls(
             name=name or fn.__name__,
@@ -120,6 +124,11 @@ class Tool:
                 "structuredContent": value,
                 "isError": False,
             }
+        if self.output_schema is not None:
+            # Clients reject a schema'd tool's success without structuredContent.
+            logger.warning(
+                "tool %s has an output_schema but returned %s", self.name, type(value).__name__
+            )
         if isinstance(value, list) and value and all(_is_content(v) for v in value):
             return {"content": value, "isError": False}
         if value is None:
