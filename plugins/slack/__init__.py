@@ -4,10 +4,11 @@ Hook implementations only; the platform lives in :mod:`.platform`. ``check(confi
 what ``bothost doctor`` calls to test the tokens.
 """
 
-from bothost.hookspecs import hookimpl
 from bothost.plugins.slack.app import check
 from bothost.plugins.slack.http_mode import add_routes
 from bothost.plugins.slack.platform import SlackPlatform
+
+from bothost.hookspecs import hookimpl
 
 __all__ = ["check"]
 

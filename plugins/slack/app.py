@@ -59,7 +59,7 @@ def build_app(config: Any, client: AsyncWebClient) -> AsyncApp:
 
 
 def missing_settings(config: Any) -> list[str]:
-    needed = ["bot_token", "signing_secret"] if config.mode == "http" else ["bot_token", "app_token"]
+    needed = ["bot_token", "signing_secret" if config.mode == "http" else "app_token"]
     return [f"platforms.slack.{key}" for key in needed if not getattr(config, key)]
 
 

@@ -14,10 +14,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from bothost.models import Address
-from bothost.platform import Question
 from bothost.plugins.slack.blocks import clip, context, section
 from bothost.plugins.slack.mrkdwn import escape, sanitize
+
+from bothost.models import Address
+from bothost.platform import Question
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bothost.models import Briefing, BriefingItem
 from bothost.plugins.slack.mrkdwn import escape, sanitize
+
+from bothost.models import Briefing, BriefingItem
 
 PRIORITIES = (("urgent", "URGENT"), ("high", "HIGH"), ("normal", "FYI"))
 MAX_BLOCKS = 50  # Slack's limit per message

@@ -14,9 +14,10 @@ import logging
 import time
 from typing import Any
 
+from bothost.plugins.slack.blocks import ACK, MUTE, SNOOZE, context, decode_ids, render
+
 from bothost.events import feedback
 from bothost.models import Address, Briefing
-from bothost.plugins.slack.blocks import ACK, MUTE, SNOOZE, context, decode_ids, render
 
 logger = logging.getLogger(__name__)
 

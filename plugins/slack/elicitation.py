@@ -16,10 +16,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from bothost.models import Address
-from bothost.platform import Question
 from bothost.plugins.slack.blocks import clip, context, section
 from bothost.plugins.slack.mrkdwn import escape, sanitize
+
+from bothost.models import Address
+from bothost.platform import Question
 
 logger = logging.getLogger(__name__)
 
@@ -195,8 +196,8 @@ def element(prop: dict[str, Any], secret: bool) -> dict[str, Any]:
 
 
 def select(kind: str, options: list[tuple[str, str]], default: Any) -> dict[str, Any]:
-    made = [{"text": {"type": "plain_text", "text": clip(label, OPTION_LIMIT)}, "value": value[:150]}
-            for value, label in options[:OPTIONS_MAX]]
+    made = [{"text": {"type": "plain_text", "text": clip(label, OPTION_LIMIT)},
+             "value": value[:150]} for value, label in options[:OPTIONS_MAX]]
     out: dict[str, Any] = {"type": kind, "action_id": FIELD, "options": made}
     wanted = [str(d) for d in (default if isinstance(default, list) else [default])
               if d is not None]
@@ -209,7 +210,8 @@ def select(kind: str, options: list[tuple[str, str]], default: Any) -> dict[str,
     return out
 
 
-def read_values(state: dict[str, Any], schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def read_values(state: dict[str, Any],
+                schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """The modal's state as typed values, and per-field errors Slack can show."""
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
@@ -231,7 +233,8 @@ def read_values(state: dict[str, Any], schema: dict[str, Any]) -> tuple[dict[str
         if raw is None or raw == "":
             continue
         try:
-            values[name] = int(raw) if kind == "integer" else float(raw) if kind == "number" else raw
+            values[name] = (int(raw) if kind == "integer"
+                            else float(raw) if kind == "number" else raw)
         except ValueError:
             errors[name] = "Enter a whole number." if kind == "integer" else "Enter a number."
     return values, errors

@@ -20,11 +20,11 @@ import uuid
 from collections import OrderedDict
 from typing import Any
 
+from bothost.plugins.slack.streaming import Reply
 from slack_sdk.errors import SlackApiError
 
 from bothost.host import STOP_WORDS
 from bothost.models import Address, IncomingMessage
-from bothost.plugins.slack.streaming import Reply
 
 logger = logging.getLogger(__name__)
 
@@ -182,4 +182,6 @@ def team_of(body: dict[str, Any], event: dict[str, Any]) -> str:
 
 
 def strip_mention(text: str, bot_user: str) -> str:
-    return re.sub(rf"<@{re.escape(bot_user)}(?:\|[^>]*)?>", "", text).strip() if bot_user else text.strip()
+    if not bot_user:
+        return text.strip()
+    return re.sub(rf"<@{re.escape(bot_user)}(?:\|[^>]*)?>", "", text).strip()

@@ -15,14 +15,16 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-from slack_sdk.errors import SlackApiError
-
-from bothost.models import Address, Briefing
-from bothost.platform import Question
 from bothost.plugins.slack.access import Access
-from bothost.plugins.slack.app import (SlackStartError, build_app, build_client, identify,
-                                       missing_settings, open_socket_url, sdk_logger)
+from bothost.plugins.slack.app import (
+    SlackStartError,
+    build_app,
+    build_client,
+    identify,
+    missing_settings,
+    open_socket_url,
+    sdk_logger,
+)
 from bothost.plugins.slack.approvals import Approvals
 from bothost.plugins.slack.briefings import Briefings
 from bothost.plugins.slack.elicitation import Forms
@@ -30,6 +32,11 @@ from bothost.plugins.slack.events import Conversations
 from bothost.plugins.slack.mrkdwn import split, to_mrkdwn
 from bothost.plugins.slack.pacing import Pacer
 from bothost.plugins.slack.streaming import STREAM_INTERVAL
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_sdk.errors import SlackApiError
+
+from bothost.models import Address, Briefing
+from bothost.platform import Question
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +149,8 @@ class SlackPlatform:
                      blocks: list[dict[str, Any]] | None = None) -> None:
         await self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
 
-    async def ephemeral(self, channel: str, user: str, text: str, thread: str | None = None) -> None:
+    async def ephemeral(self, channel: str, user: str, text: str,
+                        thread: str | None = None) -> None:
         try:
             await self.client.chat_postEphemeral(channel=channel, user=user, text=text,
                                                  thread_ts=thread)

@@ -15,9 +15,8 @@ import logging
 import time
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
-
 from bothost.plugins.slack.mrkdwn import StreamCleaner, split, to_mrkdwn, undisguise_markdown
+from slack_sdk.errors import SlackApiError
 
 logger = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import ADMIN, ALICE, BOB, GENERAL
-from fake_slack import BOT_USER
+from tests.slack.fake_slack import BOT_USER
+from tests.slack.harness import ADMIN, ALICE, BOB, GENERAL
 
 
 async def test_mention_gets_a_threaded_reply(start_bot):
@@ -115,8 +115,9 @@ async def test_rate_limited_post_is_retried_after_retry_after(start_bot):
 
 
 async def test_bad_bot_token_is_one_clear_line(fake, home, tmp_path):
-    from bothost.config import load
     from bothost.plugins.slack import check
+
+    from bothost.config import load
 
     path = tmp_path / "c.yaml"
     path.write_text(f"platforms: {{slack: {{enabled: true, bot_token: xoxb-wrong, "

@@ -1,0 +1,59 @@
+"""Live feedback: status first, then the reply streamed, or edited in place as a fallback."""
+
+from __future__ import annotations
+
+from tests.slack.harness import GENERAL
+
+STREAM_METHODS = ("assistant.threads.setStatus", "chat.startStream", "chat.appendStream",
+                  "chat.stopStream", "chat.postMessage", "chat.update")
+
+
+def sequence(fake) -> list[str]:
+    return [c.method for c in fake.calls if c.method in STREAM_METHODS]
+
+
+async def test_status_then_stream_in_order(start_bot):
+    bot = await start_bot(llm={"provider": "chunky"})
+    ts = await bot.say("count for me")
+    await bot.fake.wait_call("chat.stopStream")
+    assert sequence(bot.fake) == ["assistant.threads.setStatus", "chat.startStream",
+                                  "chat.appendStream", "chat.appendStream",
+                                  "chat.appendStream", "chat.stopStream"]
+    status = bot.fake.called("assistant.threads.setStatus")[0].args
+    assert status["thread_ts"] == ts and status["status"]
+    assert bot.thread(GENERAL, ts) == "one two three four"
+
+
+async def test_without_streaming_the_reply_is_posted_and_edited(start_bot):
+    bot = await start_bot(llm={"provider": "chunky"})
+    bot.fake.fail("assistant.threads.setStatus", error="missing_scope")
+    bot.fake.fail("chat.startStream", error="unknown_method")
+    ts = await bot.say("count for me")
+    await bot.wait_reply(GENERAL, ts, "one two three four")
+    methods = sequence(bot.fake)
+    assert methods[:3] == ["assistant.threads.setStatus", "chat.startStream", "chat.postMessage"]
+    assert methods.count("chat.postMessage") == 1 and "chat.update" in methods
+    assert bot.fake.called("reactions.add")  # the status stand-in
+    await bot.fake.wait_call("reactions.remove")
+    # the platform remembers: the next reply goes straight to messages
+    again = await bot.say("count again")
+    await bot.wait_reply(GENERAL, again, "one two three four")
+    assert len(bot.fake.called("chat.startStream")) == 1
+    assert len(bot.fake.called("assistant.threads.setStatus")) == 1
+
+
+async def test_model_text_cannot_ping_the_channel(start_bot):
+    bot = await start_bot()
+
+    async def shout(request):
+        from bothost.llm.base import ChatResponse
+        text = "<!channel> look at <https://evil.example|your bank> now"
+        await request.on_text(text)
+        return ChatResponse(text=text)
+
+    bot.host.llm.complete = shout
+    ts = await bot.say("hi")
+    await bot.fake.wait_call("chat.stopStream")
+    text = bot.thread(GENERAL, ts)
+    assert "<!channel>" not in text and "|" not in text
+    assert "your bank (https://evil.example)" in text
