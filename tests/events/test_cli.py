@@ -80,3 +80,13 @@ def test_a_failed_event_is_listed_and_retried(home):
     assert retried.exit_code == 0 and "1 of 1 events back to pending" in retried.stdout
     listed = json.loads(runner.invoke(cli, ["events", "list", "--json"]).stdout)
     assert listed[0]["status"] == "pending" and listed[0]["attempts"] == 0
+
+
+def test_the_default_target_web_briefings_is_delivered_from_the_cli(home):
+    runner = CliRunner()
+    runner.invoke(cli, ["events", "push", "weather", "event/weather_alert", '{"summary": "Rain"}'])
+    tick = runner.invoke(cli, ["tick"])
+    assert tick.exit_code == 0 and "• Rain (weather alert" in tick.stdout, tick.stderr
+    listed = json.loads(runner.invoke(cli, ["briefings", "--json"]).stdout)
+    assert [(d["target"], d["status"]) for d in listed[0]["deliveries"]] == [
+        ("web:briefings", "delivered")]
