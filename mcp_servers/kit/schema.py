@@ -110,7 +110,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 
 def input_schema(fn: Callable[..., Any], param_docs: dict[str, str]) -> dict[str, Any]:
     """The `inputSchema` object of a tool function; `ctx` is injected, never a property."""
-    hints = typing.get_type_hints(fn, include_extras=True)
+    hints = _type_hints(fn)
     properties: dict[str, Any] = {}
     required: list[str] = []
     for name, param in inspect.signature(fn).parameters.items():
@@ -128,6 +128,25 @@ def input_schema(fn: Callable[..., Any], param_docs: dict[str, str]) -> dict[str
     if required:
         schema["required"] = required
     return schema
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Resolved hints; a name that cannot be resolved (a TYPE_CHECKING-only import,
+    typically of `Context`) costs only that parameter's schema, not the whole tool."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except (NameError, TypeError):
+        pass
+    hints: dict[str, Any] = {}
+    namespace = getattr(fn, "__globals__", {})
+    for name, annotation in getattr(fn, "__annotations__", {}).items():
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)  # noqa: S307 - the function's own hint
+            except Exception:
+                continue
+        hints[name] = annotation
+    return hints
 
 
 def _is_json(value: Any) -> bool:

@@ -20,6 +20,8 @@ from .api import OpenMeteo
 COORDINATES = re.compile(r"^\s*(-?\d{1,3}(?:\.\d+)?)\s*[,;\s]\s*(-?\d{1,3}(?:\.\d+)?)\s*$")
 # Enough candidates for a qualifier ("Springfield, Illinois") to find its match.
 QUALIFIED_SEARCH_COUNT = 20
+# Watched places plus whatever people ask about in a day; oldest names are forgotten first.
+MAX_CACHED_PLACES = 512
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,10 @@ class PlaceResolver:
             )
         key = text.casefold()
         if key not in self._cache:
-            self._cache[key] = await self._geocode(text)
+            place = await self._geocode(text)
+            if len(self._cache) >= MAX_CACHED_PLACES:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = place
         return self._cache[key]
 
     async def search(self, location: str, count: int) -> list[Place]:

@@ -73,3 +73,11 @@ def test_argument_checks_explain_the_problem():
         schema, {"path": "/a", "lines": [], "mode": "reckless"}
     )
     assert "expected integer" in check_arguments(schema, {"path": "/a", "lines": [], "limit": True})
+
+
+def test_unresolvable_hint_costs_only_that_parameter():
+    def tool(name: str, ctx: NotImportedContext = None, extra: Unknown = None):  # noqa: F821
+        """Tool."""
+
+    schema = input_schema(tool, {})
+    assert schema["properties"] == {"name": {"type": "string"}, "extra": {}}
