@@ -113,12 +113,12 @@ async def test_progress_and_a_quick_call_during_a_slow_one(mcp_stdio, echo_argv)
 
     async with mcp_stdio(echo_argv) as (client, _):
         call = asyncio.create_task(
-            client.call_tool("slow", {"seconds": 1.0}, progress_callback=on_progress)
+            client.call_tool("slow", {"seconds": 3.0}, progress_callback=on_progress)
         )
-        async with asyncio.timeout(0.5):  # answered while the slow call still runs
+        async with asyncio.timeout(2.5):  # answered while the slow call still runs
             quick = await client.call_tool("echo", {"text": "meanwhile"})
         assert quick.content[0].text == "meanwhile"
         assert not call.done()
         result = await call
-        assert result.content[0].text == "slept 1.0"
+        assert result.content[0].text == "slept 3.0"
     assert progress[0] == (0, 10, "step 0") and len(progress) == 10
