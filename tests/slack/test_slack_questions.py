@@ -1,0 +1,105 @@
+"""Questions in Slack: tool approvals with buttons, and elicitations answered in a modal."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from tests.slack.harness import ADMIN, ALICE, BOB, GENERAL
+
+WIPE = 'call wipe {"target": "db-1"}'
+SUDO = "call sudo_check {}"
+
+
+async def question_in(bot, thread: str, action_id: str) -> str:
+    """The ts of the bot's message in ``thread`` that carries button ``action_id``."""
+    def find():
+        for message in bot.fake.messages.get(GENERAL, []):
+            if message.get("thread_ts") == thread and action_id in json.dumps(message["blocks"]):
+                return message["ts"]
+        return None
+    return await bot.fake.wait_for(find)
+
+
+async def test_approve_runs_the_tool_and_wrong_user_is_refused(start_bot):
+    bot = await start_bot()
+    root = await bot.say(WIPE)
+    ts = await question_in(bot, root, "bothost_approve")
+    assert "wipe" in bot.fake.message(GENERAL, ts)["text"]
+    await bot.fake.click(BOB, GENERAL, ts, "bothost_approve")
+    refusal = await bot.fake.wait_call("chat.postEphemeral")
+    assert refusal.args["user"] == BOB and ALICE in refusal.args["text"]
+    assert "wiped" not in bot.thread(GENERAL, root)
+    await bot.fake.click(ALICE, GENERAL, ts, "bothost_approve")
+    await bot.wait_reply(GENERAL, root, "wiped db-1")
+    decided = json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
+    assert "Approved by <@UALICE>" in decided and "bothost_approve" not in decided
+    rows = bot.host.store.call(lambda db: list(db["approvals"].rows))
+    assert [(r["decision"], r["decided_by"]) for r in rows] == [("allow", ALICE)]
+
+
+async def test_deny_by_an_admin(start_bot):
+    bot = await start_bot()
+    root = await bot.say(WIPE)
+    ts = await question_in(bot, root, "bothost_deny")
+    await bot.fake.click(ADMIN, GENERAL, ts, "bothost_deny")
+    text = await bot.wait_reply(GENERAL, root, "Not allowed")
+    assert "wiped" not in text
+    assert "Denied by <@UADMIN>" in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
+
+
+async def test_no_answer_in_time_means_deny(start_bot):
+    bot = await start_bot(agent={"approval_timeout": "300ms"})
+    root = await bot.say(WIPE)
+    ts = await question_in(bot, root, "bothost_approve")
+    stale = bot.fake.click_payload(ALICE, GENERAL, ts, "bothost_approve")
+    await bot.wait_reply(GENERAL, root, "Not allowed")
+    assert "no answer within" in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
+    await bot.fake.envelope("interactive", stale)  # a click that arrives too late
+    late = await bot.fake.wait_call("chat.postEphemeral")
+    assert "no longer waiting" in late.args["text"]
+    assert "wiped" not in bot.thread(GENERAL, root)
+
+
+async def test_elicitation_is_answered_in_a_modal_and_never_echoed(start_bot, caplog):
+    caplog.set_level(logging.DEBUG)
+    bot = await start_bot()
+    root = await bot.say(SUDO)
+    ts = await question_in(bot, root, "bothost_form_open")
+    await bot.fake.click(BOB, GENERAL, ts, "bothost_form_open")  # not the requester
+    await bot.fake.wait_call("chat.postEphemeral")
+    assert not bot.fake.called("views.open")
+    await bot.fake.click(ALICE, GENERAL, ts, "bothost_form_open")
+    opened = await bot.fake.wait_call("views.open")
+    view = opened.args["view"]
+    assert opened.args["trigger_id"].startswith("trigger-")
+    inputs = {b["block_id"]: b for b in view["blocks"] if b["type"] == "input"}
+    assert inputs["password"]["element"]["type"] == "plain_text_input"
+    assert "initial_value" not in inputs["password"]["element"]
+    assert inputs["port"]["element"]["type"] == "number_input"
+    password = "hunter2-very-secret"
+    bad = await bot.fake.submit(ALICE, bot.fake.views[-1], {
+        "password": {"value": {"type": "plain_text_input", "value": password}},
+        "port": {"value": {"type": "number_input", "value": "twenty"}},
+    })
+    assert bad["payload"]["response_action"] == "errors" and "port" in bad["payload"]["errors"]
+    await bot.fake.submit(ALICE, bot.fake.views[-1], {
+        "password": {"value": {"type": "plain_text_input", "value": password}},
+        "remember": {"value": {"type": "checkboxes", "selected_options": [{"value": "true"}]}},
+        "port": {"value": {"type": "number_input", "value": "2222"}},
+    })
+    text = await bot.wait_reply(GENERAL, root, "got a password of 19 characters")
+    assert "remember=True, port=2222" in text
+    assert "Answered by <@UALICE>" in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
+    everything_posted = json.dumps([c.args for c in bot.fake.calls])
+    assert password not in everything_posted
+    assert password not in caplog.text
+
+
+async def test_elicitation_declined(start_bot):
+    bot = await start_bot()
+    root = await bot.say(SUDO)
+    ts = await question_in(bot, root, "bothost_form_decline")
+    await bot.fake.click(ALICE, GENERAL, ts, "bothost_form_decline")
+    await bot.wait_reply(GENERAL, root, "no answer (False)")
+    assert "Declined by <@UALICE>" in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
