@@ -94,6 +94,9 @@ class Session:
             )
             return None
         method = message.get("method")
+        if "id" in message and not _valid_id(message["id"]):
+            error = self._reply_error(sink, None, INVALID_REQUEST, "id must be a string or number")
+            return self._spawn(None, sink, error)
         if method is None and "id" in message:
             self._resolve(message)
             return None
@@ -101,7 +104,8 @@ class Session:
             error = self._reply_error(sink, message.get("id"), INVALID_REQUEST, "missing method")
             return self._spawn(None, sink, error)
         if "id" not in message:
-            self._on_notification(method, message.get("params") or {})
+            params = message.get("params")
+            self._on_notification(method, params if isinstance(params, dict) else {})
             return None
         request_id = message["id"]
         answer = self._answer(request_id, method, message, sink)
@@ -283,3 +287,8 @@ class Session:
             logger.debug(
                 "could not deliver %s: %s", message.get("method") or message.get("id"), exc
             )
+
+
+def _valid_id(value: Any) -> bool:
+    """JSON-RPC ids are strings or numbers (null only in error replies we send)."""
+    return isinstance(value, str | int | float) and not isinstance(value, bool)

@@ -112,7 +112,10 @@ async def serve_stdio(server: Any) -> None:
                 await writer.send(_parse_error(f"invalid JSON: {exc}"))
                 continue
             for item in message if isinstance(message, list) else [message]:
-                session.receive(item)
+                try:
+                    session.receive(item)
+                except Exception:  # boundary: one odd message must not end the session
+                    logger.exception("could not handle message %.200r", item)
         running = session.in_flight
         if running:
             await asyncio.wait(running, timeout=EOF_GRACE_SECONDS)

@@ -103,6 +103,11 @@ async def test_malformed_input_and_bad_params(raw):
     assert level["error"]["code"] == -32602
     cursor = await raw.request(4, "tools/list", {"cursor": "zzz"})
     assert cursor["error"]["code"] == -32602
+    await raw.send({"jsonrpc": "2.0", "id": [1], "method": "ping"})
+    assert (await raw.recv())["error"]["code"] == -32600
+    await raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": [7]})
+    await raw.send({"jsonrpc": "1.0", "id": 9, "method": "ping"})
+    assert (await raw.recv())["error"]["code"] == -32600
     assert (await raw.request(5, "ping"))["result"] == {}
 
 
