@@ -2,7 +2,8 @@
 
 Aliases are polled concurrently, each bounded by the service's deadlines, so one dead
 host costs one connect timeout, not the sum of all. A password alias is polled only while
-its connection or remembered password lasts: a background poll cannot ask anybody.
+its connection or remembered password lasts: a background poll cannot ask anybody. The
+new verdicts are saved only once every change was delivered to a client.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 STATE_FILE = "monitor.json"
 
-Notify = Callable[[str, dict[str, Any]], Awaitable[Any]]
+Notify = Callable[[str, dict[str, Any]], Awaitable[int]]  # how many clients got it
 
 
 async def _observe(svc: SshService, alias: Alias, state: MonitorState) -> list[Condition]:
@@ -83,6 +84,10 @@ async def poll(svc: SshService, notify: Notify) -> list[dict[str, Any]]:
     now = datetime.now(UTC)
     events = state.transitions(conditions, now)
     for event in events:
-        await notify(monitor.EVENT, event)
+        if not await notify(monitor.EVENT, event):
+            # Nobody heard it (an HTTP server between clients): keep the old verdicts, so
+            # the next round finds the same change and pushes it again.
+            logger.warning("monitor: no client for %s; will retry", event["id"])
+            return []
     state.save(now)
     return events

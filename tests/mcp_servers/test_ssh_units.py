@@ -1,4 +1,4 @@
-"""The ssh server's pure parts, without a host: aliases file, passwords, monitor, parsers."""
+"""The ssh server without a live host: aliases file, passwords, monitor, parsers, sudo."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import stat
 from datetime import UTC, datetime
 
 import pytest
-from bothost.mcp_servers.ssh import commands, monitor, system
+from bothost.mcp_servers.ssh import commands, monitor, system, watch
 from bothost.mcp_servers.ssh.aliases import Alias, AliasStore, Monitors
 from bothost.mcp_servers.ssh.commands import CommandResult
 from bothost.mcp_servers.ssh.connections import ConnectionPool
@@ -166,3 +166,25 @@ async def test_sudo_none_is_refused_before_connecting(tmp_path):
     svc = SshService(store, ConnectionPool(tmp_path / "known_hosts"), PasswordCache(), tmp_path)
     with pytest.raises(SshError, match="sudo is disabled for alias 'locked'"):
         await svc.execute("locked", "id", 5, sudo=True)
+
+
+async def test_monitor_keeps_a_change_until_a_client_heard_it(tmp_path):
+    store = AliasStore(tmp_path / "aliases.json")
+    store.add(Alias(name="gone", host="127.0.0.1", port=1, user="u",
+                    monitors=Monitors(unreachable=True)))  # fmt: skip
+    svc = SshService(store, ConnectionPool(tmp_path / "kh", connect_timeout=2), PasswordCache(),
+                     tmp_path)  # fmt: skip
+    heard: list[dict] = []
+
+    async def nobody(method, params):
+        return 0
+
+    async def one_client(method, params):
+        heard.append(params)
+        return 1
+
+    assert await watch.poll(svc, nobody) == []
+    assert not (tmp_path / watch.STATE_FILE).exists()
+    (event,) = await watch.poll(svc, one_client)
+    assert event["id"] == "ssh:gone/reachable#1" and heard == [event]
+    assert await watch.poll(svc, one_client) == []  # saved: not again
