@@ -1,0 +1,301 @@
+"""Installing an MCP server package into a folder of its own, then registering it.
+
+``bothost mcp install`` puts each server under ``$BOTHOST_HOME/mcp/<name>/``. A PyPI package
+gets a virtual environment there (``venv/``, made with ``python -m venv`` and filled by that
+environment's own pip), so its dependencies can never break the host's; an npm package
+(``npm:name`` or ``@scope/name``) is installed with ``npm install --prefix``. The command
+is the distribution's console script (read with the venv's own Python, since the host cannot
+import from that environment) or the npm package's ``bin``. The server is then added to the
+``mcp_servers`` table (origin ``install``, what was installed recorded in the row's
+``install`` column), started and asked for its tools. Any failure on the way removes the row
+and the folder again: an install either completes or leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import sys
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bothost.config import McpServerConfig
+from bothost.mcp import commands, stored
+from bothost.mcp.manager import NAME, McpManager, McpManagerError
+from bothost.mcp.runner import ServerStatus
+
+INSTALL_TIMEOUT = 900.0  # a big package on a slow mirror; pip and npm time out stalls themselves
+PROBE_TIMEOUT = 60.0  # reading a distribution's metadata with the venv's Python
+OUTPUT_KEPT = 15  # lines of pip/npm output quoted when an install fails
+LINE_LIMIT = 1 << 20  # npm prints long lines; asyncio's default 64 KiB would raise
+MAX_NAME = 40  # the manager's limit on server names
+NAME_PREFIXES = ("mcp-server-", "server-")
+NAME_SUFFIXES = ("-mcp-server", "-mcp")  # longest first: "x-mcp-server" must not keep "-server"
+PYPI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+PYPI_REST = re.compile(r"(\[[A-Za-z0-9_,.\s-]*\])?\s*([<>=!~].*)?")  # extras, version specifier
+NPM_NAME = re.compile(r"(@[a-z0-9][\w.~-]*/)?[a-z0-9][\w.~-]*")
+UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+# Run with the venv's Python (-I: nothing from the caller's environment leaks in).
+PROBE = """
+import importlib.metadata as m, json, sys
+d = m.distribution(sys.argv[1])
+scripts = sorted(e.name for e in d.entry_points if e.group == "console_scripts")
+print(json.dumps({"version": d.version, "summary": d.metadata.get("Summary") or "",
+                  "scripts": scripts}))
+"""
+
+Progress = Callable[[str], None]
+
+
+class InstallError(Exception):
+    """An install that cannot be done or failed; the message says why in one or a few lines."""
+
+
+@dataclass
+class Package:
+    kind: str  # pypi | npm
+    spec: str  # what pip or npm is given (may carry a version)
+    name: str  # the distribution's or npm package's name
+
+
+@dataclass
+class Installed:
+    package: Package
+    folder: Path
+    command: Path
+    version: str = ""
+    description: str = ""
+    found: list[str] = field(default_factory=list)  # every console script / bin
+
+    def record(self) -> dict[str, Any]:
+        """What the ``install`` column keeps, so the install can be explained and redone."""
+        return {"kind": self.package.kind, "package": self.package.name,
+                "spec": self.package.spec, "version": self.version,
+                "folder": str(self.folder), "command": self.command.name}
+
+
+def parse_package(text: str) -> Package:
+    """`mcp-server-time`, `pkg==1.2`, `npm:name`, `@scope/name@1.0` → what to install."""
+    text = text.strip()
+    if text.startswith("npm:") or text.startswith("@"):
+        spec = text.removeprefix("npm:")
+        at = spec.find("@", 1)
+        name = spec[:at] if at > 0 else spec
+        if not NPM_NAME.fullmatch(name):
+            raise InstallError(f"{text!r} is not an npm package name")
+        return Package("npm", spec, name)
+    match = PYPI_NAME.match(text)
+    if not match or not PYPI_REST.fullmatch(text[match.end():]):
+        raise InstallError(f"{text!r} is not a PyPI package name (NAME, NAME==VERSION, "
+                           "npm:NAME or @scope/NAME)")
+    return Package("pypi", text, re.sub(r"[-_.]+", "-", match.group(0)).lower())
+
+
+def default_name(package: str) -> str:
+    """The server name for a package: `mcp-server-time` → `time`, `@x/server-foo` → `foo`."""
+    base = package.rsplit("/", 1)[-1].lower()
+    for prefix in NAME_PREFIXES:
+        if base.startswith(prefix) and len(base) > len(prefix):
+            base = base[len(prefix):]
+            break
+    for suffix in NAME_SUFFIXES:
+        if base.endswith(suffix) and len(base) > len(suffix):
+            base = base[:-len(suffix)]
+            break
+    return UNSAFE.sub("-", base).strip("-")[:MAX_NAME] or "server"
+
+
+def server_folder(home: Path, name: str) -> Path:
+    return Path(home) / "mcp" / name
+
+
+def pick_command(found: list[str], preferred: list[str], chosen: str | None, what: str) -> str:
+    """The script/bin to run: the one asked for, one named like the package, or the only one."""
+    if chosen:
+        if chosen in found:
+            return chosen
+        raise InstallError(f"{what} has no command {chosen!r}; it has: {', '.join(found) or '-'}")
+    for name in preferred:
+        if name in found:
+            return name
+    mcp_like = [n for n in found if "mcp" in n.lower()]
+    if len(found) == 1 or len(mcp_like) == 1:
+        return found[0] if len(found) == 1 else mcp_like[0]
+    if not found:
+        raise InstallError(f"{what} installs no command to run (no console script or bin); "
+                           "it is a library, not a server")
+    raise InstallError(f"{what} installs several commands: {', '.join(found)}; "
+                       "pick one with --command")
+
+
+async def run_streamed(argv: list[str], progress: Progress, prefix: str,
+                       env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """Run a program, showing each output line as progress; its exit code and last lines."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, env=env, limit=LINE_LIMIT)
+    except OSError as exc:
+        raise InstallError(f"cannot run {argv[0]}: {exc}") from None
+    tail: deque[str] = deque(maxlen=OUTPUT_KEPT)
+    try:
+        async with asyncio.timeout(INSTALL_TIMEOUT):
+            assert proc.stdout is not None
+            async for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace").rstrip()
+                if line.strip():
+                    tail.append(line)
+                    progress(f"{prefix} | {line}")
+            return await proc.wait(), list(tail)
+    except TimeoutError:
+        raise InstallError(f"{prefix} took longer than {INSTALL_TIMEOUT:.0f} s") from None
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+def explain_failure(package: Package, tail: list[str]) -> InstallError:
+    text = "\n".join(tail)
+    if package.kind == "pypi" and "No matching distribution found" in text:
+        return InstallError(f"PyPI has no package {package.spec!r} (or no release of it for "
+                            f"Python {sys.version_info.major}.{sys.version_info.minor})")
+    if package.kind == "npm" and re.search(r"\b(E404|404 Not Found|404\s+The requested)", text):
+        return InstallError(f"npm has no package {package.spec!r}")
+    quoted = "\n".join(f"  {line}" for line in tail[-OUTPUT_KEPT:])
+    return InstallError(f"{package.kind} could not install {package.spec!r}:\n{quoted}")
+
+
+async def install_pypi(package: Package, folder: Path, progress: Progress, names: list[str],
+                       chosen: str | None) -> Installed:
+    venv = folder / "venv"
+    progress(f"creating a virtual environment in {venv}")
+    code, tail = await run_streamed([sys.executable, "-m", "venv", str(venv)], progress, "venv")
+    if code != 0:
+        raise InstallError("could not create a virtual environment:\n" + "\n".join(tail))
+    python = venv / "bin" / "python"
+    progress(f"installing {package.spec} from PyPI")
+    code, tail = await run_streamed(
+        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+         "--progress-bar", "off", package.spec], progress, "pip", env=child_env())
+    if code != 0:
+        raise explain_failure(package, tail)
+    probe = await asyncio.create_subprocess_exec(
+        str(python), "-I", "-c", PROBE, package.name, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(PROBE_TIMEOUT):
+        out, err = await probe.communicate()
+    if probe.returncode != 0:
+        raise InstallError(f"cannot read the metadata of {package.name}: "
+                           f"{err.decode(errors='replace').strip().splitlines()[-1:]}")
+    meta = json.loads(out)
+    script = pick_command(meta["scripts"], [package.name, *names], chosen,
+                          f"PyPI package {package.name}")
+    return Installed(package, folder, venv / "bin" / script, meta["version"], meta["summary"],
+                     meta["scripts"])
+
+
+async def install_npm(package: Package, folder: Path, progress: Progress, names: list[str],
+                      chosen: str | None) -> Installed:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise InstallError("npm is not installed; npm packages need Node.js and npm on PATH "
+                           "(e.g. `apt-get install npm`)")
+    folder.mkdir(parents=True, exist_ok=True)
+    # Without a package.json here npm walks up and may install into a parent project.
+    (folder / "package.json").write_text('{"private": true}\n')
+    progress(f"installing {package.spec} from npm into {folder}")
+    code, tail = await run_streamed([npm, "install", "--prefix", str(folder), "--no-audit",
+                                     "--no-fund", package.spec], progress, "npm")
+    if code != 0:
+        raise explain_failure(package, tail)
+    manifest = json.loads((folder / "node_modules" / package.name / "package.json").read_text())
+    unscoped = package.name.rsplit("/", 1)[-1]
+    bins = manifest.get("bin")
+    found = [unscoped] if isinstance(bins, str) else sorted(bins or {})
+    script = pick_command(found, [unscoped, *names], chosen, f"npm package {package.name}")
+    return Installed(package, folder, folder / "node_modules" / ".bin" / script,
+                     str(manifest.get("version", "")), str(manifest.get("description", "")),
+                     found)
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONUNBUFFERED": "1"}  # pip's lines as they come, not at exit
+
+
+async def check_name_free(manager: McpManager, name: str) -> None:
+    if not NAME.fullmatch(name):
+        raise InstallError(f"{name!r}: a server name uses letters, digits, _ and - "
+                           f"(at most {MAX_NAME}); choose one with --name")
+    if name in manager.config_servers:
+        raise InstallError(f"the config file already defines an MCP server named {name!r}; "
+                           "choose another name with --name")
+    rows = await manager.store.run(stored.load)
+    row = rows.get(name)
+    if row is not None and row.origin != stored.OVERRIDE:
+        raise InstallError(f"an MCP server named {name!r} exists (added by {row.origin}); "
+                           f"`bothost mcp remove {name}` first, or choose a name with --name")
+
+
+def save_record(db: Any, name: str, record: dict[str, Any]) -> None:
+    db.execute(f"UPDATE {stored.TABLE} SET install = ? WHERE name = ?", [json.dumps(record), name])
+
+
+@dataclass
+class InstallResult:
+    name: str
+    installed: Installed
+    status: ServerStatus
+    tools: list[dict[str, Any]]
+
+
+async def install_server(manager: McpManager, text: str, *, name: str | None = None,
+                         args: list[str] | None = None, env: dict[str, str] | None = None,
+                         command: str | None = None,
+                         progress: Progress = lambda _line: None) -> InstallResult:
+    """Install `text` (see :func:`parse_package`), register it, start it and list its tools."""
+    package = parse_package(text)
+    name = name or default_name(package.name)
+    await check_name_free(manager, name)
+    folder = server_folder(manager.home, name)
+    registered = False
+    try:
+        if folder.exists():
+            # Not registered (checked above): left by `mcp remove` or an interrupted install.
+            progress(f"replacing the unregistered folder {folder}")
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, mode=0o700)
+        install = install_pypi if package.kind == "pypi" else install_npm
+        installed = await install(package, folder, progress, [name], command)
+        config = McpServerConfig(command=str(installed.command), args=list(args or []),
+                                 env=dict(env or {}), description=installed.description[:200])
+        await manager.add_server(name, config, origin="install")
+        registered = True
+        await manager.store.run(lambda db: save_record(db, name, installed.record()))
+        progress(f"starting {name}: {installed.command}")
+        async with commands.private(manager, {name}):
+            status = next(s for s in manager.status() if s.name == name)
+            tools = manager.tools(name)
+        if status.state != "ready":
+            raise InstallError(f"{package.name} was installed but the server did not start: "
+                               f"{status.error or status.state}{log_hint(manager.home, name)}")
+        return InstallResult(name, installed, status, tools)
+    except BaseException:
+        if registered:
+            await manager.store.run(lambda db: stored.delete(db, name))
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def log_hint(home: Path, name: str) -> str:
+    try:
+        lines = commands.tail_log(home, name, OUTPUT_KEPT)
+    except McpManagerError:
+        return ""
+    return "\nits log ends with:\n" + "\n".join(f"  {line}" for line in lines)
