@@ -14,6 +14,7 @@ fixture's name is `sshd`.
 
 from __future__ import annotations
 
+import getpass
 import os
 import shutil
 import signal
@@ -62,6 +63,7 @@ class Sshd:
 
     host: str
     port: int
+    user: str  # who runs the tests: the login the client key opens
     root: Path
     client_key: Path
     known_hosts: Path  # lists this sshd's host key
@@ -72,11 +74,11 @@ class Sshd:
     password: str | None
 
     def alias(self, **overrides) -> dict:
-        """An alias entry (for the aliases file) that logs in as root with the client key."""
+        """An alias entry (for the aliases file) that logs in as `user` with the client key."""
         entry = {
             "host": self.host,
             "port": self.port,
-            "user": "root",
+            "user": self.user,
             "auth": "key",
             "key_file": str(self.client_key),
             "sudo": "nopasswd",
@@ -185,6 +187,7 @@ def start(root: Path) -> tuple[Sshd, subprocess.Popen]:
     server = Sshd(
         host="127.0.0.1",
         port=port,
+        user=getpass.getuser(),
         root=root,
         client_key=root / "client_key",
         known_hosts=known,

@@ -77,7 +77,9 @@ def test_pool_reuses_a_connection_until_idle_ttl(sshd):
 
 def test_refused_connection_and_bad_key_are_one_line_errors(sshd, tmp_path):
     closed = ConnectionPool(sshd.known_hosts, connect_timeout=2)
-    with pytest.raises(SshError, match="cannot connect to root@127.0.0.1:1: Connection refused"):
+    with pytest.raises(
+        SshError, match=f"cannot connect to {sshd.user}@127.0.0.1:1: Connection refused"
+    ):
         closed.client(_alias(sshd, port=1))
     (tmp_path / "k").write_text("not a key")
     with pytest.raises(SshError, match="127.0.0.1"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sys
 import time
@@ -160,10 +161,10 @@ async def test_every_tool_on_a_real_host(mcp_stdio, ssh_env, sshd, tmp_path):
             ran["exit_status"] == 3 and ran["stdout"] == f"{work}\n" and ran["stderr"] == "oops\n"
         )
         as_root = await call("exec", {"alias": "box", "command": "id -u", "sudo": True})
-        if shutil.which("sudo"):
+        if shutil.which("sudo") and os.geteuid() == 0:
             assert data(as_root)["stdout"] == "0\n"
-        else:
-            assert as_root.is_error and "sudo is not installed" in text(as_root)
+        else:  # no sudo here, or no NOPASSWD rule for a non-root tester: a clear error
+            assert as_root.is_error and "sudo" in text(as_root)
 
         local = tmp_path / "local.txt"
         local.write_text("from here")
@@ -330,8 +331,6 @@ async def test_sudo_prompt_asks_for_the_password(mcp_stdio, ssh_env, sshd):
                 await client.call_tool("exec", {"alias": "pw", "command": "id -u", "sudo": True})
             )
     finally:
-        import os
-
         os.remove(sudoers)
     assert ran["stdout"] == "0\n" and again["stdout"] == "0\n"
     assert len(asked) == 2  # login once, sudo once (then remembered)
@@ -396,4 +395,4 @@ async def test_monitor_reports_failed_units_and_unreachable_hosts(
     by_check = {a["check"]: a for a in alerts}
     assert by_check["unit"]["summary"] == "box: systemd unit nginx.service failed"
     assert by_check["reachable"]["severity"] == "critical"
-    assert "gone: root@127.0.0.1:1 unreachable" in by_check["reachable"]["summary"]
+    assert f"gone: {sshd.user}@127.0.0.1:1 unreachable" in by_check["reachable"]["summary"]
