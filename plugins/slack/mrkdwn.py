@@ -34,8 +34,12 @@ HOLD_LIMIT = 400  # how far back a stream may hold an unfinished `<…` or `[…
 
 def sanitize(text: str) -> str:
     """Remove workspace-wide pings and undisguise ``<url|text>`` links."""
-    text = SPECIAL_MENTION.sub("", text)
-    return DISGUISED.sub(lambda m: link_text(m.group(2), m.group(1)), text)
+    while True:  # removing one ping can join the text around it into another
+        cleaned = SPECIAL_MENTION.sub("", text)
+        cleaned = DISGUISED.sub(lambda m: link_text(m.group(2), m.group(1)), cleaned)
+        if cleaned == text:
+            return text
+        text = cleaned
 
 
 def link_text(label: str, url: str) -> str:

@@ -1,0 +1,71 @@
+"""Slack's HTTP Events API on the host's own listener: signed requests only."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import aiohttp
+from slack_sdk.signature import SignatureVerifier
+
+from tests.slack.fake_slack import BOT_USER, FakeSlack
+from tests.slack.harness import ALICE, GENERAL, SECRET
+
+
+def signed(body: bytes, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
+    ts = str(timestamp or int(time.time()))
+    return {"X-Slack-Request-Timestamp": ts, "Content-Type": "application/json",
+            "X-Slack-Signature": SignatureVerifier(secret).generate_signature(
+                timestamp=ts, body=body)}
+
+
+async def post(bot, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
+    url = f"http://127.0.0.1:{bot.host.http.port}/slack/events"
+    async with aiohttp.ClientSession() as session, session.post(url, data=body,
+                                                                 headers=headers) as response:
+        return response.status, await response.text()
+
+
+def mention(bot, text: str) -> tuple[bytes, str]:
+    ts = bot.fake.add_message(GENERAL, ALICE, f"<@{BOT_USER}> {text}")
+    event = {"type": "app_mention", "user": ALICE, "text": f"<@{BOT_USER}> {text}", "ts": ts,
+             "channel": GENERAL, "event_ts": ts}
+    return json.dumps(FakeSlack.event_payload(event)).encode(), ts
+
+
+async def test_signed_event_is_answered(start_bot):
+    bot = await start_bot({"mode": "http", "app_token": None})
+    assert bot.platform.socket is None
+    body, ts = mention(bot, "help")
+    status, _ = await post(bot, body, signed(body))
+    assert status == 200
+    await bot.wait_reply(GENERAL, ts, "offline agent")
+
+
+async def test_forged_or_stale_signature_is_refused(start_bot):
+    bot = await start_bot({"mode": "http"})
+    body, ts = mention(bot, "help")
+    status, _ = await post(bot, body, signed(body, secret="not-the-secret"))
+    assert status == 401
+    status, _ = await post(bot, body, signed(body, timestamp=int(time.time()) - 3600))
+    assert status == 401
+    tampered = body.replace(b"help", b"tools")
+    status, _ = await post(bot, tampered, signed(body))
+    assert status == 401
+    assert not bot.fake.called("chat.startStream") and not bot.fake.called("chat.postMessage")
+
+
+async def test_url_verification_challenge(start_bot):
+    bot = await start_bot({"mode": "http"})
+    body = json.dumps({"type": "url_verification", "challenge": "c-123",
+                       "token": "x"}).encode()
+    status, text = await post(bot, body, signed(body))
+    assert status == 200 and "c-123" in text
+
+
+async def test_route_is_off_in_socket_mode(start_bot):
+    bot = await start_bot(platforms={"web": {"enabled": True}})
+    await bot.host.http.start()
+    body, _ = mention(bot, "help")
+    status, _ = await post(bot, body, signed(body))
+    assert status == 404
