@@ -124,7 +124,8 @@ def paths() -> dict[str, Any]:
         "/media/{file}": {"get": {
             "summary": "A file from $BOTHOST_HOME/media (flat names only).",
             "parameters": [{"name": "file", "in": "path", "required": True,
-                            "schema": {"type": "string"}}],
+                            "schema": {"type": "string",
+                                       "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$"}}],
             "responses": {"200": answer("The file"), "404": answer("No such file"),
                           **WEB_ERRORS}}},
         "/openapi.json": {"get": {"summary": "This document.",
