@@ -15,6 +15,7 @@ import sqlite_utils
 
 from bothost.events.dedupe import canonical_json
 from bothost.events.ledger import IDS
+from bothost.events.triage import check_match
 from bothost.store.db import transaction
 
 LIST_LIMIT = 200  # a listing is for people; --json with --limit for more
@@ -42,6 +43,7 @@ async def mute(
     """Add a mute (globs on source, type and ``payload.<field>``); the mute's id."""
     if not (source or type or match):
         raise ValueError("a mute needs a source, a type or a payload match")
+    check_match(match or {}, "mute")
     return await store.run(lambda db: _add_mute(db, source, type, match or {}, until, created_by))
 
 

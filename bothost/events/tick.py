@@ -25,12 +25,13 @@ from bothost.events.delivery import Deliver, deliver_briefing
 from bothost.events.llm_triage import LlmTriage
 from bothost.events.render import build_briefing
 from bothost.events.schedule import Schedule
-from bothost.events.triage import MUTED, QueuedEvent, Triage, triage_offline
+from bothost.events.triage import MUTED, QueuedEvent, Triage, check_rules, group, triage_offline
 from bothost.models import Briefing
 
 logger = logging.getLogger(__name__)
 
 MAX_EVENTS_PER_TICK = 50_000  # bounds one tick's memory; the rest waits for the next tick
+LLM_MAX_EVENTS = 200  # per tick for the model; a flood beyond that is grouped by the rules
 POKE_DELAY = 2.0  # after an urgent event, wait this long so a burst lands in one briefing
 MAX_WAIT = 3600.0  # re-read the timetable at least hourly (the clock may jump)
 CLOCK_SLACK = 0.001  # timers fire a hair early; that still counts as due
@@ -129,7 +130,9 @@ async def _tick(
         return
     mutes = await store.run(lambda db: ledger.load_mutes(db, now))
     triage = triage_offline(claim.fresh, config.rules, mutes, schedule.tz)
-    if llm is not None:
+    if llm is not None and not quiet:
+        # at night only urgent items go out, and the rules decide what is urgent: the
+        # model would otherwise re-read every held event at every tick until morning
         triage = await _llm_triage(llm, claim.fresh, triage, schedule)
     held = triage.ids("high", "normal", "low") if quiet else []
     items = [i for i in triage.items if not quiet or i.priority == "urgent"]
@@ -158,13 +161,15 @@ async def _llm_triage(
     candidates = [e for e in events if e.id not in priorities]
     if not candidates:
         return offline
+    for_model, rest = candidates[:LLM_MAX_EVENTS], candidates[LLM_MAX_EVENTS:]
     try:
-        items, decided = await llm(candidates, schedule.tz)
+        items, decided = await llm(for_model, schedule.tz)
     except Exception:  # a model outage must not stop briefings: fall back to the rules
         logger.exception("LLM triage failed; using offline rules for this tick")
         return offline
     priorities.update(decided)
-    return Triage(priorities, items, offline.muted_summary)
+    priorities.update({e.id: offline.priorities[e.id] for e in rest})
+    return Triage(priorities, items + group(rest, priorities, schedule.tz), offline.muted_summary)
 
 
 async def _observe(on_briefing: Callable[[Briefing], Any] | None, briefing: Briefing) -> None:
@@ -196,6 +201,7 @@ class Ticker:
         self.llm_triage, self.clock, self.on_briefing = llm_triage, clock, on_briefing
         self.poke_delay = poke_delay
         self.schedule = Schedule(config)  # fail fast on a bad zone, cron or quiet hours
+        check_rules(config.rules)
         self._poked = asyncio.Event()
         self.results: list[TickResult] = []  # recent results, for status pages and tests
 

@@ -31,6 +31,10 @@ SUMMARY_CHARS = 300  # one readable line in a chat message
 MUTED_GROUPS_SHOWN = 3
 
 
+class MatchError(ValueError):
+    """A rule or mute ``match`` key that can never match."""
+
+
 @dataclass
 class QueuedEvent:
     """An event as the tick reads it back from the ``events`` table."""
@@ -72,6 +76,19 @@ class Triage:
 
     def ids(self, *priorities: str) -> list[int]:
         return [i for i, p in self.priorities.items() if p in priorities]
+
+
+def check_match(match: Mapping[str, Any], where: str) -> None:
+    """Refuse keys other than ``source``, ``type`` and ``payload.<field>``."""
+    for key in match:
+        if key not in ("source", "type") and not (key.startswith("payload.") and len(key) > 8):
+            raise MatchError(f"{where}: unknown match key {key!r}; expected source, type or "
+                             f"payload.<field> (e.g. payload.{key})")
+
+
+def check_rules(rules: Iterable[TickRule]) -> None:
+    for i, rule in enumerate(rules):
+        check_match(rule.match, f"tick.rules[{i}].match")
 
 
 def field_value(source: str, type_: str, payload: Mapping[str, Any], key: str) -> Any:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
+from bothost.config import TickRule
 from bothost.events import feedback
-from bothost.events.tick import run_tick
+from bothost.events.tick import Ticker, run_tick
+from bothost.events.triage import MatchError
 from bothost.models import Event
 
 T0 = 1_800_000_000.0
@@ -87,3 +91,11 @@ async def test_acknowledging_during_a_failed_delivery_sticks(queue, store, confi
     listed = store.call(lambda db: feedback.list_briefings(db))
     assert listed[0]["status"] == "cancelled"
     assert listed[0]["deliveries"][0]["status"] == "cancelled"
+
+
+async def test_match_keys_that_can_never_match_are_refused(store, config, recorder):
+    with pytest.raises(MatchError, match=r"mute: unknown match key 'from'.*payload\.from"):
+        await feedback.mute(store, "gmail", match={"from": "*@spam"})
+    config.rules = [TickRule({"payload.from": "*"}), TickRule({"sender": "*"})]
+    with pytest.raises(MatchError, match=r"tick.rules\[1\].match"):
+        Ticker(store, config, recorder)

@@ -91,3 +91,28 @@ async def test_a_failing_model_falls_back_to_the_rules(queue, store, config, rec
     await queue.ingest(Event("weather", "event/weather_alert", {"id": "w", "summary": "Rain"}))
     result = await run_tick(store, config, recorder, llm_triage=LlmTriage(broken))
     assert "FYI\n• Rain (weather alert" in result.briefings[0].text
+
+
+async def test_the_model_rests_during_quiet_hours(queue, store, config, recorder):
+    config.quiet_hours = "00:00-23:59"
+    agent = FakeAgent(lambda seen: [])
+    await queue.ingest_many([Event("ssh", "event/ssh_alert", {"id": "a", "severity": "critical",
+                                                              "summary": "db-1 down"}),
+                             Event("gmail", "event/new_email", {"id": "m"})])
+    result = await run_tick(store, config, recorder, llm_triage=LlmTriage(agent),
+                            clock=lambda: 1_800_000_000.0)
+    assert agent.calls == [] and result.held == 1
+    assert "URGENT\n• db-1 down" in result.briefings[0].text
+
+
+async def test_a_flood_beyond_the_model_share_is_grouped_by_rules(queue, store, config, recorder,
+                                                                 monkeypatch):
+    monkeypatch.setattr("bothost.events.tick.LLM_MAX_EVENTS", 3)
+    await queue.ingest_many([Event("gmail", "event/new_email", {"id": str(n), "from": "x@y"})
+                             for n in range(10)])
+    agent = FakeAgent(lambda seen: [{"priority": "high", "summary": "first three",
+                                     "event_ids": seen}])
+    result = await run_tick(store, config, recorder, llm_triage=LlmTriage(agent))
+    assert agent.calls[0][1].count("<event ") == 3
+    text = result.briefings[0].text
+    assert "HIGH\n• first three" in text and "FYI\n• 7 new emails from x@y" in text
