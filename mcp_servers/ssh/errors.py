@@ -33,6 +33,11 @@ def describe(exc: BaseException, where: str) -> str:
         return str(exc)
     if isinstance(exc, paramiko.AuthenticationException):
         return f"authentication failed for {where}: {exc}"
+    if _no_credentials(exc):
+        return (
+            f"authentication failed for {where}: no key or agent to offer (is the key_file "
+            "readable, and is SSH_AUTH_SOCK passed through to the server?)"
+        )
     if isinstance(exc, paramiko.BadHostKeyException):
         return f"host key for {where} does not match known_hosts"
     if isinstance(exc, NoValidConnectionsError):  # paramiko's "every address failed"
@@ -59,6 +64,11 @@ def wrap(exc: BaseException, where: str) -> SshError:
     """An `SshError` carrying `describe`'s text, for `raise wrap(exc, where) from exc`."""
     if isinstance(exc, SshError):
         return exc
-    if isinstance(exc, paramiko.AuthenticationException):
+    if isinstance(exc, paramiko.AuthenticationException) or _no_credentials(exc):
         return AuthError(describe(exc, where))
     return SshError(describe(exc, where))
+
+
+def _no_credentials(exc: BaseException) -> bool:
+    # paramiko says this (as a plain SSHException) when it had nothing at all to try.
+    return isinstance(exc, paramiko.SSHException) and "No authentication methods" in str(exc)

@@ -6,7 +6,9 @@ the parts whose edge cases are easier to pin down here than through a tool call.
 
 from __future__ import annotations
 
+import os
 import stat
+import subprocess
 import time
 
 import pytest
@@ -14,6 +16,7 @@ from bothost.mcp_servers.ssh import commands, edits, files, transfer
 from bothost.mcp_servers.ssh.aliases import Alias
 from bothost.mcp_servers.ssh.connections import ConnectionPool
 from bothost.mcp_servers.ssh.errors import HostKeyError, SshError
+from peers import program
 from sshd import sshd_fixture  # noqa: F401  (the `sshd` fixture)
 
 
@@ -164,3 +167,26 @@ def test_transfers_follow_scp_destination_rules(sftp, tmp_path):
     local = tmp_path / "local"
     got = transfer.download(sftp, str(remote / "src"), str(local), recursive=True)  # new name
     assert got["destination"] == str(local) and (local / "sub" / "b.txt").read_text() == "B"
+
+
+def test_agent_auth_uses_the_running_agent(sshd, tmp_path, monkeypatch):
+    agent_bin = program("ssh-agent", "/usr/bin/ssh-agent")
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen([agent_bin, "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 5
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)  # polling for the socket, bounded
+        env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(sshd.client_key)], env=env, check=True)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        pool = ConnectionPool(sshd.known_hosts)
+        client = pool.client(_alias(sshd, auth="agent", key_file=None))
+        assert commands.run(client, "echo agent", 5).stdout == "agent\n"
+        pool.close_all()
+        monkeypatch.delenv("SSH_AUTH_SOCK")
+        with pytest.raises(SshError, match="authentication failed"):
+            ConnectionPool(sshd.known_hosts).client(_alias(sshd, auth="agent", key_file=None))
+    finally:
+        agent.terminate()
+        agent.wait(timeout=5)
