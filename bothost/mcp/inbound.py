@@ -23,6 +23,7 @@ from bothost.mcp.transport import TransportError
 if TYPE_CHECKING:
     from bothost.mcp.session import ClientSession
 
+CLOSE_DRAIN = 2.0  # on a graceful close, queued notifications (events!) get this long
 LIST_CHANGED_SETTLE = 0.05  # wait this long after list_changed so a burst becomes one listing
 MAX_QUEUED_NOTIFICATIONS = 10_000  # beyond this a flooding server's notifications are dropped
 
@@ -51,6 +52,12 @@ class Inbound:
         return task
 
     async def close(self) -> None:
+        if self._worker is not None and not self._worker.done():
+            try:  # events the server pushed just before the end must still be recorded
+                async with asyncio.timeout(CLOSE_DRAIN):
+                    await self._queue.join()
+            except TimeoutError:
+                self.log.warning("%d notifications dropped at close", self._queue.qsize())
         tasks = [t for t in (*self._tasks, self._worker, self._relist) if t and not t.done()]
         for task in tasks:
             task.cancel()
@@ -148,6 +155,8 @@ class Inbound:
                 raise
             except Exception:
                 self.log.exception("handling %s failed", message["method"])
+            finally:
+                self._queue.task_done()
 
     async def _notification(self, method: str, params: dict[str, Any]) -> None:
         session = self.session

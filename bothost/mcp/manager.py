@@ -150,6 +150,8 @@ class McpManager:
         for name, (config, origin) in desired.items():
             runner = self.runners.get(name)
             if runner is not None and runner.config == config and runner.origin == origin:
+                if config.enabled and self.started:
+                    runner.start()  # no-op while it runs; starts one made before start()
                 continue
             if runner is not None:
                 await runner.stop()
@@ -237,7 +239,7 @@ class McpManager:
             raise McpManagerError(f"{name}: give exactly one of a command (stdio) or a URL")
         await self.store.run(lambda db: stored.save(db, name, config, origin))
         await self.reload()
-        return self._status_of(name)
+        return self._status_of(name, shadowed=name in self.shadowed)
 
     async def remove_server(self, name: str) -> None:
         rows = await self.store.run(stored.load)
@@ -264,6 +266,6 @@ class McpManager:
         await self.reload()
         return self._status_of(name)
 
-    def _status_of(self, name: str) -> ServerStatus:
-        matches = [s for s in self.status() if s.name == name]
-        return matches[0]
+    def _status_of(self, name: str, shadowed: bool = False) -> ServerStatus:
+        return next(s for s in self.status()
+                    if s.name == name and (s.state == "shadowed") == shadowed)

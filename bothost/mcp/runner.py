@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
+from bothost.executables import resolve_command
 from bothost.mcp.content import CallResult
 from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
 from bothost.mcp.http import HttpTransport
@@ -148,7 +149,8 @@ class ServerRunner:
         if config.url:
             transport: Any = HttpTransport(config.url, server_headers(config), log=self.log)
         else:
-            transport = StdioTransport(config.command or "", config.args,
+            command = config.command or ""
+            transport = StdioTransport(resolve_command(command) or command, config.args,
                                        server_env(config, self.home), log=self.log)
 
         def on_closed(reason: str) -> None:

@@ -1,0 +1,220 @@
+"""``bothost mcp …``: list, inspect, call and change MCP servers from the command line.
+
+Thin commands over :mod:`bothost.mcp.commands`. ``call`` and ``tools`` start the servers
+they need themselves (a private manager for the length of the command) and record the
+``event/*`` notifications those servers push meanwhile, like the host does. ``add``,
+``enable``, ``disable`` and ``remove`` write to the ``mcp_servers`` table; a running host
+applies them within seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import click
+
+from bothost.cli.runtime import Runtime
+from bothost.mcp import commands
+from bothost.mcp.manager import McpManagerError
+from bothost.platform import Question
+
+pass_runtime = click.make_pass_decorator(Runtime)
+USAGE_EXIT = 2
+CALL_FAILED_EXIT = 1
+
+
+def fail(message: str, code: int = USAGE_EXIT) -> None:
+    click.echo(f"bothost: {message}", err=True)
+    sys.exit(code)
+
+
+def manager(runtime: Runtime, record_events: bool = False) -> Any:
+    on_event = runtime.ingest_event if record_events else None
+    ask = terminal_ask if sys.stdin.isatty() else None
+    return commands.manager_for(runtime.config, runtime.store, runtime.home, on_event, ask)
+
+
+async def terminal_ask(question: Question) -> dict[str, Any] | None:
+    """Answer a server's elicitation at the terminal (only when stdin is one)."""
+    def prompt() -> dict[str, Any] | None:
+        click.echo(question.text, err=True)
+        if not click.confirm("Answer?", default=True, err=True):
+            return None
+        values = {}
+        for key, spec in (question.schema.get("properties") or {}).items():
+            kind = {"integer": int, "number": float, "boolean": bool}.get(spec.get("type"), str)
+            values[key] = click.prompt(spec.get("title") or key, default=spec.get("default"),
+                                       type=kind, err=True, hide_input=question.secret)
+        return values
+
+    return await asyncio.to_thread(prompt)
+
+
+def run(runtime: Runtime, coro: Any) -> Any:
+    try:
+        return runtime.run(coro)
+    except McpManagerError as exc:
+        fail(str(exc))
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """MCP servers: list, tools, call, logs, add, enable, disable, remove."""
+
+
+@mcp_group.command("list")
+@click.option("--check", is_flag=True, help="Start every enabled server now and report.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_runtime
+def list_command(runtime: Runtime, check: bool, as_json: bool) -> None:
+    """Every server from config and the table, with its state."""
+    statuses = run(runtime, commands.list_servers(manager(runtime), check))
+    if as_json:
+        click.echo(json.dumps([s.to_dict() for s in statuses], indent=2))
+        return
+    if not statuses:
+        click.echo("No MCP servers configured.")
+    for s in statuses:
+        tools = f"{s.tools} tools" if s.state == "ready" else ""
+        click.echo(f"{s.name:16} {s.origin:6} {s.state:9} {tools:9} {s.transport:5} {s.target}"
+                   .rstrip())
+        for extra in (s.error, s.note):
+            if extra:
+                click.echo(f"{'':16} {extra}")
+
+
+@mcp_group.command("tools")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="The raw MCP tool definitions.")
+@pass_runtime
+def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
+    """The tools of one server (or of every enabled server), starting them to ask."""
+    async def collect() -> dict[str, Any]:
+        mgr = manager(runtime, record_events=True)
+        await mgr.reload()
+        names = {name} if name else commands.enabled_names(mgr)
+        async with commands.private(mgr, names):
+            return {n: {"status": next(s for s in mgr.status() if s.name == n
+                                       and s.state != "shadowed"),
+                        "tools": mgr.tools(n)} for n in sorted(names)}
+
+    found = run(runtime, collect())
+    if as_json:
+        click.echo(json.dumps({n: v["tools"] for n, v in found.items()}, indent=2))
+    for server, entry in found.items():
+        status = entry["status"]
+        if status.state != "ready":
+            click.echo(f"bothost: {server}: {status.state}: {status.error}", err=True)
+        if as_json:
+            continue
+        for tool in entry["tools"]:
+            summary = (tool.get("description") or "").strip().splitlines()
+            click.echo(f"{server}/{tool['name']:28} {summary[0][:90] if summary else ''}"
+                       .rstrip())
+    if any(v["status"].state != "ready" for v in found.values()):
+        sys.exit(CALL_FAILED_EXIT)
+
+
+@mcp_group.command("call")
+@click.argument("name")
+@click.argument("tool")
+@click.argument("arguments", required=False, default="{}")
+@click.option("--timeout", type=float, help="Seconds (default: the server's timeout).")
+@click.option("--json", "as_json", is_flag=True, help="The whole result as JSON.")
+@pass_runtime
+def call_command(runtime: Runtime, name: str, tool: str, arguments: str,
+                 timeout: float | None, as_json: bool) -> None:
+    """Call TOOL of server NAME with ARGUMENTS (a JSON object)."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError as exc:
+        fail(f"ARGUMENTS is not JSON: {exc}")
+    if not isinstance(parsed, dict):
+        fail("ARGUMENTS must be a JSON object")
+
+    def progress(done: Any, total: Any, message: Any) -> None:
+        click.echo(f"… {done}{f'/{total}' if total else ''} {message or ''}".rstrip(), err=True)
+
+    async def call() -> Any:
+        async with commands.private(manager(runtime, record_events=True), {name}) as mgr:
+            return await mgr.call_tool(name, tool, parsed, timeout=timeout, on_progress=progress)
+
+    result = run(runtime, call())
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(result.text)
+    if result.is_error:
+        sys.exit(CALL_FAILED_EXIT)
+
+
+@mcp_group.command("logs")
+@click.argument("name")
+@click.option("-n", "--lines", type=int, default=50, show_default=True)
+@pass_runtime
+def logs_command(runtime: Runtime, name: str, lines: int) -> None:
+    """The end of server NAME's log (stderr, log messages, starts and exits)."""
+    try:
+        for line in commands.tail_log(runtime.home, name, lines):
+            click.echo(line)
+    except McpManagerError as exc:
+        fail(str(exc), CALL_FAILED_EXIT)
+
+
+@mcp_group.command("add")
+@click.argument("name")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option("--url", help="A Streamable HTTP endpoint instead of a command.")
+@click.option("--header", "headers", multiple=True, help="K=V (values may use ${env:NAME}).")
+@click.option("--env", "env", multiple=True, help="K=V for the server's environment.")
+@click.option("--description", default="", help="One line for the agent's server table.")
+@click.option("--timeout", type=float, help="Seconds a tool call may take.")
+@click.option("--disabled", is_flag=True, help="Add it without starting it.")
+@pass_runtime
+def add_command(runtime: Runtime, name: str, command: tuple[str, ...], url: str | None,
+                headers: tuple[str, ...], env: tuple[str, ...], description: str,
+                timeout: float | None, disabled: bool) -> None:
+    """Add server NAME: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
+    async def add() -> Any:
+        config = commands.new_config(command, url, commands.pairs(headers, "--header"),
+                                     commands.pairs(env, "--env"), description, timeout,
+                                     not disabled)
+        return await manager(runtime).add_server(name, config, origin="cli")
+
+    status = run(runtime, add())
+    click.echo(f"added {name} ({status.transport}: {status.target})")
+    if status.state == "shadowed":
+        click.echo(f"note: {status.note}", err=True)
+
+
+def _toggle(runtime: Runtime, name: str, enabled: bool) -> None:
+    status = run(runtime, manager(runtime).set_enabled(name, enabled))
+    click.echo(f"{name} {'enabled' if status.enabled else 'disabled'}")
+
+
+@mcp_group.command("enable")
+@click.argument("name")
+@pass_runtime
+def enable_command(runtime: Runtime, name: str) -> None:
+    """Enable server NAME (a running host starts it within seconds)."""
+    _toggle(runtime, name, True)
+
+
+@mcp_group.command("disable")
+@click.argument("name")
+@pass_runtime
+def disable_command(runtime: Runtime, name: str) -> None:
+    """Disable server NAME (a running host stops it within seconds)."""
+    _toggle(runtime, name, False)
+
+
+@mcp_group.command("remove")
+@click.argument("name")
+@pass_runtime
+def remove_command(runtime: Runtime, name: str) -> None:
+    """Remove server NAME from the table (config servers are removed in the config file)."""
+    run(runtime, manager(runtime).remove_server(name))
+    click.echo(f"removed {name}")

@@ -1,0 +1,89 @@
+"""``bothost mcp …`` end to end through click, against the raw test server."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from conftest import PAGING_SERVER
+
+from bothost.cli import cli
+
+
+@pytest.fixture
+def bothost(home, tmp_path):
+    """Run `bothost --home H --config C ARGS…`; config has the test server as `paging`."""
+    config = tmp_path / "bothost.yaml"
+    config.write_text(yaml.safe_dump({"mcp": {"servers": {
+        "paging": {"command": sys.executable, "args": [str(PAGING_SERVER)]},
+        "weather": {"enabled": False}}}}))
+
+    def run(*args: str, code: int = 0):
+        result = CliRunner().invoke(cli, ["--home", str(home), "--config", str(config), *args])
+        assert result.exit_code == code, (result.output, result.exception)
+        return result
+
+    return run
+
+
+def test_call_prints_the_result_and_records_pushed_events(bothost):
+    assert bothost("mcp", "call", "paging", "echo", '{"text": "hi there"}').output == "hi there\n"
+    bothost("mcp", "call", "paging", "push", '{"count": 2, "type": "event/new_email"}')
+    events = json.loads(bothost("events", "list", "--json").output)
+    assert sorted((e["source"], e["type"], e["payload"]["id"]) for e in events) == [
+        ("paging", "event/new_email", "e0"), ("paging", "event/new_email", "e1")]
+
+
+def test_call_failure_exits_non_zero(bothost):
+    assert "unknown tool nope" in bothost("mcp", "call", "paging", "nope", code=1).output
+    assert "not JSON" in bothost("mcp", "call", "paging", "echo", "{oops", code=2).output
+    assert "no MCP server named" in bothost("mcp", "call", "ghost", "echo", code=2).output
+
+
+def test_call_json_includes_structured_content(bothost):
+    out = json.loads(bothost("mcp", "call", "paging", "structured", "--json").output)
+    assert out["structured"] == {"temperature": 21.5, "unit": "C"} and not out["is_error"]
+
+
+def test_tools_lists_names_and_raw_definitions(bothost):
+    assert "paging/echo" in bothost("mcp", "tools", "paging").output
+    raw = json.loads(bothost("mcp", "tools", "paging", "--json").output)
+    assert raw["paging"][0]["annotations"] == {"readOnlyHint": True}
+
+
+def test_add_enable_disable_remove_and_list(bothost):
+    bothost("mcp", "add", "extra", "--", sys.executable, str(PAGING_SERVER), "--flag")
+    bothost("mcp", "add", "remote", "--url", "http://127.0.0.1:9/mcp",
+            "--header", "Authorization=Bearer ${env:TOKEN}")
+    listing = {s["name"]: s for s in json.loads(bothost("mcp", "list", "--json").output)}
+    assert listing["extra"]["origin"] == "db" and listing["extra"]["target"].endswith("--flag")
+    assert listing["remote"]["transport"] == "http"
+    assert listing["paging"]["origin"] == "config"
+    assert listing["weather"]["state"] == "disabled"
+
+    bothost("mcp", "disable", "extra")
+    assert "MCP server extra is disabled" in bothost("mcp", "call", "extra", "echo", code=2).output
+    bothost("mcp", "enable", "extra")
+    assert bothost("mcp", "call", "extra", "echo", '{"text": "x"}').output == "x\n"
+    bothost("mcp", "remove", "extra")
+    assert "extra" not in bothost("mcp", "list").output
+    assert "defined in the config file" in bothost("mcp", "remove", "paging", code=2).output
+    assert "KEY=VALUE" in bothost("mcp", "add", "bad", "--url", "http://x", "--header", "nokv",
+                                  code=2).output
+
+
+def test_config_server_shadows_a_stored_one_and_the_listing_says_so(bothost):
+    result = bothost("mcp", "add", "paging", "--url", "http://127.0.0.1:9/mcp")
+    assert "config defines a server of the same name" in result.output
+    lines = [line for line in bothost("mcp", "list").output.splitlines() if "shadowed" in line]
+    assert lines and lines[0].startswith("paging")
+
+
+def test_logs_show_the_server_story(bothost):
+    bothost("mcp", "call", "paging", "flood_stderr", '{"lines": 2}')
+    out = bothost("mcp", "logs", "paging", "-n", "20").output
+    assert "[stderr] stderr line 1" in out and "initialized paging-server" in out
+    assert "no log" in bothost("mcp", "logs", "ghost", code=1).output
