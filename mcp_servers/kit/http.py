@@ -35,6 +35,8 @@ MAX_SESSIONS = 64
 # A comment line this often keeps proxies from closing an idle GET stream.
 KEEPALIVE_SECONDS = 15.0
 MAX_BODY_BYTES = 64 * 1024 * 1024
+# On SIGTERM, requests still running get this long before their connections are closed.
+SHUTDOWN_SECONDS = 3.0
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -190,6 +192,8 @@ class HttpTransport:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(KEEPALIVE_SECONDS):
                         await session.closed.wait()
+                if session.closed.is_set():
+                    break
                 async with session.stream_lock:
                     await response.write(b": keepalive\n\n")
         except ConnectionError:
@@ -205,17 +209,17 @@ class HttpTransport:
         found = self._session(request)
         if isinstance(found, web.Response):
             return found
-        self._drop(found)
+        self.drop(found)
         return web.Response(status=200)
 
     def _new_session(self) -> HttpSession:
         while len(self.sessions) >= MAX_SESSIONS:
-            self._drop(next(iter(self.sessions.values())))
+            self.drop(next(iter(self.sessions.values())))
         session = HttpSession(self.server)
         self.sessions[session.id] = session
         return session
 
-    def _drop(self, session: HttpSession) -> None:
+    def drop(self, session: HttpSession) -> None:
         self.sessions.pop(session.id, None)
         session.closed.set()
         self.server.close_session(session.protocol)
@@ -239,7 +243,7 @@ def _error_response(status: int, code: int, message: str) -> web.Response:
 async def serve_http(server: Any, host: str, port: int, extra_hosts: list[str] | None = None):
     """Serve `server` at http://host:port/mcp until cancelled."""
     transport = HttpTransport(server, allowed_hosts(host, port, extra_hosts or []))
-    runner = web.AppRunner(transport.app, access_log=None)
+    runner = web.AppRunner(transport.app, access_log=None, shutdown_timeout=SHUTDOWN_SECONDS)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -249,5 +253,7 @@ async def serve_http(server: Any, host: str, port: int, extra_hosts: list[str] |
     try:
         await asyncio.Event().wait()
     finally:
+        for session in list(transport.sessions.values()):
+            transport.drop(session)  # ends the GET streams, which would hold cleanup up
         await server.stop()
         await runner.cleanup()

@@ -31,7 +31,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-async def echo_url(echo_argv, home, tmp_path):
+async def echo_server(echo_argv, home, tmp_path):
     port = _free_port()
     log = (tmp_path / "http-server.log").open("wb")
     process = await asyncio.create_subprocess_exec(
@@ -51,10 +51,16 @@ async def echo_url(echo_argv, home, tmp_path):
                 break
             except OSError:
                 await asyncio.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    await process.wait()
+    yield f"http://127.0.0.1:{port}/mcp", process
+    if process.returncode is None:
+        process.terminate()
+        await process.wait()
     log.close()
+
+
+@pytest.fixture
+def echo_url(echo_server):
+    return echo_server[0]
 
 
 async def test_sdk_client_over_http(echo_url, mcp_http):
@@ -119,3 +125,16 @@ async def test_foreign_host_or_origin_is_refused_and_loopback_accepted(echo_url)
         for extra in accepted:
             async with http.post(echo_url, json=INIT, headers=ACCEPT | extra) as response:
                 assert response.status == 200, extra
+
+
+async def test_sigterm_with_an_open_event_stream_exits_promptly(echo_server):
+    url, process = echo_server
+    async with aiohttp.ClientSession() as http:
+        async with http.post(url, json=INIT, headers=ACCEPT) as response:
+            session_id = response.headers["Mcp-Session-Id"]
+        headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session_id}
+        async with http.get(url, headers=headers) as stream:
+            assert stream.status == 200
+            process.terminate()
+            async with asyncio.timeout(5):
+                assert await process.wait() == 0
