@@ -144,7 +144,10 @@ class Conversations:
             ref = uuid.uuid4().hex[:8]
             logger.exception("slack turn in %s failed (ref %s)", address, ref)
             text = f"Something went wrong on my side (ref {ref} in the log)."
-        await reply.finish(text)
+        try:
+            await reply.finish(text)
+        except Exception:  # Slack unreachable or refusing: the transcript is kept anyway
+            logger.exception("slack: could not post the reply in %s", address)
 
     async def thread_context(self, channel: str, thread: str, before: str) -> list[dict[str, str]]:
         """What was said in the thread before ``before``, since the bot last spoke."""

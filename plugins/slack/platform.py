@@ -123,8 +123,8 @@ class SlackPlatform:
         if not task.cancelled() and task.exception() is not None:
             logger.error("slack: a message handler failed", exc_info=task.exception())
 
-    def learn(self, feature: str, exc: SlackApiError) -> None:
-        error = exc.response.get("error")
+    def learn(self, feature: str, error: str) -> None:
+        """Remember a feature Slack refused for good (``error`` is Slack's error code)."""
         if error in PERMANENT_ERRORS and self.features.get(feature, True):
             logger.info("slack: %s is not available (%s); using the fallback", feature, error)
             self.features[feature] = False

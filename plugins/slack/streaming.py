@@ -15,6 +15,7 @@ import logging
 import time
 from typing import Any
 
+import aiohttp
 from bothost.plugins.slack.mrkdwn import StreamCleaner, split, to_mrkdwn, undisguise_markdown
 from slack_sdk.errors import SlackApiError
 
@@ -59,13 +60,12 @@ class Reply:
             return
         self.last_status = now
         if self.platform.features.get("status", True):
-            try:
-                await self.client.assistant_threads_setStatus(
-                    channel_id=self.channel, thread_ts=self.thread_ts, status=text[:STATUS_LIMIT])
+            error = await self.quietly("assistant_threads_setStatus", channel_id=self.channel,
+                                       thread_ts=self.thread_ts, status=text[:STATUS_LIMIT])
+            if error is None:
                 self.status_set = True
                 return
-            except SlackApiError as exc:
-                self.platform.learn("status", exc)
+            self.platform.learn("status", error)
         if not self.reacted:
             self.reacted = True
             await self.quietly("reactions_add", channel=self.channel,
@@ -90,7 +90,7 @@ class Reply:
                 await self.flush_stream()
                 return
             except SlackApiError as exc:
-                self.platform.learn("stream", exc)
+                self.platform.learn("stream", str(exc.response.get("error")))
                 await self.end_stream()
                 self.streaming = False
                 self.fallback_from = len(self.said) - len(self.buffer)
@@ -147,9 +147,15 @@ class Reply:
             await self.quietly("reactions_remove", channel=self.channel,
                                timestamp=self.message_ts, name=FALLBACK_REACTION)
 
-    async def quietly(self, method: str, **kwargs: Any) -> None:
-        """A cosmetic call: its failure is logged, never raised."""
+    async def quietly(self, method: str, **kwargs: Any) -> str | None:
+        """A cosmetic call: None if it worked, else the error (logged, never raised)."""
         try:
             await getattr(self.client, method)(**kwargs)
         except SlackApiError as exc:
-            logger.info("slack %s failed: %s", method, exc.response.get("error"))
+            error = str(exc.response.get("error"))
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            error = type(exc).__name__
+        else:
+            return None
+        logger.info("slack %s failed: %s", method, error)
+        return error
