@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,17 @@ from bothost.mcp.stdio import StdioTransport
 SERVERS = Path(__file__).with_name("servers")
 PAGING_SERVER = SERVERS / "paging_server.py"
 WAIT = 10.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 async def wait_for(condition: Callable[[], object], timeout: float = WAIT) -> None:

@@ -3,16 +3,14 @@ mcp-server-time from PyPI."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import Recorder, wait_for
+from conftest import Recorder, free_port, listening, wait_for
 from peers import server_everything
 
 from bothost.mcp.http import HttpTransport
@@ -23,12 +21,6 @@ from bothost.mcp.stdio import StdioTransport
 TIME_SERVER = Path(sys.executable).with_name("mcp-server-time")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 async def everything_http(tmp_path):
     """server-everything on Streamable HTTP; yields its /mcp URL."""
@@ -36,13 +28,8 @@ async def everything_http(tmp_path):
     log = open(tmp_path / "everything.log", "wb")
     proc = subprocess.Popen([*server_everything(), "streamableHttp"], stdout=log, stderr=log,
                             env={**os.environ, "PORT": str(port)}, start_new_session=True)
-
-    def listening() -> bool:
-        with socket.socket() as sock:
-            return sock.connect_ex(("127.0.0.1", port)) == 0
-
     try:
-        await wait_for(listening, timeout=15)
+        await wait_for(lambda: listening(port), timeout=15)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -136,4 +123,3 @@ async def test_mcp_server_time_from_pypi(home):
     finally:
         await session.close()
         close_server_logger("time")
-    await asyncio.sleep(0)

@@ -1,0 +1,73 @@
+"""Server push over Streamable HTTP: the kit's echo server (``--http``) pushes ``event/*``
+on the GET stream, and the manager turns them into rows of ``events``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pluggy
+import pytest
+from conftest import free_port, listening, wait_for
+
+from bothost.config import McpServerConfig
+from bothost.mcp.environment import server_headers
+from bothost.mcp.manager import McpManager
+from bothost.store import Store, core_migrations
+
+ECHO_SERVER = Path(__file__).resolve().parents[1] / "mcp_servers" / "echo_server.py"
+
+
+@pytest.fixture
+async def echo_http(tmp_path):
+    port = free_port()
+    log = open(tmp_path / "echo.log", "wb")
+    env = {**os.environ, "ECHO_WATCH": "1", "ECHO_POLL_SECONDS": "0.2"}
+    proc = subprocess.Popen([sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
+                            stdout=log, stderr=log, env=env, start_new_session=True)
+    try:
+        await wait_for(lambda: listening(port), timeout=15)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+        log.close()
+
+
+async def test_http_server_push_becomes_event_rows(home, echo_http, monkeypatch):
+    monkeypatch.setenv("ECHO_TOKEN", "secret-1")
+    store = Store(home / "bothost.db", core_migrations())
+
+    async def insert(source, type, payload):
+        await store.run(lambda db: db["events"].insert({
+            "source": source, "type": type, "payload": json.dumps(payload),
+            "received_at": time.time(), "dedupe_key": f"{source}:{type}:{payload['id']}"}))
+
+    config = McpServerConfig(url=echo_http, headers={"Authorization": "Bearer ${env:ECHO_TOKEN}"})
+    manager = McpManager({"echo": config}, store, pluggy.PluginManager("bothost"), home,
+                         on_event=insert)
+    try:
+        await manager.start()
+        status = manager.status()[0]
+        assert (status.state, status.transport) == ("ready", "http")
+        assert (await manager.call_tool("echo", "echo", {"text": "over http"})).text == "over http"
+
+        def rows():
+            return store.call(lambda db: list(db["events"].rows))
+
+        await wait_for(lambda: len(rows()) >= 2)
+        assert {(r["source"], r["type"]) for r in rows()} == {("echo", "event/echo_tick")}
+    finally:
+        await manager.stop()
+        store.close()
+
+
+def test_headers_resolve_env_references(monkeypatch):
+    monkeypatch.setenv("ECHO_TOKEN", "t-9")
+    config = McpServerConfig(url="http://x", headers={"Authorization": "Bearer ${env:ECHO_TOKEN}"})
+    assert server_headers(config) == {"Authorization": "Bearer t-9"}
