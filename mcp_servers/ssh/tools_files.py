@@ -7,6 +7,8 @@ plain text where a model reads them best (file content, grep lines) and JSON els
 
 from __future__ import annotations
 
+import asyncio
+
 import paramiko
 from bothost.mcp_servers.kit import Context, Server
 
@@ -198,6 +200,7 @@ def register(server: Server, svc: SshService) -> None:
             local_path,
             remote_path,
             recursive,
+            _progress(ctx),
             timeout=TRANSFER_TIMEOUT,
         )
 
@@ -225,8 +228,22 @@ def register(server: Server, svc: SshService) -> None:
             remote_path,
             local_path,
             recursive,
+            _progress(ctx),
             timeout=TRANSFER_TIMEOUT,
         )
+
+
+def _progress(ctx: Context | None) -> transfer.Progress:
+    """A callback for the copying thread that sends `notifications/progress` from the loop."""
+    if ctx is None:
+        return None
+    loop = asyncio.get_running_loop()
+
+    def report(files: int, size: int) -> None:
+        message = f"{files} files, {size} bytes"
+        asyncio.run_coroutine_threadsafe(ctx.progress(files, None, message), loop)
+
+    return report
 
 
 def _write_text(sftp: paramiko.SFTPClient, remote_path: str, content: str) -> dict:

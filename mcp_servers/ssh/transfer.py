@@ -7,6 +7,7 @@ Both directions share one walk over two "sides" (the local filesystem, a host's 
   on a destination that does not exist is an error, as with scp;
 - a copied directory is created if missing; file modes are kept, symlinks inside a tree
   are skipped and reported (following them can loop or escape the tree).
+A tree copy reports progress after each file, for the caller to forward.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import paramiko
@@ -21,6 +23,9 @@ import paramiko
 from .errors import SshError, wrap
 
 MAX_FILES = 10_000  # a bigger tree is a job for rsync, not a chat turn
+
+# Called (from the copying thread) after each file of a tree with (files, bytes) so far.
+Progress = Callable[[int, int], None] | None
 
 
 class _Local:
@@ -89,7 +94,9 @@ def _target(src_side, src: str, dst_side, dst: str, is_dir: bool) -> str:
     return dst
 
 
-def _copy(src_side, dst_side, src: str, dst: str, recursive: bool, copy_file) -> dict:
+def _copy(
+    src_side, dst_side, src: str, dst: str, recursive: bool, copy_file, progress: Progress
+) -> dict:
     src_mode = src_side.stat(src)
     if src_mode is None:
         raise SshError(f"no such file or directory: {src}")
@@ -123,6 +130,8 @@ def _copy(src_side, dst_side, src: str, dst: str, recursive: bool, copy_file) ->
                     raise SshError(f"more than {MAX_FILES} files; copy a smaller tree")
                 report.bytes += copy_file(child, child_target, stat.S_IMODE(child_mode))
                 report.files += 1
+                if progress is not None:
+                    progress(report.files, report.bytes)
             else:
                 report.skipped.append(child)
     return report.as_dict(src)
@@ -136,7 +145,13 @@ def _local_path(path: str) -> str:
     return expanded
 
 
-def upload(sftp: paramiko.SFTPClient, local: str, remote: str, recursive: bool = False) -> dict:
+def upload(
+    sftp: paramiko.SFTPClient,
+    local: str,
+    remote: str,
+    recursive: bool = False,
+    progress: Progress = None,
+) -> dict:
     """Copy `local` (on this machine) to `remote` on the host."""
 
     def put(src: str, dst: str, mode: int) -> int:
@@ -146,12 +161,18 @@ def upload(sftp: paramiko.SFTPClient, local: str, remote: str, recursive: bool =
 
     local = _local_path(local)
     try:
-        return _copy(_Local(), _Remote(sftp), local, remote, recursive, put)
+        return _copy(_Local(), _Remote(sftp), local, remote, recursive, put, progress)
     except (OSError, paramiko.SSHException) as exc:
         raise wrap(exc, getattr(exc, "filename", None) or remote) from None
 
 
-def download(sftp: paramiko.SFTPClient, remote: str, local: str, recursive: bool = False) -> dict:
+def download(
+    sftp: paramiko.SFTPClient,
+    remote: str,
+    local: str,
+    recursive: bool = False,
+    progress: Progress = None,
+) -> dict:
     """Copy `remote` on the host to `local` on this machine."""
 
     def get(src: str, dst: str, mode: int) -> int:
@@ -161,6 +182,6 @@ def download(sftp: paramiko.SFTPClient, remote: str, local: str, recursive: bool
 
     local = _local_path(local)
     try:
-        return _copy(_Remote(sftp), _Local(), remote, local, recursive, get)
+        return _copy(_Remote(sftp), _Local(), remote, local, recursive, get, progress)
     except (OSError, paramiko.SSHException) as exc:
         raise wrap(exc, getattr(exc, "filename", None) or remote) from None

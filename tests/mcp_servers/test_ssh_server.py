@@ -93,6 +93,11 @@ async def test_every_tool_on_a_real_host(mcp_stdio, ssh_env, sshd, tmp_path):
     work.mkdir()
     conf = work / "app.conf"
     conf.write_text("port = 80\nmode = dev\nmode = dev\n")
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, total, message))
+
     async with mcp_stdio(ARGV, env=env) as (client, _):
         call = client.call_tool
         added = data(await call("add_alias", {**sshd.alias(), "name": "box", "description": "t"}))
@@ -190,9 +195,11 @@ async def test_every_tool_on_a_real_host(mcp_stdio, ssh_env, sshd, tmp_path):
                     "local_path": str(tmp_path / "copy"),
                     "recursive": True,
                 },
+                progress_callback=on_progress,
             )
         )
         assert down["files"] == 3 and (tmp_path / "copy" / "new.txt").read_text() == "hello\n"
+        assert progress and progress[0][0] == 1 and progress[0][2].startswith("1 files, ")
 
         info = data(await call("sysinfo", {"alias": "box"}))
         assert info["kernel"] and info["disks"] and info["failed_units"] == []
