@@ -90,12 +90,6 @@ def retry(runtime: Runtime, ids: tuple[int, ...]) -> None:
 
 async def tick_once(runtime: Runtime) -> TickResult:
     host = runtime.host()
-    for platform in getattr(host, "platforms", {}).values():
-        # platforms are not started by a CLI command; those that can deliver without a
-        # connection of their own (web stores the briefing for its page) attach to the host
-        bind = getattr(platform, "bind", None)
-        if callable(bind):
-            bind(host)
     ticker = Ticker.for_host(host)
 
     async def deliver(target: str, briefing: Any) -> Any:

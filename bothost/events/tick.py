@@ -215,6 +215,12 @@ class Ticker:
         """
         from bothost.hookcall import call_each
 
+        for platform in getattr(host, "platforms", {}).values():
+            # a CLI command or a chat does not start the platforms; those that can deliver
+            # without a connection of their own (web keeps briefings for its page) attach
+            bind = getattr(platform, "bind", None)
+            if callable(bind):
+                bind(host)
         run_agent = getattr(host, "run_tick_agent", None)
         use_llm = run_agent is not None and host.config.llm.provider not in ("", "offline")
 

@@ -1,31 +1,40 @@
-"""The agent's tools over the queue, exercised on a stand-in host."""
+"""The events plugin: its tools on a real host, and the offline agent's commands."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 from bothost.agent.registry import ToolRegistry
-from bothost.config import Config
-from bothost.events.tick import Ticker
-from bothost.events.tools import register_event_tools
-from bothost.models import Event
+from bothost.cli.runtime import Runtime
+from bothost.events import plugin
 
 
-async def test_the_tools_list_events_and_tick(store, queue, recorder):
-    config = Config()
-    config.tick.deliver_to = ["console:"]
-    host = SimpleNamespace(store=store, config=config, registry=ToolRegistry(),
-                           offline_commands={}, pm=None, deliver=recorder, ticker=None)
-    register_event_tools(host)
-    assert {"events_list", "tick_now"} <= set(host.registry.native)
-    assert host.offline_commands["events"][1]("pending") == ("events_list",
-                                                             {"status": "pending"})
+async def test_the_plugin_registers_tools_that_list_and_tick(home):
+    (home / "bothost.yaml").write_text("tick: {deliver_to: ['console:']}\n")
+    runtime = Runtime()
+    host = runtime.host()
+    try:
+        assert {"events_list", "tick_now"} <= set(host.registry.native)
+        assert host.registry.native["events_list"].capabilities.untrusted
+        applied = host.store.call(lambda db: db.execute(
+            "SELECT component FROM _migrations WHERE component = 'events'").fetchall())
+        assert applied == [("events",)]
 
-    await queue.ingest(Event("gmail", "event/new_email", {"id": "1", "subject": "Hello"}))
-    listing = await host.registry.native["events_list"].run({"status": "pending"}, None)
-    assert listing == "#1 pending - gmail/event/new_email: Hello"
-    host.ticker = Ticker(store, config.tick, recorder)
-    text = await host.registry.native["tick_now"].run({}, None)
-    assert text.startswith("Briefing · ") and "Hello" in text
-    assert await host.registry.native["tick_now"].run({}, None) == (
-        "Nothing to brief: 0 events looked at.")
+        await runtime.ingest_event("gmail", "event/new_email", {"id": "1", "subject": "Hello"})
+        ctx = SimpleNamespace(host=host)
+        listing = await host.registry.native["events_list"].run({"status": "pending"}, ctx)
+        assert listing == "#1 pending - gmail/event/new_email: Hello"
+        text = await host.registry.native["tick_now"].run({}, ctx)
+        assert text.startswith("Briefing · ") and "Hello" in text
+        again = await host.registry.native["tick_now"].run({}, ctx)
+        assert again == "Nothing to brief: 0 events looked at."
+    finally:
+        runtime.close()
+
+
+def test_startup_teaches_the_offline_agent():
+    host = SimpleNamespace(offline_commands={}, registry=ToolRegistry())
+    plugin.startup(host)
+    assert host.offline_commands["events"][1](" failed") == ("events_list",
+                                                              {"status": "failed"})
+    assert host.offline_commands["tick"][1]("") == ("tick_now", {})
