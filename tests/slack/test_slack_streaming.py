@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.slack.harness import GENERAL
 
 STREAM_METHODS = ("assistant.threads.setStatus", "chat.startStream", "chat.appendStream",
@@ -57,3 +59,24 @@ async def test_model_text_cannot_ping_the_channel(start_bot):
     text = bot.thread(GENERAL, ts)
     assert "<!channel>" not in text and "|" not in text
     assert "your bank (https://evil.example)" in text
+
+
+async def test_a_real_model_streams_and_sees_the_thread(start_bot):
+    from tests.fakes.llm import FakeLlm
+
+    llm = await FakeLlm([{"text": "The disk filled up because of old **backups**; "
+                                  "remove them and retry the deploy."}]).start()
+    try:
+        bot = await start_bot(llm={"provider": "openai", "model": "gpt-test",
+                                   "base_url": llm.openai_url, "api_key": "test-key"})
+        root = bot.fake.add_message(GENERAL, "UBOB", "deploy of api-2 failed")
+        bot.fake.add_message(GENERAL, "UBOB", "logs say: disk full", thread_ts=root)
+        await bot.say("why did it fail?", thread_ts=root)
+        await bot.fake.wait_call("chat.stopStream")
+        methods = sequence(bot.fake)
+        assert methods[:2] == ["assistant.threads.setStatus", "chat.startStream"]
+        assert methods.count("chat.appendStream") >= 2 and methods[-1] == "chat.stopStream"
+        assert bot.thread(GENERAL, root).startswith("The disk filled up because of old **backups**")
+        assert "disk full" in json.dumps(llm.requests[0]["messages"])
+    finally:
+        await llm.stop()
