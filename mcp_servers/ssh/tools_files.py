@@ -54,14 +54,19 @@ def register(server: Server, svc: SshService) -> None:
             line_numbers: Prefix each line with its number (for replace_lines).
         """
         got = await svc.with_sftp(alias, ctx, files.read_text, path, offset, limit)
+        if not got["content"]:
+            if offset == 1:
+                return f"[{path} is empty]"
+            return f"[{path} has {got['total_lines']} lines; nothing from line {offset}]"
         body = _number(got["content"], offset) if line_numbers else got["content"]
         if got["more"] or offset > 1:
+            body = body if body.endswith("\n") else body + "\n"
             span = f"lines {got['first_line']}-{got['last_line']}"
             if got["total_lines"] is not None:
                 span += f" of {got['total_lines']}"
             if got["more"]:
                 span += f"; read on with offset={got['last_line'] + 1}"
-            body += f"\n[{span}]"
+            body += f"[{span}]"
         return body
 
     @server.tool(annotations=READ_ONLY, capabilities=READS_HOST)

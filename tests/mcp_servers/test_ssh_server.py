@@ -114,6 +114,9 @@ async def test_every_tool_on_a_real_host(mcp_stdio, ssh_env, sshd, tmp_path):
             )
         )
         assert numbered.startswith("2\tmode = dev\n[lines 2-2 of 3;")
+        (tmp_path / "empty.txt").touch()
+        empty = text(await call("read_file", {"alias": "box", "path": str(tmp_path / "empty.txt")}))
+        assert empty == f"[{tmp_path / 'empty.txt'} is empty]"
         listing = data(await call("list_files", {"alias": "box", "path": str(work)}))
         assert [e["path"] for e in listing["entries"]] == [str(conf)]
         grep = text(
