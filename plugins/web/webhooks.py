@@ -21,7 +21,7 @@ import logging
 import re
 import time
 import uuid
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,6 +39,7 @@ SOURCE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 ID_RETENTION = 7 * 24 * 3600  # senders retry for days (Svix: ~5); keep ids a bit longer
 PRUNE_EVERY = 3600.0  # seconds between deletions of expired ids
 MAX_FIELD = 200  # characters of user / channel / event type
+RECENT_IDS = 10_000  # ids known to be recorded, answered as duplicates without a store read
 
 
 def error(status: int, reason: str, **extra: Any) -> web.Response:
@@ -52,6 +53,7 @@ class WebhookRoutes:
         self.replies: set[asyncio.Task[None]] = set()
         self.counters: Counter[tuple[str, ...]] = Counter()
         self.pruned_at = 0.0
+        self.recent: OrderedDict[str, None] = OrderedDict()  # a sender's retry storm stays cheap
 
     def add(self, app: web.Application) -> None:
         app.router.add_post("/webhook/message", self.message)
@@ -123,6 +125,8 @@ class WebhookRoutes:
             done.set()
 
     async def seen(self, msg_id: str) -> bool:
+        if msg_id in self.recent:
+            return True
         row = await self.host.store.run(lambda db: db.conn.execute(
             "SELECT 1 FROM webhook_ids WHERE id = ?", (msg_id,)).fetchone())
         return row is not None
@@ -142,6 +146,9 @@ class WebhookRoutes:
                              (now - ID_RETENTION,))
 
         await self.host.store.run(write)
+        self.recent[msg_id] = None
+        if len(self.recent) > RECENT_IDS:
+            self.recent.popitem(last=False)
 
     def duplicate(self, route: str) -> web.Response:
         self.counters[route, "duplicate"] += 1
