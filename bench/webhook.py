@@ -24,11 +24,11 @@ from pathlib import Path
 import aiohttp
 import yaml
 from aiohttp import web
+from bothost.plugins.web.signing import new_secret, sign_headers
 
 from bothost.config import load
 from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.host import Host
-from bothost.plugins.web.signing import new_secret, sign_headers
 
 CONFIG = {"platforms": {"web": {"port": 0}, "console": {"enabled": False}},
           "mcp": {"servers": {"weather": {"enabled": False}}}}
