@@ -7,12 +7,15 @@ may carry comments and trailing commas. Each entry becomes a row of the ``mcp_se
 table (origin ``import``) or is skipped with a reason a person can act on: the name is
 taken, the entry is malformed, its transport is SSE (bothost speaks stdio and Streamable
 HTTP), or it needs something only the editor can fill in (``${input:…}`` prompts,
-``${workspaceFolder}``). ``${env:NAME}`` means the same here as there and is kept.
+``${workspaceFolder}``). ``${env:NAME}`` means the same here as there: in ``env`` and
+``headers`` it is kept and resolved whenever the server starts; bothost resolves nothing in a
+command, its arguments or a URL, so there it is resolved once, now.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -92,12 +95,16 @@ def read_servers(path: Path) -> tuple[str, dict[str, Any]]:
                           "`mcp.servers` (VS Code settings.json)")
 
 
-def fill(value: str, where: str) -> str:
+def fill(value: str, where: str, keep_env: bool = False) -> str:
     """Resolve what can be resolved now; skip the entry for what only the editor knows."""
     def one(match: re.Match[str]) -> str:
         variable = match.group(1)
-        if variable.startswith("env:"):
+        if variable.startswith("env:") and keep_env:
             return match.group(0)  # the same ${env:NAME} syntax: resolved when it starts
+        if variable.startswith("env:"):
+            if variable[4:] not in os.environ:
+                raise SkipEntry(f"{where} uses ${{{variable}}}, which is not set")
+            return os.environ[variable[4:]]
         if variable == "userHome":
             return str(Path.home())
         if variable.startswith("input:"):
@@ -113,7 +120,7 @@ def strings(raw: Any, where: str) -> dict[str, str]:
         return {}
     if not isinstance(raw, dict) or any(isinstance(v, (dict, list)) for v in raw.values()):
         raise SkipEntry(f"invalid entry: {where} must map names to strings")
-    return {str(k): fill(str(v), f"{where}.{k}") for k, v in raw.items()}
+    return {str(k): fill(str(v), f"{where}.{k}", keep_env=True) for k, v in raw.items()}
 
 
 def convert(raw: Any) -> McpServerConfig:
