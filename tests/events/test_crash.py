@@ -47,7 +47,7 @@ asyncio.run(main())
 """
 
 
-def wait_for(path: Path, proc: subprocess.Popen, limit: float = 10.0) -> None:
+def wait_for(path: Path, proc: subprocess.Popen, limit: float = 30.0) -> None:
     deadline = time.monotonic() + limit
     while not path.exists():
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "child died"
