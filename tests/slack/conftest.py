@@ -29,7 +29,8 @@ async def fake():
 async def start_bot(fake, home, tmp_path):
     hosts: list[Host] = []
 
-    async def start(slack: dict[str, Any] | None = None, **sections: Any) -> Bot:
+    async def start(slack: dict[str, Any] | None = None, with_mcp: bool = False,
+                    **sections: Any) -> Bot:
         config = {
             "llm": {"provider": "offline"},
             "agent": {"approval": "ask", "approval_timeout": "5s"},
@@ -53,7 +54,7 @@ async def start_bot(fake, home, tmp_path):
         host = Host(loaded, home, pm)
         hosts.append(host)
         await host.start(serve_http=config["platforms"]["slack"].get("mode") == "http",
-                         platforms=True, mcp=False, tick=False)
+                         platforms=True, mcp=with_mcp, tick=False)
         assert "slack" in host.active, "the Slack platform did not start"
         bot = Bot(host, fake)
         bot.platform.pacer.interval = 0.0  # the pace is tested on its own

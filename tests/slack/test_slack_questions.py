@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
+from pathlib import Path
 
+import pytest
+
+from bothost.host import Host
 from tests.slack.harness import ADMIN, ALICE, BOB, GENERAL
 
 WIPE = 'call wipe {"target": "db-1"}'
@@ -15,7 +20,8 @@ async def question_in(bot, thread: str, action_id: str) -> str:
     """The ts of the bot's message in ``thread`` that carries button ``action_id``."""
     def find():
         for message in bot.fake.messages.get(GENERAL, []):
-            if message.get("thread_ts") == thread and action_id in json.dumps(message["blocks"]):
+            blocks = json.dumps(message.get("blocks"))
+            if message.get("thread_ts") == thread and action_id in blocks:
                 return message["ts"]
         return None
     return await bot.fake.wait_for(find)
@@ -103,3 +109,25 @@ async def test_elicitation_declined(start_bot):
     await bot.fake.click(ALICE, GENERAL, ts, "bothost_form_decline")
     await bot.wait_reply(GENERAL, root, "no answer (False)")
     assert "Declined by <@UALICE>" in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
+
+
+async def test_mcp_server_elicitation_reaches_a_modal(start_bot, monkeypatch):
+    if not hasattr(Host, "ask_elicitation"):
+        # MCP sessions advertise the elicitation capability only when the manager has a
+        # default `ask` (bothost/wiring.py passes host.ask_elicitation, not defined yet).
+        pytest.skip("the host does not route MCP elicitations yet (Host.ask_elicitation)")
+    root_dir = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("PYTHONPATH", str(root_dir))
+    server = {"command": sys.executable,
+              "args": [str(root_dir / "tests" / "mcp_servers" / "echo_server.py")],
+              "env_passthrough": ["PYTHONPATH"]}
+    bot = await start_bot(with_mcp=True, **{"mcp": {"servers": {
+        "echo": server, "weather": {"enabled": False}}}})
+    root = await bot.say('call mcp__echo__ask {"question": "Your name?"}')
+    ts = await question_in(bot, root, "bothost_form_open")
+    assert "Your name?" in bot.fake.message(GENERAL, ts)["text"]
+    await bot.fake.click(ALICE, GENERAL, ts, "bothost_form_open")
+    await bot.fake.wait_call("views.open")
+    await bot.fake.submit(ALICE, bot.fake.views[-1], {
+        "answer": {"value": {"type": "plain_text_input", "value": "Ada"}}})
+    await bot.wait_reply(GENERAL, root, "answer: Ada")
