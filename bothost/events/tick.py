@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 MAX_EVENTS_PER_TICK = 50_000  # bounds one tick's memory; the rest waits for the next tick
 LLM_MAX_EVENTS = 200  # per tick for the model; a flood beyond that is grouped by the rules
+RENEWALS_PER_LEASE = 3  # renew well before expiry even if one renewal is slow
 POKE_DELAY = 2.0  # after an urgent event, wait this long so a burst lands in one briefing
 MAX_WAIT = 3600.0  # re-read the timetable at least hourly (the clock may jump)
 CLOCK_SLACK = 0.001  # timers fire a hair early; that still counts as due
@@ -67,16 +68,19 @@ async def run_tick(
         return TickResult("busy")
 
     async def renew() -> None:
-        until = clock() + config.lease
+        def step(db: Any) -> bool:
+            if not lease.acquire(db, lease.TICK_LOCK, owner, clock(), config.lease):
+                return False  # someone took over: their claims are not ours to extend
+            ledger.renew_claims(db, clock() + config.lease)
+            return True
 
-        def step(db: Any) -> None:
-            lease.acquire(db, lease.TICK_LOCK, owner, clock(), config.lease)
-            ledger.renew_claims(db, until)
-
-        await store.run(step)
+        if not await store.run(step):
+            logger.warning("tick lease lost to another process; finishing without renewing")
 
     tick_id = await store.run(lambda db: ledger.start_tick(db, trigger, now))
     result = TickResult("ok", tick_id)
+    # a slow model or platform must not let the lease lapse while this tick still works
+    keeper = asyncio.create_task(_keep_alive(renew, config.lease / RENEWALS_PER_LEASE))
     try:
         await _tick(store, config, deliver, llm_triage, clock, on_briefing, renew, result)
     except BaseException as exc:
@@ -92,8 +96,18 @@ async def run_tick(
         await store.run(lambda db: ledger.end_tick(
             db, tick_id, clock(), "ok", result.events, len(result.briefings)))
     finally:
+        keeper.cancel()
         await store.run(lambda db: lease.release(db, lease.TICK_LOCK, owner))
     return result
+
+
+async def _keep_alive(renew: Callable[[], Awaitable[None]], period: float) -> None:
+    while True:
+        await asyncio.sleep(period)
+        try:
+            await renew()
+        except Exception:  # a failed renewal is retried next period; the tick goes on
+            logger.exception("renewing the tick lease failed")
 
 
 async def _tick(

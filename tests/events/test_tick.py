@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -163,3 +165,32 @@ async def test_observers_see_the_briefing_before_delivery(queue, store, config, 
     await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
     result = await run_tick(store, config, recorder, on_briefing=observe)
     assert seen == [(result.briefings[0].id, 0)]
+
+
+async def test_a_slow_tick_keeps_its_lease(queue, store, config):
+    config.lease = 0.3
+    gate = asyncio.Event()
+
+    async def slow(target, briefing):
+        await gate.wait()
+
+    def lease_and_claim():
+        return store.call(lambda db: db.execute(
+            "SELECT (SELECT expires_at FROM locks), (SELECT claimed_until FROM events)"
+        ).fetchone())
+
+    await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
+    first = asyncio.create_task(run_tick(store, config, slow))
+    try:
+        deadline = time.monotonic() + 5
+        while (taken := lease_and_claim())[0] is None or taken[1] is None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+        while (now := lease_and_claim())[0] < taken[0] + 2 * config.lease:
+            assert time.monotonic() < deadline, "the lease was not renewed"
+            await asyncio.sleep(0.01)
+        assert now[1] > taken[1] + config.lease  # the claims were extended with it
+        assert (await run_tick(store, config, slow)).status == "busy"
+    finally:
+        gate.set()
+        assert (await first).status == "ok"
