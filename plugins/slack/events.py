@@ -35,6 +35,7 @@ IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channe
 CONTEXT_MESSAGES = 50  # earlier thread messages passed as context
 CONTEXT_TEXT_LIMIT = 4000  # characters kept of each earlier message
 REPLIES_PAGES = 5  # conversations.replies pages read at most (200 messages each)
+DIRECT, AMBIENT = "direct", "ambient"  # how a message reached the bot
 
 
 class Seen:
@@ -71,38 +72,45 @@ class Conversations:
         if event_id and not self.seen.add(f"event:{event_id}"):
             logger.info("slack event %s delivered again; ignored", event_id)
             return
-        if not await self.for_the_bot(event):
+        how = await self.addressed(event)
+        if how is None:
             return
         if not self.seen.add(f"message:{event.get('channel')}:{event.get('ts')}"):
             return  # the same message as app_mention and as message
-        self.platform.spawn(self.handle(body, event))
+        self.platform.spawn(self.handle(body, event, direct=how == DIRECT))
 
-    async def for_the_bot(self, event: dict[str, Any]) -> bool:
+    async def addressed(self, event: dict[str, Any]) -> str | None:
+        """DIRECT (a mention or DM), AMBIENT (a thread it is in, or any message when no
+        mention is required), or None: not for the bot."""
         me = self.platform.identity
         if event.get("bot_id") or event.get("subtype") in IGNORED_SUBTYPES:
-            return False
+            return None
         user = event.get("user") or ""
         if not user or user == me.user_id or "ts" not in event or "channel" not in event:
-            return False
-        if event.get("type") == "app_mention" or is_dm(event):
-            return True
-        if f"<@{me.user_id}>" in (event.get("text") or ""):
-            return True
+            return None
+        if (event.get("type") == "app_mention" or is_dm(event)
+                or f"<@{me.user_id}>" in (event.get("text") or "")):
+            return DIRECT
         if not self.platform.config.require_mention:
-            return True
+            return AMBIENT
         thread = event.get("thread_ts")
-        return bool(thread) and await self.platform.in_thread(event["channel"], thread)
+        if thread and await self.platform.in_thread(event["channel"], thread):
+            return AMBIENT
+        return None
 
-    async def handle(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+    async def handle(self, body: dict[str, Any], event: dict[str, Any], direct: bool) -> None:
         channel, user, ts = event["channel"], event["user"], event["ts"]
         thread = event.get("thread_ts") or ts
         access = self.platform.access
+        refusal = None
         if not access.channel_allowed(channel, is_dm(event)):
-            await self.platform.refuse(channel, thread, user, access.channel_refusal(channel))
-            return
-        if not access.user_allowed(user):
+            refusal = access.channel_refusal(channel)
+        elif not access.user_allowed(user):
             logger.info("slack user %s is not in allowed_users; refused", user)
-            await self.platform.refuse(channel, thread, user, access.refusal(user))
+            refusal = access.refusal(user)
+        if refusal:
+            if direct:  # chatter that was not addressed to the bot gets no answer at all
+                await self.platform.refuse(channel, thread, user, refusal)
             return
         text = strip_mention(event.get("text") or "", self.platform.identity.user_id)
         if not text:
@@ -133,7 +141,7 @@ class Conversations:
         address = message.address
         reply = Reply(self.platform, address.channel, address.thread or "", message.user,
                       message.meta.get("team") or "", message.meta["ts"])
-        self.platform.requesters[str(address)] = message.user
+        self.platform.remember_requester(str(address), message.user)
         await reply.begin()
         try:
             text = await self.platform.host.handle_message(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Coroutine
 from typing import Any
 
@@ -42,6 +43,7 @@ logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 30.0  # seconds to open the Socket Mode WebSocket at start
 UPDATE_INTERVAL = 1.0  # seconds between chat.update edits of a reply that streams without streams
+REQUESTERS_KEPT = 5000  # conversations whose latest asker is remembered
 STOP_TIMEOUT = 3.0  # seconds running turns get to wind down at stop
 # Errors that mean a feature will never work for this app, so later replies skip it.
 PERMANENT_ERRORS = {"unknown_method", "missing_scope", "not_allowed_token_type",
@@ -64,7 +66,7 @@ class SlackPlatform:
         self.stream_interval = STREAM_INTERVAL
         self.update_interval = UPDATE_INTERVAL
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.requesters: dict[str, str] = {}  # address → who started its latest turn
+        self.requesters: OrderedDict[str, str] = OrderedDict()  # address → latest asker
         self.conversations = Conversations(self)
         self.approvals = Approvals(self)
         self.forms = Forms(self)
@@ -122,6 +124,13 @@ class SlackPlatform:
         self.tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             logger.error("slack: a message handler failed", exc_info=task.exception())
+
+    def remember_requester(self, address: str, user: str) -> None:
+        """Who started the latest turn at ``address``: they may answer its questions."""
+        self.requesters[address] = user
+        self.requesters.move_to_end(address)
+        while len(self.requesters) > REQUESTERS_KEPT:
+            self.requesters.popitem(last=False)
 
     def learn(self, feature: str, error: str) -> None:
         """Remember a feature Slack refused for good (``error`` is Slack's error code)."""

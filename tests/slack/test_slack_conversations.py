@@ -144,3 +144,14 @@ async def test_stop_in_the_thread_cancels_the_turn(start_bot):
     await bot.say("stop", thread_ts=root, mention=False)
     text = await bot.wait_reply(GENERAL, root, "Stopped.")
     assert text.count("Stopped.") == 1
+
+
+async def test_unaddressed_chatter_from_strangers_gets_no_refusal(start_bot):
+    bot = await start_bot({"require_mention": False})
+    await bot.say("just chatting", user=BOB, mention=False)
+    ts = await bot.say("help", user=BOB)  # addressed: refused once
+    call = await bot.fake.wait_call("chat.postEphemeral")
+    assert call.args["thread_ts"] == ts
+    mine = await bot.say("help", mention=False)  # an allowed user needs no mention here
+    await bot.wait_reply(GENERAL, mine, "offline agent")
+    assert len(bot.fake.called("chat.postEphemeral")) == 1
