@@ -1,6 +1,7 @@
 """Event queue figures: ingestion rate into SQLite and tick time at 10,000 events.
 
-Ingestion is measured on fresh databases: a burst of concurrent producers
+Ingestion is measured on fresh databases: an MCP server (on our kit) pushing a burst of
+``event/*`` notifications through a real host into SQLite; a burst of concurrent producers
 (``EventQueue.ingest`` from many tasks, as MCP servers and webhooks push), one producer
 awaiting each event in turn, and two peers — the same store with one transaction per
 event (what a queue without batching costs), and bare sqlite-utils in a tight loop with
@@ -15,13 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import sqlite_utils
+import yaml
 
-from bothost.config import TickConfig, TickRule
+from bothost.config import TickConfig, TickRule, load
+from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.events import events_migrations
 from bothost.events.queue import EventQueue
 from bothost.events.tick import run_tick
@@ -29,6 +33,26 @@ from bothost.models import Event
 from bothost.store import Store, core_migrations
 
 SEQUENTIAL_SHARE = 10  # the one-at-a-time run uses a tenth of the events: it is slow
+SERVER_DEADLINE = 120.0  # seconds for the MCP server's whole burst to land in SQLite
+POLL = 0.005  # seconds between looks at the row count
+
+# an MCP server on our kit whose watcher pushes BURST_COUNT events once, at start-up
+BURST_SERVER = """
+import os
+from bothost.mcp_servers.kit import Server
+
+server = Server("burst", version="1.0.0")
+
+
+@server.watcher(interval_env="BURST_POLL_SECONDS", default_interval=3600)
+async def burst(server):
+    for n in range(int(os.environ["BURST_COUNT"])):
+        await server.notify("event/bench", {"id": f"b{n}", "summary": f"event {n}",
+                                            "host": f"h{n % 7}"})
+
+
+server.run()
+"""
 
 
 def make_events(count: int, tag: str) -> list[Event]:
@@ -109,6 +133,38 @@ def peer_one_transaction_per_event(directory: Path, count: int) -> float:
     return count / elapsed
 
 
+async def server_to_sqlite(directory: Path, count: int) -> float:
+    """Events/s from an MCP server's notifications through the host into SQLite."""
+    from bothost.host import Host
+
+    script = directory / "burst_server.py"
+    script.write_text(BURST_SERVER)
+    home = directory / "home"
+    home.mkdir(mode=0o700)
+    config_file = directory / "bench.yaml"
+    config_file.write_text(yaml.safe_dump({"mcp": {"servers": {
+        "weather": {"enabled": False},
+        "burst": {"command": sys.executable, "args": [str(script)],
+                  "env": {"BURST_COUNT": str(count)}},
+    }}}))
+    config = load(config_file, home)
+    pm = new_plugin_manager()
+    host = Host(config, home, pm, load_plugins(pm, [], []))
+    counted = lambda db: db.execute("SELECT count(*) FROM events").fetchone()[0]  # noqa: E731
+    await host.start(serve_http=False, platforms=False, tick=False)
+    try:
+        async with asyncio.timeout(SERVER_DEADLINE):
+            while not await host.store.run(counted):
+                await asyncio.sleep(POLL)
+            first = time.perf_counter()
+            while await host.store.run(counted) < count:
+                await asyncio.sleep(POLL)
+            elapsed = time.perf_counter() - first
+    finally:
+        await host.stop()
+    return count / elapsed
+
+
 async def tick_time(store: Store) -> tuple[float, int]:
     config = TickConfig(deliver_to=["console:"], rules=[
         TickRule({"source": "gmail"}, "high"), TickRule({"source": "news"}, "low")])
@@ -134,8 +190,11 @@ async def main(count: int) -> None:
         peer = peer_one_transaction_per_event(directory, count)
         seconds, events = await tick_time(store)
         store.close()
+        from_server = await server_to_sqlite(directory, count)
     print(f"ingestion, concurrent burst:      {rate:10,.0f} events/s ({count:,} events)")
     print(f"ingestion, one producer awaiting: {one_by_one:10,.0f} events/s")
+    print(f"MCP server → host → SQLite:       {from_server:10,.0f} events/s "
+          "(first row to last)")
     print(f"peer: same store, 1 tx/event:     {naive:10,.0f} events/s")
     print(f"peer: bare sqlite-utils, 1 tx/event (no asyncio, no dedupe): {peer:,.0f} events/s")
     print(f"burst vs same-store peer:         {rate / naive:10.1f}x")
