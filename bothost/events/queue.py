@@ -57,6 +57,7 @@ class EventQueue:
         self.on_urgent = on_urgent  # the host sets this to ``ticker.poke``
         self.max_payload = max_payload
         self._rows: list[_Row] = []
+        self._inflight: list[_Row] = []  # the batch on the store thread right now
         self._wake: asyncio.Event | None = None
         self._writer: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -114,7 +115,11 @@ class EventQueue:
             await asyncio.sleep(0)
             while self._rows:
                 batch, self._rows = self._rows[:BATCH_MAX], self._rows[BATCH_MAX:]
-                await self._write(batch)
+                self._inflight = batch
+                try:
+                    await self._write(batch)
+                finally:
+                    self._inflight = []
 
     async def _write(self, batch: list[_Row]) -> None:
         window = self.config.dedupe_window
@@ -140,10 +145,10 @@ class EventQueue:
                 logger.exception("on_urgent callback failed")
 
     async def close(self) -> None:
-        """Write whatever is waiting, then stop the writer task."""
-        if self._rows and self._writer and not self._writer.done():
-            await asyncio.gather(*(row.future for row in list(self._rows)),
-                                 return_exceptions=True)
+        """Write whatever is waiting or being written, then stop the writer task."""
+        waiting = [row.future for row in [*self._inflight, *self._rows]]
+        if waiting and self._writer and not self._writer.done():
+            await asyncio.gather(*waiting, return_exceptions=True)
         if self._writer and not self._writer.done():
             self._writer.cancel()
             try:

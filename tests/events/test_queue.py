@@ -93,3 +93,14 @@ async def test_an_urgent_event_pokes_the_ticker(store, config):
     async with asyncio.timeout(5):
         await poked.wait()
     await queue.close()
+
+
+async def test_close_waits_for_the_batch_being_written(store, config):
+    queue = EventQueue(store, config)
+    pending = asyncio.ensure_future(queue.ingest_many([email(n) for n in range(2000)]))
+    async with asyncio.timeout(5):
+        while not queue._inflight and not pending.done():
+            await asyncio.sleep(0)
+    await queue.close()
+    assert None not in await pending
+    assert count(store) == 2000
