@@ -52,12 +52,15 @@ class ClientSession:
                  media_dir: Path | None = None, ask: Callback | None = None,
                  roots: list[dict[str, str]] | None = None, on_event: Callback | None = None,
                  on_tools_changed: Callback | None = None, on_closed: Callback | None = None,
-                 client_info: dict[str, str] | None = None) -> None:
+                 client_info: dict[str, str] | None = None, elicitation: bool = True) -> None:
         self.transport = transport
         self.name = name
         self.log = log
         self.media_dir = media_dir
         self.ask = ask
+        # Advertised even without a default `ask`: callers pass one per call (the person in
+        # the conversation), and with nobody to ask the answer is a plain `cancel`.
+        self.elicitation = elicitation
         self.roots = roots or []
         self.on_event = on_event
         self.on_tools_changed = on_tools_changed
@@ -84,7 +87,7 @@ class ClientSession:
 
     def client_capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"roots": {"listChanged": False}}
-        if self.ask is not None:
+        if self.elicitation:
             caps["elicitation"] = {"form": {}}
         return caps
 
