@@ -186,19 +186,34 @@ async def install_pypi(package: Package, folder: Path, progress: Progress, names
          "--progress-bar", "off", package.spec], progress, "pip", env=child_env())
     if code != 0:
         raise explain_failure(package, tail)
-    probe = await asyncio.create_subprocess_exec(
-        str(python), "-I", "-c", PROBE, package.name, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    async with asyncio.timeout(PROBE_TIMEOUT):
-        out, err = await probe.communicate()
-    if probe.returncode != 0:
-        raise InstallError(f"cannot read the metadata of {package.name}: "
-                           f"{err.decode(errors='replace').strip().splitlines()[-1:]}")
-    meta = json.loads(out)
+    meta = await read_metadata(python, package.name)
     script = pick_command(meta["scripts"], [package.name, *names], chosen,
                           f"PyPI package {package.name}")
     return Installed(package, folder, venv / "bin" / script, meta["version"], meta["summary"],
                      meta["scripts"])
+
+
+async def read_metadata(python: Path, name: str) -> dict[str, Any]:
+    """Version, summary and console scripts of `name`, asked of the venv's own Python."""
+    probe = await asyncio.create_subprocess_exec(
+        str(python), "-I", "-c", PROBE, name, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            out, err = await probe.communicate()
+        if probe.returncode != 0:
+            last = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            raise InstallError(f"cannot read the metadata of {name}: {last}")
+        return json.loads(out)
+    except TimeoutError:
+        raise InstallError(f"reading the metadata of {name} took over {PROBE_TIMEOUT:.0f} s") \
+            from None
+    except ValueError as exc:
+        raise InstallError(f"cannot read the metadata of {name}: {exc}") from None
+    finally:
+        if probe.returncode is None:
+            probe.kill()
+            await probe.wait()
 
 
 async def install_npm(package: Package, folder: Path, progress: Progress, names: list[str],
@@ -215,7 +230,12 @@ async def install_npm(package: Package, folder: Path, progress: Progress, names:
                                      "--no-fund", package.spec], progress, "npm")
     if code != 0:
         raise explain_failure(package, tail)
-    manifest = json.loads((folder / "node_modules" / package.name / "package.json").read_text())
+    try:
+        manifest = json.loads((folder / "node_modules" / package.name / "package.json")
+                              .read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InstallError(f"npm installed {package.spec} but its package.json is "
+                           f"unreadable: {exc}") from None
     unscoped = package.name.rsplit("/", 1)[-1]
     bins = manifest.get("bin")
     found = [unscoped] if isinstance(bins, str) else sorted(bins or {})
