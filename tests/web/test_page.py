@@ -52,10 +52,15 @@ class Page:
     async def run(self, fn, *args):
         return await asyncio.to_thread(fn, *args)
 
-    def _wait(self, condition):
+    def _wait(self, condition, what=""):
+        from selenium.common.exceptions import TimeoutException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, WAIT).until(condition)
+        try:
+            return WebDriverWait(self.driver, WAIT).until(condition)
+        except TimeoutException:
+            chat = self.driver.find_element("id", "log").text
+            raise AssertionError(f"page never showed {what!r}; the chat reads:\n{chat}") from None
 
     def _open(self, session):
         self.driver.get(f"{self.url}/?session={session}")
@@ -79,7 +84,7 @@ class Page:
             return next((e for e in d.find_elements("css selector", css) if text in e.text),
                         False)
 
-        return await self.run(self._wait, find)
+        return await self.run(self._wait, find, f"{css} containing {text!r}")
 
     async def click(self, css):
         element = await self.wait_for(css)

@@ -95,6 +95,7 @@
       textNode.textContent = `Could not reach the bot: ${err.message}`;
     } finally {
       bubble.classList.remove("streaming");
+      refresh(); // the turn may have called tools: show them now, not at the next poll
     }
   }
 
@@ -255,11 +256,15 @@
     ], "No tool calls yet.", (c) => c.is_error ? "is-error" : "");
   }
 
-  async function poll() {
+  async function refresh() {
     try {
       const resp = await fetch("/api/dashboard", { credentials: "same-origin" });
       if (resp.ok) renderDashboard(await resp.json());
     } catch (err) { /* the host is restarting; the next poll tries again */ }
+  }
+
+  async function poll() {
+    await refresh();
     setTimeout(poll, POLL_MS);
   }
 
