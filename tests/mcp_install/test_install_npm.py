@@ -27,7 +27,8 @@ def test_install_server_everything_list_and_call(bothost, home):
     assert "npm | " in installed.stderr
     result = json.loads(installed.stdout)
     assert result["name"] == "everything" and result["kind"] == "npm"
-    assert (home / "mcp" / "everything" / "node_modules" / ".bin" / "mcp-server-everything").exists()
+    bin_dir = home / "mcp" / "everything" / "node_modules" / ".bin"
+    assert (bin_dir / "mcp-server-everything").exists()
     assert rows(home)["everything"]["origin"] == "install"
 
     listed = bothost("mcp", "tools", "everything")
