@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 MAX_EVENTS_PER_TICK = 50_000  # bounds one tick's memory; the rest waits for the next tick
 LLM_MAX_EVENTS = 200  # per tick for the model; a flood beyond that is grouped by the rules
 RENEWALS_PER_LEASE = 3  # renew well before expiry even if one renewal is slow
+RETRY_AFTER = 30.0  # seconds before trying again after a busy or failed tick
 POKE_DELAY = 2.0  # after an urgent event, wait this long so a burst lands in one briefing
 MAX_WAIT = 3600.0  # re-read the timetable at least hourly (the clock may jump)
 CLOCK_SLACK = 0.001  # timers fire a hair early; that still counts as due
@@ -262,10 +263,11 @@ class Ticker:
             logger.info("tick disabled (tick.enabled: false)")
             return
         started = self.clock()
-        cron_after = started
+        cron_after, not_before = started, 0.0
         while True:
             last = await self.store.run(ledger.last_tick_started) or started
             due, trigger = self.schedule.next_due(self.clock(), last, cron_after)
+            due = max(due, not_before)
             if await self._wait(due - self.clock()):
                 trigger = "urgent"
                 await asyncio.sleep(self.poke_delay)
@@ -274,9 +276,13 @@ class Ticker:
             elif trigger == "schedule":
                 cron_after = due
             try:
-                await self.tick(trigger)
+                retry = (await self.tick(trigger)).status == "busy"
             except Exception:  # a scheduled run fails alone; the next one still comes
                 logger.exception("scheduled tick failed")
+                retry = True
+            # the timetable says "overdue" until some tick succeeds: without a pause, a
+            # held lease or a broken store would have us spin on it
+            not_before = self.clock() + RETRY_AFTER if retry else 0.0
 
     async def _wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds``; True if poked meanwhile."""

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bothost.config import TickConfig
+from bothost.events import lease
 from bothost.events.schedule import QuietHours, Schedule, ScheduleError
 from bothost.events.tick import Ticker
 from bothost.models import Event
@@ -92,3 +93,29 @@ async def test_a_poke_ticks_soon(store, queue, recorder):
         runner.cancel()
     assert "URGENT\n• db-1 down" in recorder.sent[0][1].text
     assert ticker.results[0].status == "ok"
+
+
+async def test_a_busy_lease_is_retried_after_a_pause_not_in_a_spin(store, recorder,
+                                                                    monkeypatch):
+    monkeypatch.setattr("bothost.events.tick.RETRY_AFTER", 0.2)
+    now = time.time()
+    store.call(lambda db: db.execute(
+        "INSERT INTO ticks (trigger, started_at, status) VALUES ('cli', ?, 'ok')", (now - 3600,)))
+    store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "elsewhere", now, 300))
+    ticker = Ticker(store, TickConfig(interval=60), recorder)
+    seen = []
+    original = ticker.tick
+
+    async def timed(trigger="manual"):
+        result = await original(trigger)
+        seen.append((time.monotonic(), result.status))
+        return result
+
+    ticker.tick = timed
+    runner = asyncio.create_task(ticker.run_forever())
+    try:
+        await wait_until(lambda: len(seen) >= 2)
+    finally:
+        runner.cancel()
+    assert [s for _, s in seen[:2]] == ["busy", "busy"]
+    assert seen[1][0] - seen[0][0] >= 0.19
