@@ -13,6 +13,7 @@ ECHO_SERVER = ROOT / "tests" / "mcp_servers" / "echo_server.py"
 CLI_TIMEOUT = 120  # a command that starts a server; installs get INSTALL_TIMEOUT
 INSTALL_TIMEOUT = 600  # venv + pip, or npm, on a slow CI machine
 PROBE_TIMEOUT = 10
+NETWORK_TEST_TIMEOUT = 900  # over pytest's 180 s: an install plus calls on a busy 2-core box
 REGISTRIES = {"pypi": "https://pypi.org/simple/mcp-server-time/",
               "npm": "https://registry.npmjs.org/@modelcontextprotocol%2Fserver-everything"}
 

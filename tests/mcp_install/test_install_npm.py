@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from tests.mcp_install.support import INSTALL_TIMEOUT, needs_registry, rows
+from tests.mcp_install.support import INSTALL_TIMEOUT, NETWORK_TEST_TIMEOUT, needs_registry, rows
 from tests.peers import missing
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.timeout(NETWORK_TEST_TIMEOUT)]
 
 
 @pytest.fixture(autouse=True)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from tests.mcp_install.support import INSTALL_TIMEOUT, needs_registry, rows
+from tests.mcp_install.support import INSTALL_TIMEOUT, NETWORK_TEST_TIMEOUT, needs_registry, rows
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.timeout(NETWORK_TEST_TIMEOUT)]
 
 
 def test_install_mcp_server_time_then_call_it(bothost, home):
