@@ -32,7 +32,7 @@ from bothost.plugins.slack.elicitation import Forms
 from bothost.plugins.slack.events import Conversations
 from bothost.plugins.slack.mrkdwn import split, to_mrkdwn
 from bothost.plugins.slack.pacing import Pacer
-from bothost.plugins.slack.streaming import STREAM_INTERVAL
+from bothost.plugins.slack.streaming import STATUS_INTERVAL, STREAM_INTERVAL
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 
@@ -64,6 +64,7 @@ class SlackPlatform:
         self.pacer = Pacer()
         self.features: dict[str, bool] = {}
         self.stream_interval = STREAM_INTERVAL
+        self.status_interval = STATUS_INTERVAL
         self.update_interval = UPDATE_INTERVAL
         self.tasks: set[asyncio.Task[Any]] = set()
         self.requesters: OrderedDict[str, str] = OrderedDict()  # address → latest asker

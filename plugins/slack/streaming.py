@@ -11,6 +11,7 @@ missing scope) is remembered by the platform, so later replies go straight to th
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -22,7 +23,7 @@ from slack_sdk.errors import SlackApiError
 logger = logging.getLogger(__name__)
 
 THINKING = "is thinking…"
-STATUS_INTERVAL = 1.0  # seconds between status updates (progress can be chatty)
+STATUS_INTERVAL = 1.0  # seconds between status updates (tool progress can be chatty)
 STATUS_LIMIT = 250  # characters of a status line worth showing
 STREAM_INTERVAL = 0.8  # seconds between appendStream calls
 APPEND_LIMIT = 12_000  # markdown_text accepted by one startStream/appendStream call
@@ -46,7 +47,10 @@ class Reply:
         self.posted: list[tuple[str, str]] = []  # (ts, text) of fallback messages
         self.last_flush = 0.0
         self.last_status = 0.0
+        self.next_status: str | None = None
+        self.status_timer: asyncio.TimerHandle | None = None
         self.status_set = False
+        self.finished = False
         self.reacted = False
 
     # --- status ------------------------------------------------------------------------------
@@ -55,10 +59,22 @@ class Reply:
         await self.status(THINKING)
 
     async def status(self, text: str) -> None:
-        now = time.monotonic()
-        if self.last_status and now - self.last_status < STATUS_INTERVAL:
+        """Show ``text`` as the thread's status; a burst keeps only its latest line."""
+        self.next_status = text
+        wait = self.last_status + self.platform.status_interval - time.monotonic()
+        if self.last_status and wait > 0:
+            if self.status_timer is None:
+                self.status_timer = asyncio.get_running_loop().call_later(
+                    wait, lambda: self.platform.spawn(self.show_status()))
             return
-        self.last_status = now
+        await self.show_status()
+
+    async def show_status(self) -> None:
+        self.status_timer = None
+        text, self.next_status = self.next_status, None
+        if text is None or self.finished:
+            return
+        self.last_status = time.monotonic()
         if self.platform.features.get("status", True):
             error = await self.quietly("assistant_threads_setStatus", channel_id=self.channel,
                                        thread_ts=self.thread_ts, status=text[:STATUS_LIMIT])
@@ -131,6 +147,9 @@ class Reply:
 
     async def finish(self, reply: str) -> None:
         """Send what is left, close the stream, and post the reply if it was not streamed."""
+        self.finished = True
+        if self.status_timer is not None:
+            self.status_timer.cancel()
         tail = self.cleaner.flush()
         self.said += tail
         self.buffer += tail

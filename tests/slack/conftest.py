@@ -60,6 +60,7 @@ async def start_bot(fake, home, tmp_path):
         bot.platform.pacer.interval = 0.0  # the pace is tested on its own
         bot.platform.stream_interval = 0.0
         bot.platform.update_interval = 0.0
+        bot.platform.status_interval = 0.0
         return bot
 
     yield start

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from bothost.plugins.slack.streaming import Reply
+
 from tests.slack.harness import GENERAL
 
 STREAM_METHODS = ("assistant.threads.setStatus", "chat.startStream", "chat.appendStream",
@@ -80,3 +82,22 @@ async def test_a_real_model_streams_and_sees_the_thread(start_bot):
         assert "disk full" in json.dumps(llm.requests[0]["messages"])
     finally:
         await llm.stop()
+
+
+async def test_tool_progress_shows_as_the_thread_status(start_bot):
+    bot = await start_bot()
+    ts = await bot.say("call copy_files {}")
+    await bot.wait_reply(GENERAL, ts, "copied 3 files")
+    statuses = [c.args["status"] for c in bot.fake.called("assistant.threads.setStatus")]
+    assert statuses == ["is thinking…", "copying 1/3", "copying 2/3", "copying 3/3"]
+
+
+async def test_a_burst_of_status_lines_keeps_the_latest(start_bot):
+    bot = await start_bot()
+    bot.platform.status_interval = 0.2
+    reply = Reply(bot.platform, GENERAL, "1.0", "UALICE", "T0TEAM", "1.0")
+    for text in ("is thinking…", "copying 1/3", "copying 2/3", "copying 3/3"):
+        await reply.status(text)
+    await bot.fake.wait_call("assistant.threads.setStatus", count=2)
+    statuses = [c.args["status"] for c in bot.fake.called("assistant.threads.setStatus")]
+    assert statuses == ["is thinking…", "copying 3/3"]

@@ -50,10 +50,18 @@ class Chunky:
         return ChatResponse(text="".join(words))
 
 
+async def copy_files(ctx) -> str:
+    """Report progress the way a long MCP call does."""
+    for step in (1, 2, 3):
+        await ctx.progress(f"copying {step}/3")
+    return "copied 3 files"
+
+
 @hookimpl
 def register_tools(register):
     register(wipe, destructive=True)
     register(sudo_check)
+    register(copy_files)
 
 
 @hookimpl
