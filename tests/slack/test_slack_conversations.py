@@ -122,9 +122,33 @@ async def test_bad_bot_token_is_one_clear_line(fake, home, tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(f"platforms: {{slack: {{enabled: true, bot_token: xoxb-wrong, "
                     f"app_token: xapp-x, api_url: '{fake.api_url}'}}}}\n")
-    problem = await check(load(path, home).platforms.slack)
+    config = load(path, home).platforms.slack
+    problem = await check(config)
     assert problem and "invalid_auth" in problem and "bot_token" in problem
     assert "\n" not in problem
+    config.bot_token, config.app_token = "xoxb-test-token", "xapp-test-token"
+    assert await check(config) is None
+    config.app_token = "xapp-wrong"
+    assert "platforms.slack.app_token" in await check(config)
+
+
+async def test_long_replies_are_split_into_messages(start_bot):
+    from bothost.llm.base import ChatResponse
+
+    bot = await start_bot()
+    bot.fake.fail("chat.startStream", error="unknown_method")
+    long = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum " * 60 for i in range(20))
+
+    async def verbose(request):
+        return ChatResponse(text=long)  # not streamed: posted at the end
+
+    bot.host.llm.complete = verbose
+    ts = await bot.say("tell me everything")
+    await bot.wait_reply(GENERAL, ts, "Paragraph 19")
+    posts = [c.args["text"] for c in bot.fake.called("chat.postMessage")]
+    assert len(posts) >= 4 and all(len(p) <= 3900 for p in posts)
+    assert posts[0].startswith("Paragraph 0") and all(c.args["thread_ts"] == ts for c in
+                                                      bot.fake.called("chat.postMessage"))
 
 
 async def test_stop_in_the_thread_cancels_the_turn(start_bot):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import urlencode
 
 import aiohttp
 from slack_sdk.signature import SignatureVerifier
@@ -69,3 +70,21 @@ async def test_route_is_off_in_socket_mode(start_bot):
     body, _ = mention(bot, "help")
     status, _ = await post(bot, body, signed(body))
     assert status == 404
+
+
+async def test_buttons_work_over_http(start_bot):
+    bot = await start_bot({"mode": "http"})
+    body, root = mention(bot, 'call wipe {"target": "db-2"}')
+    assert (await post(bot, body, signed(body)))[0] == 200
+
+    def question():
+        return next((m["ts"] for m in bot.fake.messages.get(GENERAL, [])
+                     if m.get("thread_ts") == root and "bothost_approve" in json.dumps(
+                         m.get("blocks"))), None)
+
+    ts = await bot.fake.wait_for(question)
+    click = bot.fake.click_payload(ALICE, GENERAL, ts, "bothost_approve")
+    form = urlencode({"payload": json.dumps(click)}).encode()
+    headers = dict(signed(form), **{"Content-Type": "application/x-www-form-urlencoded"})
+    assert (await post(bot, form, headers))[0] == 200
+    await bot.wait_reply(GENERAL, root, "wiped db-2")
