@@ -23,6 +23,7 @@ from bothost.platform import Question
 logger = logging.getLogger(__name__)
 
 APPROVE, DENY = "bothost_approve", "bothost_deny"
+CANCELLED = "Cancelled: the turn was stopped."
 TEXT_LIMIT = 2900  # characters of the question shown (a section holds 3000)
 
 
@@ -63,6 +64,9 @@ class Approvals:
             except TimeoutError:
                 allowed, by = False, "timeout"
                 note = f"⏱ Denied: no answer within {question.timeout:g} s"
+            except asyncio.CancelledError:  # the turn was stopped: take the buttons away
+                await self.platform.settle(address.channel, ts, text, CANCELLED)
+                raise
         finally:
             self.pending.pop(key, None)
         await self.platform.update(address.channel, ts, f"{note}: {question.text}"[:TEXT_LIMIT],

@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from bothost.plugins.slack.approvals import CANCELLED
 from bothost.plugins.slack.blocks import clip, context, section
 from bothost.plugins.slack.mrkdwn import escape, sanitize
 
@@ -71,6 +72,9 @@ class Forms:
                 note = f"Answered by <@{by}>." if answer is not False else f"Declined by <@{by}>."
             except TimeoutError:
                 answer, note = None, f"No answer within {question.timeout:g} s."
+            except asyncio.CancelledError:  # the turn was stopped: take the buttons away
+                await self.platform.settle(address.channel, ts, text, CANCELLED)
+                raise
         finally:
             self.pending.pop(key, None)
         await self.platform.update(address.channel, ts, note, blocks=[section(text), context(note)])

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Coroutine
 from typing import Any
 
+import aiohttp
 from bothost.plugins.slack.access import Access
 from bothost.plugins.slack.app import (
     SlackStartError,
@@ -27,6 +28,7 @@ from bothost.plugins.slack.app import (
     sdk_logger,
 )
 from bothost.plugins.slack.approvals import Approvals
+from bothost.plugins.slack.blocks import context, section
 from bothost.plugins.slack.briefings import Briefings
 from bothost.plugins.slack.elicitation import Forms
 from bothost.plugins.slack.events import Conversations
@@ -44,6 +46,7 @@ logger = logging.getLogger(__name__)
 CONNECT_TIMEOUT = 30.0  # seconds to open the Socket Mode WebSocket at start
 UPDATE_INTERVAL = 1.0  # seconds between chat.update edits of a reply that streams without streams
 REQUESTERS_KEPT = 5000  # conversations whose latest asker is remembered
+SETTLE_TIMEOUT = 2.0  # seconds to edit a question while its turn is being stopped
 STOP_TIMEOUT = 3.0  # seconds running turns get to wind down at stop
 # Errors that mean a feature will never work for this app, so later replies skip it.
 PERMANENT_ERRORS = {"unknown_method", "missing_scope", "not_allowed_token_type",
@@ -158,6 +161,14 @@ class SlackPlatform:
     async def update(self, channel: str, ts: str, text: str,
                      blocks: list[dict[str, Any]] | None = None) -> None:
         await self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+
+    async def settle(self, channel: str, ts: str, text: str, note: str) -> None:
+        """Replace a question's buttons with ``note``; best effort (used while cancelling)."""
+        try:
+            async with asyncio.timeout(SETTLE_TIMEOUT):
+                await self.update(channel, ts, note, blocks=[section(text), context(note)])
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            logger.info("slack: could not update question %s: %s", ts, exc)
 
     async def ephemeral(self, channel: str, user: str, text: str,
                         thread: str | None = None) -> None:

@@ -131,3 +131,14 @@ async def test_mcp_server_elicitation_reaches_a_modal(start_bot, monkeypatch):
     await bot.fake.submit(ALICE, bot.fake.views[-1], {
         "answer": {"value": {"type": "plain_text_input", "value": "Ada"}}})
     await bot.wait_reply(GENERAL, root, "answer: Ada")
+
+
+async def test_stop_while_asking_takes_the_buttons_away(start_bot):
+    bot = await start_bot()
+    root = await bot.say(WIPE)
+    ts = await question_in(bot, root, "bothost_approve")
+    await bot.say("stop", thread_ts=root, mention=False)
+    await bot.wait_reply(GENERAL, root, "Stopped.")
+    await bot.fake.wait_for(lambda: "Cancelled" in json.dumps(
+        bot.fake.message(GENERAL, ts)["blocks"]))
+    assert "bothost_approve" not in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
