@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
+from email.utils import parseaddr
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -25,7 +26,10 @@ from bothost.models import BriefingItem
 PRIORITIES = ("urgent", "high", "normal", "low", "drop")
 SHOWN = ("urgent", "high", "normal")  # priorities that get items; low is a counted line
 MUTED = "muted"
-GROUP_FIELDS = ("from", "sender", "host", "alias", "calendar", "organizer", "location")
+# payload fields that say who or what a group of events is about, and how to say it
+GROUP_FIELDS = (("from", "from"), ("sender", "from"), ("organizer", "from"), ("host", "on"),
+                ("alias", "on"), ("calendar", "in"), ("location", "for"))
+ADDRESS_FIELDS = {"from", "sender", "organizer"}
 SUMMARY_FIELDS = ("summary", "subject", "title", "message", "text")
 SUMMARY_CHARS = 300  # one readable line in a chat message
 MUTED_GROUPS_SHOWN = 3
@@ -112,10 +116,20 @@ def matches(match: Mapping[str, str], source: str, type_: str, payload: Mapping[
         value = field_value(source, type_, payload, key)
         if value is None:
             return False
-        text = value if isinstance(value, str) else json.dumps(value)
-        if not fnmatchcase(text.lower(), str(pattern).lower()):
+        glob = str(pattern).lower()
+        if not any(fnmatchcase(text.lower(), glob) for text in candidates(value)):
             return False
     return True
+
+
+def candidates(value: Any) -> list[str]:
+    """The texts a glob is tried on: the value, a mail header's bare address, list items."""
+    if isinstance(value, list):
+        return [json.dumps(value)] + [t for item in value for t in candidates(item)]
+    if not isinstance(value, str):
+        return [json.dumps(value)]
+    address = parseaddr(value)[1]
+    return [value, address] if address and address != value else [value]
 
 
 def rule_priority(
@@ -183,11 +197,14 @@ def event_time(event: QueuedEvent, tz: tzinfo) -> str:
     return moment.strftime("%H:%M")
 
 
-def who(event: QueuedEvent) -> str | None:
-    for key in GROUP_FIELDS:
+def who(event: QueuedEvent) -> tuple[str, str] | None:
+    """What a group is about and its preposition: ``("from", "ana@corp.com")``."""
+    for key, preposition in GROUP_FIELDS:
         value = event.payload.get(key)
         if isinstance(value, str) and value.strip():
-            return one_line(value, 80)
+            if key in ADDRESS_FIELDS:  # "Ana <ana@corp.com>" groups and reads as the address
+                value = parseaddr(value)[1] or value
+            return preposition, one_line(value.lower() if "@" in value else value, 80)
     return None
 
 
@@ -209,9 +226,9 @@ def item_for(priority: str, group: list[QueuedEvent], tz: tzinfo) -> BriefingIte
             event_ids=ids, actions=actions + (["open"] if url else []),
             source=first.source, url=url,
         )
-    sender = who(first)
+    about = who(first)
     kind = plural(noun(first.type), len(group))
-    summary = f"{len(group)} {kind} from {sender}" if sender else (
+    summary = f"{len(group)} {kind} {about[0]} {about[1]}" if about else (
         f"{len(group)} {kind} ({first.source})"
     )
     return BriefingItem(

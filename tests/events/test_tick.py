@@ -53,7 +53,8 @@ async def test_ten_thousand_events_become_one_grouped_briefing(queue, store, con
     briefing = recorder.sent[0][1]
     assert briefing.text.splitlines()[0] == "Briefing · Wed 08:00 · 7500 events"
     assert "• 834 new emails from user0@corp.com — latest: mail 9996." in briefing.text
-    assert "• 500 ssh alerts from db-0" in briefing.text
+    assert "FYI\n• 500 ssh alerts on db-1 — latest: disk.\n• 500 ssh alerts on db-0" in (
+        briefing.text)
     assert "Low: 2500 events." in briefing.text
     assert "spam" not in briefing.text
     assert len(briefing.items) == 3 + 5
