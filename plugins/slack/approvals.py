@@ -46,8 +46,7 @@ class Approvals:
         """Post the question and wait; ``(allowed, who decided)``."""
         key = uuid.uuid4().hex
         text = clip(escape(sanitize(question.text)), TEXT_LIMIT)
-        who = f"<@{requester}> or an admin" if requester else "an admin"
-        blocks = [section(f":warning: {text}"), context(f"Only {who} can answer."),
+        blocks = [section(f":warning: {text}"), context(f"Only {answerers(requester)} can answer."),
                   {"type": "actions", "block_id": "approval", "elements": [
                       button(APPROVE, "Approve", "primary", key),
                       button(DENY, "Deny", "danger", key)]}]
@@ -85,10 +84,14 @@ class Approvals:
             return
         if not self.platform.access.may_answer(user, pending.requester):
             logger.info("slack user %s may not answer an approval for %s", user, pending.requester)
-            await self.platform.ephemeral(channel, user, f"Only <@{pending.requester}> or an "
-                                          "admin can answer this.", thread)
+            await self.platform.ephemeral(channel, user, f"Only {answerers(pending.requester)} "
+                                          "can answer this.", thread)
             return
         pending.future.set_result((action["action_id"] == APPROVE, user))
+
+
+def answerers(requester: str) -> str:
+    return f"<@{requester}> or an admin" if requester else "an admin"
 
 
 def button(action_id: str, label: str, style: str, value: str) -> dict[str, Any]:

@@ -121,8 +121,7 @@ class Conversations:
             meta={"event_id": body.get("event_id"), "ts": ts, "team": team_of(body, event)},
         )
         if text.lower() in STOP_WORDS:
-            reply = await self.platform.host.handle_message(message, platform=self.platform)
-            await self.platform.send_text(channel, thread, reply)
+            await self.stop(message, top_level_dm=is_dm(event) and not event.get("thread_ts"))
             return
         key = str(message.address)
         lock = self.locks.setdefault(key, asyncio.Lock())
@@ -136,6 +135,21 @@ class Conversations:
             self.waiting[key] -= 1
             if not self.waiting[key]:  # nobody else queued: forget the thread's lock
                 del self.waiting[key], self.locks[key]
+
+    async def stop(self, message: IncomingMessage, top_level_dm: bool) -> None:
+        """Cancel the thread's running turn; in a DM, a top-level ``stop`` means any of them."""
+        host, address = self.platform.host, message.address
+        targets = [address]
+        if top_level_dm:
+            prefix = f"slack:{address.channel}:"
+            running = [Address.parse(key) for key, task in list(host.turns.items())
+                       if key.startswith(prefix) and not task.done()]
+            targets = running or targets
+        for target in targets:
+            stop = IncomingMessage(address=target, text=message.text, user=message.user,
+                                   is_admin=message.is_admin, meta=message.meta)
+            reply = await host.handle_message(stop, platform=self.platform)
+            await self.platform.send_text(target.channel, target.thread, reply)
 
     async def converse(self, message: IncomingMessage) -> None:
         address = message.address

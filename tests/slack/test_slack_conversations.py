@@ -179,3 +179,20 @@ async def test_unaddressed_chatter_from_strangers_gets_no_refusal(start_bot):
     mine = await bot.say("help", mention=False)  # an allowed user needs no mention here
     await bot.wait_reply(GENERAL, mine, "offline agent")
     assert len(bot.fake.called("chat.postEphemeral")) == 1
+
+
+async def test_stop_at_the_top_of_a_dm_cancels_the_running_turn(start_bot):
+    bot = await start_bot()
+    started = asyncio.Event()
+
+    async def slow(request):
+        started.set()
+        await asyncio.Event().wait()
+
+    bot.host.llm.complete = slow
+    first = await bot.say("do something slow", channel="D0ALICE", mention=False)
+    async with asyncio.timeout(5):
+        await started.wait()
+    await bot.say("stop", channel="D0ALICE", mention=False)
+    text = await bot.wait_reply("D0ALICE", first, "Stopped.")
+    assert text.count("Stopped.") == 1
