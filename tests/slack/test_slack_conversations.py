@@ -196,3 +196,12 @@ async def test_stop_at_the_top_of_a_dm_cancels_the_running_turn(start_bot):
     await bot.say("stop", channel="D0ALICE", mention=False)
     text = await bot.wait_reply("D0ALICE", first, "Stopped.")
     assert text.count("Stopped.") == 1
+
+
+async def test_only_admins_get_the_config_tools(start_bot):
+    bot = await start_bot()
+    admin = await bot.say("tools", user=ADMIN, channel="D0ADMIN", mention=False)
+    text = await bot.wait_reply("D0ADMIN", admin, "Tools:")
+    user = await bot.say("tools", channel="D0ALICE", mention=False)
+    plain = await bot.wait_reply("D0ALICE", user, "Tools:")
+    assert "register_mcp" in text and "register_mcp" not in plain
