@@ -7,15 +7,18 @@ event loop.
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
 from bothost.events.tick import Ticker
 from bothost.models import Address
 from bothost.platform import Question
+from tests.helpers import make_host
 from tests.peers import program
-from tests.web.conftest import base_url, signed
+from tests.web.conftest import base_url, host_config, signed
 
 WAIT = 10  # seconds for anything the page should show
 CHROME_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -144,3 +147,51 @@ async def test_a_form_question_is_answered_in_the_page(page, web_host):
     await page.click(".question .submit")
     async with asyncio.timeout(WAIT):
         assert await asked == {"city": "Zurich", "days": 3}
+
+
+ECHO_SERVER = Path(__file__).resolve().parent.parent / "mcp_servers" / "echo_server.py"
+
+
+@pytest.fixture
+async def mcp_host(home, tmp_path, secret):
+    data = host_config(tmp_path, secret)
+    data["mcp"] = {"servers": {"echo": {"command": sys.executable,
+                                        "args": [str(ECHO_SERVER)]}}}
+    host = make_host(home, data)
+    await host.start(tick=False)
+    try:
+        async with asyncio.timeout(WAIT):
+            while not [s for s in host.mcp.status() if s.name == "echo" and s.state == "ready"]:
+                await asyncio.sleep(0.05)
+        yield host
+    finally:
+        await host.stop()
+
+
+async def test_an_mcp_elicitation_is_answered_in_the_page(mcp_host, driver):
+    page = Page(driver, base_url(mcp_host))
+    await page.open("p-mcp")
+    await page.wait_for("#mcp td", "ready")  # the dashboard lists the server
+    await page.say('call mcp__echo__ask {"question": "Which city?"}')
+    field = await page.wait_for(".question input[name=answer]")
+    assert "Which city?" in (await page.wait_for(".question", "echo")).text
+    await page.run(field.send_keys, "Zurich")
+    await page.click(".question .submit")
+    await page.wait_for(".msg.bot.done", "answer: Zurich")
+
+
+async def test_with_a_token_the_page_works_after_opening_the_token_link(
+        home, tmp_path, secret, driver):
+    data = host_config(tmp_path, secret)
+    data["platforms"]["web"] = {"port": 0, "token": "page-token"}
+    host = make_host(home, data)
+    await host.start(mcp=False, tick=False)
+    try:
+        page = Page(driver, base_url(host))
+        await page.run(driver.get, base_url(host) + "/?token=page-token")
+        assert (await page.run(lambda: driver.current_url)).endswith("/")
+        await page.open("p-token")
+        await page.say("help")
+        await page.wait_for(".msg.bot.done", "offline agent")
+    finally:
+        await host.stop()
