@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import stat
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ def diagnose(runtime: Any) -> list[Finding]:
     findings += check_store(runtime)
     findings += check_llm(config)
     findings += check_mcp(config)
+    findings += check_mcp_running(runtime)
     findings += check_slack(config)
     return findings
 
@@ -84,14 +86,40 @@ def check_mcp(config: Any) -> list[Finding]:
     return out
 
 
+def check_mcp_running(runtime: Any) -> list[Finding]:
+    """Start every enabled server briefly (as `bothost mcp list --check` does) and report."""
+    from bothost.mcp import commands
+
+    manager = commands.manager_for(runtime.config, runtime.store, runtime.home)
+    try:
+        statuses = asyncio.run(commands.list_servers(manager, check=True))
+    except Exception as exc:
+        return [Finding("mcp", False, f"could not start the MCP servers: {exc}",
+                        "see bothost mcp list and bothost mcp logs NAME")]
+    out = []
+    for s in statuses:
+        if not s.enabled or s.state in ("disabled", "shadowed"):
+            continue
+        if s.state == "ready":
+            out.append(Finding(f"mcp {s.name}", True, f"ready, {s.tools} tools"))
+        else:
+            out.append(Finding(f"mcp {s.name}", False, f"{s.state}: {s.error or 'not ready'}",
+                               f"bothost mcp logs {s.name}; fix it or bothost mcp disable "
+                               f"{s.name}"))
+    return out
+
+
 def check_slack(config: Any) -> list[Finding]:
     slack = config.platforms.slack
     if not slack.enabled:
         return []
-    missing = [k for k in ("bot_token", "app_token") if not getattr(slack, k)]
-    if slack.mode == "http":
-        missing = [k for k in ("bot_token", "signing_secret") if not getattr(slack, k)]
-    if missing:
-        return [Finding("slack", False, f"missing {', '.join(missing)}",
+    from bothost.plugins.slack.app import check
+
+    try:
+        problem = asyncio.run(check(slack))
+    except Exception as exc:
+        problem = str(exc)
+    if problem:
+        return [Finding("slack", False, problem,
                         "see docs/slack.md to create the app and its tokens")]
-    return [Finding("slack", True, f"{slack.mode} mode")]
+    return [Finding("slack", True, f"{slack.mode} mode, tokens work")]
