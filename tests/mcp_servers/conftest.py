@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 PYTHON = sys.executable
 WAIT_SECONDS = 10.0
+# Starting a server process (Python, aiohttp, the SDK handshake) on a loaded machine.
+STARTUP_SECONDS = 30.0
 
 
 class NotificationParams(BaseModel):
@@ -92,7 +94,7 @@ async def connect(
     with stderr_path.open("a") as errlog:
         transport = stdio_client(params, errlog=errlog)
         extensions = [log] if events else None
-        async with asyncio.timeout(WAIT_SECONDS):
+        async with asyncio.timeout(STARTUP_SECONDS):
             client = Client(transport, extensions=extensions, **client_kwargs)
             await client.__aenter__()
         try:
@@ -158,7 +160,7 @@ def mcp_http():
     async def open_client(url: str, events: Sequence[str] = (), **client_kwargs: Any):
         log = EventLog(events)
         client = Client(url, extensions=[log] if events else None, **client_kwargs)
-        async with asyncio.timeout(WAIT_SECONDS):
+        async with asyncio.timeout(STARTUP_SECONDS):
             await client.__aenter__()
         try:
             yield client, log

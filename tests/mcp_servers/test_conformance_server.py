@@ -27,7 +27,7 @@ SCENARIOS = [
     "dns-rebinding-protection",
     "logging-set-level",
 ]
-STARTUP_SECONDS = 10.0
+STARTUP_SECONDS = 30.0
 SCENARIO_TIMEOUT_SECONDS = 60
 
 

@@ -10,7 +10,8 @@ import aiohttp
 import pytest
 from mcp import types
 
-STARTUP = 10.0
+# Generous: a loaded CI machine can take seconds to start Python with aiohttp.
+STARTUP = 30.0
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -43,19 +44,21 @@ async def echo_server(echo_argv, home, tmp_path):
         stderr=log,
         env=dict(os.environ),
     )
-    async with asyncio.timeout(STARTUP):
-        while True:
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-                writer.close()
-                break
-            except OSError:
-                await asyncio.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp", process
-    if process.returncode is None:
-        process.terminate()
-        await process.wait()
-    log.close()
+    try:
+        async with asyncio.timeout(STARTUP):
+            while True:
+                try:
+                    _, writer = await asyncio.open_connection("127.0.0.1", port)
+                    writer.close()
+                    break
+                except OSError:
+                    await asyncio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            await process.wait()
+        log.close()
 
 
 @pytest.fixture

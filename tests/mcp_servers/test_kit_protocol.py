@@ -10,7 +10,8 @@ import pytest
 from bothost.mcp_servers.kit import Server
 from bothost.mcp_servers.kit.session import TOOLS_PAGE_SIZE
 
-WAIT = 5.0
+# Bound for any one reply; generous because the first one includes Python's start-up.
+WAIT = 30.0
 PURE = {"private": False, "untrusted": False, "egress": "none", "destructive": False}
 
 
@@ -66,6 +67,7 @@ async def raw(home, tmp_path, echo_argv):
 
 
 async def test_unknown_methods_fail_at_once(raw):
+    assert (await raw.request(0, "ping"))["result"] == {}  # started up
     loop = asyncio.get_running_loop()
     started = loop.time()
     reply = await raw.request(1, "server/discover", {"supportedVersions": ["2026-07-28"]})
