@@ -58,6 +58,7 @@ class HttpTransport:
         self._generation = 0  # bumped each time the session is dialed again
         self._lost_lock = asyncio.Lock()
         self._closed = False
+        self._reported = False  # on_close was called (the server went away, or we closed)
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self._on_message, self._on_close = on_message, on_close
@@ -102,7 +103,13 @@ class HttpTransport:
         had_session, generation = bool(self.session_id), self._generation
         try:
             resp = await self._http.post(self.url, data=jsonrpc.encode(message), headers=headers)
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        except (aiohttp.ClientConnectorError, OSError) as exc:
+            # nobody answers at that address any more: the server is gone, as when a stdio
+            # process exits, so pending calls fail now and the manager dials again later
+            reason = f"unreachable: {exc or type(exc).__name__}"
+            self._report(reason)
+            raise TransportError(f"POST {self.url}: {reason}") from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
             raise TransportError(f"POST {self.url}: {exc or type(exc).__name__}") from None
         if resp.status >= 400:
             body = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
@@ -184,12 +191,14 @@ class HttpTransport:
         self._fail(related, "stream ended before the answer arrived")
 
     async def _get(self, last_event_id: str | None) -> aiohttp.ClientResponse | str:
-        """Open a GET stream; the response, or why not."""
+        """Open a GET stream; the response, or why not ("unreachable: …" when nobody listens)."""
         assert self._http is not None
         try:
             resp = await self._http.get(self.url, headers=self._headers("text/event-stream",
                                                                           last_event_id))
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        except (aiohttp.ClientConnectorError, OSError) as exc:
+            return f"unreachable: {exc or type(exc).__name__}"
+        except (aiohttp.ClientError, TimeoutError) as exc:
             return f"GET failed: {exc or type(exc).__name__}"
         kind = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if resp.status != 200 or kind != "text/event-stream":
@@ -210,6 +219,9 @@ class HttpTransport:
                     return
                 if resp == "HTTP 404":
                     self._spawn(self._session_lost(generation))
+                    return
+                if resp.startswith("unreachable"):
+                    self._report(resp)  # the server went away; the manager dials again
                     return
                 failures += 1
                 self.log.info("server push stream unavailable (%s); retrying", resp)
@@ -250,5 +262,9 @@ class HttpTransport:
             except (aiohttp.ClientError, OSError, TimeoutError):
                 pass
         await self._http.close()
-        if self._on_close is not None:
-            self._on_close("closed by the host")
+        self._report("closed by the host")
+
+    def _report(self, reason: str) -> None:
+        if not self._reported and self._on_close is not None:
+            self._reported = True
+            self._on_close(reason)

@@ -3,6 +3,7 @@ on the GET stream, and the manager turns them into rows of ``events``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -71,3 +72,36 @@ def test_headers_resolve_env_references(monkeypatch):
     monkeypatch.setenv("ECHO_TOKEN", "t-9")
     config = McpServerConfig(url="http://x", headers={"Authorization": "Bearer ${env:ECHO_TOKEN}"})
     assert server_headers(config) == {"Authorization": "Bearer t-9"}
+
+
+async def test_http_server_that_goes_away_is_failed_and_dialed_again(home, tmp_path):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    def serve() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+
+    store = Store(home / "bothost.db", core_migrations())
+    manager = McpManager({"echo": McpServerConfig(url=url)}, store, None, home)
+    proc = serve()
+    try:
+        await wait_for(lambda: listening(port), timeout=15)
+        await manager.start()
+        assert manager.status()[0].state == "ready"
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+        result = await manager.call_tool("echo", "echo", {"text": "anyone?"})
+        assert result.is_error
+        await wait_for(lambda: manager.status()[0].state == "failed")
+        assert "unreachable" in manager.status()[0].error
+        proc = serve()
+        await wait_for(lambda: manager.status()[0].state == "ready", timeout=20)
+        assert (await manager.call_tool("echo", "echo", {"text": "back"})).text == "back"
+    finally:
+        await manager.stop()
+        store.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
