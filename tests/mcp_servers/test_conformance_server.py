@@ -29,6 +29,7 @@ SCENARIOS = [
 ]
 STARTUP_SECONDS = 30.0
 SCENARIO_TIMEOUT_SECONDS = 60
+STOP_SECONDS = 15.0
 
 
 def _free_port() -> int:
@@ -68,8 +69,13 @@ def weather_url(tmp_path_factory):
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
-        process.wait(timeout=10)
-        log.close()
+        try:
+            assert process.wait(timeout=STOP_SECONDS) == 0, "server did not exit cleanly"
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            log.close()
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
