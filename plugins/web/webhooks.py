@@ -150,6 +150,11 @@ class WebhookRoutes:
         if len(self.recent) > RECENT_IDS:
             self.recent.popitem(last=False)
 
+    async def forget(self, msg_id: str) -> None:
+        self.recent.pop(msg_id, None)
+        await self.host.store.run(lambda db: db.conn.execute(
+            "DELETE FROM webhook_ids WHERE id = ?", (msg_id,)))
+
     def duplicate(self, route: str) -> web.Response:
         self.counters[route, "duplicate"] += 1
         return web.json_response({"duplicate": True})
@@ -217,7 +222,11 @@ class WebhookRoutes:
             self.replies.add(task)
             task.add_done_callback(self.replies.discard)
             return web.json_response({"accepted": True, "id": msg_id}, status=202)
-        reply = await self.host.handle_message(message, platform=self.platform)
+        try:
+            reply = await self.host.handle_message(message, platform=self.platform)
+        except Exception:
+            await self.forget(msg_id)  # nothing was answered: the sender's retry may run it
+            raise
         return web.json_response({"id": msg_id, "reply": reply})
 
     async def reply_later(self, message: IncomingMessage, url: str, msg_id: str) -> None:

@@ -226,3 +226,20 @@ async def test_a_webhook_target_answering_4xx_fails_at_once(home, tmp_path, secr
         finally:
             await host.stop()
     assert receiver.attempts == 1
+
+
+async def test_a_message_whose_turn_fails_can_be_retried(web_host, client, secret, monkeypatch):
+    original = web_host.handle_message
+
+    async def broken(message, **kwargs):
+        raise RuntimeError("agent exploded")
+
+    monkeypatch.setattr(web_host, "handle_message", broken)
+    body, headers = signed(secret, {"text": "help", "user": "u"}, msg_id="msg_retry")
+    async with client.post(base_url(web_host) + "/webhook/message", data=body,
+                           headers=headers) as response:
+        assert response.status == 500
+    monkeypatch.setattr(web_host, "handle_message", original)
+    body, headers = signed(secret, {"text": "help", "user": "u"}, msg_id="msg_retry")
+    status, answer = await post(client, web_host, "/webhook/message", body, headers)
+    assert status == 200 and "offline agent" in answer["reply"]
