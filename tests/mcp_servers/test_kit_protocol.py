@@ -266,3 +266,37 @@ async def test_sigterm_stops_the_server_cleanly(raw, tmp_path):
     async with asyncio.timeout(WAIT):
         assert await raw.process.wait() == 0
     assert "echo stopping" in (tmp_path / "stderr.log").read_text()
+
+
+async def test_a_failing_watcher_keeps_watching(monkeypatch, caplog):
+    monkeypatch.setenv("FLAKY_POLL_SECONDS", "0.05")
+    server = Server("flaky")
+    runs: list[int] = []
+    pushed: list[dict] = []
+
+    @server.watcher(interval_env="FLAKY_POLL_SECONDS", default_interval=3600)
+    async def flaky(srv):
+        runs.append(len(runs))
+        if len(runs) == 1:
+            raise RuntimeError("first poll breaks")
+        await srv.notify("event/flaky", {"id": str(len(runs)), "summary": "ok"})
+
+    async def sink(message):
+        pushed.append(message)
+
+    session = server.open_session(sink)
+    session.receive({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    async with asyncio.timeout(WAIT):
+        while len(pushed) < 2:
+            await asyncio.sleep(0.01)
+    await server.stop()
+    assert [m["params"]["id"] for m in pushed[:2]] == ["2", "3"]
+    assert "first poll breaks" in caplog.text
+
+
+def test_state_dir_from_env_or_home(monkeypatch, tmp_path, home):
+    server = Server("my-server")
+    path = server.state_dir()
+    assert path == home / "state" / "my-server" and oct(path.stat().st_mode & 0o777) == "0o700"
+    monkeypatch.setenv("MY_SERVER_STATE_DIR", str(tmp_path / "elsewhere"))
+    assert server.state_dir() == tmp_path / "elsewhere"
