@@ -108,6 +108,8 @@ class McpManager:
             await asyncio.gather(self._reloader, return_exceptions=True)
         runners = list(self.runners.values())
         await asyncio.gather(*(r.stop() for r in runners))
+        if self.publish_status and runners:
+            self._publish()  # `bothost mcp list` must not show a stopped host's servers as ready
         for name in list(self.runners):
             self._unregister(name)
         self.runners.clear()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 from pathlib import Path
 
 MAX_BYTES = 5 * 1024 * 1024  # DESIGN: rotate at 5 MB
@@ -22,6 +23,14 @@ MCP_LEVELS = {
     "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL,
     "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
 }
+
+
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Creates its files 0600: a server's stderr may carry the user's private data."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
 
 
 def log_path(home: Path, name: str) -> Path:
@@ -42,7 +51,7 @@ def server_logger(home: Path | None, name: str) -> logging.Logger:
         logger.removeHandler(handler)
         handler.close()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    handler = logging.handlers.RotatingFileHandler(
+    handler = PrivateRotatingFileHandler(
         path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
     )
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
