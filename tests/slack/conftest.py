@@ -30,7 +30,7 @@ async def start_bot(fake, home, tmp_path):
     hosts: list[Host] = []
 
     async def start(slack: dict[str, Any] | None = None, with_mcp: bool = False,
-                    **sections: Any) -> Bot:
+                    **sections: Any) -> Bot | Host:
         config = {
             "llm": {"provider": "offline"},
             "agent": {"approval": "ask", "approval_timeout": "5s"},
@@ -55,7 +55,8 @@ async def start_bot(fake, home, tmp_path):
         hosts.append(host)
         await host.start(serve_http=config["platforms"]["slack"].get("mode") == "http",
                          platforms=True, mcp=with_mcp, tick=False)
-        assert "slack" in host.active, "the Slack platform did not start"
+        if "slack" not in host.active:
+            return host  # a test of a failed start looks at the host itself
         bot = Bot(host, fake)
         bot.platform.pacer.interval = 0.0  # the pace is tested on its own
         bot.platform.stream_interval = 0.0

@@ -132,6 +132,15 @@ async def test_bad_bot_token_is_one_clear_line(fake, home, tmp_path):
     assert "platforms.slack.app_token" in await check(config)
 
 
+async def test_bad_token_stops_only_slack_with_one_clear_line(start_bot, caplog):
+    host = await start_bot({"bot_token": "xoxb-revoked"})
+    assert "slack" not in host.active and host.started
+    failure = next(r for r in caplog.records if "slack" in r.getMessage()
+                   and r.exc_info)
+    line = str(failure.exc_info[1])
+    assert "platforms.slack.bot_token" in line and "invalid_auth" in line and "\n" not in line
+
+
 async def test_long_replies_are_split_into_messages(start_bot):
     from bothost.llm.base import ChatResponse
 
