@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from bothost.host import Host
 from tests.slack.harness import ADMIN, ALICE, BOB, GENERAL
 
 WIPE = 'call wipe {"target": "db-1"}'
@@ -112,10 +111,6 @@ async def test_elicitation_declined(start_bot):
 
 
 async def test_mcp_server_elicitation_reaches_a_modal(start_bot, monkeypatch):
-    if not hasattr(Host, "ask_elicitation"):
-        # MCP sessions advertise the elicitation capability only when the manager has a
-        # default `ask` (bothost/wiring.py passes host.ask_elicitation, not defined yet).
-        pytest.skip("the host does not route MCP elicitations yet (Host.ask_elicitation)")
     root_dir = Path(__file__).resolve().parents[2]
     monkeypatch.setenv("PYTHONPATH", str(root_dir))
     server = {"command": sys.executable,
@@ -123,6 +118,10 @@ async def test_mcp_server_elicitation_reaches_a_modal(start_bot, monkeypatch):
               "env_passthrough": ["PYTHONPATH"]}
     bot = await start_bot(with_mcp=True, **{"mcp": {"servers": {
         "echo": server, "weather": {"enabled": False}}}})
+    if getattr(bot.host.mcp, "ask", None) is None:
+        # MCP sessions declare the elicitation capability only when the manager has a
+        # default `ask`; bothost/wiring.py does not pass one yet, so servers never elicit.
+        pytest.skip("the MCP manager is built without `ask` (bothost/wiring.py start_mcp)")
     root = await bot.say('call mcp__echo__ask {"question": "Your name?"}')
     ts = await question_in(bot, root, "bothost_form_open")
     assert "Your name?" in bot.fake.message(GENERAL, ts)["text"]
