@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from aiohttp import web
-from bothost.plugins.web import dashboard, sse
+from bothost.plugins.web import dashboard, feedback, sse
 from bothost.plugins.web.platform import WebPlatform, valid_session
 from bothost.plugins.web.security import (
     PAGE_HEADERS,
@@ -73,6 +73,7 @@ class ChatRoutes:
         app.router.add_post("/api/chat", guard(self.chat, writes=True))
         app.router.add_post("/api/chat/stream", guard(self.chat_stream, writes=True))
         app.router.add_post("/api/answer", guard(self.answer, writes=True))
+        app.router.add_post("/api/feedback", guard(self.feedback, writes=True))
         app.router.add_get("/api/events", guard(self.events))
         app.router.add_get("/api/history", guard(self.history))
         app.router.add_get("/api/dashboard", guard(self.dashboard))
@@ -146,6 +147,9 @@ class ChatRoutes:
             raise web.HTTPNotFound(text=json.dumps({"error": "no such open question"}),
                                    content_type="application/json")
         return web.json_response({"ok": True})
+
+    async def feedback(self, request: web.Request) -> web.Response:
+        return await feedback.apply(self.host, await json_body(request))
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         session = session_of(request.query.get("session"))

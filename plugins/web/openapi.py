@@ -74,6 +74,16 @@ def paths() -> dict[str, Any]:
                 "session": SESSION, "id": {"type": "string"}, "answer": {}}}),
             "responses": {"200": answer("Answered", {"type": "object"}),
                           "404": answer("No such open question", ERROR), **WEB_ERRORS}}},
+        "/api/feedback": {"post": {
+            "summary": "Acknowledge or snooze the events of a briefing item.",
+            "security": [{}, {"token": []}],
+            "requestBody": json_body({"type": "object", "required": ["action", "event_ids"],
+                                      "properties": {
+                "action": {"enum": ["ack", "snooze"]},
+                "event_ids": {"type": "array", "minItems": 1, "maxItems": 1000,
+                              "items": {"type": "integer"}},
+                "minutes": {"type": "number", "exclusiveMinimum": 0, "maximum": 10080}}}),
+            "responses": {"200": answer("Done", {"type": "object"}), **WEB_ERRORS}}},
         "/api/history": {"get": {
             "summary": "The session's transcript (latest messages).",
             "parameters": [{"name": "session", "in": "query", "schema": SESSION}],

@@ -147,3 +147,17 @@ async def test_bad_chat_requests_are_400(web_host, client):
     async with client.post(url + "/api/chat", data=b"{oops",
                            headers={"Content-Type": "application/json"}) as response:
         assert response.status == 400
+
+
+async def test_feedback_acknowledges_events_and_refuses_bad_input(web_host, client):
+    from bothost.models import Event
+
+    event_id = await web_host.events.ingest(Event("ops", "alert", {"summary": "x"}))
+    url = base_url(web_host) + "/api/feedback"
+    async with client.post(url, json={"action": "ack", "event_ids": [event_id]}) as response:
+        assert (await response.json()) == {"ok": True, "changed": 1}
+    for body in ({"action": "delete", "event_ids": [1]}, {"action": "ack", "event_ids": []},
+                 {"action": "snooze", "event_ids": [1], "minutes": -5},
+                 {"action": "ack", "event_ids": [True]}):
+        async with client.post(url, json=body) as response:
+            assert response.status == 400, body

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -125,13 +126,19 @@ async def test_a_tool_call_is_approved_in_the_page(page, web_host):
 async def test_a_briefing_from_a_pushed_event_arrives_in_the_page(page, web_host, client, secret):
     await page.open("p-brief")
     body, headers = signed(secret, {"type": "alert", "payload": {
-        "id": "disk-1", "summary": "db-1 disk at 95%"}})
+        "id": "disk-1", "summary": "db-1 disk at 95%", "severity": "critical"}})
     async with client.post(base_url(web_host) + "/webhook/events/ops", data=body,
                            headers=headers) as response:
         assert response.status == 200
     result = await Ticker.for_host(web_host).tick("test")
     assert [b.text for b in result.briefings if "db-1 disk at 95%" in b.text]
     await page.wait_for("#briefings .briefing", "db-1 disk at 95%")
+    # remind me later: the event comes back at the first tick after an hour
+    await page.click("#briefings .item-actions button.snooze")
+    await page.wait_for("#briefings .feedback-done", "snoozed")
+    status = await web_host.store.run(lambda db: db.conn.execute(
+        "SELECT status, snoozed_until > ? FROM events", (time.time() + 3000,)).fetchall())
+    assert status == [("snoozed", 1)]
 
 
 async def test_a_form_question_is_answered_in_the_page(page, web_host):

@@ -223,9 +223,31 @@
     list.querySelector(".empty")?.remove();
     const item = el("li", { class: "briefing" + (live ? " new" : ""), "data-id": String(b.id) },
       el("h3", { text: b.title }), el("time", { text: `${when(b.created_at)} · ${b.address}` }),
-      el("pre", { text: b.text }));
+      el("pre", { text: b.text }), briefingActions(b.structure || {}));
     const newer = [...list.children].find((li) => Number(li.dataset.id) < b.id);
     list.insertBefore(item, newer || null);
+  }
+
+  // [Ack] / [Snooze 1h] for each item whose events can still be acted on
+  function briefingActions(structure) {
+    const items = (structure.items || []).filter((i) => (i.event_ids || []).length
+      && (i.actions || []).some((a) => a === "ack" || a === "snooze"));
+    if (!items.length) return null;
+    const list = el("ul", { class: "item-actions" });
+    for (const i of items) {
+      const done = el("span", { class: "feedback-done" });
+      const act = (action, label) => el("button", { type: "button", class: action, text: label,
+        onclick: async (event) => {
+          const resp = await post("/api/feedback", { action, event_ids: i.event_ids, minutes: 60 });
+          done.textContent = resp.ok ? (action === "ack" ? " acknowledged" : " snoozed 1 h") : " failed";
+          for (const b of event.target.parentElement.querySelectorAll("button")) b.disabled = resp.ok;
+          refresh();
+        } });
+      list.append(el("li", {}, el("span", { text: i.summary + " " }),
+        (i.actions || []).includes("ack") ? act("ack", "Ack") : null, " ",
+        (i.actions || []).includes("snooze") ? act("snooze", "Snooze 1h") : null, done));
+    }
+    return list;
   }
 
   function fillTable(selector, rows, columns, emptyText, rowClass) {
