@@ -100,7 +100,12 @@ class PlaceResolver:
         return self._cache[key]
 
     async def search(self, location: str, count: int) -> list[Place]:
-        """Every match for a name (for the `geocode` tool), best first."""
+        """Every match for a name (for the `geocode` tool), best first.
+
+        Coordinates come back as they are: Open-Meteo has no reverse geocoding.
+        """
+        if parse_coordinates(location or ""):
+            return [await self.resolve(location)]
         name, qualifier = _split_qualifier(location)
         results = await self.api.geocode(
             name, count=max(count, QUALIFIED_SEARCH_COUNT) if qualifier else count

@@ -88,9 +88,11 @@ async def test_geocode_and_qualified_names(weather):
         both = await client.call_tool("geocode", {"location": "Springfield"})
         illinois = await client.call_tool("current", {"location": "Springfield, Illinois"})
         nowhere = await client.call_tool("current", {"location": "Springfield, Texas"})
+        point = await client.call_tool("geocode", {"location": "46.95,7.45"})
     assert [r["admin1"] for r in both.structured_content["results"]] == ["Missouri", "Illinois"]
     assert illinois.structured_content["location"]["admin1"] == "Illinois"
     assert nowhere.is_error and "Found: Springfield, Missouri" in nowhere.content[0].text
+    assert point.structured_content["results"][0]["latitude"] == 46.95
 
 
 async def test_unknown_place_is_a_clear_error(weather):
