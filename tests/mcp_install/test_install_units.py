@@ -122,3 +122,15 @@ async def test_npm_missing(manager, home, monkeypatch):
         await install_server(manager, "@modelcontextprotocol/server-everything")
     assert not (home / "mcp" / "everything").exists()
     assert os.environ["PATH"].endswith("empty-bin")
+
+
+async def test_leftover_folder_of_an_unregistered_server_is_replaced(manager, home, monkeypatch):
+    monkeypatch.setattr("bothost.mcp.install.install_pypi",
+                        fake_installer([sys.executable, str(ECHO_SERVER)]))
+    stale = home / "mcp" / "echo" / "stale-file"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("from a removed server")
+    lines = []
+    result = await install_server(manager, "echo-mcp", progress=lines.append)
+    assert result.name == "echo" and not stale.exists()
+    assert any(line.startswith("replacing the unregistered folder") for line in lines)
