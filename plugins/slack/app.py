@@ -90,7 +90,11 @@ async def open_socket_url(client: AsyncWebClient, app_token: str) -> str:
 
 
 async def check(config: Any) -> str | None:
-    """For ``bothost doctor``: None when the tokens work, else one line saying what to fix."""
+    """For ``bothost doctor``: None when the tokens work, else one line saying what to fix.
+
+    ``config`` is the whole :class:`~bothost.config.Config` or its ``platforms.slack``.
+    """
+    config = getattr(getattr(config, "platforms", None), "slack", config)
     if not config.enabled:
         return None
     missing = missing_settings(config)

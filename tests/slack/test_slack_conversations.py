@@ -122,8 +122,9 @@ async def test_bad_bot_token_is_one_clear_line(fake, home, tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(f"platforms: {{slack: {{enabled: true, bot_token: xoxb-wrong, "
                     f"app_token: xapp-x, api_url: '{fake.api_url}'}}}}\n")
-    config = load(path, home).platforms.slack
-    problem = await check(config)
+    whole = load(path, home)
+    config = whole.platforms.slack
+    problem = await check(whole)
     assert problem and "invalid_auth" in problem and "bot_token" in problem
     assert "\n" not in problem
     config.bot_token, config.app_token = "xoxb-test-token", "xapp-test-token"
