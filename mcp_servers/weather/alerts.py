@@ -47,6 +47,9 @@ class Measure:
 
     value: float | None
     at: str | None = None
+    # The place's own date now (Open-Meteo's hourly rows start at the current local hour),
+    # so "17:00" means today there, whatever the server's time zone.
+    today: str | None = None
 
 
 class AlertWatcher:
@@ -201,7 +204,9 @@ def _peak(hourly: dict[str, list[Any]], column: str, threshold: float | None) ->
         return Measure(None)
     peak = max(v for v, _ in values)
     first = next((t for v, t in values if threshold is not None and v >= threshold), None)
-    return Measure(peak, first or next(t for v, t in values if v == peak))
+    times = hourly.get("time") or []
+    today = str(times[0])[:10] if times else None
+    return Measure(peak, first or next(t for v, t in values if v == peak), today)
 
 
 def _drop(daily: dict[str, list[Any]]) -> Measure:
@@ -213,7 +218,7 @@ def _drop(daily: dict[str, list[Any]]) -> Measure:
 
 
 def _summary(kind: str, name: str, measure: Measure, threshold: float) -> str:
-    when = _clock(measure.at)
+    when = _clock(measure.at, measure.today)
     value = measure.value
     if kind == "rain_probability":
         return f"Rain likely in {name} from {when} ({fmt(value, '%', 0)})."
@@ -227,16 +232,17 @@ def _summary(kind: str, name: str, measure: Measure, threshold: float) -> str:
     )
 
 
-def _clock(local_time: str | None) -> str:
-    """ "17:00" from Open-Meteo's local "2026-12-02T17:00"; the day too if not today."""
+def _clock(local_time: str | None, today: str | None) -> str:
+    """ "17:00" from Open-Meteo's local "2026-12-02T17:00"; "Thu 17:00" if not today."""
     if not local_time or "T" not in local_time:
         return local_time or "now"
     day, clock = local_time.split("T", 1)
+    if day == (today or datetime.now().date().isoformat()):
+        return clock
     try:
-        weekday = datetime.fromisoformat(day).strftime("%a")
+        return f"{datetime.fromisoformat(day).strftime('%a')} {clock}"
     except ValueError:
         return clock
-    return clock if day == datetime.now().date().isoformat() else f"{weekday} {clock}"
 
 
 def _number(value: Any) -> float | None:

@@ -55,7 +55,7 @@ async def test_rain_alert_once_per_crossing(make_watcher, open_meteo):
     outbox = Outbox()
     watcher = make_watcher(ONLY_RAIN | {"WEATHER_ALERT_RAIN_PROBABILITY": "70"})
     zurich = open_meteo.at(ZURICH)
-    open_meteo.now = datetime.now().replace(hour=11, minute=0, second=0, microsecond=0)
+    open_meteo.now = datetime(2026, 12, 2, 11, 0)  # in the place's time: today, whatever ours
     assert await watcher.poll(outbox) == []
     zurich.hourly_precipitation_probability = [10, 40, 75, 90, 30]
     (alert,) = await watcher.poll(outbox)
@@ -142,3 +142,22 @@ async def test_alerts_pushed_through_the_sdk_client(mcp_stdio, weather_argv, ope
                 await asyncio.sleep(0.05)
         assert events.of("event/weather_alert") == []
         assert [a["key"] for a in status["active_alerts"]] == ["zurich|rain_probability"]
+
+
+async def test_an_alert_for_a_later_day_names_the_day(make_watcher, open_meteo):
+    open_meteo.now = datetime(2026, 12, 2, 22, 0)  # a Wednesday, 22:00 at the place
+    open_meteo.at(ZURICH).hourly_wind_gusts = [20, 20, 20, 70]
+    outbox = Outbox()
+    await make_watcher(
+        {
+            "WEATHER_WATCH": "Zurich",
+            "WEATHER_ALERT_RAIN_PROBABILITY": "off",
+            "WEATHER_ALERT_AQI": "off",
+        }
+    ).poll(outbox)
+    (alert,) = [p for _, p in outbox.sent]
+    assert (
+        alert["summary"]
+        == "Wind gusts up to 70 km/h in Zürich, Zurich, Switzerland from Thu 01:00."
+    )
+    assert alert["severity"] == "warning" and alert["at"] == "2026-12-03T01:00"
