@@ -11,8 +11,14 @@ from typing import Any
 
 import anthropic
 
-from bothost.llm.base import ChatRequest, ChatResponse, LlmError, ToolCallRequest, parse_arguments
-from bothost.llm.openai import explain
+from bothost.llm.base import (
+    ChatRequest,
+    ChatResponse,
+    LlmError,
+    ToolCallRequest,
+    explain,
+    parse_arguments,
+)
 
 MAX_RETRIES = 3
 

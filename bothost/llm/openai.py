@@ -12,7 +12,14 @@ from typing import Any
 
 import openai
 
-from bothost.llm.base import ChatRequest, ChatResponse, LlmError, ToolCallRequest, parse_arguments
+from bothost.llm.base import (
+    ChatRequest,
+    ChatResponse,
+    LlmError,
+    ToolCallRequest,
+    explain,
+    parse_arguments,
+)
 
 MAX_RETRIES = 3
 NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any key, the SDK demands one
@@ -94,11 +101,3 @@ def to_wire(request: ChatRequest) -> list[dict[str, Any]]:
         else:
             wire.append({"role": m["role"], "content": m.get("content", "")})
     return wire
-
-
-def explain(status: int, url: str, exc: Exception) -> str:
-    hint = {401: "check llm.api_key", 403: "check llm.api_key and its permissions",
-            404: "check llm.model and llm.base_url", 429: "rate limited; try again later",
-            400: "the request was refused"}.get(status, "the provider failed")
-    detail = getattr(exc, "message", "") or str(exc)
-    return f"{status} from {url}: {hint} ({detail[:200]})"

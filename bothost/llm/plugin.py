@@ -1,15 +1,31 @@
-"""The first-party plugin that registers the LLM providers: offline, openai, anthropic."""
+"""The first-party plugin that registers the LLM providers: offline, openai, anthropic.
+
+The vendor SDKs take seconds to import, so each provider module is imported only when its
+provider is actually used; every command that does not talk to a model starts fast.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from bothost.hookspecs import hookimpl
-from bothost.llm.anthropic import AnthropicProvider
 from bothost.llm.offline import OfflineProvider
-from bothost.llm.openai import OpenAIProvider
+
+
+def openai_provider(config: Any) -> Any:
+    from bothost.llm.openai import OpenAIProvider
+
+    return OpenAIProvider(config)
+
+
+def anthropic_provider(config: Any) -> Any:
+    from bothost.llm.anthropic import AnthropicProvider
+
+    return AnthropicProvider(config)
 
 
 @hookimpl
 def register_llm_providers(register):
     register("offline", OfflineProvider)
-    register("openai", OpenAIProvider)
-    register("anthropic", AnthropicProvider)
+    register("openai", openai_provider)
+    register("anthropic", anthropic_provider)
