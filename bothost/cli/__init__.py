@@ -80,6 +80,7 @@ def add_commands() -> None:
         cli.add_command(command)
     optional = {
         "bothost.cli.mcp": ["mcp_group"],
+        "bothost.cli.mcp_install": [],  # importing it adds `mcp install` and `mcp import`
         "bothost.cli.events": ["events_group", "tick_command", "briefings_command"],
     }
     for module_name, names in optional.items():
