@@ -77,8 +77,13 @@ class HttpTransport:
     def _spawn(self, coro: Any) -> asyncio.Task:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._done)
         return task
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.log.error("HTTP transport task failed", exc_info=task.exception())
 
     def _headers(self, accept: str, last_event_id: str | None = None) -> dict[str, str]:
         headers = {**self.headers, "Accept": accept}
@@ -148,7 +153,10 @@ class HttpTransport:
             return []
         for message in messages:
             assert self._on_message is not None
-            self._on_message(message, related)
+            try:
+                self._on_message(message, related)
+            except Exception:  # boundary: one bad message must not stop the stream
+                self.log.exception("handling a message failed: %.200r", message)
         return messages
 
     def _fail(self, related: Any, why: str) -> None:

@@ -130,7 +130,10 @@ class StdioTransport:
             return
         for message in messages:
             assert self._on_message is not None
-            self._on_message(message, None)
+            try:
+                self._on_message(message, None)
+            except Exception:  # boundary: one bad message must not stop the reader
+                self.log.exception("handling a message failed: %.200r", message)
 
     def _refuse(self, head: bytes) -> None:
         self.log.error("refused a stdout line longer than %d bytes: %.120r…", self.max_line, head)
