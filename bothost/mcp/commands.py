@@ -38,8 +38,6 @@ def live_status(home: Path) -> dict[str, dict[str, Any]]:
         os.kill(int(data["pid"]), 0)
     except (OSError, ValueError, KeyError, TypeError):
         return {}
-    if int(data["pid"]) == os.getpid():
-        return {}
     return {s["name"]: s for s in data.get("servers", []) if s.get("state") != "shadowed"}
 
 

@@ -214,3 +214,15 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+async def test_listing_from_another_process_shows_the_running_hosts_state(make_manager, store,
+                                                                          home):
+    from bothost.mcp import commands
+
+    await make_manager({"paging": paging(), "broken": McpServerConfig(command="/nonexistent")})
+    cli = McpManager({"paging": paging(), "broken": McpServerConfig(command="/nonexistent")},
+                     store, None, home, publish_status=False)
+    listing = {s.name: s for s in await commands.list_servers(cli)}
+    assert listing["paging"].state == "ready" and listing["paging"].tools == 16
+    assert listing["broken"].state == "failed" and "cannot start" in listing["broken"].error
