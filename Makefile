@@ -22,7 +22,7 @@ test: $(STAMP)
 # which npm's `node@22` package provides without touching the system Node.
 peers:
 	mkdir -p $(PEERS)
-	cd $(PEERS) && test -f package.json || echo '{"private": true}' > $(PEERS)/package.json
+	cd $(PEERS) && (test -f package.json || echo '{"private": true}' > package.json)
 	cd $(PEERS) && npm install --no-audit --no-fund --silent node@22 \
 		@modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/server-everything
 

@@ -25,6 +25,7 @@ MAX_NAME = 64  # OpenAI and Anthropic both refuse longer tool names
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 META_KEY = "bothost/capabilities"
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
+MAX_ASKERS = 1000  # sessions remembered; forgetting one only costs a new closure
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -64,6 +65,24 @@ class McpToolSource:
     def __init__(self, manager: Any, config: Any) -> None:
         self.manager = manager
         self.config = config
+        # one ask callable per session, so the client can tell that concurrent calls of a
+        # session share their asker when a stdio server's elicitation names no call
+        self.askers: dict[tuple[str, int], Any] = {}
+
+    def asker(self, session: Any) -> Any:
+        platform = getattr(session, "platform", None)
+        key = (session.id, id(platform))
+        if key not in self.askers:
+            async def ask(question: Any) -> Any:
+                if platform is None:
+                    return None
+                question.user = session.user
+                return await platform.ask(session.address, question)
+
+            if len(self.askers) > MAX_ASKERS:
+                self.askers.clear()
+            self.askers[key] = ask
+        return self.askers[key]
 
     def server_config(self, name: str) -> Any:
         return self.config.mcp.servers.get(name)
@@ -105,16 +124,8 @@ class McpToolSource:
                 shown = f"{value}/{total}" if total else f"{value}"
                 await ctx.progress(f"{server}/{tool}: {message or ''} ({shown})".strip())
 
-            platform = getattr(ctx.session, "platform", None)
-
-            async def ask(question: Any) -> Any:
-                if platform is None:
-                    return None
-                question.user = ctx.session.user
-                return await platform.ask(ctx.session.address, question)
-
-            result = await self.manager.call_tool(server, tool, arguments,
-                                                  on_progress=progress, ask=ask)
+            result = await self.manager.call_tool(server, tool, arguments, on_progress=progress,
+                                                  ask=self.asker(ctx.session))
             if result.is_error and not result.text:
                 raise ToolError(f"{server}/{tool} failed")
             links = [f"/media/{p.name}" for p in result.media]

@@ -112,7 +112,7 @@ class Inbound:
         if related is not None and related in pending and pending[related].ask is not None:
             return pending[related].ask
         asking = [p.ask for p in pending.values() if p.ask is not None]
-        if len(asking) == 1:
+        if len(set(asking)) == 1:  # one call, or calls of one conversation
             return asking[0]
         return self.session.ask
 

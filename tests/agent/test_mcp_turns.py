@@ -130,3 +130,37 @@ def test_config_can_only_add_capabilities():
     meta = {"_meta": {"bothost/capabilities": {"private": True, "egress": "chosen"}}}
     caps = capabilities(meta, ["destructive", "egress:fixed"])
     assert caps.destructive and caps.egress == "chosen" and caps.private
+
+
+ECHO_SERVER = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "echo_server.py")
+
+
+async def test_progress_shows_as_status_and_elicitation_reaches_the_person(home, fake_llm,
+                                                                           monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
+    host = make_host(home, {
+        "llm": {"provider": "openai", "model": "m", "base_url": fake_llm.openai_url,
+                "api_key": "test-key"},
+        "mcp": {"servers": {"echo": {"command": sys.executable, "args": [ECHO_SERVER],
+                                     "env_passthrough": ["PYTHONPATH"]}}},
+    })
+    await host.start(serve_http=False, tick=False)
+    statuses = []
+
+    async def on_status(text):
+        statuses.append(text)
+
+    platform = AskingPlatform({"answer": "blue"})
+    fake_llm.script = [call("activate_tools", groups=["echo"]),
+                       {"tool_calls": [{"name": "mcp__echo__slow", "arguments": {"seconds": 0.2}},
+                                       {"name": "mcp__echo__ask",
+                                        "arguments": {"question": "favourite colour?"}}]},
+                       lambda body: {"text": " / ".join(
+                           m["content"] for m in body["messages"] if m["role"] == "tool")}]
+    try:
+        reply = await host.handle_message(message("go"), on_status=on_status, platform=platform)
+    finally:
+        await host.stop()
+    assert "slept 0.2" in reply and "answer: blue" in reply
+    assert any(s.startswith("echo/slow: step") for s in statuses)
+    assert platform.questions[0].kind == "form" and "favourite colour?" in platform.questions[0].text
