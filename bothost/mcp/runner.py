@@ -37,6 +37,7 @@ STABLE_AFTER = 60.0  # a run this long resets the backoff: the next death is a f
 START_WAIT = 30.0  # how long a call waits for a server that is still starting
 # Start failures that are the server's or the config's fault: recorded, not traced.
 EXPECTED = (McpError, TransportError, UnsetVariableError, OSError)
+backoff_sleep = asyncio.sleep  # tests replace it to watch the schedule without waiting
 
 
 @dataclass
@@ -140,7 +141,7 @@ class ServerRunner:
             self.log.warning("%s; restarting in %.0f s", error, delay)
             logger.warning("MCP server %s: %s; restarting in %.0f s", self.name, error, delay)
             self._set("failed", error)
-            await asyncio.sleep(delay)
+            await backoff_sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
             self.restarts += 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -226,3 +227,19 @@ async def test_listing_from_another_process_shows_the_running_hosts_state(make_m
     listing = {s.name: s for s in await commands.list_servers(cli)}
     assert listing["paging"].state == "ready" and listing["paging"].tools == 16
     assert listing["broken"].state == "failed" and "cannot start" in listing["broken"].error
+
+
+async def test_retry_backoff_doubles_from_1_s_to_60_s(make_manager, monkeypatch):
+    from bothost.mcp import runner
+
+    delays = []
+
+    async def record(seconds):
+        delays.append(seconds)
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(runner, "backoff_sleep", record)
+    manager = await make_manager({"broken": McpServerConfig(command="/nonexistent")})
+    await wait_for(lambda: len(delays) >= 9)
+    await manager.stop()
+    assert delays[:9] == [1, 2, 4, 8, 16, 32, 60, 60, 60]
