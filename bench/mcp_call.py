@@ -54,8 +54,9 @@ async def time_calls(call, calls: int) -> list[float]:
 
 async def ours(argv: list[str], tool: str, arguments: dict, calls: int) -> list[float]:
     log = logging.getLogger("bench")
+    media = tempfile.TemporaryDirectory()
     session = ClientSession(StdioTransport(argv[0], argv[1:], server_env(), log=log),
-                            name="bench", log=log, media_dir=Path(tempfile.mkdtemp()))
+                            name="bench", log=log, media_dir=Path(media.name))
     await session.start()
     try:
         async def call():
@@ -64,6 +65,7 @@ async def ours(argv: list[str], tool: str, arguments: dict, calls: int) -> list[
         return await time_calls(call, calls)
     finally:
         await session.close()
+        media.cleanup()
 
 
 async def sdk(argv: list[str], tool: str, arguments: dict, calls: int) -> list[float]:

@@ -12,6 +12,7 @@ once when the transport closes. What the *server* sends unasked — requests suc
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import itertools
 import logging
 from collections.abc import Callable
@@ -27,7 +28,10 @@ PROTOCOL_VERSION = "2025-11-25"
 # Older revisions a server may answer with; the wire format we use is the same in all.
 SUPPORTED_VERSIONS = (PROTOCOL_VERSION, "2025-06-18", "2025-03-26", "2024-11-05")
 CLIENT_NAME = "bothost"
-CLIENT_VERSION = "0.1.0"
+try:
+    CLIENT_VERSION = importlib.metadata.version("bothost")
+except importlib.metadata.PackageNotFoundError:  # running from a bare checkout
+    CLIENT_VERSION = "0.0.0"
 INITIALIZE_TIMEOUT = 30.0  # a server slower than this to start is reported as failed
 REQUEST_TIMEOUT = 60.0
 MAX_TOOL_PAGES = 100  # a server that pages forever (or repeats a cursor) is cut off here
