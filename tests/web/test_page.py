@@ -18,7 +18,7 @@ from bothost.events.tick import Ticker
 from bothost.models import Address
 from bothost.platform import Question
 from tests.helpers import make_host
-from tests.peers import program
+from tests.peers import missing, program
 from tests.web.conftest import base_url, host_config, signed
 
 WAIT = 10  # seconds for anything the page should show
@@ -29,8 +29,11 @@ CHROME_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-de
 
 @pytest.fixture(scope="module")
 def driver():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing("selenium (pip install selenium)")
 
     binary, chromedriver = program("chromium"), program("chromedriver")
     options = webdriver.ChromeOptions()
