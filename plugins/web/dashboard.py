@@ -36,9 +36,20 @@ def mcp_servers(host: Any) -> list[dict[str, Any]]:
         if isinstance(tools, list | tuple):
             data["tools"] = [t if isinstance(t, str) else getattr(t, "name", str(t))
                              for t in tools]
-        out.append({k: v for k, v in data.items()
-                    if isinstance(v, str | int | float | bool | list | type(None))})
+        row = {k: v for k, v in data.items()
+               if isinstance(v, str | int | float | bool | list | type(None))}
+        row["tool_names"] = tool_names(host.mcp, row.get("name", ""))
+        out.append(row)
     return out
+
+
+def tool_names(manager: Any, server: str) -> list[str]:
+    """The names of a server's tools, as the manager lists them (empty when unknown)."""
+    try:
+        tools = manager.tools(server) if hasattr(manager, "tools") else []
+    except Exception:  # the dashboard shows what it can
+        return []
+    return sorted(str(t.get("name", "")) for t in tools if isinstance(t, dict))
 
 
 def queue_counts(db: sqlite_utils.Database) -> dict[str, int]:

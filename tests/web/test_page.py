@@ -181,7 +181,8 @@ async def mcp_host(home, tmp_path, secret):
 async def test_an_mcp_elicitation_is_answered_in_the_page(mcp_host, driver):
     page = Page(driver, base_url(mcp_host))
     await page.open("p-mcp")
-    await page.wait_for("#mcp td", "ready")  # the dashboard lists the server
+    await page.wait_for("#mcp td", "ready")  # the dashboard lists the server and its tools
+    await page.wait_for("#mcp td", "ask, echo")
     await page.say('call mcp__echo__ask {"question": "Which city?"}')
     field = await page.wait_for(".question input[name=answer]")
     assert "Which city?" in (await page.wait_for(".question", "echo")).text

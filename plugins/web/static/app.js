@@ -267,7 +267,9 @@
     for (const b of [...d.briefings].reverse()) addBriefing(b, false);
     fillTable("#mcp", d.mcp, [
       (s) => s.name, (s) => s.state || "",
-      (s) => Array.isArray(s.tools) ? String(s.tools.length) : (s.tools ?? ""), (s) => s.error || "",
+      (s) => (s.tool_names && s.tool_names.length) ? `${s.tool_names.length}: ${s.tool_names.join(", ")}`
+        : String(s.tools ?? ""),
+      (s) => s.error || "",
     ], "No MCP servers running.");
     const queue = $("#queue");
     queue.replaceChildren(...Object.entries(d.queue).flatMap(([status, n]) =>
