@@ -42,10 +42,20 @@ async def start_mcp(host: Any) -> Any:
 
     servers = {name: with_resolved_command(server)
                for name, server in host.config.mcp.servers.items()}
-    manager = McpManager(servers, host.store, host.pm, host.home, on_event=host.ingest_event)
+    manager = McpManager(servers, host.store, host.pm, host.home, on_event=host.ingest_event,
+                         ask=nobody_to_ask)
     await manager.start()
     host.registry.add_source(McpToolSource(manager, host.config))
     return manager
+
+
+async def nobody_to_ask(question: Any) -> None:
+    """A server's question that belongs to no conversation's tool call has nobody to answer.
+
+    Questions asked during a tool call go to that conversation's platform (the call brings
+    its own asker); this default only makes the client offer elicitation to servers.
+    """
+    return None
 
 
 def with_resolved_command(server: Any) -> Any:
