@@ -84,13 +84,14 @@ class ChatRoutes:
         if token is not None and offered is not None and same(offered, token):
             # keep the token out of the address bar and history: cookie, then a clean URL
             response = web.HTTPSeeOther("/", headers=PAGE_HEADERS)
-            set_page_cookies(response, csrf_token(request), token)
+            set_page_cookies(response, csrf_token(request), token, secure=request.secure)
             raise response
         self.access.check_reader(request)
         csrf = csrf_token(request)
         html = static_text("index.html").replace("__CSRF__", csrf)
         response = web.Response(text=html, content_type="text/html", headers=PAGE_HEADERS)
-        set_page_cookies(response, csrf, presented_token(request) if token else None)
+        set_page_cookies(response, csrf, presented_token(request) if token else None,
+                         secure=request.secure)
         return response
 
     def message(self, body: dict[str, Any]) -> IncomingMessage:

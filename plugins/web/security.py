@@ -147,9 +147,11 @@ def csrf_token(request: web.Request) -> str:
     return request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
 
 
-def set_page_cookies(response: web.StreamResponse, csrf: str, token: str | None = None) -> None:
-    response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="Strict", path="/",
-                        max_age=COOKIE_MAX_AGE)
+def set_page_cookies(response: web.StreamResponse, csrf: str, token: str | None = None,
+                     secure: bool = False) -> None:
+    """The CSRF cookie, and the token cookie after ``/?token=``; ``Secure`` over HTTPS."""
+    options: dict[str, Any] = {"httponly": True, "samesite": "Strict", "path": "/",
+                               "max_age": COOKIE_MAX_AGE, "secure": secure or None}
+    response.set_cookie(CSRF_COOKIE, csrf, **options)
     if token is not None:
-        response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict", path="/",
-                            max_age=COOKIE_MAX_AGE)
+        response.set_cookie(TOKEN_COOKIE, token, **options)
