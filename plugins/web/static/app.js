@@ -223,9 +223,13 @@
     list.querySelector(".empty")?.remove();
     const item = el("li", { class: "briefing" + (live ? " new" : ""), "data-id": String(b.id) },
       el("h3", { text: b.title }), el("time", { text: `${when(b.created_at)} · ${b.address}` }),
-      el("pre", { text: b.text }), briefingActions(b.structure || {}));
+      el("pre", { text: withoutTitle(b.text, b.title) }), briefingActions(b.structure || {}));
     const newer = [...list.children].find((li) => Number(li.dataset.id) < b.id);
     list.insertBefore(item, newer || null);
+  }
+
+  function withoutTitle(text, title) {
+    return text.startsWith(title + "\n") ? text.slice(title.length + 1) : text;
   }
 
   // [Ack] / [Snooze 1h] for each item whose events can still be acted on
@@ -272,8 +276,8 @@
       (s) => s.error || "",
     ], "No MCP servers running.");
     const queue = $("#queue");
-    queue.replaceChildren(...Object.entries(d.queue).flatMap(([status, n]) =>
-      [el("dt", { text: status }), el("dd", { text: String(n), "data-status": status })]));
+    queue.replaceChildren(...Object.entries(d.queue).map(([status, n]) =>
+      el("div", {}, el("dt", { text: status }), el("dd", { text: String(n), "data-status": status }))));
     fillTable("#tool-calls", d.tool_calls, [
       (c) => c.tool, (c) => c.status || (c.is_error ? "error" : "ok"),
       (c) => c.duration_ms == null ? "" : String(Math.round(c.duration_ms)), (c) => c.result,
