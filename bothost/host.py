@@ -22,8 +22,8 @@ from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import ToolRegistry
 from bothost.agent.turn import Turn
 from bothost.config import Config
-from bothost.hookcall import call_each
 from bothost.home import ensure_home
+from bothost.hookcall import call_each
 from bothost.http import HttpServer
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools

@@ -1,7 +1,7 @@
 """The host's one aiohttp application and its listener (``platforms.web``).
 
-Plugins add routes through ``register_routes(app)``; ``app[bothost.http.HOST]`` is the host. The core
-serves ``GET /healthz``. A bind address other than loopback requires
+Plugins add routes through ``register_routes(app)``; ``app[bothost.http.HOST]`` is the
+host. The core serves ``GET /healthz``. A bind address other than loopback requires
 ``platforms.web.token``, because the web chat gives admin rights to whoever reaches it.
 """
 
@@ -107,7 +107,8 @@ async def health(host: Any) -> dict[str, Any]:
     servers = {}
     if host.mcp is not None and hasattr(host.mcp, "status"):
         for s in host.mcp.status():
-            servers[s.name] = {"ok": s.state in ("ready", "disabled"), "state": s.state,
+            healthy = s.state in ("ready", "disabled", "shadowed")
+            servers[s.name] = {"ok": healthy, "state": s.state,
                                "error": s.error}
     tick: dict[str, Any] = {"ok": True, "running": host.ticker is not None,
                             "enabled": bool(host.config.tick.enabled)}

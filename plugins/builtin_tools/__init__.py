@@ -1,7 +1,8 @@
 """Built-in tools every session has: ``activate_tools`` and ``read_output``."""
 
-from bothost.hookspecs import hookimpl
 from bothost.plugins.builtin_tools.tools import activate_tools, read_output
+
+from bothost.hookspecs import hookimpl
 
 
 @hookimpl

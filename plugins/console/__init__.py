@@ -1,7 +1,8 @@
 """The console platform: talk to the bot in the terminal that runs ``bothost run``."""
 
-from bothost.hookspecs import hookimpl
 from bothost.plugins.console.platform import ConsolePlatform
+
+from bothost.hookspecs import hookimpl
 
 
 @hookimpl

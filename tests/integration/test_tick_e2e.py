@@ -5,7 +5,6 @@ calls one of its tools and reports through ``notify``; our code renders the brie
 """
 
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path
