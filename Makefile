@@ -16,6 +16,7 @@ run: $(STAMP)
 	$(VENV)/bin/bothost run
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check bothost plugins mcp_servers tests bench
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # Node peers for MCP interop tests: the official conformance suite needs Node >= 22,

@@ -218,7 +218,8 @@ def source_paths(home: Path, explicit: str | Path | None) -> list[Path]:
 def interpolate(value: Any, path: str, unset: list[tuple[str, str]]) -> Any:
     """Resolve ``${env:NAME}`` in every string; record unset names with their key path."""
     if isinstance(value, dict):
-        return {k: interpolate(v, f"{path}.{k}" if path else str(k), unset) for k, v in value.items()}
+        return {k: interpolate(v, f"{path}.{k}" if path else str(k), unset)
+                for k, v in value.items()}
     if isinstance(value, list):
         return [interpolate(v, f"{path}[{i}]", unset) for i, v in enumerate(value)]
     if not isinstance(value, str) or "${env:" not in value:
