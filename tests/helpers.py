@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -33,3 +34,10 @@ def make_host(home: Path, data: dict[str, Any] | None = None) -> Host:
     pm = new_plugin_manager()
     infos = load_plugins(pm, config.plugins.dirs, config.plugins.disabled)
     return Host(config, home, pm, infos)
+
+
+async def until(predicate, timeout: float = 10.0) -> None:
+    """Wait (bounded) until ``predicate()`` holds, polling briefly."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)

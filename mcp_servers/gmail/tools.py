@@ -108,10 +108,7 @@ class GmailTools:
             cc: Copy recipients.
             reply_to_message_id: The message this answers.
         """
-        raw, thread_id = await self._compose(body, to, subject, cc, reply_to_message_id)
-        message: dict[str, Any] = {"raw": raw}
-        if thread_id:
-            message["threadId"] = thread_id
+        message = await self._compose(body, to, subject, cc, reply_to_message_id)
         sent = await self.client.call(
             lambda api: self._messages(api).send(userId="me", body=message)
         )
@@ -134,10 +131,7 @@ class GmailTools:
             cc: Copy recipients.
             reply_to_message_id: The message this answers.
         """
-        raw, thread_id = await self._compose(body, to, subject, cc, reply_to_message_id)
-        message: dict[str, Any] = {"raw": raw}
-        if thread_id:
-            message["threadId"] = thread_id
+        message = await self._compose(body, to, subject, cc, reply_to_message_id)
         draft = await self.client.call(
             lambda api: api.users().drafts().create(userId="me", body={"message": message})
         )
@@ -148,7 +142,8 @@ class GmailTools:
             "thread_id": inner.get("threadId"),
         }
 
-    async def _compose(self, body, to, subject, cc, reply_to_message_id) -> tuple[str, str | None]:
+    async def _compose(self, body, to, subject, cc, reply_to_message_id) -> dict[str, Any]:
+        """The API's message body: the raw MIME text, and the thread when it is a reply."""
         original = None
         if reply_to_message_id:
             original = await self.client.call(
@@ -172,7 +167,10 @@ class GmailTools:
             body=body,
             reply_to=original,
         )
-        return raw, (original or {}).get("threadId")
+        message: dict[str, Any] = {"raw": raw}
+        if (original or {}).get("threadId"):
+            message["threadId"] = original["threadId"]
+        return message
 
     async def modify_labels(
         self, message_id: str, add: list[str] | None = None, remove: list[str] | None = None

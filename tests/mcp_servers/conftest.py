@@ -168,3 +168,14 @@ def mcp_http():
             await client.__aexit__(None, None, None)
 
     return open_client
+
+
+@pytest.fixture
+async def fake():
+    """The fake Google APIs (Gmail, Calendar, OAuth) on 127.0.0.1."""
+    from tests.fakes.google_api import FakeGoogle
+
+    google = FakeGoogle()
+    await google.start()
+    yield google
+    await google.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from datetime import UTC, datetime, timedelta
@@ -11,6 +10,7 @@ import pytest
 from bothost.mcp_servers.google.auth import SCOPES
 
 from tests.fakes.google_api import ME, FakeGoogle
+from tests.helpers import until
 
 ARGV = [sys.executable, "-m", "bothost.mcp_servers.gcal"]
 NEW = "event/new_calendar_event"
@@ -18,21 +18,6 @@ CHANGED = "event/calendar_event_changed"
 CANCELLED = "event/calendar_event_cancelled"
 CAPS = "bothost/capabilities"
 SOON = datetime.now(UTC).replace(microsecond=0) + timedelta(days=1)
-
-
-async def until(predicate, timeout: float = 10.0) -> None:
-    """Wait (bounded) until `predicate()` holds; the fake and the server run concurrently."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-async def fake():
-    google = FakeGoogle()
-    await google.start()
-    yield google
-    await google.close()
 
 
 @pytest.fixture

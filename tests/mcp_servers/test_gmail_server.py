@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from datetime import UTC, datetime, timedelta
@@ -10,27 +9,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from bothost.mcp_servers.google.auth import SCOPES
 
-from tests.fakes.google_api import FakeGoogle, parse_sent
+from tests.fakes.google_api import parse_sent
+from tests.helpers import until
 
 ARGV = [sys.executable, "-m", "bothost.mcp_servers.gmail"]
 EVENT = "event/new_email"
 AUTH = "event/auth_required"
 CAPS = "bothost/capabilities"
-
-
-async def until(predicate, timeout: float = 10.0) -> None:
-    """Wait (bounded) until `predicate()` holds; the fake and the server run concurrently."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-async def fake():
-    google = FakeGoogle()
-    await google.start()
-    yield google
-    await google.close()
 
 
 @pytest.fixture

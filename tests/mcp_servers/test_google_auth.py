@@ -20,14 +20,6 @@ from tests.fakes.google_api import FakeGoogle
 WAIT_SECONDS = 15.0
 
 
-@pytest.fixture
-async def fake():
-    google = FakeGoogle()
-    await google.start()
-    yield google
-    await google.close()
-
-
 async def run_auth(server: str, *args: str, env: dict[str, str]):
     return await asyncio.create_subprocess_exec(
         sys.executable,
