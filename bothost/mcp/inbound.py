@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 CLOSE_DRAIN = 2.0  # on a graceful close, queued notifications (events!) get this long
 LIST_CHANGED_SETTLE = 0.05  # wait this long after list_changed so a burst becomes one listing
 MAX_QUEUED_NOTIFICATIONS = 10_000  # beyond this a flooding server's notifications are dropped
+MAX_EVENTS_IN_FLIGHT = 512  # events handed to the queue but not yet committed, per server
 
 
 async def await_maybe(value: Any) -> Any:
@@ -39,6 +40,7 @@ class Inbound:
         self.session = session
         self.log = session.log
         self._tasks: set[asyncio.Task] = set()
+        self._events_in_flight = asyncio.Semaphore(MAX_EVENTS_IN_FLIGHT)
         self._handlers: dict[Any, asyncio.Task] = {}  # server request id -> its task
         self._queue: asyncio.Queue[jsonrpc.Message] = asyncio.Queue(MAX_QUEUED_NOTIFICATIONS)
         self._worker: asyncio.Task | None = None
@@ -154,6 +156,12 @@ class Inbound:
     async def _work(self) -> None:
         while True:
             message = await self._queue.get()
+            if message["method"].startswith("event/"):
+                # events are independent: queue the next while this one's commit is pending,
+                # so a burst lands in a few group commits; bounded, so a flood backs up here
+                await self._events_in_flight.acquire()
+                self.spawn(self._event(message))
+                continue
             try:
                 await self._notification(message["method"], message.get("params") or {})
             except asyncio.CancelledError:
@@ -162,6 +170,15 @@ class Inbound:
                 self.log.exception("handling %s failed", message["method"])
             finally:
                 self._queue.task_done()
+
+    async def _event(self, message: jsonrpc.Message) -> None:
+        try:
+            await self._notification(message["method"], message.get("params") or {})
+        except Exception:
+            self.log.exception("handling %s failed", message["method"])
+        finally:
+            self._events_in_flight.release()
+            self._queue.task_done()
 
     async def _notification(self, method: str, params: dict[str, Any]) -> None:
         session = self.session

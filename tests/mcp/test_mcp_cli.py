@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import PAGING_SERVER
+from mcp_helpers import PAGING_SERVER
 
 from bothost.cli import cli
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pluggy
 import pytest
-from conftest import free_port, listening, wait_for
+from mcp_helpers import free_port, listening, wait_for
 
 from bothost.config import McpServerConfig
 from bothost.mcp.environment import server_headers

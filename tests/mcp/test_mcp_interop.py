@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Recorder, free_port, listening, wait_for
+from mcp_helpers import Recorder, free_port, listening, wait_for
 from peers import server_everything
 
 from bothost.mcp.http import HttpTransport

@@ -10,7 +10,7 @@ import time
 
 import pluggy
 import pytest
-from conftest import PAGING_SERVER, wait_for
+from mcp_helpers import PAGING_SERVER, wait_for
 
 from bothost.config import McpServerConfig
 from bothost.mcp.manager import McpManager, McpManagerError, status_path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from conftest import wait_for
+from mcp_helpers import wait_for
 
 from bothost.mcp.session import ClientSession
 

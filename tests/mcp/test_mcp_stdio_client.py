@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 
-from conftest import wait_for
+from mcp_helpers import wait_for
 
 from bothost.mcp.serverlog import log_path
 
