@@ -28,6 +28,8 @@ class ConfigError(Exception):
 class Unset(str):
     """Placeholder for ``${env:NAME}`` whose variable is not set."""
 
+    env_name: str
+
     def __new__(cls, name: str) -> Unset:
         obj = super().__new__(cls, "")
         obj.env_name = name
@@ -97,7 +99,8 @@ def convert(tp: Any, value: Any, path: str, where: str, key: str, cls: type | No
             value = {}
         if not isinstance(value, dict):
             raise fail
-        return build(tp, value, path, where)
+        # is_dataclass also accepts instances; a type hint here is always the class.
+        return build(typing.cast(type, tp), value, path, where)
     if origin is list:
         if not isinstance(value, list):
             raise fail

@@ -66,7 +66,10 @@ class HttpServer:
             self.runner = None
             raise HttpError(f"platforms.web: cannot listen on {web_config.host}:"
                             f"{web_config.port}: {exc.strerror or exc}") from exc
-        sockets = site._server.sockets if site._server else []  # noqa: SLF001 — the real port
+        # The real port when 0 was asked for. aiohttp types the private _server as
+        # AbstractServer; it is the asyncio.Server that has .sockets.
+        server = site._server  # noqa: SLF001
+        sockets = server.sockets if server else []  # type: ignore[attr-defined]
         self.port = sockets[0].getsockname()[1] if sockets else web_config.port
         logger.info("listening on http://%s:%s/", web_config.host, self.port)
 
@@ -99,7 +102,7 @@ async def health(host: Any) -> dict[str, Any]:
 
     try:
         found = await host.store.run(read)
-        store = {"ok": True}
+        store: dict[str, Any] = {"ok": True}
     except Exception as exc:
         found = {"counts": {}, "last": None}
         store = {"ok": False, "error": str(exc)}

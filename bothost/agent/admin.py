@@ -101,11 +101,10 @@ class AdminToolSource:
     """Offers the ``config`` group to admins only."""
 
     def __init__(self) -> None:
-        side_effects = {"destructive": True}
         self._tools = [
-            tool_from_function(register_mcp, group=GROUP, admin_only=True, **side_effects),
-            tool_from_function(delete_mcp, group=GROUP, admin_only=True, **side_effects),
-            tool_from_function(toggle_item, group=GROUP, admin_only=True, **side_effects),
+            tool_from_function(register_mcp, group=GROUP, admin_only=True, destructive=True),
+            tool_from_function(delete_mcp, group=GROUP, admin_only=True, destructive=True),
+            tool_from_function(toggle_item, group=GROUP, admin_only=True, destructive=True),
             tool_from_function(list_items, group=GROUP, admin_only=True),
         ]
 

@@ -40,7 +40,7 @@ async def append(store: Store, session_id: str, turn_id: str, message: dict[str,
     row = {"session_id": session_id, "turn_id": turn_id, "role": message["role"],
            "content": message.get("content", ""), "data": json.dumps(data) if data else None,
            "tokens": estimate_tokens(message), "created_at": time.time()}
-    await store.run(lambda db: db["messages"].insert(row))
+    await store.run(lambda db: db.table("messages").insert(row))
 
 
 async def context(store: Store, session_id: str, budget: int) -> list[dict[str, Any]]:

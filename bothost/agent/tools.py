@@ -41,16 +41,17 @@ class Capabilities:
 
     def plus(self, extra: list[str]) -> Capabilities:
         """Add capabilities named in config (``private``, ``egress:chosen``…); never remove."""
-        caps = dict(private=self.private, untrusted=self.untrusted, egress=self.egress,
-                    destructive=self.destructive)
+        flags = dict(private=self.private, untrusted=self.untrusted,
+                     destructive=self.destructive)
+        egress = self.egress
         for word in extra:
             if word.startswith("egress:"):
                 wanted = word.split(":", 1)[1]
-                if EGRESS.index(wanted) > EGRESS.index(caps["egress"]):
-                    caps["egress"] = wanted
+                if EGRESS.index(wanted) > EGRESS.index(egress):
+                    egress = wanted
             elif word in ("private", "untrusted", "destructive"):
-                caps[word] = True
-        return Capabilities(**caps)
+                flags[word] = True
+        return Capabilities(egress=egress, **flags)
 
 
 @dataclass
@@ -162,8 +163,8 @@ def json_type(tp: Any) -> dict[str, Any]:
     if origin is Literal:
         return {"enum": list(typing.get_args(tp))}
     if origin in (list, tuple, set):
-        args = typing.get_args(tp)
-        return {"type": "array", "items": json_type(args[0]) if args else {}}
+        items = typing.get_args(tp)
+        return {"type": "array", "items": json_type(items[0]) if items else {}}
     if origin is dict or tp is dict:
         return {"type": "object"}
     simple = {str: "string", int: "integer", float: "number", bool: "boolean"}

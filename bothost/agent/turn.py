@@ -118,7 +118,7 @@ class Turn:
         result, status = await self.checked_call(request, tool)
         caps = tool.capabilities if tool else None
         content = result.content
-        if caps and caps.untrusted and not result.is_error:
+        if tool is not None and tool.capabilities.untrusted and not result.is_error:
             content = interlock.wrap_untrusted(content, tool.name)
         content = spill.cut(content, self.host.config.agent.output_budget,
                             self.host.home / "spill")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-TYPES = {
+TYPES: dict[str, type | tuple[type, ...]] = {
     "string": str, "integer": int, "number": (int, float), "boolean": bool,
     "array": list, "object": dict, "null": type(None),
 }

@@ -23,6 +23,7 @@ def run(ctx: click.Context) -> None:
     from bothost.serve import serve
 
     runtime = ctx.find_object(Runtime)
+    assert runtime is not None, "the bothost group puts a Runtime on the context"
     verbose = ctx.parent.params.get("verbose", 0) if ctx.parent else 0
     sys.exit(runtime.run(serve(runtime.host(), verbose)))
 

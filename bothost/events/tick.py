@@ -159,8 +159,10 @@ async def _tick(
             items, low_ids=low, muted_ids=triage.ids(MUTED), muted_summary=triage.muted_summary,
             targets=config.deliver_to, now=now, tz=schedule.tz,
         )
+    tick_id = result.tick_id
+    assert tick_id is not None, "run_tick starts the tick before _tick runs"
     await store.run(lambda db: ledger.record(
-        db, tick_id=result.tick_id, priorities=triage.priorities, done=silenced, held=held,
+        db, tick_id=tick_id, priorities=triage.priorities, done=silenced, held=held,
         briefing=briefing, now=now))
     result.held += len(held)
     result.silenced = len(silenced)
@@ -237,13 +239,15 @@ class Ticker:
             if callable(bind):
                 bind(host)
         run_agent = getattr(host, "run_tick_agent", None)
-        use_llm = run_agent is not None and host.config.llm.provider not in ("", "offline")
+        llm_triage: LlmTriage | None = None
+        if run_agent is not None and host.config.llm.provider not in ("", "offline"):
+            llm_triage = LlmTriage(run_agent)
 
         async def on_briefing(briefing: Briefing) -> None:
             await call_each(host.pm, "on_briefing", briefing=briefing)
 
         return cls(host.store, host.config.tick, host.deliver,
-                   llm_triage=LlmTriage(run_agent) if use_llm else None, on_briefing=on_briefing)
+                   llm_triage=llm_triage, on_briefing=on_briefing)
 
     def poke(self) -> None:
         """Ask for a tick soon (an urgent event arrived). Call from the event loop."""

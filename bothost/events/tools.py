@@ -16,7 +16,7 @@ from bothost.events import feedback
 from bothost.events.tick import Ticker
 
 LISTED = 20  # events shown to the agent; the CLI lists more
-TOOL_OPTIONS = {
+TOOL_OPTIONS: dict[str, dict[str, bool | str]] = {
     "events_list": {"private": True, "untrusted": True},
     "tick_now": {"egress": "fixed"},
 }

@@ -241,7 +241,7 @@ def group(
     events: Iterable[QueuedEvent], priorities: Mapping[int, str], tz: tzinfo
 ) -> list[BriefingItem]:
     """Items for the shown priorities, one per (priority, source, type, sender) group."""
-    groups: dict[tuple[str, str, str, str | None], list[QueuedEvent]] = {}
+    groups: dict[tuple[str, str, str, tuple[str, str] | None], list[QueuedEvent]] = {}
     for event in sorted(events, key=lambda e: e.id):
         priority = priorities.get(event.id)
         if priority in SHOWN:

@@ -83,8 +83,9 @@ class OfflineProvider:
         user_text = next((m["content"] for m in reversed(request.messages)
                           if m.get("role") == "user"), "")
         results = trailing_tool_results(request.messages)
-        assistant = next((m for m in reversed(request.messages)
-                          if m.get("role") == "assistant" and m.get("tool_calls")), {})
+        assistant: dict[str, Any] = next((m for m in reversed(request.messages)
+                                          if m.get("role") == "assistant"
+                                          and m.get("tool_calls")), {})
         called = [c["name"] for c in assistant.get("tool_calls", [])]
         if called == ["activate_tools"] and not results[-1].get("is_error"):
             word, _, rest = user_text.strip().partition(" ")

@@ -138,8 +138,8 @@ def convert(raw: Any) -> McpServerConfig:
         if raw.get(key):
             raise SkipEntry(f"`{key}` is not supported; add it with `bothost mcp add` "
                             "(a wrapper script can change directory or read the file)")
-    common = {"enabled": not raw.get("disabled", False),
-              "description": str(raw.get("description") or "")}
+    enabled = not raw.get("disabled", False)
+    description = str(raw.get("description") or "")
     if command and not url and kind in (None, "stdio"):
         args = raw.get("args") or []
         if not isinstance(command, str) or not isinstance(args, list) or any(
@@ -147,12 +147,13 @@ def convert(raw: Any) -> McpServerConfig:
             raise SkipEntry("invalid entry: `command` must be a string and `args` a list")
         return McpServerConfig(command=fill(command, "command"),
                                args=[fill(str(a), f"args[{i}]") for i, a in enumerate(args)],
-                               env=strings(raw.get("env"), "env"), **common)
+                               env=strings(raw.get("env"), "env"),
+                               enabled=enabled, description=description)
     if url and not command and kind in (None, *HTTP_TYPES):
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise SkipEntry(f"invalid entry: url {url!r} is not an http(s) URL")
-        return McpServerConfig(url=fill(url, "url"), headers=strings(raw.get("headers"),
-                                                                     "headers"), **common)
+        return McpServerConfig(url=fill(url, "url"), headers=strings(raw.get("headers"), "headers"),
+                               enabled=enabled, description=description)
     if command and url:
         raise SkipEntry("invalid entry: both `command` and `url`")
     raise SkipEntry("invalid entry: no `command` (stdio) or `url` (HTTP)"

@@ -75,7 +75,7 @@ class Inbound:
     def on_request(self, message: jsonrpc.Message, related: Any) -> None:
         task = self.spawn(self._answer(message, related))
         self._handlers[message["id"]] = task
-        task.add_done_callback(lambda _t, id_=message["id"]: self._handlers.pop(id_, None))
+        task.add_done_callback(lambda _t: self._handlers.pop(message["id"], None))
 
     async def _answer(self, message: jsonrpc.Message, related: Any) -> None:
         id_, method = message["id"], message["method"]
@@ -148,7 +148,7 @@ class Inbound:
         try:
             value = pending.on_progress(params.get("progress"), params.get("total"),
                                         params.get("message"))
-            if inspect.isawaitable(value):
+            if inspect.iscoroutine(value):
                 self.spawn(value)
         except Exception:
             self.log.exception("progress callback failed")

@@ -54,9 +54,9 @@ def link(path: Path) -> str:
     return f"/media/{path.name}"
 
 
-def human_size(n: int) -> str:
+def human_size(n: float) -> str:
     for unit in ("B", "kB", "MB"):
         if n < 1024 or unit == "MB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
+        n /= 1024
     return f"{n} B"

@@ -11,7 +11,9 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+from io import TextIOWrapper
 from pathlib import Path
+from typing import cast
 
 MAX_BYTES = 5 * 1024 * 1024  # DESIGN: rotate at 5 MB
 BACKUPS = 1  # one backup: <name>.log.1
@@ -28,9 +30,11 @@ MCP_LEVELS = {
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """Creates its files 0600: a server's stderr may carry the user's private data."""
 
-    def _open(self):  # type: ignore[no-untyped-def]
+    def _open(self) -> TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+        # a log handler's mode is text ("a"), so open() gives the TextIOWrapper it declares
+        return cast(TextIOWrapper, open(fd, self.mode, encoding=self.encoding,
+                                        errors=self.errors))
 
 
 def log_path(home: Path, name: str) -> Path:

@@ -60,7 +60,7 @@ def save(db: sqlite_utils.Database, name: str, config: McpServerConfig, origin: 
     row = to_row(name, config, origin)
     existing = list(db[TABLE].rows_where("name = ?", [name], select="created_at"))
     row["created_at"] = existing[0]["created_at"] if existing else time.time()
-    db[TABLE].upsert(row, pk="name")
+    db.table(TABLE).upsert(row, pk="name")
 
 
 def delete(db: sqlite_utils.Database, name: str) -> bool:
@@ -73,5 +73,5 @@ def set_enabled(db: sqlite_utils.Database, name: str, enabled: bool) -> None:
 
 def set_override(db: sqlite_utils.Database, name: str, enabled: bool) -> None:
     """Record `enabled` for the config server `name`."""
-    db[TABLE].upsert({"name": name, "enabled": int(enabled), "origin": OVERRIDE,
+    db.table(TABLE).upsert({"name": name, "enabled": int(enabled), "origin": OVERRIDE,
                       "created_at": time.time()}, pk="name")
