@@ -17,6 +17,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check bothost plugins mcp_servers tests bench
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # Node peers for MCP interop tests: the official conformance suite needs Node >= 22,
