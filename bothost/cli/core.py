@@ -12,6 +12,7 @@ import yaml
 
 from bothost.cli.runtime import Runtime
 from bothost.config import mask_secrets
+from bothost.discovery import PluginInfo
 
 pass_runtime = click.make_pass_decorator(Runtime)
 
@@ -42,8 +43,8 @@ def chat(runtime: Runtime, message: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def plugins(runtime: Runtime, as_json: bool) -> None:
-    """List every plugin found, its origin and its hooks."""
-    infos = runtime.plugins
+    """List every plugin found, its origin and its hooks (MCP servers as mcp:NAME)."""
+    infos = runtime.plugins + mcp_plugins(runtime)
     if as_json:
         click.echo(json.dumps([asdict(i) for i in infos], indent=2))
         return
@@ -52,6 +53,21 @@ def plugins(runtime: Runtime, as_json: bool) -> None:
         click.echo(f"{info.name:16} {info.origin:28} {state}")
         if info.hooks:
             click.echo(f"{'':16} hooks: {', '.join(info.hooks)}")
+
+
+def mcp_plugins(runtime: Runtime) -> list[PluginInfo]:
+    """The MCP servers a host registers as plugins ``mcp:NAME`` while they run."""
+    from bothost.mcp import stored
+
+    servers = {name: ("mcp:config", cfg.enabled)
+               for name, cfg in runtime.config.mcp.servers.items()}
+    for name, row in runtime.store.call(stored.load).items():
+        if row.origin == stored.OVERRIDE and name in servers:
+            servers[name] = ("mcp:config", row.config.enabled)
+        elif name not in servers:
+            servers[name] = (f"mcp:{row.origin}", row.config.enabled)
+    return [PluginInfo(name=f"mcp:{name}", origin=origin, disabled=not enabled)
+            for name, (origin, enabled) in sorted(servers.items())]
 
 
 def pip(*args: str) -> None:

@@ -102,3 +102,10 @@ def test_directory_tool_listed_and_callable_from_the_cli(tmp_path, home):
     assert called.returncode == 0 and "HI THERE" in called.stdout
     listed = json.loads(bothost(home, "--config", str(config), "plugins", "--json").stdout)
     assert any(p["name"] == "shouter" and p["hooks"] == ["register_tools"] for p in listed)
+
+
+def test_plugins_lists_mcp_servers_as_plugins(home):
+    listed = json.loads(bothost(home, "plugins", "--json").stdout)
+    by_name = {p["name"]: p for p in listed}
+    assert by_name["mcp:weather"]["origin"] == "mcp:config" and not by_name["mcp:weather"]["disabled"]
+    assert by_name["mcp:gmail"]["disabled"]
