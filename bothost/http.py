@@ -66,11 +66,8 @@ class HttpServer:
             self.runner = None
             raise HttpError(f"platforms.web: cannot listen on {web_config.host}:"
                             f"{web_config.port}: {exc.strerror or exc}") from exc
-        # The real port when 0 was asked for. aiohttp types the private _server as
-        # AbstractServer; it is the asyncio.Server that has .sockets.
-        server = site._server  # noqa: SLF001
-        sockets = server.sockets if server else []  # type: ignore[attr-defined]
-        self.port = sockets[0].getsockname()[1] if sockets else web_config.port
+        addresses = self.runner.addresses  # the real port when 0 was asked for
+        self.port = int(addresses[0][1]) if addresses else web_config.port
         logger.info("listening on http://%s:%s/", web_config.host, self.port)
 
     async def stop(self) -> None:
