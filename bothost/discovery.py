@@ -29,8 +29,6 @@ FIRST_PARTY = {
     "builtin_tools": "bothost.plugins.builtin_tools",
     "console": "bothost.plugins.console",
     "llm": "bothost.llm.plugin",
-}
-OPTIONAL_FIRST_PARTY = {
     "web": "bothost.plugins.web",
     "slack": "bothost.plugins.slack",
     "events": "bothost.events.plugin",
@@ -78,9 +76,6 @@ def load_plugins(
             info.error = f"{type(exc).__name__}: {exc}"
             logger.error("plugin %s (%s) failed to import and is skipped: %s", name, origin, exc)
             return
-        if module is None:
-            infos.remove(info)
-            return
         info.module = getattr(module, "__name__", repr(module))
         if pm.is_registered(module) or pm.get_plugin(name) is not None:
             info.error = "already registered"
@@ -94,8 +89,6 @@ def load_plugins(
 
     for name, module_name in FIRST_PARTY.items():
         add(name, "first-party", lambda m=module_name: importlib.import_module(m), True)
-    for name, module_name in OPTIONAL_FIRST_PARTY.items():
-        add(name, "first-party", lambda m=module_name: import_if_present(m), True)
     for ep in entry_points():
         dist = ep.dist.name if ep.dist else "?"
         add(ep.name, f"entry-point:{dist}", ep.load, False)
@@ -109,15 +102,6 @@ def load_plugins(
 
 def hook_names(pm: pluggy.PluginManager, plugin: Any) -> list[str]:
     return sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])
-
-
-def import_if_present(module_name: str) -> ModuleType | None:
-    """Import a first-party plugin that later work may not have added yet."""
-    if importlib.util.find_spec(module_name) is None:
-        return None
-    module = importlib.import_module(module_name)
-    has_hooks = any(hasattr(obj, "bothost_impl") for obj in vars(module).values())
-    return module if has_hooks else None
 
 
 def entry_points() -> list[importlib.metadata.EntryPoint]:

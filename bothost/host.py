@@ -118,7 +118,7 @@ class Host:
         self.active.clear()
         if self.mcp is not None:
             await self.mcp.stop()
-        if self.events is not None and hasattr(self.events, "close"):
+        if self.events is not None:
             await self.events.close()
         await call_each(self.pm, "shutdown", host=self)
         await self.http.stop()

@@ -105,7 +105,7 @@ async def health(host: Any) -> dict[str, Any]:
         store = {"ok": False, "error": str(exc)}
     platforms = {name: platform_health(p) for name, p in host.active.items()}
     servers = {}
-    if host.mcp is not None and hasattr(host.mcp, "status"):
+    if host.mcp is not None:
         for s in host.mcp.status():
             healthy = s.state in ("ready", "disabled", "shadowed")
             servers[s.name] = {"ok": healthy, "state": s.state,

@@ -6,44 +6,26 @@ subsystem's construction (which needs several parts of the host) lives in one pl
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.util
-import logging
 from typing import Any
 
-from bothost.executables import resolve_command
-
-logger = logging.getLogger(__name__)
-
-
-def available(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
+from bothost.agent.mcp_tools import McpToolSource
+from bothost.events.queue import EventQueue
+from bothost.events.tick import Ticker
+from bothost.mcp.manager import McpManager
 
 
 async def start_events(host: Any, tick: bool = True) -> Any:
-    from bothost.events.queue import EventQueue
-
     queue = EventQueue(host.store, host.config.tick)
-    if tick and host.config.tick.enabled and available("bothost.events.tick"):
-        from bothost.events.tick import Ticker
-
-        host.ticker = Ticker.for_host(host) if hasattr(Ticker, "for_host") else None
-        if host.ticker is not None:
-            queue.on_urgent = host.ticker.poke
-            host.supervise("tick", host.ticker.run_forever)
+    if tick and host.config.tick.enabled:
+        host.ticker = Ticker.for_host(host)
+        queue.on_urgent = host.ticker.poke
+        host.supervise("tick", host.ticker.run_forever)
     return queue
 
 
 async def start_mcp(host: Any) -> Any:
-    if not available("bothost.mcp.manager"):
-        return None
-    from bothost.agent.mcp_tools import McpToolSource
-    from bothost.mcp.manager import McpManager
-
-    servers = {name: with_resolved_command(server)
-               for name, server in host.config.mcp.servers.items()}
-    manager = McpManager(servers, host.store, host.pm, host.home, on_event=host.ingest_event,
-                         ask=nobody_to_ask)
+    manager = McpManager(host.config.mcp.servers, host.store, host.pm, host.home,
+                         on_event=host.ingest_event, ask=nobody_to_ask)
     await manager.start()
     host.registry.add_source(McpToolSource(manager, host.config))
     return manager
@@ -56,12 +38,3 @@ async def nobody_to_ask(question: Any) -> None:
     its own asker); this default only makes the client offer elicitation to servers.
     """
     return None
-
-
-def with_resolved_command(server: Any) -> Any:
-    """The bundled servers' scripts sit beside the interpreter, maybe not on PATH."""
-    if server.command:
-        found = resolve_command(server.command)
-        if found:
-            return dataclasses.replace(server, command=found)
-    return server

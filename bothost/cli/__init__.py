@@ -7,7 +7,6 @@ written nothing.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import sys
 from typing import Any
@@ -74,22 +73,11 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
 
 
 def add_commands() -> None:
-    from bothost.cli import core
+    from bothost.cli import core, events, mcp, mcp_install  # noqa: F401 (mcp_install extends mcp)
 
-    for command in core.COMMANDS:
+    for command in (*core.COMMANDS, mcp.mcp_group, events.events_group, events.tick_command,
+                    events.briefings_command):
         cli.add_command(command)
-    optional = {
-        "bothost.cli.mcp": ["mcp_group"],
-        "bothost.cli.mcp_install": [],  # importing it adds `mcp install` and `mcp import`
-        "bothost.cli.events": ["events_group", "tick_command", "briefings_command"],
-    }
-    for module_name, names in optional.items():
-        if importlib.util.find_spec(module_name) is None:
-            continue
-        module = importlib.import_module(module_name)
-        for name in names:
-            if hasattr(module, name):
-                cli.add_command(getattr(module, name))
 
 
 add_commands()

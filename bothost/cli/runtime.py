@@ -81,8 +81,7 @@ class Runtime:
         try:
             return await host.ingest_event(source, type, payload, dedupe_key=dedupe_key)
         finally:
-            if hasattr(host.events, "close"):
-                await host.events.close()
+            await host.events.close()
 
     def close(self) -> None:
         if self._host is not None and not self._host.started:
