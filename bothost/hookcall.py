@@ -13,19 +13,28 @@ import logging
 from typing import Any
 
 import pluggy
+from pluggy import HookImpl
 
 logger = logging.getLogger(__name__)
+
+
+def impls(pm: pluggy.PluginManager, hook: str) -> list[HookImpl]:
+    """The implementations of ``hook`` in registration order."""
+    # pluggy lists implementations last-registered first
+    return list(reversed(getattr(pm.hook, hook).get_hookimpls()))
+
+
+def accepted(impl: HookImpl, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments ``impl`` takes (an implementation may accept a subset)."""
+    return {name: kwargs[name] for name in impl.argnames if name in kwargs}
 
 
 async def call_each(pm: pluggy.PluginManager, hook: str, **kwargs: Any) -> list[Any]:
     """Call every implementation of ``hook``; return the results of those that did not fail."""
     results = []
-    caller = getattr(pm.hook, hook)
-    # pluggy lists implementations last-registered first; keep registration order instead
-    for impl in reversed(caller.get_hookimpls()):
-        args = {name: kwargs[name] for name in impl.argnames if name in kwargs}
+    for impl in impls(pm, hook):
         try:
-            result = impl.function(**args)
+            result = impl.function(**accepted(impl, kwargs))
             if inspect.isawaitable(result):
                 result = await result
         except Exception:

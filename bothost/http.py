@@ -14,6 +14,8 @@ from typing import Any
 
 from aiohttp import web
 
+from bothost.startup import call_register
+
 logger = logging.getLogger(__name__)
 
 HOST: web.AppKey[Any] = web.AppKey("host", object)  # request.app[HOST] is the Host
@@ -44,8 +46,7 @@ class HttpServer:
         app = web.Application(client_max_size=4 * 1024 * 1024)
         app[HOST] = self.host
         app.router.add_get("/healthz", self.healthz)
-        for impl in reversed(self.host.pm.hook.register_routes.get_hookimpls()):
-            impl.function(app=app)
+        call_register(self.host.pm, "register_routes", app=app)
         self.app = app
         return app
 

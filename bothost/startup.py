@@ -6,10 +6,14 @@ message naming the plugin that raised (startup is fail-fast).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import pluggy
+from pluggy import HookImpl
 
+from bothost.hookcall import accepted, impls
 from bothost.store.migrations import Migration, core_migrations
 
 
@@ -17,12 +21,20 @@ class RegistrationError(Exception):
     """A plugin's registration hook failed; startup stops."""
 
 
-def call_register(pm: pluggy.PluginManager, hook: str, register: Any) -> None:
-    for impl in reversed(getattr(pm.hook, hook).get_hookimpls()):
-        try:
-            impl.function(register=register)
-        except Exception as exc:
-            raise RegistrationError(f"plugin {impl.plugin_name} failed in {hook}: {exc}") from exc
+@contextlib.contextmanager
+def registering(impl: HookImpl, hook: str) -> Iterator[None]:
+    """Turn a plugin's failure in a registration hook into one line naming the plugin."""
+    try:
+        yield
+    except Exception as exc:
+        raise RegistrationError(f"plugin {impl.plugin_name} failed in {hook}: {exc}") from exc
+
+
+def call_register(pm: pluggy.PluginManager, hook: str, **kwargs: Any) -> None:
+    """Call a registration hook's implementations in order; the first failure stops startup."""
+    for impl in impls(pm, hook):
+        with registering(impl, hook):
+            impl.function(**accepted(impl, kwargs))
 
 
 def build_migrations(pm: pluggy.PluginManager) -> list[Migration]:
@@ -31,7 +43,7 @@ def build_migrations(pm: pluggy.PluginManager) -> list[Migration]:
     def register(component: str, number: int, apply: Any, name: str = "") -> None:
         migrations.append(Migration(component, number, apply, name))
 
-    call_register(pm, "register_migrations", register)
+    call_register(pm, "register_migrations", register=register)
     return migrations
 
 
@@ -41,7 +53,7 @@ def collect_providers(pm: pluggy.PluginManager) -> dict[str, Any]:
     def register(name: str, factory: Any) -> None:
         providers[name] = factory
 
-    call_register(pm, "register_llm_providers", register)
+    call_register(pm, "register_llm_providers", register=register)
     return providers
 
 
@@ -53,17 +65,14 @@ def collect_platforms(pm: pluggy.PluginManager) -> dict[str, Any]:
             raise RegistrationError(f"platform {platform.name!r} registered twice")
         platforms[platform.name] = platform
 
-    call_register(pm, "register_platforms", register)
+    call_register(pm, "register_platforms", register=register)
     return platforms
 
 
 def collect_tools(pm: pluggy.PluginManager, registry: Any) -> None:
-    for impl in reversed(pm.hook.register_tools.get_hookimpls()):
+    for impl in impls(pm, "register_tools"):  # each tool records the plugin that registered it
         def register(func: Any, _plugin: str = impl.plugin_name, **options: Any) -> None:
             registry.register(func, plugin=_plugin, **options)
 
-        try:
+        with registering(impl, "register_tools"):
             impl.function(register=register)
-        except Exception as exc:
-            raise RegistrationError(
-                f"plugin {impl.plugin_name} failed in register_tools: {exc}") from exc

@@ -16,6 +16,7 @@ import click
 from bothost.cli.runtime import Runtime
 from bothost.config import ConfigError
 from bothost.discovery import DiscoveryError
+from bothost.hookcall import impls
 from bothost.startup import RegistrationError
 
 CONFIG_EXIT = 2
@@ -28,7 +29,7 @@ class BothostGroup(click.Group):
         runtime = ctx.ensure_object(Runtime)
         if runtime.plugin_commands is None:
             extra = click.Group()
-            for impl in reversed(runtime.pm.hook.register_commands.get_hookimpls()):
+            for impl in impls(runtime.pm, "register_commands"):  # a broken one is skipped
                 try:
                     impl.function(cli=extra)
                 except Exception as exc:
