@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,11 @@ from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import ToolRegistry
 from bothost.agent.turn import Turn
 from bothost.config import Config
+from bothost.events.delivery import platform_deliver
 from bothost.home import ensure_home
 from bothost.hookcall import call_each
 from bothost.http import HttpServer
-from bothost.models import Address, Briefing, Event, IncomingMessage, Session
+from bothost.models import Briefing, Event, IncomingMessage, Session
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
 from bothost.store import Store
 from bothost.supervisor import Supervisor
@@ -53,6 +53,7 @@ class Host:
         self.providers = collect_providers(pm)
         self.llm = self.make_provider()
         self.platforms = collect_platforms(pm)
+        self._deliver = platform_deliver(self.platforms)  # console: prints, others send_briefing
         self.active: dict[str, Any] = {}
         self.offline_commands: dict[str, Any] = getattr(self.llm, "commands", {})
         self.supervisor = Supervisor()
@@ -188,16 +189,7 @@ class Host:
 
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""
-        address = Address.parse(target)
-        if address.platform == "console":
-            sys.stdout.write(briefing.text)
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            return "stdout"
-        platform = self.active.get(address.platform) or self.platforms.get(address.platform)
-        if platform is None:
-            raise HostError(f"no platform {address.platform!r} to deliver to {target}")
-        return await platform.send_briefing(address, briefing)
+        return await self._deliver(target, briefing)
 
 
 def with_context(message: IncomingMessage) -> str:
