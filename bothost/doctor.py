@@ -30,8 +30,9 @@ def diagnose(runtime: Any) -> list[Finding]:
     findings += check_plugins(runtime)
     findings += check_store(runtime)
     findings += check_llm(config)
-    findings += check_mcp(config)
-    findings += check_mcp_running(runtime)
+    missing = check_mcp(config)
+    findings += missing
+    findings += check_mcp_running(runtime, skip={f.check.removeprefix("mcp ") for f in missing})
     findings += check_slack(config)
     return findings
 
@@ -86,19 +87,23 @@ def check_mcp(config: Any) -> list[Finding]:
     return out
 
 
-def check_mcp_running(runtime: Any) -> list[Finding]:
-    """Start every enabled server briefly (as `bothost mcp list --check` does) and report."""
-    from bothost.mcp import commands
+def check_mcp_running(runtime: Any, skip: set[str]) -> list[Finding]:
+    """Start the enabled servers briefly (as `bothost mcp list --check` does) and report.
+
+    Servers in ``skip`` were already reported (their command is missing) and are not started.
+    """
+    from bothost.mcp import commands, stored
 
     manager = commands.manager_for(runtime.config, runtime.store, runtime.home)
+    names = set(runtime.config.mcp.servers) | set(runtime.store.call(stored.load))
     try:
-        statuses = asyncio.run(commands.list_servers(manager, check=True))
+        statuses = asyncio.run(commands.list_servers(manager, check=True, only=names - skip))
     except Exception as exc:
         return [Finding("mcp", False, f"could not start the MCP servers: {exc}",
                         "see bothost mcp list and bothost mcp logs NAME")]
     out = []
     for s in statuses:
-        if not s.enabled or s.state in ("disabled", "shadowed"):
+        if s.name in skip or not s.enabled or s.state in ("disabled", "shadowed"):
             continue
         if s.state == "ready":
             out.append(Finding(f"mcp {s.name}", True, f"ready, {s.tools} tools"))

@@ -41,10 +41,11 @@ def live_status(home: Path) -> dict[str, dict[str, Any]]:
     return {s["name"]: s for s in data.get("servers", []) if s.get("state") != "shadowed"}
 
 
-async def list_servers(manager: McpManager, check: bool = False) -> list[ServerStatus]:
-    """Every server; live state from a running host, or from starting them now (`check`)."""
+async def list_servers(manager: McpManager, check: bool = False,
+                       only: set[str] | None = None) -> list[ServerStatus]:
+    """Every server; live state from a running host, or from starting them (or `only`) now."""
     if check:
-        await manager.start(wait=PRIVATE_START_WAIT)
+        await manager.start(only=only, wait=PRIVATE_START_WAIT)
         try:
             return manager.status()
         finally:

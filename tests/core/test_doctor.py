@@ -25,4 +25,5 @@ def test_doctor_names_what_is_wrong_and_the_fix(home, tmp_path):
     out = result.stdout
     assert "!!  llm: anthropic needs an API key" in out and "fix: set llm.api_key" in out
     assert "!!  mcp missing: command 'no-such-mcp-server' not found" in out
+    assert out.count("mcp missing:") == 1  # reported once, and not started
     assert "!!  mcp broken:" in out and "bothost mcp logs broken" in out
