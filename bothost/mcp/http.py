@@ -19,6 +19,7 @@ import aiohttp
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
+from bothost.mcp.tasks import TaskSet
 from bothost.mcp.transport import OnClose, OnMessage, OnSessionLost, TransportError
 
 CONNECT_TIMEOUT = 10.0
@@ -53,8 +54,8 @@ class HttpTransport:
         self._http: aiohttp.ClientSession | None = None
         self._on_message: OnMessage | None = None
         self._on_close: OnClose | None = None
-        self._tasks: set[asyncio.Task] = set()
-        self._get_task: asyncio.Task | None = None
+        self._tasks = TaskSet(self.log, "HTTP transport task")
+        self._get_task: asyncio.Future[Any] | None = None
         self._generation = 0  # bumped each time the session is dialed again
         self._lost_lock = asyncio.Lock()
         self._closed = False
@@ -72,18 +73,7 @@ class HttpTransport:
     async def opened(self) -> None:
         if self._get_task is not None:
             self._get_task.cancel()
-        self._get_task = self._spawn(self._push_stream(self._generation))
-
-    def _spawn(self, coro: Any) -> asyncio.Task:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-        return task
-
-    def _done(self, task: asyncio.Task) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self.log.error("HTTP transport task failed", exc_info=task.exception())
+        self._get_task = self._tasks.spawn(self._push_stream(self._generation))
 
     def _headers(self, accept: str, last_event_id: str | None = None) -> dict[str, str]:
         headers = {**self.headers, "Accept": accept}
@@ -133,7 +123,7 @@ class HttpTransport:
         elif kind == "application/json":
             await self._json_body(resp, related)
         else:
-            self._spawn(self._call_stream(resp, related))
+            self._tasks.spawn(self._call_stream(resp, related))
 
     async def _json_body(self, resp: aiohttp.ClientResponse, related: Any) -> None:
         try:
@@ -226,7 +216,7 @@ class HttpTransport:
                     self.log.debug("no server push stream (%s)", resp)
                     return
                 if resp == "HTTP 404":
-                    self._spawn(self._session_lost(generation))
+                    self._tasks.spawn(self._session_lost(generation))
                     return
                 if resp.startswith("unreachable"):
                     self._report(resp)  # the server went away; the manager dials again

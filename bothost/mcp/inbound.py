@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Coroutine
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from bothost.mcp import elicitation, jsonrpc, serverlog
 from bothost.mcp.jsonrpc import McpError
+from bothost.mcp.tasks import TaskSet
 from bothost.mcp.transport import TransportError
 
 if TYPE_CHECKING:
@@ -39,24 +40,16 @@ class Inbound:
     def __init__(self, session: ClientSession) -> None:
         self.session = session
         self.log = session.log
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks = TaskSet(self.log)
         self._events_in_flight = asyncio.Semaphore(MAX_EVENTS_IN_FLIGHT)
-        self._handlers: dict[Any, asyncio.Task] = {}  # server request id -> its task
+        self._handlers: dict[Any, asyncio.Future[Any]] = {}  # server request id -> its task
         self._queue: asyncio.Queue[jsonrpc.Message] = asyncio.Queue(MAX_QUEUED_NOTIFICATIONS)
         self._worker: asyncio.Task | None = None
         self._relist: asyncio.Task | None = None
         self._tools_dirty = False
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-        return task
-
-    def _done(self, task: asyncio.Task) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self.log.error("background task failed", exc_info=task.exception())
+    def spawn(self, awaitable: Awaitable[Any]) -> asyncio.Future[Any]:
+        return self._tasks.spawn(awaitable)
 
     async def close(self) -> None:
         if self._worker is not None and not self._worker.done():
@@ -148,7 +141,7 @@ class Inbound:
         try:
             value = pending.on_progress(params.get("progress"), params.get("total"),
                                         params.get("message"))
-            if inspect.iscoroutine(value):
+            if inspect.isawaitable(value):
                 self.spawn(value)
         except Exception:
             self.log.exception("progress callback failed")

@@ -27,6 +27,7 @@ from bothost.config import McpServerConfig
 from bothost.mcp import stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.runner import ServerRunner, ServerStatus, describe
+from bothost.mcp.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ class McpManager:
         self._only: set[str] | None = None
         self._reloader: asyncio.Task | None = None
         self._lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks = TaskSet(logger, "MCP tools listener")
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -113,7 +114,7 @@ class McpManager:
         for name in list(self.runners):
             self._unregister(name)
         self.runners.clear()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.wait()
 
     async def _reload_forever(self) -> None:
         while True:
@@ -184,9 +185,7 @@ class McpManager:
             try:
                 value = listener(name)
                 if inspect.isawaitable(value):
-                    task = asyncio.ensure_future(value)
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
+                    self._tasks.spawn(value)
             except Exception:
                 logger.exception("MCP tools listener failed")
         if self.publish_status and self.started:
