@@ -3,16 +3,11 @@
 import asyncio
 import os
 import signal
-import socket
 import sys
 
 import aiohttp
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.helpers import free_port
 
 
 async def test_run_serves_until_sigterm(tmp_path, home):

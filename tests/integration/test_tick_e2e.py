@@ -11,17 +11,11 @@ from pathlib import Path
 
 from bothost.events.tick import Ticker
 from tests.fakes.llm import FakeLlm
-from tests.helpers import make_host, write_config
+from tests.helpers import make_host, until, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 ECHO = str(ROOT / "tests" / "mcp_servers" / "echo_server.py")
 CAPS = str(ROOT / "tests" / "agent" / "caps_server.py")
-
-
-async def wait_for(predicate, timeout=15):
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
 
 
 async def test_server_push_is_queued_and_bothost_tick_posts_it(home, tmp_path, monkeypatch):
@@ -31,7 +25,7 @@ async def test_server_push_is_queued_and_bothost_tick_posts_it(home, tmp_path, m
     host = make_host(home, {"mcp": {"servers": servers}, "tick": {"deliver_to": ["console:"]}})
     await host.start(serve_http=False, tick=False)
     try:
-        await wait_for(lambda: host.store.call(lambda db: db["events"].count) > 0)
+        await until(lambda: host.store.call(lambda db: db["events"].count) > 0, timeout=15)
     finally:
         await host.stop()
     import sqlite3

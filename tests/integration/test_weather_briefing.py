@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sqlite3
 import sys
 
@@ -17,12 +16,7 @@ import aiohttp
 import yaml
 
 from tests.fakes.open_meteo import ZURICH, FakeOpenMeteo
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.helpers import free_port
 
 
 def briefings(home):

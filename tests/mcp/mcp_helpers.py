@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
-from collections.abc import Callable
 from pathlib import Path
+
+from tests.helpers import free_port, until
 
 SERVERS = Path(__file__).with_name("servers")
 PAGING_SERVER = SERVERS / "paging_server.py"
-WAIT = 10.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+wait_for = until  # the name these tests use
+__all__ = ["PAGING_SERVER", "Recorder", "free_port", "listening", "wait_for"]
 
 
 def listening(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-async def wait_for(condition: Callable[[], object], timeout: float = WAIT) -> None:
-    """Poll `condition` until it is true; fail after `timeout` seconds."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 class Recorder:

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import bothost.cli.mcp_install  # noqa: F401  (in-process runs; the wiring is tested below)
 from bothost.cli import cli
+from tests.helpers import free_port
 from tests.mcp_install.support import ECHO_SERVER, rows
 
 STARTUP = 10.0
@@ -40,9 +41,7 @@ def write(tmp_path, name: str, data) -> str:
 @pytest.fixture
 def echo_url(tmp_path):
     """The echo test server over Streamable HTTP on an ephemeral port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     log = (tmp_path / "echo-http.log").open("wb")
     process = subprocess.Popen([sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
                                stdin=subprocess.DEVNULL, stdout=log, stderr=log)

@@ -28,6 +28,8 @@ from pathlib import Path
 import pytest
 from peers import program
 
+from tests.helpers import free_port
+
 TEST_USER = "bothost-ssh-test"
 TEST_PASSWORD = "tr0ub4dor&3-correct-horse"
 START_SECONDS = 10.0
@@ -86,11 +88,6 @@ class Sshd:
         entry.update(overrides)
         return entry
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _keygen(path: Path) -> None:
@@ -164,7 +161,7 @@ def start(root: Path) -> tuple[Sshd, subprocess.Popen]:
         (fakes / name).chmod(0o755)
     failed = root / "failed-units"
     failed.write_text("")
-    port = _free_port()
+    port = free_port()
     config = _write_config(root, port, fakes)
     log = root / "sshd.log"
     with log.open("w") as out:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import free_port
 from tests.peers import conformance_js, node22
 
 # logging-set-level applies because the kit advertises the logging capability.
@@ -31,11 +32,6 @@ STARTUP_SECONDS = 30.0
 SCENARIO_TIMEOUT_SECONDS = 60
 STOP_SECONDS = 15.0
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait_listening(port: int, process: subprocess.Popen) -> None:
@@ -54,7 +50,7 @@ def _wait_listening(port: int, process: subprocess.Popen) -> None:
 @pytest.fixture(scope="module")
 def weather_url(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, BOTHOST_HOME=str(home), WEATHER_API_BASE="http://127.0.0.1:9")
     log = (home / "server.log").open("w")
     process = subprocess.Popen(

@@ -9,23 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
+from tests.helpers import free_port
 from tests.peers import conformance_js, node22
 
 SCENARIOS = ["server-initialize", "tools-list"]
 START_SECONDS = 10.0
 SCENARIO_SECONDS = 60.0
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 async def listening(port: int) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 
 import aiohttp
 import pytest
 from mcp import types
+
+from tests.helpers import free_port
 
 # Generous: a loaded CI machine can take seconds to start Python with aiohttp.
 STARTUP = 30.0
@@ -25,15 +26,10 @@ INIT = {
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
 
 @pytest.fixture
 async def echo_server(echo_argv, home, tmp_path):
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "http-server.log").open("wb")
     process = await asyncio.create_subprocess_exec(
         *echo_argv,
