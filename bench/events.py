@@ -149,7 +149,8 @@ async def server_to_sqlite(directory: Path, count: int) -> float:
     }}}))
     config = load(config_file, home)
     pm = new_plugin_manager()
-    host = Host(config, home, pm, load_plugins(pm, [], []))
+    load_plugins(pm, [], [])
+    host = Host(config, home, pm)
     counted = lambda db: db.execute("SELECT count(*) FROM events").fetchone()[0]  # noqa: E731
     await host.start(serve_http=False, platforms=False, tick=False)
     try:

@@ -107,7 +107,8 @@ async def measure(wanted: int) -> dict[str, Any]:
         home.mkdir(mode=0o700)
         config = load(config_file(Path(tmp)), home)
         pm = new_plugin_manager()
-        host = Host(config, home, pm, load_plugins(pm, [], []))
+        load_plugins(pm, [], [])
+        host = Host(config, home, pm)
         await host.start(serve_http=False, platforms=False, mcp=True, tick=False)
         try:
             await trim_to(host, wanted)

@@ -93,7 +93,8 @@ async def main(count: int, concurrency: int) -> None:
             {**CONFIG, "platforms": {**CONFIG["platforms"], "webhook": {"secret": secret}}}))
         pm = new_plugin_manager()
         config = load(config_file, home)
-        host = Host(config, home, pm, load_plugins(pm, [], []))
+        load_plugins(pm, [], [])
+        host = Host(config, home, pm)
         await host.start(mcp=False, tick=False)
         try:
             url = f"http://127.0.0.1:{host.http.port}/webhook/events/bench"

@@ -40,12 +40,10 @@ class HostError(Exception):
 
 
 class Host:
-    def __init__(self, config: Config, home: Path, pm: pluggy.PluginManager,
-                 plugins: list[Any] | None = None) -> None:
+    def __init__(self, config: Config, home: Path, pm: pluggy.PluginManager) -> None:
         self.config = config
         self.home = ensure_home(home)
         self.pm = pm
-        self.plugins = plugins or []
         self.store = Store(self.home / "bothost.db", build_migrations(pm))
         self.registry = ToolRegistry()
         collect_tools(pm, self.registry)

@@ -7,6 +7,7 @@ that logs a request or an exception message cannot leak one.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import logging.handlers
 from pathlib import Path
@@ -50,8 +51,6 @@ def secret_values(config: Config) -> set[str]:
                 walk(v, key)
         elif isinstance(value, str) and key in SECRET_KEYS:
             found.add(value)
-
-    import dataclasses
 
     walk(dataclasses.asdict(config))
     return {s for s in found if s and "${env:" not in s}

@@ -33,8 +33,8 @@ def make_host(home: Path, data: dict[str, Any] | None = None) -> Host:
     config_file = write_config(home.parent / "test-config.yaml", data or {})
     config = load(config_file, home)
     pm = new_plugin_manager()
-    infos = load_plugins(pm, config.plugins.dirs, config.plugins.disabled)
-    return Host(config, home, pm, infos)
+    load_plugins(pm, config.plugins.dirs, config.plugins.disabled)
+    return Host(config, home, pm)
 
 
 async def until(predicate, timeout: float = 10.0) -> None:

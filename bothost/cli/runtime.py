@@ -62,7 +62,7 @@ class Runtime:
         if self._host is None:
             from bothost.host import Host
 
-            self._host = Host(self.config, self.home, self.pm, self.plugins)
+            self._host = Host(self.config, self.home, self.pm)
         return self._host
 
     @property
