@@ -44,57 +44,64 @@ class OfflineProvider:
         if last.get("role") == "tool":
             return await self.after_tool(request)
         text = (last.get("content") or "").strip()
-        word, _, rest = text.partition(" ")
-        word = word.lower()
+        word = text.partition(" ")[0].lower()
         if word in ("help", "/help", "?"):
             return await say(request, self.help())
         if word in ("tools", "/tools"):
             return await say(request, list_tools(request))
-        if word in ("call", "/call"):
-            return await self.call(request, rest.strip())
-        if word in self.commands:
-            tool, args = self.commands[word][1](rest.strip())
-            return await self.call(request, f"{tool} {json.dumps(args)}")
-        return await say(request, NO_MODEL)
+        wanted = self.requested(text)
+        if wanted is None:
+            return await say(request, NO_MODEL)
+        if isinstance(wanted, str):
+            return await say(request, wanted)
+        return activate_or_call(request, *wanted)
 
     def help(self) -> str:
         extra = "".join(f"  {line}\n" for line, _ in self.commands.values())
         return HELP.replace("{extra}", extra)
 
-    async def call(self, request: ChatRequest, rest: str) -> ChatResponse:
+    def requested(self, text: str) -> tuple[str, dict[str, Any]] | str | None:
+        """The tool call a command asks for, a line saying what is wrong, or None."""
+        word, _, rest = text.strip().partition(" ")
+        word, rest = word.lower(), rest.strip()
+        if word in self.commands:
+            return self.commands[word][1](rest)
+        if word not in ("call", "/call"):
+            return None
         name, _, raw = rest.partition(" ")
         if not name:
-            return await say(request, "Usage: call TOOL {json arguments}")
+            return "Usage: call TOOL {json arguments}"
         try:
             arguments = json.loads(raw) if raw.strip() else {}
         except json.JSONDecodeError as exc:
-            return await say(request, f"Arguments must be a JSON object: {exc.msg}")
+            return f"Arguments must be a JSON object: {exc.msg}"
         if not isinstance(arguments, dict):
-            return await say(request, "Arguments must be a JSON object, e.g. {\"a\": 1}")
-        visible = {t["name"] for t in request.tools}
-        known = {t["name"]: t for t in request.catalog}
-        if name not in visible and name in known and known[name].get("group"):
-            group = known[name]["group"]
-            return calls(("activate_tools", {"groups": [group]}))
-        return calls((name, arguments))
+            return "Arguments must be a JSON object, e.g. {\"a\": 1}"
+        return name, arguments
 
     async def after_tool(self, request: ChatRequest) -> ChatResponse:
         """Report the tool result; after an activation, make the call the user asked for."""
-        user_text = next((m["content"] for m in reversed(request.messages)
-                          if m.get("role") == "user"), "")
         results = trailing_tool_results(request.messages)
         assistant: dict[str, Any] = next((m for m in reversed(request.messages)
                                           if m.get("role") == "assistant"
                                           and m.get("tool_calls")), {})
         called = [c["name"] for c in assistant.get("tool_calls", [])]
         if called == ["activate_tools"] and not results[-1].get("is_error"):
-            word, _, rest = user_text.strip().partition(" ")
-            name, _, raw = rest.strip().partition(" ")
-            if word.lower() in self.commands:
-                name, args = self.commands[word.lower()][1](rest.strip())
-                return calls((name, args))
-            return calls((name, json.loads(raw) if raw.strip() else {}))
+            user_text = next((m["content"] for m in reversed(request.messages)
+                              if m.get("role") == "user"), "")
+            wanted = self.requested(user_text)
+            if isinstance(wanted, tuple):
+                return calls(wanted)
         return await say(request, "\n".join(unwrap(m.get("content", "")) for m in results))
+
+
+def activate_or_call(request: ChatRequest, name: str, arguments: dict[str, Any]) -> ChatResponse:
+    """Call the tool; first activate its group if it has one that is not active yet."""
+    visible = {t["name"] for t in request.tools}
+    group = next((t.get("group") for t in request.catalog if t["name"] == name), None)
+    if name not in visible and group:
+        return calls(("activate_tools", {"groups": [group]}))
+    return calls((name, arguments))
 
 
 def unwrap(text: str) -> str:
