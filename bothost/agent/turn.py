@@ -61,6 +61,7 @@ class Turn:
 
     async def rounds(self, budget: int) -> str:
         config = self.host.config
+        wants_catalog = getattr(self.host.llm, "wants_catalog", False)
         for _ in range(config.agent.max_rounds):
             self.messages = await history.context(self.host.store, self.session.id, budget)
             granted = await history.grants(self.host.store, self.session.id)
@@ -68,7 +69,8 @@ class Turn:
             request = ChatRequest(
                 system=await system_prompt(self.host, self.session, granted, self.system),
                 messages=self.messages, tools=[t.spec() for t in tools],
-                catalog=self.catalog(), on_text=self.on_text, max_tokens=config.llm.max_tokens,
+                catalog=self.catalog() if wants_catalog else [],
+                on_text=self.on_text, max_tokens=config.llm.max_tokens,
             )
             response = await self.host.llm.complete(request)
             calls = [{"id": c.id, "name": c.name, "arguments": c.arguments}

@@ -33,7 +33,8 @@ class ChatRequest:
     system: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)  # {"name","description","parameters"}
-    catalog: list[dict[str, Any]] = field(default_factory=list)  # every tool known, for offline
+    # every tool known, filled only for a provider with `wants_catalog` (the offline agent)
+    catalog: list[dict[str, Any]] = field(default_factory=list)
     on_text: Callable[[str], Awaitable[None]] | None = None
     max_tokens: int = 4096
 

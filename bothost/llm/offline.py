@@ -35,6 +35,7 @@ Command = tuple[str, Callable[[str], tuple[str, dict[str, Any]]]]
 
 class OfflineProvider:
     name = "offline"
+    wants_catalog = True  # `tools` and `call` reach tools of groups not yet activated
 
     def __init__(self, config: Any = None, commands: dict[str, Command] | None = None) -> None:
         self.commands = dict(commands or {})
