@@ -3,15 +3,27 @@
 `plugins/` installs as `bothost.plugins`, `mcp_servers/` as `bothost.mcp_servers` and
 `config/` (data only) as `bothost.defaults`, so a plain `pip install .` adds no generic
 top-level names to site-packages. Everything else lives in pyproject.toml.
+
+Code folders are found by their `__init__.py` (tests/packaging checks every folder of
+modules has one). Folders of data files (prompts, the web chat's static files) are listed as
+packages too, with the files they hold: setuptools warns about, and will one day drop, a
+data folder inside a package that its `packages` list does not name.
 """
 
 from setuptools import find_packages, setup
 
 FOLDERS = {"bothost": "bothost", "bothost.plugins": "plugins", "bothost.mcp_servers": "mcp_servers"}
+# data-only packages -> the files they ship (tests/packaging checks the wheel has them all)
+DATA = {
+    "bothost": ["py.typed"],
+    "bothost.defaults": ["*.yaml"],
+    "bothost.defaults.agents": ["*.md"],
+    "bothost.plugins.web.static": ["*.html", "*.css", "*.js"],
+}
 
 
 def mapped_packages() -> list[str]:
-    packages = ["bothost.defaults"]
+    packages = ["bothost.defaults", "bothost.defaults.agents", "bothost.plugins.web.static"]
     for prefix, folder in FOLDERS.items():
         packages.append(prefix)
         packages += [f"{prefix}.{name}" for name in find_packages(folder)]
@@ -21,9 +33,5 @@ def mapped_packages() -> list[str]:
 setup(
     packages=mapped_packages(),
     package_dir={**FOLDERS, "bothost.defaults": "config"},
-    package_data={
-        "bothost.defaults": ["*.yaml", "agents/*.md"],
-        "bothost.plugins": ["*/static/*", "*/static/**/*"],
-        "bothost": ["py.typed"],
-    },
+    package_data=DATA,
 )
