@@ -119,11 +119,10 @@ class Turn:
         started = time.time()
         result, status = await self.checked_call(request, tool)
         caps = tool.capabilities if tool else None
-        content = result.content
-        if tool is not None and tool.capabilities.untrusted and not result.is_error:
-            content = interlock.wrap_untrusted(content, tool.name)
-        content = spill.cut(content, self.host.config.agent.output_budget,
-                            self.host.home / "spill")
+        # whatever an untrusted tool returned, errors included, a third party may have written
+        source = tool.name if tool and caps and caps.untrusted and status == "ok" else None
+        content = spill.cut(result.content, self.host.config.agent.output_budget,
+                            self.host.home / "spill", source=source)
         await self.record(request, result, status, started)
         return {"role": "tool", "tool_call_id": request.id, "name": request.name,
                 "content": content, "is_error": result.is_error,

@@ -20,6 +20,7 @@ from datetime import datetime, tzinfo
 from importlib import resources
 from typing import Any
 
+from bothost.agent.untrusted import escape_attribute
 from bothost.events.render import ACTION_LABELS, WHY_CHARS
 from bothost.events.triage import PRIORITIES, QueuedEvent, one_line
 from bothost.models import BriefingItem
@@ -77,8 +78,9 @@ def render_events(events: list[QueuedEvent], tz: tzinfo) -> str:
         payload = payload.replace("<", "\\u003c").replace(">", "\\u003e")
         when = datetime.fromtimestamp(event.received_at, tz).isoformat(timespec="minutes")
         parts.append(
-            f'<event id="{event.id}" source="{one_line(event.source, 60)}" '
-            f'type="{one_line(event.type, 80)}" received="{when}" trust="untrusted">\n'
+            f'<event id="{event.id}" source="{escape_attribute(one_line(event.source, 60))}" '
+            f'type="{escape_attribute(one_line(event.type, 80))}" received="{when}" '
+            'trust="untrusted">\n'
             f"{payload}\n</event>"
         )
     return "\n".join(parts)

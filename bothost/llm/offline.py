@@ -9,11 +9,11 @@ Other plugins teach it more commands through :data:`COMMANDS`-style registration
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from bothost.agent.untrusted import unwrap as unwrap_untrusted
 from bothost.llm.base import ChatRequest, ChatResponse, ToolCallRequest
 
 HELP = """I am the offline agent: no language model is configured, so I answer commands.
@@ -23,8 +23,6 @@ HELP = """I am the offline agent: no language model is configured, so I answer c
 {extra}To chat in plain language, configure a model in bothost.yaml, e.g.
   llm: {provider: openai, model: gpt-4.1-mini, api_key: ${env:OPENAI_API_KEY}}
 (see docs/llm.md for Anthropic and a local Ollama)."""
-
-UNTRUSTED_TAGS = re.compile(r'^<untrusted-content source="[^"]*">\n|\n</untrusted-content>$')
 
 NO_MODEL = ("No language model is configured, so I only understand commands "
             "(try `help`). Set `llm.provider` in bothost.yaml to chat; see docs/llm.md.")
@@ -107,7 +105,7 @@ def activate_or_call(request: ChatRequest, name: str, arguments: dict[str, Any])
 
 def unwrap(text: str) -> str:
     """The person reads tool output directly: the untrusted-content markers are for models."""
-    return UNTRUSTED_TAGS.sub("", text).strip("\n")
+    return unwrap_untrusted(text).strip("\n")
 
 
 def trailing_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -37,6 +37,7 @@ async def read_output(ref: str, ctx: ToolContext, offset: int = 0) -> str:
         offset: the character offset to read from.
     """
     try:
-        return spill.read(ctx.host.home / "spill", ref, offset)
+        return spill.read(ctx.host.home / "spill", ref, offset,
+                          spill.chunk_size(ctx.host.config.agent.output_budget))
     except ValueError as exc:
         raise ToolError(str(exc)) from None
