@@ -7,6 +7,12 @@ store thread: one fsync per burst instead of per event is what keeps thousands o
 per second cheap. Inside that transaction each event is deduped against the events of the
 last ``tick.dedupe_window``. Oversized payloads are refused (and logged) before they reach
 the writer. The host runs the ``event_received`` hooks before calling ``ingest``.
+
+Rows are isolated inside the shared transaction: an event that cannot be stored (a lone
+surrogate in its type, a payload that is not JSON, a value SQLite refuses) fails alone with
+:class:`EventRejectedError` and one log line naming it, and its neighbours commit. Without
+that, one bad event from one producer rolled back everyone's burst, and MCP events are not
+re-sent. A failure of the store itself (disk full, I/O error) still fails the whole batch.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +37,16 @@ logger = logging.getLogger(__name__)
 
 MAX_PAYLOAD_BYTES = 256 * 1024  # a briefing needs a summary, not a mailbox; bigger is a bug
 BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock for long
+
+
+# What one event's own values can raise on the way in (encoding, binding, a constraint, a
+# value over SQLite's limits); anything else (OperationalError: disk, locks) is the store's.
+ROW_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, sqlite3.DataError,
+              sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
+
+
+class EventRejectedError(ValueError):
+    """This one event cannot be stored (its neighbours in the batch are unaffected)."""
 
 
 @dataclass
@@ -68,14 +85,27 @@ class EventQueue:
         return await future
 
     async def ingest_many(self, events: Iterable[Event]) -> list[int | None]:
-        """Queue several events at once; one result per event, in order."""
+        """Queue several events at once; one result per event, in order.
+
+        Every event settles first; then the first error (an :class:`EventRejectedError`),
+        if any, is raised — the others are stored all the same.
+        """
         futures = [self._submit(event) for event in events]
-        return [await future for future in futures]
+        ids: list[int | None] = []
+        for outcome in await asyncio.gather(*futures, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
+            ids.append(outcome)
+        return ids
 
     def _submit(self, event: Event) -> asyncio.Future[int | None]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[int | None] = loop.create_future()
-        row = self._prepare(event, future)
+        try:
+            row = self._prepare(event, future)
+        except ROW_ERRORS as exc:  # this event alone: never let it reach a shared batch
+            future.set_exception(rejected(event, exc))
+            return future
         if row is None:
             future.set_result(None)
             return future
@@ -90,7 +120,7 @@ class EventQueue:
         size = len(payload.encode("utf-8"))
         if size > self.max_payload:
             logger.warning(
-                "event refused: payload of %s %s is %d bytes (limit %d)",
+                "event refused: payload of %r %r is %d bytes (limit %d)",
                 event.source, event.type, size, self.max_payload,
             )
             return None
@@ -135,10 +165,15 @@ class EventQueue:
                 if not row.future.done():
                     row.future.set_exception(exc)
             return
-        for row, row_id in zip(batch, ids, strict=True):
-            if not row.future.done():
-                row.future.set_result(row_id)
-        if self.on_urgent and any(row.urgent and i for row, i in zip(batch, ids, strict=True)):
+        for row, outcome in zip(batch, ids, strict=True):
+            if row.future.done():
+                continue
+            if isinstance(outcome, EventRejectedError):
+                row.future.set_exception(outcome)
+            else:
+                row.future.set_result(outcome)
+        if self.on_urgent and any(row.urgent and isinstance(i, int)
+                                  for row, i in zip(batch, ids, strict=True)):
             try:
                 self.on_urgent()
             except Exception:
@@ -158,26 +193,52 @@ class EventQueue:
         self._writer = None
 
 
-def insert_batch(db: sqlite_utils.Database, batch: list[_Row], window: float) -> list[int | None]:
-    """Insert a burst in one transaction; None for each event seen within ``window``."""
-    ids: list[int | None] = []
+def insert_batch(
+    db: sqlite_utils.Database, batch: list[_Row], window: float
+) -> list[int | None | EventRejectedError]:
+    """Insert a burst in one transaction; per event its row id, None when seen within
+    ``window``, or the :class:`EventRejectedError` of an event that cannot be stored."""
+    outcomes: list[int | None | EventRejectedError] = []
     with transaction(db) as conn:
         for row in batch:
-            event = row.event
-            seen = conn.execute(
-                "SELECT 1 FROM events WHERE dedupe_key = ? AND received_at > ? LIMIT 1",
-                (row.key, event.received_at - window),
-            ).fetchone()
-            if seen:
-                ids.append(None)
-                continue
-            cursor = conn.execute(
-                "INSERT INTO events (source, type, payload, received_at, dedupe_key, status,"
-                " attempts) VALUES (?, ?, ?, ?, ?, 'pending', 0)",
-                (event.source, event.type, row.payload, event.received_at, row.key),
-            )
-            ids.append(cursor.lastrowid)
-    return ids
+            try:
+                outcomes.append(_insert_row(conn, row, window))
+            except ROW_ERRORS as exc:
+                # SQLite undoes a failed statement alone and the transaction goes on; if it
+                # rolled back the whole transaction instead, the failure is the store's
+                if not conn.in_transaction:
+                    raise
+                outcomes.append(rejected(row.event, exc))
+    return outcomes
+
+
+def _insert_row(conn: sqlite3.Connection, row: _Row, window: float) -> int | None:
+    # one writing statement per row: statement atomicity is what isolates the rows
+    event = row.event
+    seen = conn.execute(
+        "SELECT 1 FROM events WHERE dedupe_key = ? AND received_at > ? LIMIT 1",
+        (row.key, event.received_at - window),
+    ).fetchone()
+    if seen:
+        return None
+    cursor = conn.execute(
+        "INSERT INTO events (source, type, payload, received_at, dedupe_key, status,"
+        " attempts) VALUES (?, ?, ?, ?, ?, 'pending', 0)",
+        (event.source, event.type, row.payload, event.received_at, row.key),
+    )
+    return cursor.lastrowid
+
+
+def rejected(event: Event, cause: BaseException) -> EventRejectedError:
+    """The error for one event that cannot be stored, logged once with what it was."""
+    # repr, so a lone surrogate or a control character in a name cannot break the log line
+    reason = f"{type(cause).__name__}: {cause}"
+    logger.warning("event refused: %r %r cannot be stored (%s)", event.source, event.type,
+                   reason)
+    error = EventRejectedError(f"event {event.source!r} {event.type!r} cannot be stored: "
+                               f"{reason}")
+    error.__cause__ = cause
+    return error
 
 
 def decode_payload(text: str) -> dict[str, Any]:

@@ -112,4 +112,7 @@ class _Transaction:
         return self.conn
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O)
+            self.conn.execute("ROLLBACK")
