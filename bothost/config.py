@@ -17,11 +17,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from bothost.configcheck import check_registered, check_semantics
+from bothost.configfile import read_yaml
 from bothost.configschema import ConfigError, Unset, build, check_source, parse_duration
+from bothost.home import HomeError
 
-__all__ = ["Config", "ConfigError", "load", "default_home", "mask_secrets", "parse_duration"]
+__all__ = ["Config", "ConfigError", "load", "default_home", "mask_secrets", "parse_duration",
+           "check_registered", "read_yaml"]
 
 ENV_PATTERN = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 SECRET_KEYS = {"api_key", "token", "bot_token", "app_token", "signing_secret", "secret"}
@@ -162,9 +164,10 @@ class Config:
     log_level: str = "info"
     sources: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    layers: list[tuple[str, dict[str, Any]]] = field(default_factory=list, repr=False)
 
     CHOICES = {"log_level": ("debug", "info", "warning", "error")}
-    INTERNAL = ("sources", "raw")
+    INTERNAL = ("sources", "raw", "layers")
 
 
 def default_home() -> Path:
@@ -173,22 +176,6 @@ def default_home() -> Path:
 
 def packaged_default_path() -> Path:
     return Path(str(resources.files("bothost.defaults") / "bothost.yaml"))
-
-
-def read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: (top level): expected a mapping, got {type(data).__name__}")
-    return data
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -204,8 +191,12 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 def source_paths(home: Path, explicit: str | Path | None) -> list[Path]:
     paths = [packaged_default_path()]
     home_file = home / "bothost.yaml"
-    if home_file.exists():
-        paths.append(home_file)
+    try:
+        if home_file.exists():
+            paths.append(home_file)
+    except OSError as exc:  # the home itself cannot be searched
+        raise HomeError(f"{home}: not readable ({exc.strerror or exc}); fix its permissions "
+                        "or choose another --home / BOTHOST_HOME") from exc
     explicit = explicit or os.environ.get("BOTHOST_CONFIG")
     if explicit:
         path = Path(explicit).expanduser()
@@ -236,15 +227,18 @@ def load(config_file: str | Path | None = None, home: Path | None = None) -> Con
     home = home or default_home()
     merged: dict[str, Any] = {}
     paths = source_paths(home, config_file)
+    layers = []
     for path in paths:
         data = read_yaml(path)
         check_source(Config, data, str(path))
         merged = deep_merge(merged, data)
+        layers.append((str(path), data))
     unset: list[tuple[str, str]] = []
     resolved = interpolate(merged, "", unset)
     config = build(Config, resolved, "", "merged config")
     config.sources = [str(p) for p in paths]
     config.raw = merged
+    config.layers = layers
     check_enabled_env(config, unset)
     check_semantics(config)
     return config
@@ -294,21 +288,6 @@ def clear_unset(obj: Any) -> None:
         obj[:] = [v for v in obj if not isinstance(v, Unset)]
         for v in obj:
             clear_unset(v)
-
-
-def check_semantics(config: Config) -> None:
-    for name, server in config.mcp.servers.items():
-        if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", name):
-            raise ConfigError(f"mcp.servers.{name}: a server name uses letters, digits, _ and -")
-        if bool(server.command) == bool(server.url):
-            raise ConfigError(
-                f"mcp.servers.{name}: expected exactly one of 'command' (stdio) or 'url' (HTTP)"
-            )
-    for i, target in enumerate(config.tick.deliver_to):
-        if ":" not in target:
-            raise ConfigError(
-                f"tick.deliver_to[{i}]: expected an address 'platform:channel', got {target!r}"
-            )
 
 
 def mask_secrets(data: Any, key: str = "") -> Any:

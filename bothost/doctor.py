@@ -7,7 +7,6 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from bothost.config import ConfigError
 from bothost.executables import resolve_command
 
 
@@ -21,10 +20,7 @@ class Finding:
 
 def diagnose(runtime: Any) -> list[Finding]:
     findings: list[Finding] = []
-    try:
-        config = runtime.config
-    except ConfigError as exc:
-        return [Finding("config", False, str(exc), "correct the key named above")]
+    config = runtime.config  # a config error is the command's error: one line, exit 2
     findings.append(Finding("config", True, "loaded from " + ", ".join(config.sources)))
     findings += check_home(runtime)
     findings += check_plugins(runtime)

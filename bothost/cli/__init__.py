@@ -1,14 +1,17 @@
 """The ``bothost`` command line: global options, the command group and plugin commands.
 
-Commands parse their arguments and call one core function; the work lives elsewhere. A
-config error prints one line naming the file and key path and exits with status 2, having
-written nothing.
+Commands parse their arguments and call one core function; the work lives elsewhere.
+:func:`main` is the one place where a failure becomes what the user sees: one line on
+stderr and an exit status from :data:`EXIT_STATUS` (2 for config and plugin errors, 1 for
+everything else); the traceback only with ``-v``. A config error exits having written nothing.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
+import traceback
 from typing import Any
 
 import click
@@ -16,10 +19,26 @@ import click
 from bothost.cli.runtime import Runtime
 from bothost.config import ConfigError
 from bothost.discovery import DiscoveryError
+from bothost.home import HomeError
 from bothost.hookcall import impls
 from bothost.startup import RegistrationError
+from bothost.store import StoreError
 
 CONFIG_EXIT = 2
+FAILURE_EXIT = 1
+
+# What a failure that reaches main() prints and how the process ends, first match wins.
+# The label says what kind of thing failed; an unexpected error also names its type.
+EXIT_STATUS: tuple[tuple[type[BaseException], int, str], ...] = (
+    (ConfigError, CONFIG_EXIT, "config error"),
+    (DiscoveryError, CONFIG_EXIT, "plugin error"),
+    (RegistrationError, CONFIG_EXIT, "plugin error"),
+    (HomeError, FAILURE_EXIT, "home error"),
+    (StoreError, FAILURE_EXIT, "database error"),
+    (sqlite3.DatabaseError, FAILURE_EXIT, "database error"),
+    (MemoryError, FAILURE_EXIT, "out of memory"),
+    (Exception, FAILURE_EXIT, ""),
+)
 
 
 class BothostGroup(click.Group):
@@ -50,15 +69,15 @@ class BothostGroup(click.Group):
         try:
             ctx.ensure_object(Runtime).configure(ctx.params)
             names |= set(self.plugin_commands(ctx))
-        except (ConfigError, DiscoveryError):
-            pass
+        except (ConfigError, DiscoveryError, RegistrationError):
+            pass  # --help still lists the built-in commands
         return sorted(names)
 
 
 @click.group(cls=BothostGroup)
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Config file merged over the others (also BOTHOST_CONFIG).")
-@click.option("--home", type=click.Path(file_okay=False),
+@click.option("--home", type=click.Path(file_okay=False, readable=False),  # HomeError says why
               help="State directory (default $BOTHOST_HOME or ~/.bothost).")
 @click.option("-v", "--verbose", count=True, help="More logging (-vv for debug).")
 @click.version_option(package_name="bothost")
@@ -67,6 +86,7 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
     """bothost — a chat bot host for Slack, web chat and webhooks, with MCP servers as plugins."""
     runtime = ctx.ensure_object(Runtime)
     runtime.configure(ctx.params)
+    runtime.verbose = verbose
     level = logging.WARNING - 10 * verbose
     logging.basicConfig(level=max(level, logging.DEBUG), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -85,11 +105,20 @@ add_commands()
 
 
 def main(argv: list[str] | None = None) -> Any:
+    runtime = Runtime()
     try:
-        return cli.main(args=argv, prog_name="bothost", standalone_mode=True)
-    except ConfigError as exc:
-        click.echo(f"bothost: config error: {exc}", err=True)
-        sys.exit(CONFIG_EXIT)
-    except (DiscoveryError, RegistrationError) as exc:
-        click.echo(f"bothost: plugin error: {exc}", err=True)
-        sys.exit(CONFIG_EXIT)
+        return cli.main(args=argv, prog_name="bothost", standalone_mode=True, obj=runtime)
+    except Exception as exc:  # boundary: one line for the user; the traceback with -v
+        sys.exit(report(exc, runtime.verbose))
+
+
+def report(exc: BaseException, verbose: int) -> int:
+    """Print ``exc`` as one line on stderr (after its traceback with -v); its exit status."""
+    status, label = next((s, lbl) for cls, s, lbl in EXIT_STATUS if isinstance(exc, cls))
+    if verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if not label:
+        label = f"unexpected {type(exc).__name__} (bothost -v COMMAND shows where)"
+    click.echo(f"bothost: {label}: {text}", err=True)
+    return status

@@ -1,7 +1,9 @@
 """What CLI commands share: the config, home, plugins and store, each built on first use.
 
 Nothing touches the disk until a command needs it, so a config error exits having written
-nothing. ``Runtime.host()`` builds a :class:`~bothost.host.Host` on the same store.
+nothing. The config a command sees has been checked against what the plugins registered
+(LLM providers, platforms), so every command refuses an unknown name alike, at load.
+``Runtime.host()`` builds a :class:`~bothost.host.Host` on the same store.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, TypeVar
 
 from bothost import config as config_module
 from bothost.discovery import PluginInfo, load_plugins, new_plugin_manager
+from bothost.startup import collect_platforms, collect_providers
 
 T = TypeVar("T")
 
@@ -23,6 +26,7 @@ class Runtime:
         self.config_file: str | None = None
         self.home_option: str | None = None
         self.plugin_commands: dict[str, Any] | None = None
+        self.verbose = 0
         self._host: Any = None
         self._configured = False
 
@@ -41,20 +45,32 @@ class Runtime:
 
     @cached_property
     def config(self) -> config_module.Config:
+        """The config, checked against the names the plugins registered."""
+        config = self._loaded_config
+        pm = self._plugins[0]
+        config_module.check_registered(config, providers=collect_providers(pm),
+                                       platforms=collect_platforms(pm))
+        return config
+
+    @cached_property
+    def _loaded_config(self) -> config_module.Config:
         return config_module.load(self.config_file, self.home)
 
     @cached_property
     def _plugins(self) -> tuple[Any, list[PluginInfo]]:
         pm = new_plugin_manager()
-        infos = load_plugins(pm, self.config.plugins.dirs, self.config.plugins.disabled)
+        config = self._loaded_config  # plugins.dirs and plugins.disabled decide what loads
+        infos = load_plugins(pm, config.plugins.dirs, config.plugins.disabled)
         return pm, infos
 
     @property
     def pm(self) -> Any:
+        self.config  # noqa: B018 (no plugin runs for a config its plugins refuse)
         return self._plugins[0]
 
     @property
     def plugins(self) -> list[PluginInfo]:
+        self.config  # noqa: B018
         return self._plugins[1]
 
     def host(self) -> Any:

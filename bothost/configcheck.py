@@ -1,0 +1,87 @@
+"""Checks of a built config that look past one key: names, addresses, rules, plugin names.
+
+Two stages. :func:`check_semantics` runs inside :func:`bothost.config.load` and needs only
+the config. :func:`check_registered` runs once plugins are loaded (the CLI's
+:class:`~bothost.cli.runtime.Runtime` does it before any command uses the config), because
+only the plugins know which ``llm.provider`` names and which ``deliver_to`` platforms exist.
+Each error names the file that set the value (the last source holding its key path), the key
+path, and a "did you mean" when a known name is close.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from bothost.configschema import ConfigError
+
+if TYPE_CHECKING:
+    from bothost.config import Config
+
+SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+ALWAYS_DELIVERABLE = {"console"}  # printed by the delivering process itself, no platform
+
+
+def source_of(config: Config, *keys: str) -> str:
+    """The file that set the value at ``keys``: the last source that has that key path."""
+    for where, data in reversed(config.layers):
+        node: Any = data
+        for key in keys:
+            if not isinstance(node, dict) or key not in node:
+                break
+            node = node[key]
+        else:
+            return where
+    return "merged config"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    known = sorted(known)
+    close = difflib.get_close_matches(name, known, n=1)
+    listing = f"known: {', '.join(known)}"
+    return f"; did you mean {close[0]!r}? ({listing})" if close else f" ({listing})"
+
+
+def check_semantics(config: Config) -> None:
+    for name, server in config.mcp.servers.items():
+        where = source_of(config, "mcp", "servers", name)
+        if not SERVER_NAME.fullmatch(name):
+            raise ConfigError(f"{where}: mcp.servers.{name}: a server name uses letters, digits, "
+                              "_ and -")
+        if bool(server.command) == bool(server.url):
+            raise ConfigError(f"{where}: mcp.servers.{name}: expected exactly one of 'command' "
+                              "(stdio) or 'url' (HTTP)")
+    for i, target in enumerate(config.tick.deliver_to):
+        if ":" not in target:
+            raise ConfigError(f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]: "
+                              f"expected an address 'platform:channel', got {target!r}")
+    check_rules(config)
+
+
+def check_rules(config: Config) -> None:
+    """A rule that can never match is a mistake the user should hear about at load."""
+    from bothost.events.triage import MatchError, check_match  # triage imports the config
+
+    for i, rule in enumerate(config.tick.rules):
+        try:
+            check_match(rule.match, f"tick.rules[{i}].match")
+        except MatchError as exc:
+            raise ConfigError(f"{source_of(config, 'tick', 'rules')}: {exc}") from None
+
+
+def check_registered(config: Config, providers: Iterable[str], platforms: Iterable[str]) -> None:
+    """Refuse an ``llm.provider`` or a ``deliver_to`` platform no plugin registered."""
+    providers = set(providers)
+    provider = config.llm.provider or "offline"
+    if provider not in providers:
+        raise ConfigError(f"{source_of(config, 'llm', 'provider')}: llm.provider: unknown "
+                          f"provider {provider!r}{did_you_mean(provider, providers)}")
+    platforms = set(platforms) | ALWAYS_DELIVERABLE
+    for i, target in enumerate(config.tick.deliver_to):
+        name = target.split(":", 1)[0]
+        if name not in platforms:
+            raise ConfigError(f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]: "
+                              f"no platform {name!r} for {target!r}"
+                              f"{did_you_mean(name, platforms)}")

@@ -1,0 +1,108 @@
+"""Reading one config file into plain data, with bounds on what a file can make us do.
+
+A config file is small and written by hand, so anything else is refused with one line
+naming the file: more than :data:`MAX_CONFIG_BYTES` (``--config /dev/zero`` would otherwise
+fill memory), bytes that are not UTF-8, YAML that is not valid, nesting deeper than the
+parser can follow, and aliases that expand to more than :data:`MAX_VALUES` values or into
+themselves. The alias bound is checked on the composed node graph before any Python object
+is built, so a "billion laughs" file is refused in milliseconds instead of expanding in
+every later walk over the config.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bothost.configschema import ConfigError
+
+MAX_CONFIG_BYTES = 1_000_000  # real configs are a few KB; this bounds a wrong file's cost
+MAX_VALUES = 100_000  # values after alias expansion: far above real configs, far below a bomb
+
+
+class ExpansionError(Exception):
+    """The YAML's aliases expand too far, or into themselves."""
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """The mapping in ``path``; :class:`ConfigError` naming the file for anything else."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; "
+                          "a config file is a few KB (is it the right file?)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 (byte {exc.start}); "
+                          "save the file as UTF-8") from exc
+    data = parse(text, path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: (top level): expected a mapping, got {type(data).__name__}")
+    return data
+
+
+def parse(text: str, path: Path) -> Any:
+    try:
+        return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    except ExpansionError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    except RecursionError as exc:  # the composer recurses once per nesting level
+        raise ConfigError(f"{path}: nested too deeply to be a config file") from exc
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses a document whose aliases expand too far."""
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        if node is not None:
+            check_expansion(node)
+        return node
+
+
+def children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def check_expansion(root: yaml.Node) -> None:
+    """Count values as if every alias were copied out; refuse too many, or a loop.
+
+    Each node's expanded size is computed once (memoised by identity), so the walk is linear
+    in the file even when the expansion it measures is exponential.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # on the current path: meeting one again is a loop
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_nodes.discard(key)
+            size = 1 + sum(sizes[id(child)] for child in children(node))
+            if size > MAX_VALUES:
+                raise ExpansionError(f"too many values once aliases are expanded (over "
+                                     f"{MAX_VALUES}); a config needs far fewer")
+            sizes[key] = size
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise ExpansionError(f"line {node.start_mark.line + 1}: an alias refers to a value "
+                                 "that contains it")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children(node) if id(child) not in sizes)

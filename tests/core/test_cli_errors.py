@@ -1,0 +1,250 @@
+"""Every CLI failure a user can cause ends in one line on stderr and the documented status.
+
+Each case runs the real ``bothost`` command in a subprocess and checks: the exit status
+(2 for a config error, 1 otherwise), stderr is exactly one line, no traceback — and with
+``-v`` the traceback is there for whoever debugs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bothost.store import Store, core_migrations
+
+QUIET = ("platforms: {web: {port: 0}, console: {enabled: false}}\n"
+         "mcp: {servers: {weather: {enabled: false}}}\n")
+COMMAND_TIMEOUT = 60  # the alias bomb hung for minutes before it was bounded
+
+
+def bothost(*args: str, home: Path, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    return subprocess.run([*prefix, sys.executable, "-m", "bothost", "--home", str(home), *args],
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+                          stdin=subprocess.DEVNULL)
+
+
+def no_overrides() -> tuple[str, ...]:
+    """A prefix that makes file permissions apply to the command even when we run as root."""
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permissions would not apply")
+    return (setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner")
+
+
+def assert_one_line(args: list[str], home: Path, status: int, *, contains: str = "",
+                    prefix: tuple[str, ...] = ()) -> str:
+    """Run the command plain and with -v; return the one line it printed."""
+    result = bothost(*args, home=home, prefix=prefix)
+    err = result.stderr.rstrip("\n")
+    assert result.returncode == status, (result.returncode, result.stderr, result.stdout)
+    assert err and "\n" not in err, result.stderr
+    assert "Traceback" not in err
+    assert err.startswith("bothost: "), err
+    assert contains in err, err
+    verbose = bothost("-v", *args, home=home, prefix=prefix)
+    assert verbose.returncode == status, verbose.stderr
+    assert "Traceback (most recent call last)" in verbose.stderr
+    return err
+
+
+def config_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "c.yaml"
+    path.write_text(QUIET + text)
+    return str(path)
+
+
+# --- config errors known only to plugins (exit 2) --------------------------------------------
+
+@pytest.mark.parametrize("command", [["config", "show"], ["doctor"], ["chat", "-m", "hi"],
+                                     ["tick"], ["mcp", "list"], ["run"]])
+def test_unknown_llm_provider_is_a_config_error(tmp_path, home, command):
+    config = config_file(tmp_path, "llm: {provider: opnai}\n")
+    line = assert_one_line(["--config", config, *command], home, 2,
+                           contains=f"{config}: llm.provider: unknown provider 'opnai'")
+    assert "did you mean 'openai'" in line
+    assert not (home / "bothost.db").exists()  # a config error writes nothing
+
+
+@pytest.mark.parametrize("command", [["config", "show"], ["doctor"], ["tick"]])
+def test_bad_tick_rule_is_a_config_error(tmp_path, home, command):
+    config = config_file(tmp_path, "tick: {rules: [{match: {sender: x}, priority: high}]}\n")
+    assert_one_line(["--config", config, *command], home, 2,
+                    contains=f"{config}: tick.rules[0].match: unknown match key 'sender'")
+
+
+@pytest.mark.parametrize("command", [["config", "show"], ["doctor"], ["tick"]])
+def test_unknown_deliver_to_platform_is_a_config_error(tmp_path, home, command):
+    config = config_file(tmp_path, "tick: {deliver_to: ['web:briefings', 'slak:C1']}\n")
+    line = assert_one_line(["--config", config, *command], home, 2,
+                           contains=f"{config}: tick.deliver_to[1]: no platform 'slak'")
+    assert "did you mean 'slack'" in line
+
+
+def test_deliver_to_console_and_registered_platforms_pass(tmp_path, home):
+    config = config_file(tmp_path, "tick: {deliver_to: ['console:', 'web:briefings', 'slack:C1',"
+                                   " 'webhook:ops']}\n")
+    result = bothost("--config", config, "config", "show", home=home)
+    assert result.returncode == 0, result.stderr
+
+
+def test_plugin_error_names_the_file_of_the_home_config(tmp_path, home):
+    (home / "bothost.yaml").write_text("llm: {provider: opnai}\n")
+    config = config_file(tmp_path, "")
+    assert_one_line(["--config", config, "config", "show"], home, 2,
+                    contains=f"{home / 'bothost.yaml'}: llm.provider")
+
+
+# --- unreadable config files (exit 2) ------------------------------------------------------
+
+def test_config_with_invalid_utf8(tmp_path, home):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"llm: {model: \"\xff\xfe\"}\n")
+    assert_one_line(["--config", str(path), "config", "show"], home, 2,
+                    contains=f"{path}: not valid UTF-8")
+
+
+def test_config_from_dev_zero_is_refused_by_size(home):
+    assert_one_line(["--config", "/dev/zero", "config", "show"], home, 2,
+                    contains="/dev/zero: larger than")
+
+
+def test_config_over_the_size_cap(tmp_path, home):
+    path = tmp_path / "big.yaml"
+    path.write_text("# padding\n" * 200_000)
+    assert_one_line(["--config", str(path), "config", "show"], home, 2,
+                    contains=f"{path}: larger than")
+
+
+def test_yaml_alias_bomb_is_refused(tmp_path, home):
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [{','.join(['*' + prev] * 9)}]")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert_one_line(["--config", str(path), "config", "show"], home, 2,
+                    contains=f"{path}: too many values")
+
+
+def test_recursive_yaml_alias_is_refused(tmp_path, home):
+    path = tmp_path / "loop.yaml"
+    path.write_text("plugins: {dirs: &a [*a]}\n")
+    assert_one_line(["--config", str(path), "config", "show"], home, 2, contains=f"{path}: ")
+
+
+def test_deeply_nested_yaml_is_refused(tmp_path, home):
+    path = tmp_path / "deep.yaml"
+    path.write_text("a: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    assert_one_line(["--config", str(path), "config", "show"], home, 2, contains=f"{path}: ")
+
+
+def test_anchors_within_bounds_still_work(tmp_path, home):
+    path = tmp_path / "c.yaml"
+    path.write_text(QUIET + "tick: {deliver_to: &t ['web:briefings']}\n"
+                    "plugins: {disabled: *t}\n")
+    result = bothost("--config", str(path), "config", "show", "--json", home=home)
+    assert result.returncode == 0, result.stderr
+
+
+# --- the database (exit 1) ------------------------------------------------------------------
+
+def make_db(home: Path) -> Path:
+    path = home / "bothost.db"
+    store = Store(path, core_migrations())
+    store.call(lambda db: db["events"].insert_all(
+        {"source": "s", "type": "t", "payload": json.dumps({"pad": "x" * 500}), "received_at": 1.0,
+         "dedupe_key": f"k{i}"} for i in range(200)))
+    store.close()  # the last connection checkpoints the WAL into the file
+    return path
+
+
+def test_garbage_database(home):
+    (home / "bothost.db").write_bytes(os.urandom(8192))
+    assert_one_line(["events", "list"], home, 1, contains="is not a SQLite database")
+
+
+def test_truncated_database(home):
+    path = make_db(home)
+    with path.open("r+b") as f:
+        f.truncate(6000)
+    assert_one_line(["events", "list"], home, 1, contains=f"{path}: ")
+
+
+def test_directory_at_the_database_path(home):
+    (home / "bothost.db").mkdir()
+    assert_one_line(["events", "list"], home, 1, contains="is a directory")
+
+
+@pytest.mark.parametrize("command", [["events", "list"], ["events", "push", "a", "b", "{}"]])
+def test_read_only_database(home, command):
+    path = make_db(home)
+    path.chmod(0o444)
+    assert_one_line(command, home, 1, contains=f"{path}: read-only", prefix=no_overrides())
+
+
+def test_database_from_a_newer_bothost_migration_record(home):
+    path = make_db(home)
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO _migrations VALUES ('core', 99, 'from the future', 0)")
+    conn.close()
+    before = path.read_bytes()
+    line = assert_one_line(["events", "list"], home, 1,
+                           contains="created by a newer bothost (schema 99, this one knows 1); "
+                                    "upgrade bothost")
+    assert str(path) in line
+    assert path.read_bytes() == before  # never migrated down or used
+
+
+def test_database_from_a_newer_bothost_user_version(home):
+    path = make_db(home)
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 7")
+    conn.close()
+    assert_one_line(["tick"], home, 1, contains="created by a newer bothost (schema 7")
+
+
+# --- the home directory (exit 1) ------------------------------------------------------------
+
+def test_home_that_cannot_be_created(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert_one_line(["events", "list"], blocker / "home", 1, contains=f"{blocker / 'home'}")
+
+
+def test_home_under_an_unwritable_directory(tmp_path):
+    parent = tmp_path / "locked"
+    parent.mkdir()
+    parent.chmod(0o500)
+    try:
+        assert_one_line(["events", "list"], parent / "home", 1, contains=str(parent / "home"),
+                        prefix=no_overrides())
+    finally:
+        parent.chmod(0o700)
+
+
+@pytest.mark.parametrize(("mode", "problem"), [(0o755, "not writable"), (0o500, "not readable")])
+def test_home_of_another_user(tmp_path, mode, problem):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to hand the directory to another user")
+    home = tmp_path / "home"
+    home.mkdir(mode=mode)
+    os.chown(home, 65534, 65534)
+    assert_one_line(["events", "list"], home, 1, contains=f"{home}: {problem}",
+                    prefix=no_overrides())
+
+
+def test_valid_config_still_runs(tmp_path, home):
+    config = config_file(tmp_path, "tick: {rules: [{match: {payload.from: '*@corp'}, "
+                                   "priority: high}]}\n")
+    result = bothost("--config", config, "tick", home=home)
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load(bothost("--config", config, "config", "show", home=home).stdout)
