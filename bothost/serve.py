@@ -42,6 +42,11 @@ async def serve(host: Any, verbose: int = 0) -> int:
 async def chat(host: Any, message: str | None) -> None:
     """One message (``-m``) or an interactive conversation in the terminal."""
     await host.start(serve_http=False, platforms=False, tick=False)
+    if host.mcp is not None:  # their tools are missing from this conversation: say so
+        for status in host.mcp.not_ready():
+            why = f": {status.error}" if status.error else ""
+            print(f"bothost: MCP server {status.name} not ready ({status.state}{why}); "
+                  "its tools are not listed", file=sys.stderr, flush=True)
     console = host.platforms.get("console")
     try:
         if message is not None:

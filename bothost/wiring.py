@@ -13,6 +13,8 @@ from bothost.events.queue import EventQueue
 from bothost.events.tick import Ticker
 from bothost.mcp.manager import McpManager
 
+ONE_SHOT_WAIT = 5.0  # long enough for a local server to start, short enough for a command
+
 
 async def start_events(host: Any, tick: bool = True) -> Any:
     queue = EventQueue(host.store, host.config.tick)
@@ -23,10 +25,13 @@ async def start_events(host: Any, tick: bool = True) -> Any:
     return queue
 
 
-async def start_mcp(host: Any) -> Any:
+async def start_mcp(host: Any, wait: bool = False) -> Any:
+    """Start the MCP servers in the background (issue 14: one stuck server held the HTTP
+    listener 15 s on every start). With `wait` — a one-shot host such as ``bothost chat``
+    — give them ``ONE_SHOT_WAIT`` to be ready; whatever is not is simply not listed yet."""
     manager = McpManager(host.config.mcp.servers, host.store, host.pm, host.home,
                          on_event=host.ingest_event, ask=nobody_to_ask)
-    await manager.start()
+    await manager.start(wait=ONE_SHOT_WAIT if wait else 0.0)
     host.registry.add_source(McpToolSource(manager, host.config))
     return manager
 

@@ -1,11 +1,13 @@
 """MCP servers as a tool source of the agent's registry: names, capabilities, calls.
 
 Each running server is a group of tools named ``mcp__<server>__<tool>`` (sanitised to
-``[A-Za-z0-9_-]``, at most 64 characters, unique). Capabilities follow DESIGN: a tool with
-no ``annotations`` is ``private`` only; with annotations the MCP defaults apply
-(``readOnlyHint`` → no side effects, untrusted unless ``openWorldHint`` is false; else
-``destructiveHint`` default true → destructive, ``openWorldHint`` default true → untrusted
-and chosen egress); a server may state them
+``[A-Za-z0-9_-]``, at most 64 characters, unique: names that collide once sanitised get a
+suffix from a hash of the original name, see :func:`tool_names`). The client has already
+dropped tools whose name is not a non-empty string (:mod:`bothost.mcp.session`).
+Capabilities follow DESIGN: a tool with no ``annotations`` is ``private`` only; with
+annotations the MCP defaults apply (``readOnlyHint`` → no side effects, untrusted unless
+``openWorldHint`` is false; else ``destructiveHint`` default true → destructive,
+``openWorldHint`` default true → untrusted and chosen egress); a server may state them
 exactly in ``_meta["bothost/capabilities"]``; config (``mcp.servers.<name>.capabilities``)
 may only add. Calls go through the manager, with progress shown as the turn's status and
 elicitations asked through the session's platform.
@@ -28,16 +30,60 @@ EMPTY_SCHEMA = {"type": "object", "properties": {}}
 MAX_ASKERS = 1000  # sessions remembered; forgetting one only costs a new closure
 
 
+SUFFIX_DIGITS = (8, 16, 40)  # hash digits that tell colliding names apart (more if needed)
+
+
+def suffixed(name: str, original: str, digits: int) -> str:
+    """`name` cut to leave room for ``_`` and a short hash of the `original` tool name."""
+    digest = hashlib.sha256(original.encode("utf-8", "surrogatepass")).hexdigest()[:digits]
+    return f"{name[:MAX_NAME - digits - 1]}_{digest}"
+
+
 def tool_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>`` sanitised to ``[A-Za-z0-9_-]``, at most 64 characters."""
     name = f"{PREFIX}{UNSAFE.sub('_', server)}__{UNSAFE.sub('_', tool)}"
-    if len(name) <= MAX_NAME:
-        return name
-    digest = hashlib.sha1(name.encode()).hexdigest()[:8]
-    return f"{name[:MAX_NAME - 9]}_{digest}"
+    return name if len(name) <= MAX_NAME else suffixed(name, f"{server}/{tool}", 8)
+
+
+def tool_names(server: str, tools: list[str]) -> dict[str, str]:
+    """The model-facing name of each of a server's tools: unique, and stable across restarts.
+
+    Sanitising maps ``a b``, ``a.b`` and ``a_b`` to one name (issue 14), so where names
+    collide, a tool whose name needed no change keeps it and every other one gets ``_`` and
+    a short hash of its original name. The result depends only on the set of names, never on
+    the order a server lists them in.
+    """
+    by_name: dict[str, list[str]] = {}
+    for tool in sorted(set(tools)):
+        by_name.setdefault(tool_name(server, tool), []).append(tool)
+    names: dict[str, str] = {}
+    for name, group in by_name.items():
+        for tool in group:
+            unchanged = len(group) == 1 or name == f"{PREFIX}{UNSAFE.sub('_', server)}__{tool}"
+            names[tool] = name if unchanged else suffixed(name, tool, SUFFIX_DIGITS[0])
+    for digits in SUFFIX_DIGITS[1:]:  # a suffixed name that meets another name (vanishingly rare)
+        taken: dict[str, list[str]] = {}
+        for tool in sorted(names):
+            taken.setdefault(names[tool], []).append(tool)
+        clashes = [g for g in taken.values() if len(g) > 1]
+        if not clashes:
+            break
+        for group in clashes:
+            for tool in group[1:]:
+                names[tool] = suffixed(names[tool], tool, digits)
+    return names
+
+
+def text_of(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def capabilities(definition: dict[str, Any], extra: list[str] | None = None) -> Capabilities:
-    meta = (definition.get("_meta") or {}).get(META_KEY)
+    meta = mapping(definition.get("_meta")).get(META_KEY)
     if isinstance(meta, dict):
         egress = meta.get("egress", "none")
         caps = Capabilities(private=bool(meta.get("private")),
@@ -103,13 +149,15 @@ class McpToolSource:
         extra = getattr(server, "capabilities", {}) or {}
         timeout = getattr(server, "timeout", None)
         tools = []
-        for definition in self.manager.tools(group):
-            raw_name = definition.get("name", "")
+        definitions = [d for d in self.manager.tools(group) if isinstance(d.get("name"), str)]
+        names = tool_names(group, [d["name"] for d in definitions])
+        for definition in definitions:
+            raw_name = definition["name"]
             tools.append(Tool(
-                name=tool_name(group, raw_name),
-                description=(definition.get("description") or definition.get("title")
-                             or raw_name)[:1024],
-                schema=definition.get("inputSchema") or EMPTY_SCHEMA,
+                name=names[raw_name],
+                description=(text_of(definition.get("description"))
+                             or text_of(definition.get("title")) or raw_name)[:1024],
+                schema=mapping(definition.get("inputSchema")) or EMPTY_SCHEMA,
                 run=self.runner(group, raw_name),
                 capabilities=capabilities(definition, extra.get(raw_name, []) + extra.get("*", [])),
                 timeout=timeout, group=group, plugin=f"mcp:{group}",

@@ -22,7 +22,8 @@ from bothost.mcp.manager import McpManager, McpManagerError, status_path
 from bothost.mcp.runner import ServerStatus
 from bothost.mcp.serverlog import log_path
 
-PRIVATE_START_WAIT = 60.0  # a CLI command waits this long for its server to come up
+PRIVATE_START_WAIT = 60.0  # a CLI command waits this long for the one server it names…
+LISTING_WAIT = 5.0  # …and a listing of every server this long: one stuck server holds nobody
 
 
 def manager_for(config: Any, store: Any, home: Path, on_event: Callable[..., Any] | None = None,
@@ -73,7 +74,7 @@ async def private(manager: McpManager, names: set[str]) -> AsyncIterator[McpMana
     if disabled:
         raise McpManagerError(f"MCP server {disabled[0]} is disabled "
                               f"(`bothost mcp enable {disabled[0]}`)")
-    await manager.start(only=names, wait=PRIVATE_START_WAIT)
+    await manager.start(only=names, wait=PRIVATE_START_WAIT if len(names) == 1 else LISTING_WAIT)
     try:
         yield manager
     finally:

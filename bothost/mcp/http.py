@@ -20,7 +20,7 @@ import aiohttp
 from bothost.mcp import jsonrpc
 from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
 from bothost.mcp.tasks import TaskSet
-from bothost.mcp.transport import OnClose, OnMessage, OnSessionLost, TransportError
+from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
 
 CONNECT_TIMEOUT = 10.0
 DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server gave no retry:
@@ -51,6 +51,7 @@ class HttpTransport:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.on_session_lost: OnSessionLost | None = None
+        self.backlog: Backlog | None = None
         self._http: aiohttp.ClientSession | None = None
         self._on_message: OnMessage | None = None
         self._on_close: OnClose | None = None
@@ -141,10 +142,11 @@ class HttpTransport:
         except jsonrpc.ProtocolError as exc:
             self.log.warning("skipped a message that is not JSON-RPC (%s): %.200r", exc, data)
             return []
+        size = len(data) // max(len(messages), 1)
         for message in messages:
             assert self._on_message is not None
             try:
-                self._on_message(message, related)
+                self._on_message(message, related, size)
             except Exception:  # boundary: one bad message must not stop the stream
                 self.log.exception("handling a message failed: %.200r", message)
         return messages
@@ -159,6 +161,8 @@ class HttpTransport:
         """Deliver a stream's messages; True once the answer to `related` went by."""
         try:
             async for chunk in resp.content.iter_any():
+                if self.backlog is not None:  # a flooding stream waits in TCP, not in memory
+                    await self.backlog()
                 for event in parser.feed(chunk):
                     if event.event != "message" or not event.data.strip():
                         continue  # e.g. the priming event that only carries id and retry

@@ -3,16 +3,31 @@
 Server requests each run in their own task (an elicitation may wait minutes for a person)
 and are answered by id: ``ping``, ``roots/list``, ``elicitation/create`` (routed to an
 ``ask`` callback, see :mod:`bothost.mcp.elicitation`); anything else gets -32601 at once.
-Notifications are handled in arrival order by one worker, so ``event/*`` reach the host in
-the order the server sent them; progress goes straight to the waiting call's callback.
-``notifications/tools/list_changed`` bursts (server-everything sends five right after
-initialize) collapse into as few ``tools/list`` rounds as possible.
+
+Everything here is bounded, because a server may flood any of it (issue 14: a
+``list_changed`` flood once spawned a task per notification and grew the host to 1.2 GB):
+
+* at most ``MAX_SERVER_REQUESTS`` server requests are handled at once, each answer is
+  written within a deadline, and requests beyond the bound are dropped (counted, logged);
+* ``event/*`` notifications go through one queue, handled in the order the server sent
+  them; when the queue holds ``QUEUE_HIGH`` messages or ``QUEUE_HIGH_BYTES`` bytes the
+  stdio reader pauses (the server blocks on its full pipe: nothing lost, nothing grows), and
+  a transport that cannot pause has its notifications dropped past twice that;
+* ``notifications/tools/list_changed`` only marks the tool list stale: one re-listing runs
+  at a time, at most one more is pending, and they start at most once per
+  ``RELIST_INTERVAL`` however many notifications arrive;
+* progress for a call is reported one at a time; what arrives meanwhile replaces the
+  not-yet-shown value, so a progress flood makes no tasks;
+* log messages are written at once (the server's log rotates); other notifications
+  (``resources/list_changed`` and the like) are counted and ignored.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
+import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -26,12 +41,43 @@ if TYPE_CHECKING:
 
 CLOSE_DRAIN = 2.0  # on a graceful close, queued notifications (events!) get this long
 LIST_CHANGED_SETTLE = 0.05  # wait this long after list_changed so a burst becomes one listing
-MAX_QUEUED_NOTIFICATIONS = 10_000  # beyond this a flooding server's notifications are dropped
+RELIST_INTERVAL = 1.0  # re-listings start at most this often, however often list_changed comes
+QUEUE_HIGH = 1_000  # queued notifications at which the stdio reader pauses…
+QUEUE_HIGH_BYTES = 16 * 1024 * 1024  # …or queued bytes (a few big events weigh more than many)
+QUEUE_DROP_FACTOR = 2  # past this multiple of the marks a transport that cannot pause drops
 MAX_EVENTS_IN_FLIGHT = 512  # events handed to the queue but not yet committed, per server
+MAX_SERVER_REQUESTS = 32  # server requests handled at once; a flood beyond is dropped
+ANSWER_TIMEOUT = 10.0  # writing one answer; a server that stops reading its stdin gets none
+PROGRESS_TIMEOUT = 10.0  # showing one progress update (a platform's status call)
+DROP_LOG_EVERY = 10.0  # a flood's drops are logged at most this often, with their count
 
 
 async def await_maybe(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
+
+
+def hashable(value: Any) -> bool:
+    """An id or token a server sent that can be looked up (a JSON object or list cannot)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+class Tally:
+    """Counts what a flood made us drop or ignore; logs the first, then at most every 10 s."""
+
+    def __init__(self, log: logging.Logger, level: int = logging.WARNING) -> None:
+        self.log = log
+        self.level = level
+        self.counts: dict[str, int] = {}
+        self._logged = float("-inf")
+
+    def add(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+        now = time.monotonic()
+        if now - self._logged >= DROP_LOG_EVERY:
+            self._logged = now
+            summary = ", ".join(f"{n} × {w}" for w, n in sorted(self.counts.items()))
+            self.log.log(self.level, "flood control: %s (since the last such line)", summary)
+            self.counts.clear()
 
 
 class Inbound:
@@ -43,10 +89,18 @@ class Inbound:
         self._tasks = TaskSet(self.log)
         self._events_in_flight = asyncio.Semaphore(MAX_EVENTS_IN_FLIGHT)
         self._handlers: dict[Any, asyncio.Future[Any]] = {}  # server request id -> its task
-        self._queue: asyncio.Queue[jsonrpc.Message] = asyncio.Queue(MAX_QUEUED_NOTIFICATIONS)
+        self._requests = 0  # server requests being handled now
+        self._queue: asyncio.Queue[tuple[jsonrpc.Message, int]] = asyncio.Queue()
+        self._queued_bytes = 0
+        self._room = asyncio.Event()  # set while the queue is below its high marks
+        self._room.set()
         self._worker: asyncio.Task | None = None
         self._relist: asyncio.Task | None = None
-        self._tools_dirty = False
+        self._next_listing: asyncio.Future[McpError | None] | None = None
+        self._last_listing = float("-inf")
+        self._progress_busy: dict[Any, tuple[Any, Any, Any] | None] = {}
+        self.dropped = Tally(self.log)
+        self.ignored = Tally(self.log, logging.DEBUG)
 
     def spawn(self, awaitable: Awaitable[Any]) -> asyncio.Future[Any]:
         return self._tasks.spawn(awaitable)
@@ -62,17 +116,30 @@ class Inbound:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self._settle_listing(McpError(jsonrpc.CONNECTION_CLOSED, "session closed"))
+        self._room.set()  # a paused reader must not wait on a worker that is gone
 
     # -- server requests ---------------------------------------------------------------
 
     def on_request(self, message: jsonrpc.Message, related: Any) -> None:
+        if self._requests >= MAX_SERVER_REQUESTS:
+            self.dropped.add(f"{message['method']} requests beyond {MAX_SERVER_REQUESTS} at once")
+            return
+        self._requests += 1
         task = self.spawn(self._answer(message, related))
-        self._handlers[message["id"]] = task
-        task.add_done_callback(lambda _t: self._handlers.pop(message["id"], None))
+        id_ = message["id"]
+        if hashable(id_):
+            self._handlers[id_] = task
+        task.add_done_callback(lambda _t: self._request_done(id_, task))
+
+    def _request_done(self, id_: Any, task: asyncio.Future[Any]) -> None:
+        self._requests -= 1
+        if hashable(id_) and self._handlers.get(id_) is task:
+            del self._handlers[id_]
 
     async def _answer(self, message: jsonrpc.Message, related: Any) -> None:
         id_, method = message["id"], message["method"]
-        params = message.get("params") or {}
+        params = jsonrpc.params_of(message)
         try:
             reply = jsonrpc.result(id_, await self._dispatch(method, params, related))
         except McpError as exc:
@@ -83,9 +150,13 @@ class Inbound:
             self.log.exception("handling server request %s failed", method)
             reply = jsonrpc.error(id_, jsonrpc.INTERNAL_ERROR, "client error")
         try:
-            await self.session.transport.send(reply)
+            async with asyncio.timeout(ANSWER_TIMEOUT):
+                await self.session.transport.send(reply)
         except TransportError as exc:
             self.log.warning("could not answer %s: %s", method, exc)
+        except TimeoutError:
+            self.dropped.add(f"answers to {method} the server did not read within "
+                             f"{ANSWER_TIMEOUT:g} s")
 
     async def _dispatch(self, method: str, params: dict[str, Any], related: Any) -> dict:
         if method == "ping":
@@ -95,7 +166,7 @@ class Inbound:
         if method == "elicitation/create":
             ask = self._ask_for(related)
             return await elicitation.answer(params, ask, self.session.name, self.log)
-        raise McpError(jsonrpc.METHOD_NOT_FOUND, f"method not found: {method}")
+        raise McpError(jsonrpc.METHOD_NOT_FOUND, f"method not found: {method:.100}")
 
     def _ask_for(self, related: Any) -> Any:
         """Who answers an elicitation: the call it belongs to, else the session's default.
@@ -113,77 +184,104 @@ class Inbound:
 
     # -- notifications -----------------------------------------------------------------
 
-    def on_notification(self, message: jsonrpc.Message) -> None:
+    def on_notification(self, message: jsonrpc.Message, size: int = 0) -> None:
         method = message["method"]
-        params = message.get("params") or {}
+        params = jsonrpc.params_of(message)
         if method == "notifications/progress":
             self._progress(params)
-            return
-        if method == "notifications/cancelled":
-            task = self._handlers.get(params.get("requestId"))
+        elif method == "notifications/cancelled":
+            request_id = params.get("requestId")
+            task = self._handlers.get(request_id) if hashable(request_id) else None
             if task is not None:
                 task.cancel()
-            return
-        try:
-            self._queue.put_nowait(message)
-        except asyncio.QueueFull:
-            self.log.error("dropped %s: more than %d notifications queued", method,
-                           MAX_QUEUED_NOTIFICATIONS)
-            return
-        if self._worker is None:
-            self._worker = asyncio.create_task(self._work(), name=f"mcp-notes-{self.session.name}")
-
-    def _progress(self, params: dict[str, Any]) -> None:
-        token = params.get("progressToken")
-        pending = self.session.pending.get(token)
-        if pending is None or pending.on_progress is None:
-            return
-        try:
-            value = pending.on_progress(params.get("progress"), params.get("total"),
-                                        params.get("message"))
-            if inspect.isawaitable(value):
-                self.spawn(value)
-        except Exception:
-            self.log.exception("progress callback failed")
-
-    async def _work(self) -> None:
-        while True:
-            message = await self._queue.get()
-            if message["method"].startswith("event/"):
-                # events are independent: queue the next while this one's commit is pending,
-                # so a burst lands in a few group commits; bounded, so a flood backs up here
-                await self._events_in_flight.acquire()
-                self.spawn(self._event(message))
-                continue
-            try:
-                await self._notification(message["method"], message.get("params") or {})
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                self.log.exception("handling %s failed", message["method"])
-            finally:
-                self._queue.task_done()
-
-    async def _event(self, message: jsonrpc.Message) -> None:
-        try:
-            await self._notification(message["method"], message.get("params") or {})
-        except Exception:
-            self.log.exception("handling %s failed", message["method"])
-        finally:
-            self._events_in_flight.release()
-            self._queue.task_done()
-
-    async def _notification(self, method: str, params: dict[str, Any]) -> None:
-        session = self.session
-        if method == "notifications/tools/list_changed":
-            self.spawn(self._refresh_logged())
+        elif method == "notifications/tools/list_changed":
+            self._mark_tools_stale()
         elif method == "notifications/message":
             serverlog.log_message(self.log, params)
         elif method.startswith("event/"):
-            if session.on_event is not None:
-                await await_maybe(session.on_event(session.name, method, params))
+            self._enqueue(message, size)
         else:
-            self.log.debug("notification %s ignored", method)
+            self.ignored.add(f"{method[:100]} (not used)")
+
+    def _enqueue(self, message: jsonrpc.Message, size: int) -> None:
+        count, size = self._queue.qsize(), max(size, 0)
+        if (count >= QUEUE_HIGH * QUEUE_DROP_FACTOR
+                or self._queued_bytes >= QUEUE_HIGH_BYTES * QUEUE_DROP_FACTOR):
+            self.dropped.add(f"{message['method'][:100]} beyond the notification queue's bound")
+            return
+        self._queue.put_nowait((message, size))
+        self._queued_bytes += size
+        if count + 1 >= QUEUE_HIGH or self._queued_bytes >= QUEUE_HIGH_BYTES:
+            self._room.clear()
+        if self._worker is None:
+            self._worker = asyncio.create_task(self._work(), name=f"mcp-notes-{self.session.name}")
+
+    async def room(self) -> None:
+        """Wait while the notification queue is over its high marks (the stdio reader's
+        backpressure: it reads no more until the worker has caught up)."""
+        await self._room.wait()
+
+    def _dequeued(self, size: int) -> None:
+        self._queued_bytes -= size
+        self._queue.task_done()
+        if self._queue.qsize() < QUEUE_HIGH // 2 and self._queued_bytes < QUEUE_HIGH_BYTES // 2:
+            self._room.set()
+
+    def _progress(self, params: dict[str, Any]) -> None:
+        token = params.get("progressToken")
+        if not hashable(token):
+            return
+        pending = self.session.pending.get(token)
+        if pending is None or pending.on_progress is None:
+            return
+        value = (params.get("progress"), params.get("total"), params.get("message"))
+        if token in self._progress_busy:
+            self._progress_busy[token] = value  # shown when the update in flight is done
+            return
+        self._show_progress(token, pending.on_progress, value)
+
+    def _show_progress(self, token: Any, callback: Any, value: tuple[Any, Any, Any]) -> None:
+        try:
+            shown = callback(*value)
+        except Exception:  # boundary: the caller's callback
+            self.log.exception("progress callback failed")
+            return
+        if inspect.isawaitable(shown):
+            self._progress_busy[token] = None
+            self.spawn(self._progress_done(token, callback, shown))
+
+    async def _progress_done(self, token: Any, callback: Any, shown: Awaitable[Any]) -> None:
+        try:
+            async with asyncio.timeout(PROGRESS_TIMEOUT):
+                await shown
+        except TimeoutError:
+            self.log.warning("showing progress took over %g s", PROGRESS_TIMEOUT)
+        except Exception:  # boundary: the caller's callback
+            self.log.exception("progress callback failed")
+        finally:
+            latest = self._progress_busy.pop(token, None)
+        if latest is not None and token in self.session.pending:
+            self._show_progress(token, callback, latest)
+
+    async def _work(self) -> None:
+        while True:
+            message, size = await self._queue.get()
+            # events are independent: queue the next while this one's commit is pending,
+            # so a burst lands in a few group commits; bounded, so a flood backs up here
+            await self._events_in_flight.acquire()
+            self.spawn(self._event(message, size))
+
+    async def _event(self, message: jsonrpc.Message, size: int) -> None:
+        session = self.session
+        try:
+            if session.on_event is not None:
+                await await_maybe(session.on_event(session.name, message["method"],
+                                                   jsonrpc.params_of(message)))
+        except Exception:  # boundary: one event's handling must not stop the others
+            self.log.exception("handling %s failed", message["method"])
+        finally:
+            self._events_in_flight.release()
+            self._dequeued(size)
 
     # -- tools/list coalescing ---------------------------------------------------------
 
@@ -191,27 +289,46 @@ class Inbound:
     def relisting(self) -> bool:
         return self._relist is not None and not self._relist.done()
 
-    async def refresh_tools(self) -> list[dict[str, Any]]:
-        self._tools_dirty = True
-        if self._relist is None or self._relist.done():
-            self._relist = asyncio.create_task(self._relist_loop())
-        await asyncio.shield(self._relist)
-        return self.session.tools
+    def _mark_tools_stale(self) -> asyncio.Future[McpError | None]:
+        """Ask for a listing that starts after now; at most one runs and one waits."""
+        if self._next_listing is None:
+            self._next_listing = asyncio.get_running_loop().create_future()
+        listing = self._next_listing
+        if not self.relisting:
+            self._relist = asyncio.create_task(self._relist_loop(),
+                                               name=f"mcp-relist-{self.session.name}")
+        return listing
 
-    async def _refresh_logged(self) -> None:
-        try:
-            await self.refresh_tools()
-        except McpError as exc:
-            self.log.warning("re-listing tools after list_changed failed: %s", exc.message)
+    async def refresh_tools(self) -> list[dict[str, Any]]:
+        failure = await asyncio.shield(self._mark_tools_stale())
+        if failure is not None:
+            raise failure
+        return self.session.tools
 
     async def _relist_loop(self) -> None:
         session = self.session
-        while self._tools_dirty:
-            await asyncio.sleep(LIST_CHANGED_SETTLE)
-            self._tools_dirty = False
-            session.tools = await session.list_tools()
+        while self._next_listing is not None:
+            await asyncio.sleep(max(LIST_CHANGED_SETTLE,
+                                    self._last_listing + RELIST_INTERVAL - time.monotonic()))
+            listing, self._next_listing = self._next_listing, None
+            self._last_listing = time.monotonic()
+            try:
+                session.tools = await session.list_tools()
+            except McpError as exc:
+                self.log.warning("listing tools failed: %s", exc.message)
+                listing.set_result(exc)
+                continue
+            except BaseException:
+                listing.set_result(McpError(jsonrpc.CONNECTION_CLOSED, "listing stopped"))
+                raise
+            listing.set_result(None)
             if session.on_tools_changed is not None:
                 try:
                     await await_maybe(session.on_tools_changed(session.tools))
                 except Exception:
                     self.log.exception("tools-changed listener failed")
+
+    def _settle_listing(self, failure: McpError) -> None:
+        listing, self._next_listing = self._next_listing, None
+        if listing is not None and not listing.done():
+            listing.set_result(failure)

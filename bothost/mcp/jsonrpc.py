@@ -34,9 +34,11 @@ class McpError(Exception):
     @classmethod
     def from_error(cls, error: Any) -> McpError:
         if not isinstance(error, dict):
-            return cls(INTERNAL_ERROR, f"malformed error object: {error!r}")
-        return cls(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")),
-                   error.get("data"))
+            return cls(INTERNAL_ERROR, f"malformed error object: {error!r:.200}")
+        code = error.get("code")
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = INTERNAL_ERROR  # a server's bad code must still wake the waiting call
+        return cls(code, str(error.get("message", ""))[:2000], error.get("data"))
 
 
 class ProtocolError(ValueError):
@@ -92,6 +94,8 @@ def decode(data: bytes | str) -> list[Message]:
         value = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"not JSON: {exc}") from None
+    except RecursionError:  # nesting deeper than the parser's stack: a hostile line
+        raise ProtocolError("not JSON: nested too deeply") from None
     items = value if isinstance(value, list) else [value]
     for item in items:
         if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
@@ -100,6 +104,16 @@ def decode(data: bytes | str) -> list[Message]:
             item.get("id"), bool
         ):
             raise ProtocolError(f"bad id {item.get('id')!r}")
+        if "method" in item and not isinstance(item["method"], str):
+            raise ProtocolError(f"method is not a string: {item['method']!r:.80}")
+        if "params" in item and not isinstance(item["params"], dict | list):
+            raise ProtocolError("params is neither an object nor an array")
         if not ("method" in item or "result" in item or "error" in item):
             raise ProtocolError("neither a request, a notification nor a response")
     return items
+
+
+def params_of(message: Message) -> dict[str, Any]:
+    """A message's params as an object; MCP never uses positional (array) params."""
+    params = message.get("params")
+    return params if isinstance(params, dict) else {}

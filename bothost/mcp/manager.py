@@ -3,10 +3,12 @@
 Servers come from config (``mcp.servers``) and from the ``mcp_servers`` table (a config
 server of the same name wins; the row is listed as shadowed). Each gets a
 :class:`~bothost.mcp.runner.ServerRunner` and is registered with the plugin manager as
-``mcp:<name>``; all start in parallel. Run-time changes (``add_server``, ``remove_server``,
-``set_enabled``) are written to the table and applied at once; a running manager also
-re-reads the table every few seconds, so ``bothost mcp add`` in another process reaches a
-running host without a restart. ``listeners`` hear about every change of a server's tools.
+``mcp:<name>``; all start in parallel and in the background — nothing waits on a server
+unless it asks to (``start(wait=…)``), so one that hangs holds up nobody. Run-time changes
+(``add_server``, ``remove_server``, ``set_enabled``) are written to the table and applied at
+once; a running manager also re-reads the table every few seconds, so ``bothost mcp add`` in
+another process reaches a running host without a restart. ``listeners`` hear about every
+change of a server's tools.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from bothost.mcp.tasks import TaskSet
 logger = logging.getLogger(__name__)
 
 RELOAD_INTERVAL = 5.0  # how soon a change made by another process (the CLI) is applied
-START_WAIT = 15.0  # start() returns once every server is ready or failed, or after this
 NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 SHADOWED_NOTE = "config defines a server of the same name; it wins"
 
@@ -90,8 +91,9 @@ class McpManager:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    async def start(self, only: set[str] | None = None, wait: float = START_WAIT) -> None:
-        """Start every enabled server (or those in `only`) in parallel."""
+    async def start(self, only: set[str] | None = None, wait: float = 0.0) -> None:
+        """Start every enabled server (or those in `only`) in parallel, in the background;
+        with `wait`, return once each is ready or failed, or after `wait` seconds."""
         self.started = True
         self._only = only
         await self.reload()
@@ -213,6 +215,11 @@ class McpManager:
             out.append(ServerStatus(name, "db", row.config.enabled, "shadowed",
                                     transport=transport, target=target, note=SHADOWED_NOTE))
         return sorted(out, key=lambda s: (s.name, s.origin != "config"))
+
+    def not_ready(self) -> list[ServerStatus]:
+        """Enabled servers that are not (yet) ready: still starting, or failed."""
+        return [s for s in self.status() if s.enabled and s.state in ("starting", "failed",
+                                                                       "stopped")]
 
     def tools(self, server: str) -> list[dict[str, Any]]:
         """The server's MCP tool definitions (annotations, _meta and all), allowlist applied."""

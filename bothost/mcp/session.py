@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import itertools
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +35,14 @@ except importlib.metadata.PackageNotFoundError:  # running from a bare checkout
     CLIENT_VERSION = "0.0.0"
 INITIALIZE_TIMEOUT = 30.0  # a server slower than this to start is reported as failed
 REQUEST_TIMEOUT = 60.0
-MAX_TOOL_PAGES = 100  # a server that pages forever (or repeats a cursor) is cut off here
+# Bounds on one server's tool list (issue 14: 50,000 tools, ~100 MB, were once accepted). A
+# list over a bound is refused as a whole — the server is recorded failed with that error at
+# start, or keeps its previous list on a re-list — rather than silently cut, so no tool goes
+# missing unseen; a single tool that is too big or badly named is skipped with a warning.
+MAX_TOOL_PAGES = 100  # a server that pages forever is refused past this many pages
+MAX_TOOLS = 1_000  # more than any real server offers, and more than a model can choose from
+MAX_TOOL_BYTES = 128 * 1024  # one tool's definition as JSON (its schema, mostly)
+MAX_TOOLS_BYTES = 8 * 1024 * 1024  # all of a server's definitions: held and sent every round
 
 Callback = Callable[..., Any]
 
@@ -86,6 +94,7 @@ class ClientSession:
     async def start(self, timeout: float = INITIALIZE_TIMEOUT) -> None:
         """Start the transport and run the initialize handshake."""
         self.transport.on_session_lost = self._reinitialize
+        self.transport.backlog = self.inbound.room
         await self.transport.start(self._on_message, self._on_close)
         await self.initialize(timeout)
 
@@ -187,25 +196,56 @@ class ClientSession:
         await self.request("ping", timeout=timeout)
 
     async def list_tools(self, timeout: float = REQUEST_TIMEOUT) -> list[dict[str, Any]]:
-        """Every tool, following ``nextCursor`` for at most MAX_TOOL_PAGES pages."""
-        tools: list[dict[str, Any]] = []
+        """Every tool, following ``nextCursor``; raises :class:`McpError` past the bounds
+        (``MAX_TOOL_PAGES``, ``MAX_TOOLS``, ``MAX_TOOLS_BYTES``). Tools without a usable
+        name, repeated names and definitions over ``MAX_TOOL_BYTES`` are skipped, logged."""
+        tools: dict[str, dict[str, Any]] = {}
+        skipped: list[str] = []
+        total = 0
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(MAX_TOOL_PAGES):
             self.tools_list_requests += 1
             page = await self.request("tools/list", {"cursor": cursor} if cursor else {},
                                       timeout=timeout)
-            tools.extend(t for t in page.get("tools") or [] if isinstance(t, dict) and "name" in t)
+            listed = page.get("tools")
+            for tool in listed if isinstance(listed, list) else []:
+                total += self._take_tool(tool, tools, skipped)
+                if len(tools) > MAX_TOOLS or total > MAX_TOOLS_BYTES:
+                    raise McpError(jsonrpc.INTERNAL_ERROR, f"tools/list refused: more than "
+                                   f"{MAX_TOOLS} tools or {MAX_TOOLS_BYTES // 2**20} MB of "
+                                   "tool definitions")
             cursor = page.get("nextCursor")
-            if not cursor:
-                return tools
+            if not cursor or not isinstance(cursor, str):
+                break
             if cursor in seen:
-                self.log.warning("tools/list repeated cursor %r; stopping", cursor)
-                return tools
+                self.log.warning("tools/list repeated cursor %.100r; stopping", cursor)
+                break
             seen.add(cursor)
-        self.log.warning("tools/list still paging after %d pages; using what arrived",
-                         MAX_TOOL_PAGES)
-        return tools
+        else:
+            raise McpError(jsonrpc.INTERNAL_ERROR,
+                           f"tools/list refused: still paging after {MAX_TOOL_PAGES} pages")
+        if skipped:
+            self.log.warning("tools/list: skipped %d tools: %s", len(skipped),
+                             "; ".join(skipped[:10]) + (" …" if len(skipped) > 10 else ""))
+        return list(tools.values())
+
+    @staticmethod
+    def _take_tool(tool: Any, tools: dict[str, dict[str, Any]], skipped: list[str]) -> int:
+        """Add one listed tool to `tools` if usable (else say why in `skipped`); its size."""
+        name = tool.get("name") if isinstance(tool, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            skipped.append(f"name {name!r:.60} is not a non-empty string")
+            return 0
+        if name in tools:
+            skipped.append(f"{name!r:.80} listed twice (the first kept)")
+            return 0
+        size = len(json.dumps(tool, ensure_ascii=False, default=str))
+        if size > MAX_TOOL_BYTES:
+            skipped.append(f"{name!r:.80} is {size} bytes (at most {MAX_TOOL_BYTES})")
+            return 0
+        tools[name] = tool
+        return size
 
     async def refresh_tools(self) -> list[dict[str, Any]]:
         """Re-list tools; concurrent calls and list_changed bursts share one listing."""
@@ -224,7 +264,7 @@ class ClientSession:
 
     # -- incoming ----------------------------------------------------------------------
 
-    def _on_message(self, message: jsonrpc.Message, related: Any) -> None:
+    def _on_message(self, message: jsonrpc.Message, related: Any, size: int = 0) -> None:
         if jsonrpc.is_response(message):
             pending = self._find(message["id"])
             if pending is None:
@@ -238,7 +278,7 @@ class ClientSession:
         elif jsonrpc.is_request(message):
             self.inbound.on_request(message, related)
         elif jsonrpc.is_notification(message):
-            self.inbound.on_notification(message)
+            self.inbound.on_notification(message, size)
 
     def _find(self, id_: Any) -> Pending | None:
         pending = self.pending.get(id_)

@@ -4,8 +4,11 @@ The server runs in its own process group (``start_new_session``) so shutdown rea
 helpers it forks: SIGTERM to the group, SIGKILL after a grace period. Stdout is split into
 lines by our own bounded reader: a line that is not JSON-RPC is logged and skipped, and a
 line longer than the bound is dropped as it streams in (never buffered whole), so one
-misbehaving server cannot exhaust the host's memory. Stderr goes line by line into the
-server's log. The transport closes — and says why — when stdout ends or the process exits.
+misbehaving server cannot exhaust the host's memory; and before each read the reader waits
+for the session's ``backlog`` (its notification queue below the high marks), so a server
+that floods faster than the host keeps up blocks on its own full pipe. Stderr goes line by
+line into the server's log (rotated), long lines cut, so endless stderr costs no memory. The
+transport closes — and says why — when stdout ends or the process exits.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import re
 import signal
 
 from bothost.mcp import jsonrpc
-from bothost.mcp.transport import OnClose, OnMessage, OnSessionLost, TransportError
+from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
 
 MAX_LINE = 16 * 1024 * 1024  # a base64 image fits; anything bigger is a broken server
 READ_CHUNK = 256 * 1024
@@ -46,6 +49,7 @@ class StdioTransport:
         self.pid: int | None = None
         self.returncode: int | None = None
         self.on_session_lost: OnSessionLost | None = None
+        self.backlog: Backlog | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task] = []
         self._write_lock = asyncio.Lock()
@@ -97,6 +101,8 @@ class StdioTransport:
         discarding = False  # inside an over-long line: drop bytes until its newline
         try:
             while chunk := await reader.read(READ_CHUNK):
+                if self.backlog is not None:  # a flooding server waits on its full pipe
+                    await self.backlog()
                 start = 0
                 while (end := chunk.find(b"\n", start)) != -1:
                     if discarding:
@@ -128,10 +134,11 @@ class StdioTransport:
         except jsonrpc.ProtocolError as exc:
             self.log.warning("skipped a stdout line (%s): %.200r", exc, line)
             return
+        size = len(line) // len(messages) if messages else 0
         for message in messages:
             assert self._on_message is not None
             try:
-                self._on_message(message, None)
+                self._on_message(message, None, size)
             except Exception:  # boundary: one bad message must not stop the reader
                 self.log.exception("handling a message failed: %.200r", message)
 

@@ -2,8 +2,11 @@
 
 A transport moves JSON-RPC messages and reports two things back: each message it received
 (with the id of the client request it arrived in answer to, when the wire says so — only
-Streamable HTTP can), and that it closed for good. Everything protocol-level lives in the
-session; a transport never looks inside a message beyond routing it.
+Streamable HTTP can — and its size), and that it closed for good. A transport that can stop
+reading (stdio) awaits the session's ``backlog`` between reads, so a flooding server is
+slowed down to the pace the host handles its messages at instead of filling memory.
+Everything protocol-level lives in the session; a transport never looks inside a message
+beyond routing it.
 """
 
 from __future__ import annotations
@@ -13,9 +16,15 @@ from typing import Any, Protocol
 
 from bothost.mcp.jsonrpc import Message
 
-OnMessage = Callable[[Message, Any], None]  # (message, related client request id or None)
 OnClose = Callable[[str], None]  # reason, e.g. "exited with code 1"
 OnSessionLost = Callable[[], Awaitable[None]]
+Backlog = Callable[[], Awaitable[None]]  # returns once the session can take more messages
+
+
+class OnMessage(Protocol):
+    def __call__(self, message: Message, related: Any, size: int = 0) -> None:
+        """One received message; `related` is the client request id it answers (or None),
+        `size` its share of the bytes on the wire (0 when unknown)."""
 
 
 class TransportError(Exception):
@@ -25,6 +34,7 @@ class TransportError(Exception):
 class Transport(Protocol):
     pid: int | None
     on_session_lost: OnSessionLost | None
+    backlog: Backlog | None  # awaited between reads by a transport that can pause its peer
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None: ...
 

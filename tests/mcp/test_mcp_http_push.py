@@ -21,6 +21,8 @@ from bothost.mcp.environment import server_headers
 from bothost.mcp.manager import McpManager
 from bothost.store import Store, core_migrations
 
+WAIT = 15.0  # start() waits this long for the servers to be ready or failed
+
 ECHO_SERVER = Path(__file__).resolve().parents[1] / "mcp_servers" / "echo_server.py"
 
 
@@ -53,7 +55,7 @@ async def test_http_server_push_becomes_event_rows(home, echo_http, monkeypatch)
     manager = McpManager({"echo": config}, store, pluggy.PluginManager("bothost"), home,
                          on_event=insert)
     try:
-        await manager.start()
+        await manager.start(wait=WAIT)
         status = manager.status()[0]
         assert (status.state, status.transport) == ("ready", "http")
         assert (await manager.call_tool("echo", "echo", {"text": "over http"})).text == "over http"
@@ -88,7 +90,7 @@ async def test_http_server_that_goes_away_is_failed_and_dialed_again(home, tmp_p
     proc = serve()
     try:
         await wait_for(lambda: listening(port), timeout=15)
-        await manager.start()
+        await manager.start(wait=WAIT)
         assert manager.status()[0].state == "ready"
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)

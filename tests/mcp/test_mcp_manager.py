@@ -16,6 +16,8 @@ from bothost.config import McpServerConfig
 from bothost.mcp.manager import McpManager, McpManagerError, status_path
 from bothost.store import Store, core_migrations
 
+WAIT = 15.0  # start() waits this long for the servers to be ready or failed
+
 
 def paging(**env) -> McpServerConfig:
     return McpServerConfig(command=sys.executable, args=[str(PAGING_SERVER)],
@@ -49,7 +51,7 @@ async def make_manager(home, store, pm):
         manager = McpManager(servers, store, pm, home, on_event=insert_event, **kwargs)
         managers.append(manager)
         if start:
-            await manager.start()
+            await manager.start(wait=WAIT)
         return manager
 
     yield make
@@ -190,7 +192,7 @@ async def test_listeners_hear_tool_changes(make_manager):
     manager = await make_manager({}, start=False)
     heard = []
     manager.listeners.append(heard.append)
-    await manager.start()
+    await manager.start(wait=WAIT)
     await manager.add_server("paging", paging())
     await wait_for(lambda: state(manager, "paging").state == "ready")
     before = len(heard)

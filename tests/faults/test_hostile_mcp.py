@@ -1,0 +1,219 @@
+"""A hostile MCP server beside a polite one, under the real ``bothost run``.
+
+Each test starts the host as a user does (a subprocess with a config naming
+``hostile_server.py MODE`` and a polite neighbour, web on a free port), lets the hostile
+server misbehave for a bounded while, and holds the host to its resource bounds: its RSS
+stays under 150 MB, ``/healthz`` answers each request within a 1 s client timeout, the polite
+server's tool still answers, and SIGTERM stops the host within a bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import pytest
+import yaml
+
+from tests.helpers import free_port, until
+
+HOSTILE = Path(__file__).with_name("hostile_server.py")
+MAX_RSS_KB = 150 * 1024  # the issue's bound for a host under a hostile server's flood
+HEALTH_TIMEOUT = 1.0  # a request to /healthz must be answered within this, every time
+FLOOD_SECONDS = 6.0  # how long a flood is sampled; long enough for the old growth to show
+SAMPLE_EVERY = 0.25  # between samples of RSS and /healthz during a flood
+START_BOUND = 30.0  # generous: the host's own start on a loaded machine
+STOP_BOUND = 20.0  # SIGTERM → exit: notifications drain (2 s) + server SIGTERM/SIGKILL (3 s)
+
+
+def rss_kb(pid: int) -> int:
+    for entry in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if entry.startswith("VmRSS:"):
+            return int(entry.split()[1])
+    raise AssertionError(f"no VmRSS for pid {pid}")
+
+
+def server(mode: str, mark: Path | None = None, **env: str) -> dict:
+    extra = {"HOSTILE_MARK": str(mark)} if mark else {}
+    return {"command": sys.executable, "args": [str(HOSTILE), mode], "timeout": "10s",
+            "env": {**extra, **env}}
+
+
+@dataclass
+class RunningHost:
+    process: asyncio.subprocess.Process
+    port: int
+    home: Path
+    client: aiohttp.ClientSession
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def healthz(self) -> dict:
+        timeout = aiohttp.ClientTimeout(total=HEALTH_TIMEOUT)
+        async with self.client.get(self.base + "/healthz", timeout=timeout) as response:
+            assert response.status == 200
+            return await response.json()
+
+    async def chat(self, text: str, timeout: float = 30.0) -> str:
+        async with self.client.post(self.base + "/api/chat", json={"session": "t", "text": text},
+                                    timeout=aiohttp.ClientTimeout(total=timeout)) as response:
+            assert response.status == 200, await response.text()
+            return (await response.json())["reply"]
+
+    def status(self) -> dict[str, dict]:
+        path = self.home / "state" / "mcp-status.json"
+        try:
+            return {s["name"]: s for s in json.loads(path.read_text())["servers"]}
+        except (OSError, ValueError):
+            return {}
+
+
+@contextlib.asynccontextmanager
+async def bothost_run(tmp_path: Path, home: Path, servers: dict,
+                      start_bound: float = START_BOUND) -> AsyncIterator[RunningHost]:
+    port = free_port()
+    config = tmp_path / "hostile.yaml"
+    config.write_text(yaml.safe_dump({
+        "platforms": {"web": {"port": port}, "console": {"enabled": False}},
+        "mcp": {"servers": {"weather": {"enabled": False}, **servers}}}))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--config", str(config), "run",
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+    try:
+        banner = await asyncio.wait_for(process.stderr.readline(), start_bound)
+        assert f":{port}/" in banner.decode(), banner
+        drain = asyncio.ensure_future(process.stderr.read())  # keep the pipe from filling
+        async with aiohttp.ClientSession() as client:
+            yield RunningHost(process, port, home, client)
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), STOP_BOUND) == 0
+        await drain
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def ready(host: RunningHost, *names: str, bound: float = START_BOUND) -> None:
+    await until(lambda: all(host.status().get(n, {}).get("state") == "ready" for n in names),
+                bound)
+
+
+async def endure(host: RunningHost, seconds: float = FLOOD_SECONDS) -> int:
+    """Sample RSS and /healthz while the hostile server misbehaves; the highest RSS seen."""
+    pid = host.process.pid
+    highest = 0
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        highest = max(highest, rss_kb(pid))
+        assert highest < MAX_RSS_KB, f"host RSS {highest // 1024} MB"
+        await host.healthz()
+        await asyncio.sleep(SAMPLE_EVERY)
+    return highest
+
+
+async def polite_still_answers(host: RunningHost) -> None:
+    reply = await host.chat('call mcp__polite__echo {"text": "still here"}')
+    assert "still here" in reply
+
+
+FLOODS = ["flood-tools", "flood-resources", "flood-prompts", "flood-message", "flood-event",
+          "flood-cancelled", "flood-ping", "flood-roots", "flood-elicit", "garbage", "huge",
+          "stderr"]
+
+
+@pytest.mark.parametrize("mode", FLOODS)
+async def test_host_stays_bounded_and_responsive_under_a_flood(tmp_path, home, mode):
+    mark = tmp_path / "flooding"
+    async with bothost_run(tmp_path, home, {"hostile": server(mode, mark),
+                                            "polite": server("polite")}) as host:
+        await until(mark.exists, START_BOUND)
+        await endure(host)
+        await polite_still_answers(host)
+        await endure(host, 1.0)
+    log = home / "logs" / "mcp"
+    size = sum(p.stat().st_size for p in log.glob("hostile.log*"))
+    assert size < 12 * 1024 * 1024  # two files of at most 5 MB (and a line or two over)
+
+
+async def test_progress_flood_during_a_call_stays_bounded(tmp_path, home):
+    mark = tmp_path / "flooding"
+    async with bothost_run(tmp_path, home, {"hostile": server("flood-progress", mark),
+                                            "polite": server("polite")}) as host:
+        await until(mark.exists, START_BOUND)
+        await ready(host, "hostile")
+        call = asyncio.ensure_future(host.chat("call mcp__hostile__progress_flood {}"))
+        try:
+            await endure(host)
+            await polite_still_answers(host)
+        finally:
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
+
+
+async def test_endless_paging_and_too_many_tools_are_refused_with_a_clear_error(tmp_path, home):
+    async with bothost_run(tmp_path, home, {"paging": server("paging"),
+                                            "many": server("many-tools"),
+                                            "polite": server("polite")}) as host:
+        await until(lambda: host.status().get("paging", {}).get("error")
+                    and host.status().get("many", {}).get("error"), START_BOUND)
+        status = host.status()
+        assert "tools/list" in status["paging"]["error"]
+        assert "tools/list" in status["many"]["error"]
+        assert rss_kb(host.process.pid) < MAX_RSS_KB
+        await polite_still_answers(host)
+
+
+async def test_odd_tool_names_are_mapped_without_collisions(tmp_path, home):
+    async with bothost_run(tmp_path, home, {"x": server("names"),
+                                            "polite": server("polite")}) as host:
+        await ready(host, "x")
+        listing = await host.chat("tools")
+        names = sorted({w.rstrip(",") for w in listing.split() if w.startswith("mcp__x__")})
+        for name in names:
+            assert len(name) <= 64 and name.replace("_", "").replace("-", "").isalnum()
+        assert "mcp__x__echo" in names and "mcp__x__" not in names
+        called = set()
+        for name in names:
+            reply = await host.chat(f"call {name} {{}}")
+            called.add(reply.strip())
+        # every string tool but "" is reachable under its own name, none shadowed
+        assert {"called a b", "called a.b", "called a_b", "called " + "t" * 200,
+                "called wetter_☀", "called 日本"} <= called
+
+
+async def test_a_stuck_server_delays_neither_the_listener_nor_chat_tools(tmp_path, home):
+    mark = tmp_path / "stuck"
+    # bounded below the old 15 s start wait: the listener no longer waits for any server
+    async with bothost_run(tmp_path, home, {"stuck": server("stuck", mark),
+                                            "polite": server("polite")}, 12) as host:
+        await host.healthz()
+        await until(mark.exists, START_BOUND)
+        assert host.status()["stuck"]["state"] == "starting"
+        await ready(host, "polite")
+        await polite_still_answers(host)
+        chat = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bothost", "--config", str(tmp_path / "hostile.yaml"), "chat",
+            "-m", "tools", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+        # bounded below the old 15 s: a one-shot command lists what is ready and says the rest
+        out, err = await asyncio.wait_for(chat.communicate(), 12)
+        assert chat.returncode == 0, err
+        assert "mcp__polite__echo" in out.decode()
+        assert "stuck" in err.decode() and "not ready" in err.decode()
+        # the stuck one is recorded with its error and tried again, the host serving all along
+        await until(lambda: "initialize" in (host.status()["stuck"].get("error") or ""), 60)
+        await until(lambda: host.status()["stuck"]["restarts"] >= 1, 30)
+        await host.healthz()
