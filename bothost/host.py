@@ -77,7 +77,7 @@ class Host:
 
         self.events = await start_events(self, tick=tick)
         if mcp:
-            self.mcp = await start_mcp(self)
+            self.mcp = await start_mcp(self, wait=not serve_http)  # a listener never waits
         await call_each(self.pm, "startup", host=self)
         if platforms:
             for name, platform in self.platforms.items():
