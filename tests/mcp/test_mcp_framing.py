@@ -16,10 +16,18 @@ def test_decode_accepts_string_and_numeric_ids_and_batches():
 
 
 @pytest.mark.parametrize("line", [b"nope", b'{"jsonrpc":"1.0","id":1}', b'{"jsonrpc":"2.0"}',
-                                  b'{"jsonrpc":"2.0","id":true,"result":{}}', b"[1]"])
+                                  b'{"jsonrpc":"2.0","id":true,"result":{}}', b"[1]",
+                                  b'{"jsonrpc":"2.0","method":5}',
+                                  b'{"jsonrpc":"2.0","method":"event/x","params":"text"}',
+                                  b"[" * 100_000 + b"]" * 100_000])
 def test_decode_rejects_what_is_not_json_rpc(line):
     with pytest.raises(jsonrpc.ProtocolError):
         jsonrpc.decode(line)
+
+
+def test_a_malformed_error_answer_still_becomes_an_error():
+    error = jsonrpc.McpError.from_error({"code": "abc", "message": 7})
+    assert error.code == jsonrpc.INTERNAL_ERROR and error.message == "7"
 
 
 def test_sse_parser_joins_data_keeps_id_and_retry_across_chunks():

@@ -8,7 +8,11 @@ import time
 
 from mcp_helpers import wait_for
 
+from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.serverlog import log_path
+from bothost.mcp.session import MAX_TOOLS
+
+MAX_TOOL_PAGES_FILL = 50  # tools a page: MAX_TOOLS + 1 tools fit in far fewer pages than allowed
 
 
 async def test_tools_list_follows_every_page(open_paging):
@@ -174,3 +178,26 @@ async def test_list_changed_burst_is_coalesced(open_paging):
     await wait_for(lambda: recorder.tool_changes and not session.inbound.relisting)
     pages = -(-len(session.tools) // 4)
     assert session.tools_list_requests - before <= 2 * pages
+
+
+async def test_a_list_changed_flood_makes_no_task_per_notification(open_paging):
+    session, recorder = await open_paging()
+    await session.refresh_tools()
+    before = session.tools_list_requests
+    tasks_before = len(asyncio.all_tasks())
+    await session.call_tool("push", {"count": 5000, "type": "notifications/tools/list_changed"})
+    # a task per notification would show here; coalescing keeps one re-list (and its waiter)
+    assert len(asyncio.all_tasks()) - tasks_before < 10
+    await wait_for(lambda: recorder.tool_changes and not session.inbound.relisting)
+    pages = -(-len(session.tools) // 4)
+    assert session.tools_list_requests - before <= 2 * pages
+
+
+async def test_a_tool_list_over_the_bounds_is_refused_as_a_whole(open_paging):
+    session, _ = await open_paging(TOOL_COUNT=MAX_TOOLS + 1, PAGE_SIZE=MAX_TOOL_PAGES_FILL)
+    try:
+        await session.refresh_tools()
+    except McpError as exc:
+        assert "tools/list refused" in exc.message
+    else:
+        raise AssertionError("expected the listing to be refused")
