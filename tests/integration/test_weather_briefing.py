@@ -18,6 +18,9 @@ import yaml
 from tests.fakes.open_meteo import ZURICH, FakeOpenMeteo
 from tests.helpers import free_port
 
+# A delivery's final states (bothost/events/ledger.py); `pending` is the host's, mid-send.
+SETTLED = {"delivered", "failed", "cancelled"}
+
 
 def briefings(home):
     if not (home / "bothost.db").exists():
@@ -51,8 +54,9 @@ async def test_rain_alert_becomes_a_briefing_in_the_web_chat(tmp_path, home):
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
     try:
+        # the host writes the delivery row `pending` before it sends: wait for the outcome
         async with asyncio.timeout(60):
-            while not briefings(home):
+            while not any(status in SETTLED for _, status in briefings(home)):
                 await asyncio.sleep(0.2)
         ((text, status),) = briefings(home)
         assert status == "delivered"

@@ -24,10 +24,15 @@ TIME_SERVER = Path(sys.executable).with_name("mcp-server-time")
 @pytest.fixture
 async def everything_http(tmp_path):
     """server-everything on Streamable HTTP; yields its /mcp URL."""
+    command = server_everything()  # may skip: before anything is opened that would leak
     port = free_port()
     log = open(tmp_path / "everything.log", "wb")
-    proc = subprocess.Popen([*server_everything(), "streamableHttp"], stdout=log, stderr=log,
-                            env={**os.environ, "PORT": str(port)}, start_new_session=True)
+    try:
+        proc = subprocess.Popen([*command, "streamableHttp"], stdout=log, stderr=log,
+                                env={**os.environ, "PORT": str(port)}, start_new_session=True)
+    except BaseException:
+        log.close()
+        raise
     try:
         await wait_for(lambda: listening(port), timeout=15)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -72,8 +77,9 @@ async def exercise_everything(session: ClientSession, recorder: Recorder, home: 
 
 
 async def test_server_everything_over_stdio(home):
+    command = server_everything()  # may skip: before the logger is set up
     log = server_logger(home, "everything")
-    transport = StdioTransport(server_everything()[0], [], {"PATH": os.environ["PATH"]}, log=log)
+    transport = StdioTransport(command[0], [], {"PATH": os.environ["PATH"]}, log=log)
     session, recorder = await open_session(home, "everything", transport)
     try:
         await exercise_everything(session, recorder, home)

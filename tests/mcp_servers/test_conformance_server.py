@@ -49,6 +49,7 @@ def _wait_listening(port: int, process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def weather_url(tmp_path_factory):
+    node22(), conformance_js()  # skip before starting a server nothing would use
     home = tmp_path_factory.mktemp("home")
     port = free_port()
     env = dict(os.environ, BOTHOST_HOME=str(home), WEATHER_API_BASE="http://127.0.0.1:9")
