@@ -1,18 +1,28 @@
 # The two commands of the README (`make run`, `make test`) and what CI runs (.ci/run).
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# pip's update notice is noise before "bothost is running"; --quiet keeps the install to errors
+PIP := $(PY) -m pip --disable-pip-version-check install --quiet
+# `make run` needs the runtime only; `make test` adds the test extra (mypy, selenium, …) to
+# the same venv, so `make test` after `make run` installs just what is missing.
+RUNTIME := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.installed
 PEERS := .peers
 
 .PHONY: run test peers lint clean
 
-$(STAMP): pyproject.toml setup.py
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+$(PY):
+	python3 -m venv $(VENV)
 
-run: $(STAMP)
+$(RUNTIME): pyproject.toml setup.py | $(PY)
+	$(PIP) -e .
+	touch $@
+
+$(STAMP): $(RUNTIME)
+	$(PIP) -e '.[test]'
+	touch $@
+
+run: $(RUNTIME)
 	$(VENV)/bin/bothost run
 
 test: $(STAMP)
