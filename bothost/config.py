@@ -291,13 +291,8 @@ def clear_unset(obj: Any) -> None:
 
 
 def mask_secrets(data: Any, key: str = "") -> Any:
-    """A copy of raw config data with credentials replaced by ``***``."""
-    if isinstance(data, dict):
-        if key in MASKED_MAPPINGS:
-            return {k: "***" for k in data}
-        return {k: mask_secrets(v, str(k)) for k, v in data.items()}
-    if isinstance(data, list):
-        return [mask_secrets(v, key) for v in data]
-    if key in SECRET_KEYS and data not in (None, ""):
-        return "***"
-    return data
+    """A copy of raw config data with credentials replaced by ``***`` (secret keys, env and
+    headers values, secret arguments, URL passwords and secret query parameters)."""
+    from bothost.redact import mask_config  # bothost.redact owns what counts as a secret
+
+    return mask_config(data, key)

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from bothost import redact
 from bothost.cli.runtime import Runtime
 from bothost.config import ConfigError
 from bothost.discovery import DiscoveryError
@@ -90,6 +91,8 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
     level = logging.WARNING - 10 * verbose
     logging.basicConfig(level=max(level, logging.DEBUG), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        redact.protect(handler)  # the secrets of the config, once it is read
     ctx.call_on_close(runtime.close)
 
 

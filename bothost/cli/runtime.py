@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bothost import config as config_module
+from bothost import redact
 from bothost.discovery import PluginInfo, load_plugins, new_plugin_manager
 from bothost.startup import collect_platforms, collect_providers
 
@@ -54,7 +55,9 @@ class Runtime:
 
     @cached_property
     def _loaded_config(self) -> config_module.Config:
-        return config_module.load(self.config_file, self.home)
+        config = config_module.load(self.config_file, self.home)
+        redact.remember(redact.config_secrets(config))  # every log of this command hides them
+        return config
 
     @cached_property
     def _plugins(self) -> tuple[Any, list[PluginInfo]]:

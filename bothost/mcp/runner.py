@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shlex
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bothost import redact
 from bothost.config import McpServerConfig
 from bothost.executables import resolve_command
 from bothost.mcp.content import CallResult
@@ -61,9 +61,10 @@ class ServerStatus:
 
 
 def describe(config: McpServerConfig) -> tuple[str, str]:
+    """Transport and target as shown to people: secrets in args and URL masked."""
     if config.url:
-        return "http", config.url
-    return "stdio", shlex.join([config.command or "", *config.args])
+        return "http", redact.mask_url(config.url)
+    return "stdio", redact.command_line(config.command or "", config.args)
 
 
 class ServerRunner:
@@ -80,6 +81,7 @@ class ServerRunner:
         self.on_event = on_event
         self.ask = ask
         self.on_change = on_change
+        redact.remember(redact.server_secrets(config))  # servers added at run time too
         self.log = server_logger(self.home, name)
         self.state = "disabled" if not config.enabled else "stopped"
         self.error: str | None = None
@@ -185,7 +187,8 @@ class ServerRunner:
     def status(self) -> ServerStatus:
         transport, target = describe(self.config)
         pid = getattr(self.session.transport, "pid", None) if self.session else None
-        return ServerStatus(self.name, self.origin, self.config.enabled, self.state, self.error,
+        error = redact.redact(self.error) if self.error else self.error
+        return ServerStatus(self.name, self.origin, self.config.enabled, self.state, error,
                             len(self.tools()), self.restarts, pid, transport, target)
 
     async def call_tool(self, tool: str, arguments: dict[str, Any] | None,

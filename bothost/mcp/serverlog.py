@@ -3,7 +3,8 @@
 The server's stderr (line by line), its ``notifications/message`` entries and the host's
 lifecycle lines about it (started, exited, restarted) all go to one file, so ``bothost mcp
 logs NAME`` shows the whole story of a server. One logger per server, not propagated to the
-host's log, so a chatty server cannot flood it.
+host's log, so a chatty server cannot flood it. The file gets the host log's redaction
+filter (:mod:`bothost.redact`): a server that prints its own token writes ``***``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 from io import TextIOWrapper
 from pathlib import Path
 from typing import cast
+
+from bothost import redact
 
 MAX_BYTES = 5 * 1024 * 1024  # DESIGN: rotate at 5 MB
 BACKUPS = 1  # one backup: <name>.log.1
@@ -59,7 +62,7 @@ def server_logger(home: Path | None, name: str) -> logging.Logger:
         path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
     )
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    logger.addHandler(handler)
+    logger.addHandler(redact.protect(handler))
     logger.propagate = False
     return logger
 

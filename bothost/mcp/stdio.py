@@ -21,6 +21,7 @@ import signal
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
+from bothost.redact import command_line
 
 MAX_LINE = 16 * 1024 * 1024  # a base64 image fits; anything bigger is a broken server
 READ_CHUNK = 256 * 1024
@@ -69,7 +70,7 @@ class StdioTransport:
         except OSError as exc:
             raise TransportError(f"cannot start {self.command!r}: {exc.strerror or exc}") from None
         self.pid = self._proc.pid
-        self.log.info("started %s (pid %s)", " ".join([self.command, *self.args]), self.pid)
+        self.log.info("started %s (pid %s)", command_line(self.command, self.args), self.pid)
         self._tasks = [
             asyncio.create_task(self._read_stdout(), name=f"mcp-stdout-{self.pid}"),
             asyncio.create_task(self._read_stderr(), name=f"mcp-stderr-{self.pid}"),

@@ -1,0 +1,302 @@
+"""Secrets out of everything bothost writes or shows: one redaction of text, one masking.
+
+Two halves, one module, so every log handler and every place that shows a server agree:
+
+- :func:`redact` rewrites free text (a log line, an error message): every *known* secret
+  value becomes ``***``, and so does anything *secret-shaped* — well-known token prefixes,
+  ``Bearer``/``Basic`` credentials, a URL's password, the value after a secret-named flag,
+  key or query parameter. :class:`SecretFilter` applies it to every record a handler gets.
+- :func:`mask_args`, :func:`mask_url`, :func:`command_line` and :func:`mask_config` mask
+  structured values for display: ``mcp list``, the status file, the dashboard, ``config
+  show``, log lines about a server's start.
+
+Known values are remembered process-wide, as logging itself is: a filter attached before the
+config was read still redacts what is learnt later (the config's secrets, ``${env:…}``
+values, the env and headers of a server added at run time).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import shlex
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+MASK = "***"
+MIN_SECRET_LENGTH = 6  # shorter values would redact ordinary words all over the logs
+# Mappings whose every value may be a credential (a server's env, an HTTP server's headers).
+MASKED_MAPPINGS = frozenset({"env", "headers"})
+# Variables a config may reference that are paths or settings, not secrets: redacting
+# their values would blank every path in the logs.
+PLAIN_VARIABLES = frozenset({"HOME", "PATH", "PWD", "USER", "LOGNAME", "SHELL", "LANG",
+                             "LC_ALL", "TZ", "TMPDIR", "BOTHOST_HOME", "XDG_CONFIG_HOME",
+                             "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"})
+ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+# A name (config key, flag, query parameter, KEY=value) is secret when one of its words is
+# one of these, or ends with one of the suffixes ("apikey", "accesstoken", "dbpassword").
+SECRET_WORDS = frozenset({"token", "secret", "password", "passwd", "passphrase", "pwd",
+                          "pass", "apikey", "key", "auth", "authorization", "credential",
+                          "credentials", "cookie", "signature", "sig", "bearer"})
+SECRET_SUFFIXES = ("token", "secret", "password", "passwd", "apikey", "accesskey", "secretkey",
+                   "privatekey")
+SHORT_SECRET_FLAGS = frozenset({"-p"})  # mysql-style `-p PASSWORD`
+
+# Secret-shaped text. Every pattern starts at a fixed word or prefix and scans forward only,
+# so a hostile line (a megabyte of letters, dashes or "token"s) is redacted in linear time.
+_NAME = (r"(?:token|secret|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
+         r"private[_-]?key|credentials?|signature)(?![A-Za-z])")
+FLAG_PREFIX = re.compile(r"--[A-Za-z0-9_.-]{0,40}$")  # the flag a matched name ends
+SHAPES: list[tuple[re.Pattern[str], Any]] = [
+    # well-known credential formats (OpenAI, Anthropic, Slack, GitHub, GitLab, Standard
+    # Webhooks, AWS, Google, JWTs)
+    (re.compile(r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|"
+                r"xapp-[A-Za-z0-9-]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
+                r"glpat-[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=_-]{8,}|AKIA[0-9A-Z]{16}|"
+                r"AIza[0-9A-Za-z_-]{30,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"), MASK),
+    # Authorization schemes; "Basic" and "Token" are ordinary words too, so after them only
+    # a credential-looking value (12+ characters with a digit or base64 padding) goes
+    (re.compile(r"\b([Bb]earer|BEARER)(\s{1,8})[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{MASK}"),
+    (re.compile(r"\b(Basic|Token)(\s{1,8})(?=[A-Za-z._~-]{0,64}[0-9+/=])[A-Za-z0-9._~+/=-]{12,}"),
+     rf"\1\2{MASK}"),
+    # a URL's password: scheme://user:PASSWORD@host
+    (re.compile(r"(://[^/\s:@]{0,256}:)[^@\s/]{1,256}@"), rf"\1{MASK}@"),
+    # name=value, name: value, "name": "value", ?name=value&…
+    (re.compile(rf"({_NAME}[\"']?\s{{0,8}}[=:]\s{{0,8}}[\"']?)[^\s\"'&,;)]+", re.IGNORECASE),
+     rf"\1{MASK}"),
+]
+# --name value (a flag and its value in a logged command line)
+FLAG_VALUE = re.compile(rf"{_NAME}(\s{{1,8}})(?!-)[^\s\"']+", re.IGNORECASE)
+
+
+def _flag_value(match: re.Match[str]) -> str:
+    """``--token VALUE`` → ``--token ***``; ``the token expired`` stays as it is."""
+    before = match.string[max(0, match.start() - 41):match.start()]
+    if not FLAG_PREFIX.search(before):
+        return match.group(0)
+    return match.group(0)[:match.end(1) - match.start()] + MASK
+
+
+class _Known:
+    """The secret values learnt so far, longest first (so a value inside another goes too)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: set[str] = set()
+        self.ordered: tuple[str, ...] = ()  # replaced whole, so readers never see it change
+
+    def add(self, values: Iterable[str]) -> None:
+        fresh = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH}
+        with self._lock:
+            if fresh <= self._values:
+                return
+            self._values |= fresh
+            self.ordered = tuple(sorted(self._values, key=len, reverse=True))
+
+
+KNOWN = _Known()
+
+
+def remember(values: Iterable[str]) -> None:
+    """Treat these values as secrets from now on, in every log and every display."""
+    KNOWN.add(values)
+
+
+def redact(text: str, extra: Sequence[str] = ()) -> str:
+    """``text`` with known secrets (and ``extra`` ones) and secret-shaped parts as ``***``."""
+    for secret in (*extra, *KNOWN.ordered):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    for pattern, replacement in SHAPES:
+        text = pattern.sub(replacement, text)
+    return FLAG_VALUE.sub(_flag_value, text)
+
+
+class SecretFilter(logging.Filter):
+    """Redacts every record a handler gets: its message, exception and stack text.
+
+    ``secrets`` are redacted by this filter only, on top of the process-wide known values.
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.extra = tuple(sorted((s for s in secrets if len(s) >= MIN_SECRET_LENGTH),
+                                  key=len, reverse=True))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: let the handler report it as usual
+            return True
+        redacted = redact(message, self.extra)
+        if redacted != message:
+            record.msg, record.args = redacted, ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self.extra)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, self.extra)
+        return True
+
+
+def protect(handler: logging.Handler) -> logging.Handler:
+    """Attach the one redaction filter to ``handler`` (once)."""
+    if not any(isinstance(f, SecretFilter) for f in handler.filters):
+        handler.addFilter(SecretFilter())
+    return handler
+
+
+# -- names and structured values ----------------------------------------------------------
+
+def secret_name(name: str) -> bool:
+    """Whether a key, flag or parameter called ``name`` holds a credential."""
+    if name in SHORT_SECRET_FLAGS:
+        return True
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+    return any(w in SECRET_WORDS or w.endswith(SECRET_SUFFIXES) for w in words)
+
+
+def mask_args(args: Sequence[str]) -> list[str]:
+    """A command's arguments with the value of every secret flag or ``KEY=`` masked."""
+    out: list[str] = []
+    hide_next = False
+    for arg in args:
+        if hide_next:
+            out.append(MASK)
+            hide_next = False
+        elif arg.startswith("-") and secret_name(arg.partition("=")[0].lstrip("-")) or \
+                arg in SHORT_SECRET_FLAGS:
+            flag, eq, _ = arg.partition("=")
+            out.append(f"{flag}={MASK}" if eq else arg)
+            hide_next = not eq
+        elif "=" in arg and not arg.startswith("-") and secret_name(arg.partition("=")[0]) \
+                and "://" not in arg.partition("=")[0]:
+            out.append(f"{arg.partition('=')[0]}={MASK}")
+        elif "://" in arg:
+            out.append(mask_url(arg))
+        else:
+            out.append(redact(arg))
+    return out
+
+
+def secret_args(args: Sequence[str]) -> set[str]:
+    """The argument values :func:`mask_args` hides (to redact them wherever they appear)."""
+    found: set[str] = set()
+    for shown, real in zip(mask_args(args), args, strict=True):
+        if shown == real:
+            continue
+        if "://" in real:
+            found |= url_secrets(real)
+        else:
+            found.add(real.partition("=")[2] if shown.endswith("=" + MASK) else real)
+    return found - {""}
+
+
+def mask_url(url: str) -> str:
+    """``url`` without its password and with secret-named query parameters masked."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return redact(url)
+    netloc = parts.netloc
+    if password:
+        userinfo, _, host = netloc.rpartition("@")
+        netloc = f"{userinfo.partition(':')[0]}:{MASK}@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(secret_name(k) for k, _ in pairs):
+            query = urlencode([(k, MASK if secret_name(k) else v) for k, v in pairs],
+                              safe="*")
+    return redact(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))
+
+
+def url_secrets(url: str) -> set[str]:
+    """The password and secret query values in ``url``."""
+    if "://" not in url:
+        return set()
+    try:
+        parts = urlsplit(url)
+        found = {parts.password or ""}
+        found |= {v for k, v in parse_qsl(parts.query) if secret_name(k)}
+    except ValueError:
+        return set()
+    return found - {""}
+
+
+def command_line(command: str, args: Sequence[str]) -> str:
+    """A server's command line as shown to people: quoted, secrets masked."""
+    return " ".join(MASK if a == MASK else shlex.quote(a) if a else "''"
+                    for a in [command, *mask_args(args)])
+
+
+def mask_config(data: Any, key: str = "") -> Any:
+    """A copy of raw config data with every credential masked (``config show``)."""
+    if isinstance(data, dict):
+        if key in MASKED_MAPPINGS:
+            return {k: MASK for k in data}
+        return {k: mask_config(v, str(k)) for k, v in data.items()}
+    if isinstance(data, list):
+        if key == "args" and all(isinstance(a, str) for a in data):
+            return mask_args(data)
+        return [mask_config(v, key) for v in data]
+    if not isinstance(data, str) or data == "":
+        return data
+    if secret_name(key):
+        return MASK
+    return mask_url(data) if "://" in data else redact(data)
+
+
+# -- what a config holds --------------------------------------------------------------------
+
+def config_secrets(config: Any, environ: Mapping[str, str] | None = None) -> set[str]:
+    """Every secret value a loaded config holds, resolved: what logs must never show."""
+    environ = os.environ if environ is None else environ
+    found: set[str] = set()
+
+    def walk(value: Any, key: str = "") -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if key in MASKED_MAPPINGS and isinstance(v, str):
+                    found.add(v)
+                walk(v, str(k))
+        elif isinstance(value, list):
+            if key == "args" and all(isinstance(a, str) for a in value):
+                found.update(secret_args(value))
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, str):
+            if secret_name(key):
+                found.add(value)
+            found.update(url_secrets(value))
+
+    is_model = dataclasses.is_dataclass(config) and not isinstance(config, type)
+    walk(dataclasses.asdict(config) if is_model else config)
+    for name in ENV_REF.findall(repr(getattr(config, "raw", {}))):
+        if name not in PLAIN_VARIABLES and name in environ:
+            found.add(environ[name])
+    return {s for s in found if s and "${env:" not in s}
+
+
+def server_secrets(server: Any, environ: Mapping[str, str] | None = None) -> set[str]:
+    """The secrets of one MCP server's config (env, headers, args, URL), ``${env:…}`` resolved."""
+    environ = os.environ if environ is None else environ
+
+    def resolved(value: str) -> str:
+        return ENV_REF.sub(lambda m: environ.get(m.group(1), ""), value)
+
+    found = {resolved(str(v)) for v in (*server.env.values(), *server.headers.values())}
+    found |= secret_args([resolved(a) for a in server.args])
+    found |= url_secrets(resolved(server.url or ""))
+    for value in (*server.env.values(), *server.headers.values(), *server.args,
+                  server.url or ""):
+        found |= {environ[n] for n in ENV_REF.findall(str(value))
+                  if n in environ and n not in PLAIN_VARIABLES}
+    return found - {""}
