@@ -1,5 +1,9 @@
 """The store: the process's one SQLite connection, owned by one writer thread.
 
+Opening refuses, with one line naming the file, what this build must not use: a directory,
+a file that is not SQLite or is corrupt, a read-only file, and a database written by a newer
+bothost (see :mod:`bothost.store.version`) — before anything is written or migrated.
+
 Every read and write runs on that thread (``await store.run(fn)`` from async code,
 ``store.call(fn)`` from sync code), so the event loop never waits on disk and there is
 exactly one writer per process. Other processes (a running host and a CLI command) share the
@@ -20,16 +24,14 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
+from bothost.store.errors import StoreError
 from bothost.store.migrations import Migration, apply_migrations
+from bothost.store.version import check_writable, explain, record_version, refuse_newer
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 10_000  # another process may hold the write lock through a whole tick batch
-
-
-class StoreError(Exception):
-    """The database could not be opened or migrated."""
 
 
 class Store:
@@ -45,21 +47,32 @@ class Store:
         self._thread.start()
         try:
             self._ready.result()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {explain(exc)}") from exc
         except Exception as exc:
             raise StoreError(f"{self.path}: {exc}") from exc
 
     def _open(self) -> sqlite_utils.Database:
+        if self.path.is_dir():
+            raise StoreError("is a directory, not a database; move it away")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        if fresh:
-            self.path.chmod(0o600)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        db = sqlite_utils.Database(conn)
-        apply_migrations(db, self._migrations)
+        try:
+            if fresh:
+                self.path.chmod(0o600)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            refuse_newer(conn, self._migrations)  # before anything that could write
+            check_writable(conn)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            db = sqlite_utils.Database(conn)
+            apply_migrations(db, self._migrations)
+            record_version(conn, self._migrations)
+        except BaseException:
+            conn.close()
+            raise
         return db
 
     def _work(self) -> None:

@@ -1,7 +1,9 @@
 import sqlite3
 import threading
 
-from bothost.store import Migration, Store, core_migrations
+import pytest
+
+from bothost.store import Migration, Store, StoreError, core_migrations
 
 
 def test_migrations_from_blank_and_twice(tmp_path):
@@ -63,3 +65,28 @@ async def test_async_run_does_not_block(tmp_path):
     store = Store(tmp_path / "a.db", core_migrations())
     assert await store.run(lambda db: db.execute("SELECT 41 + 1").fetchone()[0]) == 42
     store.close()
+
+
+def test_open_records_the_core_schema_in_user_version(tmp_path):
+    Store(tmp_path / "v.db", core_migrations()).close()
+    conn = sqlite3.connect(tmp_path / "v.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    conn.close()
+
+
+def test_newer_plugin_schema_is_refused_and_an_unknown_component_is_not(tmp_path):
+    def notes(db):
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)")
+
+    path = tmp_path / "p.db"
+    Store(path, core_migrations() + [Migration("notes", 1, notes)]).close()
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("INSERT INTO _migrations VALUES ('gone', 9, 'uninstalled plugin', 0)")
+    Store(path, core_migrations() + [Migration("notes", 1, notes)]).close()  # 'gone' is unused
+    with conn:
+        conn.execute("INSERT INTO _migrations VALUES ('notes', 2, 'from the future', 0)")
+    conn.close()
+    with pytest.raises(StoreError, match="newer version of the plugin that owns 'notes' "
+                                         r"\(schema 2, this one knows 1\)"):
+        Store(path, core_migrations() + [Migration("notes", 1, notes)])

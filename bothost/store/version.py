@@ -1,0 +1,97 @@
+"""Whether this bothost may open a database: it must be SQLite, writable, and not newer.
+
+"Newer" has two signs, either enough to refuse before anything is written or migrated:
+
+- ``PRAGMA user_version`` above the highest core migration this build knows. Every open
+  records that number there, so any later bothost that adds a core migration leaves a
+  version this one can recognise — even one that changed how ``_migrations`` looks.
+- a ``_migrations`` record ``(component, number)`` with a number above the highest this
+  build knows for that component (core or a plugin's). A component this build does not know
+  at all (a plugin since uninstalled) is no reason to refuse: its tables are simply unused.
+
+A database is never migrated down; the fix is to upgrade bothost (or the plugin).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from bothost.store.errors import StoreError
+from bothost.store.migrations import Migration
+
+CORE = "core"
+START_AFRESH = "restore it from a backup, or move it away to start afresh"
+
+
+def known_versions(migrations: Iterable[Migration]) -> dict[str, int]:
+    """The highest migration number this build knows, per component."""
+    known: dict[str, int] = {}
+    for m in migrations:
+        known[m.component] = max(known.get(m.component, 0), m.number)
+    return known
+
+
+def newer(found: int, ours: int, component: str = CORE) -> StoreError:
+    if component == CORE:
+        return StoreError(f"created by a newer bothost (schema {found}, this one knows {ours}); "
+                          "upgrade bothost")
+    return StoreError(f"created by a newer version of the plugin that owns {component!r} "
+                      f"(schema {found}, this one knows {ours}); upgrade that plugin")
+
+
+def refuse_newer(conn: sqlite3.Connection, migrations: Iterable[Migration]) -> None:
+    """Raise :class:`StoreError` if the database was written by a newer bothost."""
+    known = known_versions(migrations)
+    recorded = conn.execute("PRAGMA user_version").fetchone()[0]
+    if recorded > known.get(CORE, 0):
+        raise newer(recorded, known.get(CORE, 0))
+    has_records = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                               " AND name = '_migrations'").fetchone()
+    if not has_records:
+        return
+    for component, number in conn.execute(
+            "SELECT component, MAX(number) FROM _migrations GROUP BY component"):
+        if component in known and number > known[component]:
+            raise newer(number, known[component], component)
+
+
+def check_writable(conn: sqlite3.Connection) -> None:
+    """Refuse a read-only database at open, not at the first write a command attempts.
+
+    A write inside a transaction that is rolled back: it touches nothing, and it fails the
+    way a real write would (file mode, owner, read-only mount), for root without
+    CAP_DAC_OVERRIDE too.
+    """
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(f"PRAGMA user_version = {int(version)}")
+    finally:
+        conn.execute("ROLLBACK")
+
+
+def record_version(conn: sqlite3.Connection, migrations: Iterable[Migration]) -> None:
+    """Write the highest core migration applied, so an older bothost can refuse this file."""
+    ours = known_versions(migrations).get(CORE, 0)
+    if conn.execute("PRAGMA user_version").fetchone()[0] < ours:
+        conn.execute(f"PRAGMA user_version = {int(ours)}")
+
+
+def explain(exc: sqlite3.Error) -> str:
+    """One line for SQLite's error when opening, saying what to do."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_NOTADB":
+        return f"is not a SQLite database (overwritten or encrypted?); {START_AFRESH}"
+    if name.startswith("SQLITE_CORRUPT"):
+        return f"is corrupt ({exc}); {START_AFRESH}"
+    if name.startswith("SQLITE_READONLY"):
+        return ("read-only; bothost needs to write it (check the permissions and owner of the "
+                "file, its -wal and -shm files and its directory)")
+    if name.startswith("SQLITE_CANTOPEN"):
+        return f"cannot be opened ({exc}); check the permissions of its directory"
+    if name == "SQLITE_FULL":
+        return "the disk is full"
+    if name == "SQLITE_BUSY":
+        return "locked by another process for too long; try again"
+    return str(exc)
