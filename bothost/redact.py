@@ -231,10 +231,15 @@ def url_secrets(url: str) -> set[str]:
     return found - {""}
 
 
+_PLACEHOLDER = "bothostmasked7c1e"  # shell-safe stand-in for "***" while quoting
+
+
 def command_line(command: str, args: Sequence[str]) -> str:
     """A server's command line as shown to people: quoted, secrets masked."""
-    return " ".join(MASK if a == MASK else shlex.quote(a) if a else "''"
-                    for a in [command, *mask_args(args)])
+    def quoted(arg: str) -> str:  # "***" is shown bare, not quoted as a glob would be
+        return shlex.quote(arg.replace(MASK, _PLACEHOLDER)).replace(_PLACEHOLDER, MASK)
+
+    return " ".join(quoted(a) for a in [command, *mask_args(args)])
 
 
 def mask_config(data: Any, key: str = "") -> Any:

@@ -1,0 +1,155 @@
+"""The pieces the canary run relies on, one by one: masking for display, redaction of logs.
+
+Each test puts a canary where a credential can live and checks one place that shows or
+writes it: a server's target (``mcp list``, the status file, the dashboard), its start line
+and stderr in its own log, ``config show``, the host log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import sys
+from pathlib import Path
+
+import pytest
+
+from bothost import redact
+from bothost.config import McpServerConfig, mask_secrets
+from bothost.mcp.manager import McpManager, status_path
+from bothost.mcp.runner import describe
+from bothost.mcp.serverlog import close_server_logger, log_path, server_logger
+from tests.helpers import until
+
+SERVER = Path(__file__).with_name("canary_server.py")
+
+
+def canary(label: str) -> str:
+    return f"cnry{label}{secrets.token_hex(6)}"
+
+
+@pytest.mark.parametrize("args,hidden", [
+    (["--token", "VALUE"], "VALUE"),
+    (["--api-key=VALUE"], "VALUE"),
+    (["--password", "VALUE"], "VALUE"),
+    (["--client-secret", "VALUE"], "VALUE"),
+    (["-p", "VALUE"], "VALUE"),
+    (["API_KEY=VALUE"], "VALUE"),
+    (["GITHUB_TOKEN=VALUE"], "VALUE"),
+    (["https://user:VALUE@example.com/x"], "VALUE"),
+    (["https://example.com/x?access_token=VALUE&page=2"], "VALUE"),
+])
+def test_server_target_masks_secret_arguments(args, hidden):
+    value = canary("arg")
+    args = [a.replace("VALUE", value) for a in args]
+    transport, target = describe(McpServerConfig(command="srv", args=["--port", "80", *args]))
+    assert transport == "stdio" and value not in target and "***" in target
+    assert target.startswith("srv --port 80 ")  # what is not secret stays readable
+
+
+def test_server_target_masks_values_that_came_from_the_environment(monkeypatch):
+    value = canary("env")
+    redact.remember(redact.server_secrets(
+        McpServerConfig(command="srv", args=["--root", "${env:CANARY_X}"]),
+        environ={"CANARY_X": value}))
+    _, target = describe(McpServerConfig(command="srv", args=["--root", value]))
+    assert value not in target
+
+
+def test_http_target_masks_url_password_and_secret_query():
+    password, key = canary("pw"), canary("key")
+    _, target = describe(McpServerConfig(url=f"https://me:{password}@h.example/mcp?key={key}&v=1"))
+    assert password not in target and key not in target
+    assert target == "https://me:***@h.example/mcp?key=***&v=1"
+
+
+def test_config_show_masks_urls_args_and_secret_keys():
+    values = [canary(str(i)) for i in range(6)]
+    raw = {"llm": {"api_key": values[0], "base_url": f"https://h/v1?api_key={values[1]}"},
+           "mcp": {"servers": {
+               "a": {"command": "srv", "args": ["--token", values[2], f"PASSWORD={values[3]}"]},
+               "b": {"url": f"https://u:{values[4]}@h/mcp", "headers": {"X": values[5]}}}},
+           "agent": {"max_rounds": 12}}
+    shown = json.dumps(mask_secrets(raw))
+    assert not [v for v in values if v in shown]
+    assert '"max_rounds": 12' in shown and "https://u:***@h/mcp" in shown
+
+
+def test_redaction_of_free_text_keeps_ordinary_words():
+    assert redact.redact("max_tokens=4096; the token expired; Basic setup") == \
+        "max_tokens=4096; the token expired; Basic setup"
+    assert redact.redact("Authorization: Bearer abcdef123 token=xyz --api-key k123456") == \
+        "Authorization: Bearer *** token=*** --api-key ***"
+
+
+def test_a_server_log_redacts_known_and_secret_shaped_values(home):
+    known, shaped = canary("known"), canary("shaped")
+    redact.remember([known])
+    log = server_logger(home, "leaky")
+    try:
+        log.info("[stderr] my key is %s", known)
+        log.info("[stderr] connecting with --token %s", shaped)
+        log.info("[stderr] https://u:%s@example.com/", shaped)
+        try:
+            raise RuntimeError(f"failed with {known}")
+        except RuntimeError:
+            log.exception("boom")
+    finally:
+        close_server_logger("leaky")
+    text = log_path(home, "leaky").read_text()
+    assert known not in text and shaped not in text and text.count("***") == 4
+
+
+def test_host_log_handlers_redact(home, tmp_path, monkeypatch):
+    from bothost.config import load
+    from bothost.logs import setup
+
+    value = canary("llm")
+    monkeypatch.setenv("CANARY_LLM", value)
+    config_file = tmp_path / "c.yaml"
+    config_file.write_text("llm: {provider: offline, api_key: '${env:CANARY_LLM}'}\n")
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        setup(load(config_file, home), home)
+        logging.getLogger("test.canary").warning("the key is %s", value)
+    finally:
+        for handler in set(root.handlers) - set(before):
+            root.removeHandler(handler)
+            handler.close()
+    text = (home / "logs" / "bothost.log").read_text()
+    assert "the key is ***" in text and value not in text
+
+
+@pytest.fixture
+def store(home):
+    from bothost.store import Store
+    from bothost.store.migrations import core_migrations
+
+    store = Store(home / "bothost.db", core_migrations())
+    yield store
+    store.close()
+
+
+async def test_running_server_shows_no_secret_in_status_log_or_status_file(home, store):
+    token, env_value, pw = canary("tok"), canary("env"), canary("pw")
+    config = McpServerConfig(command=sys.executable,
+                             args=[str(SERVER), "--token", token, f"--password={pw}"],
+                             env={"CANARY_ENV": env_value})
+    manager = McpManager({"canary": config}, store, None, home)
+    await manager.start(wait=30)
+    try:
+        await until(lambda: any(s.state == "ready" for s in manager.status()), 30)
+        result = await manager.call_tool("canary", "whoami", {})
+        assert not result.is_error
+        shown = json.dumps([s.to_dict() for s in manager.status()])
+        await until(lambda: status_path(home).exists(), 10)
+        status_file = status_path(home).read_text()
+    finally:
+        await manager.stop()
+    server_log = log_path(home, "canary").read_text()
+    assert "canary server starting with" in server_log
+    for where, text in (("status", shown), ("status file", status_file),
+                        ("server log", server_log)):
+        assert not [v for v in (token, env_value, pw) if v in text], where
