@@ -3,10 +3,14 @@
 Plugins add routes through ``register_routes(app)``; ``app[bothost.http.HOST]`` is the
 host. The core serves ``GET /healthz``. A bind address other than loopback requires
 ``platforms.web.token``, because the web chat gives admin rights to whoever reaches it.
+The listening socket is the host's own (not an aiohttp site) so that its protocol factory
+is :class:`bothost.listener.ConnectionGuard`'s: header and body deadlines and a connection
+cap keep clients that stall from taking the listener down.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import time
@@ -14,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bothost.listener import BACKLOG, HEADER_TIMEOUT, AcceptErrors, ConnectionGuard
 from bothost.startup import call_register
 
 logger = logging.getLogger(__name__)
@@ -41,9 +46,12 @@ class HttpServer:
         self.runner: web.AppRunner | None = None
         self.port: int | None = None
         self.started_at = time.time()
+        self.guard = ConnectionGuard()
+        self.listener: asyncio.Server | None = None
 
     def build(self) -> web.Application:
-        app = web.Application(client_max_size=4 * 1024 * 1024)
+        app = web.Application(client_max_size=4 * 1024 * 1024,
+                              middlewares=[self.guard.middleware])
         app[HOST] = self.host
         app.router.add_get("/healthz", self.healthz)
         call_register(self.host.pm, "register_routes", app=app)
@@ -57,24 +65,48 @@ class HttpServer:
                 f"platforms.web.host: binding {web_config.host} (not loopback) requires "
                 "platforms.web.token"
             )
-        self.runner = web.AppRunner(self.build(), access_log=None, handle_signals=False)
+        # aiohttp's keep-alive timeout runs from the connection (or the last answer) until
+        # a complete request: it is the deadline for headers as well as for idle clients
+        self.runner = web.AppRunner(self.build(), access_log=None, handle_signals=False,
+                                    keepalive_timeout=HEADER_TIMEOUT)
         await self.runner.setup()
-        site = web.TCPSite(self.runner, web_config.host, web_config.port)
+        assert self.runner.server is not None
+        self.guard.attach(self.runner.server)
+        loop = asyncio.get_running_loop()
+        AcceptErrors.install(loop, self.connection_status)
         try:
-            await site.start()
+            self.listener = await loop.create_server(
+                self.guard.factory, web_config.host, web_config.port, backlog=BACKLOG)
         except OSError as exc:
             await self.runner.cleanup()
             self.runner = None
             raise HttpError(f"platforms.web: cannot listen on {web_config.host}:"
                             f"{web_config.port}: {exc.strerror or exc}") from exc
-        addresses = self.runner.addresses  # the real port when 0 was asked for
-        self.port = int(addresses[0][1]) if addresses else web_config.port
-        logger.info("listening on http://%s:%s/", web_config.host, self.port)
+        sockets = self.listener.sockets  # the real port when 0 was asked for
+        self.port = int(sockets[0].getsockname()[1]) if sockets else web_config.port
+        logger.info("listening on http://%s:%s/ (at most %d connections)",
+                    web_config.host, self.port, self.guard.cap)
+
+    def connection_status(self) -> str:
+        open_now = self.guard.open_count() if self.guard.server is not None else 0
+        return f"{open_now} connections open, cap {self.guard.cap}"
 
     async def stop(self) -> None:
+        if any(self.guard.counts.values()):
+            logger.info("HTTP listener: %s", ", ".join(
+                f"{n} {what.replace('_', ' ')}" for what, n in self.guard.counts.items() if n))
+        if self.listener is not None:
+            self.listener.close()  # no new connections; aiohttp closes the open ones
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
+        if self.listener is not None:
+            try:
+                async with asyncio.timeout(5):  # aiohttp has closed its connections by now
+                    await self.listener.wait_closed()
+            except TimeoutError:
+                logger.warning("HTTP listener: connections still open 5 s after stopping")
+            self.listener = None
 
     async def healthz(self, request: web.Request) -> web.Response:
         return web.json_response(await health(self.host))

@@ -1,0 +1,252 @@
+"""The HTTP listener's defence against clients that hold connections open.
+
+A client can open connections and never finish a request: no bytes, half a header, or a
+body that stops. Left alone, each holds a file descriptor until the process runs out and
+``accept()`` fails for everyone, ``/healthz`` and webhook senders included. Three parts:
+
+* **Header deadline.** aiohttp closes a connection that has no complete request within
+  its keep-alive timeout, counted from the connection (or the previous answer) and not
+  reset by trickled bytes; :data:`HEADER_TIMEOUT` is passed as that timeout.
+* **Body deadline.** :meth:`ConnectionGuard.middleware` arms a timer when a request with a
+  body reaches its handler; a body still incomplete when it fires fails the handler's read
+  with :class:`BodyTimeoutError`, answered 408, and the connection is closed.
+* **Connection cap.** The listener's protocol factory counts open connections. At the cap
+  a new connection evicts the oldest one that never completed a request (silent or
+  mid-header), else the oldest whose body is still arriving, else the oldest idle
+  keep-alive one; when every connection is busy with a complete request, the newcomer
+  gets a 503 and is closed at once. The cap is taken
+  from the open-file limit, leaving room for the store, logs and MCP servers, so accepting
+  does not run the process out of descriptors.
+
+Accept errors that still happen (other parts of the process used the descriptors) are
+logged as one line per :data:`ACCEPT_LOG_INTERVAL` with a count, never a traceback each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+from typing import Any
+
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+
+logger = logging.getLogger(__name__)
+
+HEADER_TIMEOUT = 10.0  # seconds to send a request's headers; also how long idle keep-alive lasts
+BODY_TIMEOUT = 30.0  # seconds for a body after its headers: 1 MB of webhook at ~35 kB/s
+MAX_CONNECTIONS = 2048  # far beyond one person's browsers, Slack and webhook senders together
+MIN_CONNECTIONS = 32  # even a tiny open-file limit serves a page, its stream and a webhook
+# Half the open-file limit stays for the rest of the process (store, logs, MCP pipes,
+# outbound HTTP) and for accepts in flight: asyncio accepts up to BACKLOG connections per
+# wake-up before the factory sees any of them, and an evicted socket closes a loop pass later.
+FD_RESERVE_SHARE = 2
+MIN_FD_RESERVE = 2 * 128 + 64  # two bursts of BACKLOG and the process's own descriptors
+BACKLOG = 128  # the kernel's queue and asyncio's accepts per wake-up (aiohttp's default)
+ACCEPT_LOG_INTERVAL = 60.0  # seconds between the lines that count failed accepts
+
+REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+           b"Content-Type: text/plain\r\nContent-Length: 36\r\n\r\n"
+           b"too many open connections; try again")
+
+
+class BodyTimeoutError(TimeoutError):
+    """A request body did not arrive in time (a TimeoutError, so aiohttp's lingering read
+    after the answer treats it as the end of that body)."""
+
+
+def connection_cap(soft_limit: int | None = None) -> int:
+    """How many connections the listener keeps open, given the soft open-file limit."""
+    if soft_limit is None:
+        soft_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft_limit == resource.RLIM_INFINITY or soft_limit <= 0:
+        return MAX_CONNECTIONS
+    reserve = max(MIN_FD_RESERVE, soft_limit // FD_RESERVE_SHARE)
+    return max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, soft_limit - reserve))
+
+
+class Refusal(asyncio.Protocol):
+    """A connection over the cap: a 503 and closed at once, so its descriptor is free."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        transport.write(REFUSAL)
+        transport.close()
+
+
+class ConnectionGuard:
+    """The cap, the eviction order and the body deadline for one aiohttp server."""
+
+    def __init__(self, cap: int | None = None, body_timeout: float = BODY_TIMEOUT) -> None:
+        self.cap = connection_cap() if cap is None else cap
+        self.body_timeout = body_timeout
+        self.server: web.Server | None = None
+        self.busy: dict[RequestHandler, web.BaseRequest] = {}  # connections inside a handler
+        # handlers do not take weak references: both sets are pruned to the open connections
+        self.served: set[RequestHandler] = set()  # had a request in a handler
+        self.evicted: set[RequestHandler] = set()  # closed by us, not yet gone
+        self.counts = {"evicted_idle": 0, "evicted_body": 0, "evicted_keepalive": 0,
+                       "refused": 0, "body_timeout": 0}
+
+    def attach(self, server: web.Server) -> None:
+        self.server = server
+
+    def factory(self) -> asyncio.BaseProtocol:
+        """The listener's protocol factory: aiohttp's handler, or a refusal at the cap."""
+        assert self.server is not None, "attach() the aiohttp server first"
+        if self.open_count() >= self.cap and not self.make_room():
+            self.counts["refused"] += 1
+            return Refusal()
+        return self.server()
+
+    def open_count(self) -> int:
+        """Open connections not already evicted (a burst's newest may not be counted yet:
+        aiohttp registers a connection a loop pass after the factory made it)."""
+        assert self.server is not None
+        return len(self.live())
+
+    def live(self) -> list[RequestHandler]:
+        assert self.server is not None
+        connections = self.server.connections
+        current = set(connections)
+        self.evicted &= current
+        self.served &= current
+        return [h for h in connections if h not in self.evicted]
+
+    def make_room(self) -> bool:
+        """Close one connection that is not serving a complete request; False if none.
+
+        Oldest first (the server keeps connections in the order they came): one that has
+        never completed a request, then one whose body is still arriving, then an idle
+        keep-alive connection of a client that was served (it reconnects at no loss).
+        A connection whose request is parsed but not yet in a handler counts as busy.
+        """
+        live = self.live()
+        idle = [h for h in live if h not in self.busy and not request_waiting(h)]
+        for handler in idle:
+            if handler not in self.served:
+                return self.evict(handler, "evicted_idle")
+        for handler in live:
+            request = self.busy.get(handler)
+            if request is not None and not request.content.is_eof():
+                self.evicted.add(handler)
+                request.content.set_exception(BodyTimeoutError(
+                    "the connection was closed to make room while its body was arriving"))
+                self.counts["evicted_body"] += 1
+                return True
+        if idle:
+            return self.evict(idle[0], "evicted_keepalive")
+        return False
+
+    def evict(self, handler: RequestHandler, reason: str) -> bool:
+        self.evicted.add(handler)
+        handler.force_close()
+        self.counts[reason] += 1
+        return True
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Mark the connection busy; fail a body that is late; answer that 408."""
+        protocol = request.protocol
+        self.busy[protocol] = request
+        self.served.add(protocol)
+        timer = None
+        if request.body_exists and not request.content.is_eof():
+            timer = asyncio.get_running_loop().call_later(
+                self.body_timeout, self.body_late, request)
+        try:
+            return await handler(request)
+        except BodyTimeoutError as exc:
+            self.counts["body_timeout"] += 1
+            response = web.json_response({"error": str(exc)}, status=408)
+            response.force_close()
+            return response
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if self.busy.get(protocol) is request:
+                del self.busy[protocol]
+
+    def body_late(self, request: web.BaseRequest) -> None:
+        if not request.content.is_eof():
+            request.content.set_exception(BodyTimeoutError(
+                f"the request body did not arrive within {self.body_timeout:g} s"))
+
+
+def request_waiting(handler: RequestHandler) -> bool:
+    """Whether aiohttp has parsed a request on this connection that no handler runs yet.
+
+    In a burst, a client's complete request can wait a few loop passes between parsing and
+    its handler; evicting it then would drop a good request for a stalled one. aiohttp
+    keeps parsed requests in ``_messages``; without it (a later aiohttp), the connection
+    is judged by its handler alone.
+    """
+    return bool(getattr(handler, "_messages", None))
+
+
+class AcceptErrors:
+    """A loop exception handler that counts failed accepts instead of logging each.
+
+    asyncio reports every failed ``accept()`` (and, on Python 3.11, up to a backlog's worth
+    per wake-up, each with a traceback) to the loop's exception handler; everything else
+    goes on to the handler that was installed before.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, status: Any = None,
+                 interval: float = ACCEPT_LOG_INTERVAL) -> None:
+        self.loop, self.status, self.interval = loop, status, interval
+        self.previous = loop.get_exception_handler()
+        self.count = 0
+        self.last_error = ""
+        self.flush_handle: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def install(cls, loop: asyncio.AbstractEventLoop, status: Any = None,
+                interval: float = ACCEPT_LOG_INTERVAL) -> AcceptErrors:
+        """Install on ``loop`` once; a second host on the same loop shares the first."""
+        owner = getattr(loop.get_exception_handler(), "__self__", None)
+        if isinstance(owner, cls):
+            owner.status = status or owner.status
+            return owner
+        errors = cls(loop, status, interval)
+        loop.set_exception_handler(errors.handle)
+        return errors
+
+    def handle(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if accept_failure(context):
+            self.record(context.get("exception"))
+            return
+        if self.previous is not None:
+            self.previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    def record(self, exc: BaseException | None) -> None:
+        self.count += 1
+        self.last_error = str(exc) if exc is not None else "unknown error"
+        if self.flush_handle is None:  # the first of a run is logged at once
+            self.flush()
+
+    def flush(self) -> None:
+        self.flush_handle = None
+        if not self.count:
+            return
+        where = f" ({self.status()})" if self.status is not None else ""
+        logger.error("HTTP listener: accept failed %d time(s) in the last %g s: %s%s; "
+                     "further failures are counted and logged every %g s",
+                     self.count, self.interval, self.last_error, where, self.interval)
+        self.count = 0
+        self.flush_handle = self.loop.call_later(self.interval, self.flush)
+
+
+def accept_failure(context: dict[str, Any]) -> bool:
+    """Whether an exception-handler context is asyncio's report of a failed accept.
+
+    Besides the failure itself, asyncio schedules a retry per failure; a retry that runs
+    after the listener closed fails on the closed socket and is the same incident.
+    """
+    message = str(context.get("message", ""))
+    if message.startswith("socket.accept() out of system resource"):
+        return True
+    return message.startswith("Exception in callback") and "_start_serving" in message
