@@ -29,8 +29,10 @@ async def start_mcp(host: Any, wait: bool = False) -> Any:
     """Start the MCP servers in the background (issue 14: one stuck server held the HTTP
     listener 15 s on every start). With `wait` — a one-shot host such as ``bothost chat``
     — give them ``ONE_SHOT_WAIT`` to be ready; whatever is not is simply not listed yet."""
+    # Only the long-running host publishes state/mcp-status.json (what `bothost mcp list`
+    # shows in other processes); a one-shot host's servers must not overwrite it (issue 13).
     manager = McpManager(host.config.mcp.servers, host.store, host.pm, host.home,
-                         on_event=host.ingest_event, ask=nobody_to_ask)
+                         on_event=host.ingest_event, ask=nobody_to_ask, publish_status=not wait)
     await manager.start(wait=ONE_SHOT_WAIT if wait else 0.0)
     host.registry.add_source(McpToolSource(manager, host.config))
     return manager
