@@ -198,7 +198,7 @@ class AcceptErrors:
         self.loop, self.status, self.interval = loop, status, interval
         self.previous = loop.get_exception_handler()
         self.count = 0
-        self.last_error = ""
+        self.last_error = "unknown error"
         self.flush_handle: asyncio.TimerHandle | None = None
 
     @classmethod
@@ -214,8 +214,9 @@ class AcceptErrors:
         return errors
 
     def handle(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        if accept_failure(context):
-            self.record(context.get("exception"))
+        kind = accept_failure(context)
+        if kind is not None:
+            self.record(context.get("exception") if kind == "accept" else None)
             return
         if self.previous is not None:
             self.previous(loop, context)
@@ -224,29 +225,33 @@ class AcceptErrors:
 
     def record(self, exc: BaseException | None) -> None:
         self.count += 1
-        self.last_error = str(exc) if exc is not None else "unknown error"
+        if exc is not None:
+            self.last_error = str(exc)
         if self.flush_handle is None:  # the first of a run is logged at once
-            self.flush()
+            where = f" ({self.status()})" if self.status is not None else ""
+            logger.error("HTTP listener: accept failed: %s%s; further failures are counted "
+                         "and logged every %g s", self.last_error, where, self.interval)
+            self.count = 0
+            self.flush_handle = self.loop.call_later(self.interval, self.flush)
 
     def flush(self) -> None:
         self.flush_handle = None
         if not self.count:
-            return
+            return  # the run is over; the next failure is logged at once again
         where = f" ({self.status()})" if self.status is not None else ""
-        logger.error("HTTP listener: accept failed %d time(s) in the last %g s: %s%s; "
-                     "further failures are counted and logged every %g s",
-                     self.count, self.interval, self.last_error, where, self.interval)
+        logger.error("HTTP listener: accept failed %d more time(s) in %g s: %s%s",
+                     self.count, self.interval, self.last_error, where)
         self.count = 0
         self.flush_handle = self.loop.call_later(self.interval, self.flush)
 
 
-def accept_failure(context: dict[str, Any]) -> bool:
-    """Whether an exception-handler context is asyncio's report of a failed accept.
-
-    Besides the failure itself, asyncio schedules a retry per failure; a retry that runs
-    after the listener closed fails on the closed socket and is the same incident.
-    """
+def accept_failure(context: dict[str, Any]) -> str | None:
+    """``"accept"`` when an exception-handler context is asyncio's report of a failed
+    accept, ``"retry"`` for the retry asyncio scheduled after one that then failed (the
+    listener closed meanwhile: the same incident), None for anything else."""
     message = str(context.get("message", ""))
     if message.startswith("socket.accept() out of system resource"):
-        return True
-    return message.startswith("Exception in callback") and "_start_serving" in message
+        return "accept"
+    if message.startswith("Exception in callback") and "_start_serving" in message:
+        return "retry"
+    return None

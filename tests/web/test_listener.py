@@ -1,0 +1,152 @@
+"""The HTTP listener's deadlines and connection cap, on a started host (bothost.listener)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+
+import aiohttp
+import pytest
+
+from bothost.listener import connection_cap
+from tests.faults.http_host import limit_files
+from tests.helpers import make_host, until
+from tests.web.conftest import host_config
+
+
+@pytest.fixture
+async def small_host(home, tmp_path, secret):
+    """A host whose listener keeps at most 4 connections and waits 0.5 s for a body."""
+    host = make_host(home, host_config(tmp_path, secret))
+    host.http.guard.cap = 4
+    host.http.guard.body_timeout = 0.5
+    await host.start(mcp=False, tick=False)
+    yield host
+    await host.stop()
+
+
+async def connect(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection("127.0.0.1", port)
+
+
+async def read_all(reader: asyncio.StreamReader) -> bytes:
+    """Everything until the host closes the connection (bounded)."""
+    async with asyncio.timeout(10):
+        try:
+            return await reader.read()
+        except ConnectionError:
+            return b""
+
+
+async def test_a_body_that_stops_arriving_is_answered_408_and_closed(small_host):
+    reader, writer = await connect(small_host.http.port)
+    writer.write(b"POST /webhook/events/ops HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\": ")
+    answer = await read_all(reader)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert small_host.http.guard.counts["body_timeout"] == 1
+
+
+async def test_at_the_cap_a_new_client_evicts_the_oldest_silent_connection(small_host):
+    guard = small_host.http.guard
+    silent = [await connect(small_host.http.port) for _ in range(4)]
+    await until(lambda: guard.open_count() == 4)
+    async with aiohttp.ClientSession() as client:
+        async with client.get(f"http://127.0.0.1:{small_host.http.port}/healthz") as response:
+            assert response.status == 200
+    assert await read_all(silent[0][0]) == b""  # the oldest was closed to make room
+    assert guard.counts["evicted_idle"] >= 1
+    for _, writer in silent:
+        writer.close()
+
+
+async def test_when_every_connection_serves_a_request_a_newcomer_gets_503(small_host):
+    guard = small_host.http.guard
+    port = small_host.http.port
+    streams = []
+    for _ in range(4):  # live event streams: complete requests that stay in their handler
+        reader, writer = await connect(port)
+        writer.write(b"GET /api/events?session=s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        streams.append((reader, writer))
+    await until(lambda: len(guard.busy) == 4)
+    reader, writer = await connect(port)
+    answer = await read_all(reader)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in answer
+    for _, stream in streams:
+        stream.close()
+
+
+def test_the_cap_leaves_half_the_open_files_to_the_rest_of_the_process():
+    assert connection_cap(1024) == 512
+    assert connection_cap(64) == 32  # a floor: one page, its stream and webhooks still fit
+    assert connection_cap(1 << 20) == 2048
+
+
+ACCEPT_FLOOD = textwrap.dedent("""
+    import asyncio, logging, sys
+    from bothost.listener import AcceptErrors
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        AcceptErrors.install(loop, interval=0.5)
+        held = []
+
+        class Hold(asyncio.Protocol):
+            def connection_made(self, transport):
+                held.append(transport)
+
+        server = await loop.create_server(Hold, "127.0.0.1", 0)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        await loop.run_in_executor(None, sys.stdin.read)
+        server.close()
+        await asyncio.sleep(1.5)  # asyncio retries a failed accept after 1 s: let them fail
+
+    asyncio.run(main())
+""")
+
+
+async def test_accept_failures_are_one_counted_line_per_interval_never_tracebacks(tmp_path):
+    stderr_path = tmp_path / "stderr"
+    with open(stderr_path, "wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-c", ACCEPT_FLOOD], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=stderr, preexec_fn=lambda: limit_files(48),
+            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert process.stdout is not None and process.stdin is not None
+    port = int(await asyncio.to_thread(process.stdout.readline))
+    sockets = []
+    try:
+        for _ in range(200):  # far beyond 48 descriptors
+            sock = socket.socket()
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", port))
+            sockets.append(sock)
+
+        def lines() -> list[str]:
+            return [line for line in stderr_path.read_text().splitlines()
+                    if "accept failed" in line]
+
+        await until(lambda: len(lines()) >= 2, timeout=20)  # the first, then a count
+        assert "more time(s)" in lines()[1]
+    finally:
+        for sock in sockets:
+            sock.close()
+        process.stdin.close()
+        process.stdout.close()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            process.wait(10)
+    log = stderr_path.read_text()
+    assert "Traceback" not in log and "out of system resource" not in log
+    assert len(log.splitlines()) < 20
