@@ -24,11 +24,11 @@ from bothost.plugins.web.security import (
     PAGE_HEADERS,
     Access,
     csrf_token,
-    presented_token,
     same,
     set_page_cookies,
 )
 
+from bothost import jsondecode
 from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -47,13 +47,11 @@ class BadRequest(web.HTTPBadRequest):
 
 
 async def json_body(request: web.Request) -> dict[str, Any]:
+    """The request's JSON object, decoded with the host's checks (400 when refused)."""
     try:
-        body = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise BadRequest("the body is not valid JSON") from None
-    if not isinstance(body, dict):
-        raise BadRequest("the body must be a JSON object")
-    return body
+        return jsondecode.decode_object(await request.read())
+    except jsondecode.JsonInputError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def session_of(value: Any) -> str:
@@ -90,8 +88,7 @@ class ChatRoutes:
         csrf = csrf_token(request)
         html = static_text("index.html").replace("__CSRF__", csrf)
         response = web.Response(text=html, content_type="text/html", headers=PAGE_HEADERS)
-        set_page_cookies(response, csrf, presented_token(request) if token else None,
-                         secure=request.secure)
+        set_page_cookies(response, csrf, token, secure=request.secure)
         return response
 
     def message(self, body: dict[str, Any]) -> IncomingMessage:

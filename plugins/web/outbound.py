@@ -24,6 +24,7 @@ from bothost.plugins.web.signing import sign_headers
 
 from bothost.models import Address, Briefing
 from bothost.platform import Question
+from bothost.redact import mask_url, redact
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ async def post_signed(client: aiohttp.ClientSession, url: str, secret: str,
     attempts = ATTEMPTS if attempts is None else attempts
     delay = FIRST_DELAY if first_delay is None else first_delay
     last = "no attempt"
+    shown = mask_url(url)  # errors and logs name the target, never its credentials
     for attempt in range(1, attempts + 1):
         headers = {"Content-Type": "application/json", **sign_headers(secret, msg_id, body)}
         try:
@@ -55,14 +57,14 @@ async def post_signed(client: aiohttp.ClientSession, url: str, secret: str,
                     return resp.status
                 last = f"HTTP {resp.status}"
                 if resp.status < 500 and resp.status not in RETRY_STATUSES:
-                    raise DeliveryError(f"{url} answered {last}")
+                    raise DeliveryError(f"{shown} answered {last}")
         except (aiohttp.ClientError, TimeoutError) as exc:
-            last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            last = redact(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
         if attempt < attempts:
-            logger.info("webhook %s to %s: %s; retrying in %.1f s", msg_id, url, last, delay)
+            logger.info("webhook %s to %s: %s; retrying in %.1f s", msg_id, shown, last, delay)
             await asyncio.sleep(delay)
             delay *= 2
-    raise DeliveryError(f"{url}: {last} after {attempts} attempts")
+    raise DeliveryError(f"{shown}: {last} after {attempts} attempts")
 
 
 def briefing_payload(briefing: Briefing) -> dict[str, Any]:

@@ -20,6 +20,7 @@ before a handler runs:
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable
@@ -63,10 +64,17 @@ def host_name(request: web.Request) -> str:
 
 
 def presented_token(request: web.Request) -> str:
+    """The bearer token, or the token cookie's value (see :func:`cookie_value`)."""
     auth = request.headers.get("Authorization", "")
     if auth.lower().startswith("bearer "):
         return auth[7:].strip()
     return request.cookies.get(TOKEN_COOKIE, "")
+
+
+def cookie_value(token: str) -> str:
+    """What the token cookie holds: derived from the token, so no answer ever carries the
+    token itself (a Set-Cookie header is an answer like any other)."""
+    return hmac.new(token.encode(), b"bothost web token cookie", hashlib.sha256).hexdigest()
 
 
 def bearer(request: web.Request) -> bool:
@@ -89,7 +97,10 @@ class Access:
 
     def authenticated(self, request: web.Request) -> bool:
         """Whether the request holds the token (False when no token is configured)."""
-        return self.token is not None and same(presented_token(request), self.token)
+        if self.token is None:
+            return False
+        expected = self.token if bearer(request) else cookie_value(self.token)
+        return same(presented_token(request), expected)
 
     def host_allowed(self, request: web.Request) -> bool:
         name = host_name(request).lower()
@@ -154,4 +165,4 @@ def set_page_cookies(response: web.StreamResponse, csrf: str, token: str | None 
                                "max_age": COOKIE_MAX_AGE, "secure": secure or None}
     response.set_cookie(CSRF_COOKIE, csrf, **options)
     if token is not None:
-        response.set_cookie(TOKEN_COOKIE, token, **options)
+        response.set_cookie(TOKEN_COOKIE, cookie_value(token), **options)
