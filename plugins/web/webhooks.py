@@ -3,7 +3,9 @@
 Both are Standard Webhooks requests signed with ``platforms.webhook.secret`` and exist only
 while that secret is set (404 otherwise). Order of checks, cheapest and least revealing
 first: size (413, before reading more than the limit), signature headers and timestamp
-(401 / 400), JSON (400). A ``webhook-id`` is processed once: it is recorded in
+(401 / 400), the id's length (400), JSON through :mod:`bothost.jsondecode` (400: not
+JSON, too deep, a lone surrogate, NaN; a sender retries a 5xx for days, so a body we cannot
+use must never get one). A ``webhook-id`` is processed once: it is recorded in
 ``webhook_ids`` before the answer, and the same id again is answered 200
 ``{"duplicate": true}``; concurrent requests with one id are serialised in-process, and for
 events the queue's own dedupe on the same key covers a crash between queueing and
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import re
 import time
@@ -30,6 +31,7 @@ from aiohttp import web
 from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_signed
 from bothost.plugins.web.signing import SignatureError, TimestampError, verify
 
+from bothost import jsondecode
 from bothost.events.dedupe import canonical_json
 from bothost.models import Address, IncomingMessage
 
@@ -40,6 +42,7 @@ ID_RETENTION = 7 * 24 * 3600  # senders retry for days (Svix: ~5); keep ids a bi
 PRUNE_EVERY = 3600.0  # seconds between deletions of expired ids
 MAX_FIELD = 200  # characters of user / channel / event type
 RECENT_IDS = 10_000  # ids known to be recorded, answered as duplicates without a store read
+MAX_ID = 256  # characters of webhook-id; Standard Webhooks ids are short (msg_ + a ulid)
 
 
 def error(status: int, reason: str, **extra: Any) -> web.Response:
@@ -102,14 +105,14 @@ class WebhookRoutes:
         except TimestampError as exc:
             self.counters[route, "bad_timestamp"] += 1
             return error(400, str(exc))
+        if len(msg_id) > MAX_ID:
+            self.counters[route, "bad_id"] += 1
+            return error(400, f"webhook-id is longer than {MAX_ID} characters")
         try:
-            data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            data = jsondecode.decode_object(body, max_bytes=self.config.max_body)
+        except jsondecode.JsonInputError as exc:
             self.counters[route, "bad_json"] += 1
-            return error(400, "the body is not valid JSON")
-        if not isinstance(data, dict):
-            self.counters[route, "bad_json"] += 1
-            return error(400, "the body must be a JSON object")
+            return error(400, str(exc))
         return msg_id, data
 
     @contextlib.asynccontextmanager
