@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
-from typing import Any
+from typing import TextIO
 
 import click
 
 from bothost.cli.runtime import Runtime
 from bothost.events import feedback
+from bothost.events.delivery import platform_deliver, to_console
 from bothost.events.tick import Ticker, TickResult
 
 pass_runtime = click.make_pass_decorator(Runtime)
@@ -88,17 +89,17 @@ def retry(runtime: Runtime, ids: tuple[int, ...]) -> None:
         sys.exit(1)
 
 
-async def tick_once(runtime: Runtime) -> TickResult:
+async def tick_once(runtime: Runtime, console: TextIO | None = None) -> TickResult:
+    """One tick; a ``console:`` delivery prints on ``console`` (default: standard output)
+    and is recorded only after that text is written and flushed."""
     host = runtime.host()
     ticker = Ticker.for_host(host)
-
-    async def deliver(target: str, briefing: Any) -> Any:
-        if target.split(":", 1)[0] == "console":
-            return "stdout"  # printed with every briefing this command made
-        return await host.deliver(target, briefing)
-
-    ticker.deliver = deliver
-    return await ticker.tick("cli")
+    if console is not None:
+        ticker.deliver = platform_deliver(host.platforms, console)
+    try:
+        return await ticker.tick("cli")
+    finally:
+        await Ticker.unbind(host)
 
 
 @click.command("tick")
@@ -106,7 +107,8 @@ async def tick_once(runtime: Runtime) -> TickResult:
 @pass_runtime
 def tick_command(runtime: Runtime, as_json: bool) -> None:
     """Run one tick now and print the briefings it made."""
-    result = runtime.run(tick_once(runtime))
+    # with --json, standard output holds the JSON document, so console: goes to stderr
+    result = runtime.run(tick_once(runtime, console=sys.stderr if as_json else None))
     if as_json:
         click.echo(json.dumps({
             "status": result.status, "tick_id": result.tick_id, "events": result.events,
@@ -118,7 +120,8 @@ def tick_command(runtime: Runtime, as_json: bool) -> None:
         click.echo("Another tick is running (the host, or another `bothost tick`).", err=True)
     else:
         for briefing in result.briefings:
-            click.echo(briefing.text + "\n")
+            if not to_console(briefing):  # those were printed as they were delivered
+                click.echo(briefing.text + "\n")
         report_deliveries(runtime, result)
     if result.status == "busy":
         sys.exit(BUSY_EXIT)

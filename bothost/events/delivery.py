@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TextIO
 
 from bothost.events import ledger
+from bothost.events.faults import kill_point
 from bothost.models import Address, Briefing
 
 logger = logging.getLogger(__name__)
@@ -31,11 +32,20 @@ class UnknownTargetError(Exception):
 
 
 async def console_delivery(target: str, briefing: Briefing, stream: TextIO | None = None) -> str:
-    """Print the briefing on standard output (``console:`` targets)."""
+    """Print the briefing on standard output (``console:`` targets).
+
+    Written and flushed before returning, because returning is what lets the tick record
+    the delivery: a process killed after that record must already have shown the text.
+    """
     out = stream or sys.stdout
     out.write(briefing.text + "\n\n")
     out.flush()
     return "stdout"
+
+
+def to_console(briefing: Briefing) -> bool:
+    """Whether ``console:`` is among the briefing's targets."""
+    return any(target.partition(":")[0] == "console" for target in briefing.targets)
 
 
 def platform_deliver(platforms: Mapping[str, Any], stream: TextIO | None = None) -> Deliver:
@@ -68,6 +78,7 @@ async def deliver_briefing(
     bid = briefing.id
     for delivery_id, target in await store.run(lambda db: ledger.outstanding(db, bid)):
         error, ref = None, None
+        kill_point("sending")
         try:
             async with asyncio.timeout(timeout):
                 result = deliver(target, briefing)
@@ -75,8 +86,13 @@ async def deliver_briefing(
         except Exception as exc:  # one target failing must not stop the others
             error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             logger.warning("briefing %s to %s failed: %s", bid, target, error)
+        if error is None:
+            kill_point("sent")
         ref_text = None if ref is None else str(ref)
         await store.run(lambda db, d=delivery_id, e=error, r=ref_text: ledger.record_delivery(
             db, d, e, r, clock(), max_attempts))
+        kill_point("delivery-recorded")
         await renew()
-    return await store.run(lambda db: ledger.finish_briefing(db, bid))
+    status = await store.run(lambda db: ledger.finish_briefing(db, bid))
+    kill_point("settled")
+    return status

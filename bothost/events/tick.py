@@ -22,6 +22,7 @@ from typing import Any
 from bothost.config import TickConfig
 from bothost.events import lease, ledger
 from bothost.events.delivery import Deliver, deliver_briefing
+from bothost.events.faults import kill_point
 from bothost.events.llm_triage import LlmTriage
 from bothost.events.render import build_briefing
 from bothost.events.schedule import Schedule
@@ -67,6 +68,7 @@ async def run_tick(
     now = clock()
     if not await store.run(lambda db: lease.acquire(db, lease.TICK_LOCK, owner, now, config.lease)):
         return TickResult("busy")
+    kill_point("leased")
 
     async def renew() -> None:
         def step(db: Any) -> bool:
@@ -79,6 +81,7 @@ async def run_tick(
             logger.warning("tick lease lost to another process; finishing without renewing")
 
     tick_id = await store.run(lambda db: ledger.start_tick(db, trigger, now))
+    kill_point("started")
     result = TickResult("ok", tick_id)
     # a slow model or platform must not let the lease lapse while this tick still works
     keeper = asyncio.create_task(_keep_alive(renew, config.lease / RENEWALS_PER_LEASE))
@@ -96,6 +99,7 @@ async def run_tick(
     else:
         await store.run(lambda db: ledger.end_tick(
             db, tick_id, clock(), "ok", result.events, len(result.briefings)))
+        kill_point("ended")
     finally:
         keeper.cancel()
         await store.run(lambda db: lease.release(db, lease.TICK_LOCK, owner))
@@ -124,6 +128,7 @@ async def _tick(
     schedule = Schedule(config)
     now = clock()
     claim = await store.run(lambda db: ledger.claim(db, now, config.lease, MAX_EVENTS_PER_TICK))
+    kill_point("claimed")
     quiet = schedule.is_quiet(now)
     result.events = len(claim.fresh) + sum(len(v) for v in claim.retries.values())
 
@@ -164,6 +169,7 @@ async def _tick(
     await store.run(lambda db: ledger.record(
         db, tick_id=tick_id, priorities=triage.priorities, done=silenced, held=held,
         briefing=briefing, now=now))
+    kill_point("recorded")
     result.held += len(held)
     result.silenced = len(silenced)
     if briefing is not None:
@@ -248,6 +254,21 @@ class Ticker:
 
         return cls(host.store, host.config.tick, host.deliver,
                    llm_triage=llm_triage, on_briefing=on_briefing)
+
+    @staticmethod
+    async def unbind(host: Any) -> None:
+        """Stop the platforms :meth:`for_host` bound but the host never started.
+
+        A process that only ticks (``bothost tick``) must close what they opened for the
+        delivery (the webhook platform's HTTP client) before it exits.
+        """
+        for name, platform in getattr(host, "platforms", {}).items():
+            if name in getattr(host, "active", {}) or not callable(getattr(platform, "bind", None)):
+                continue
+            try:
+                await platform.stop()
+            except Exception:  # one platform's cleanup must not hide the tick's result
+                logger.exception("stopping the bound platform %s failed", name)
 
     def poke(self) -> None:
         """Ask for a tick soon (an urgent event arrived). Call from the event loop."""

@@ -40,8 +40,13 @@ async def events_list(status: str = "", ctx: Any = None) -> str:
 async def tick_now(ctx: Any = None) -> str:
     """Triage the event queue now and deliver a briefing to the configured targets."""
     host = ctx.host
-    ticker = getattr(host, "ticker", None) or Ticker.for_host(host)
-    result = await ticker.tick("agent")
+    running = getattr(host, "ticker", None)
+    ticker = running or Ticker.for_host(host)
+    try:
+        result = await ticker.tick("agent")
+    finally:
+        if running is None:  # ``bothost chat``: close what for_host bound for this tick
+            await Ticker.unbind(host)
     if result.status == "busy":
         return "A tick is already running; its briefing will follow."
     if not result.briefings:

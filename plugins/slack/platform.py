@@ -97,6 +97,19 @@ class SlackPlatform:
         logger.info("slack: connected as %s (%s) in %s mode", self.identity.name,
                     self.identity.user_id, self.config.mode)
 
+    def bind(self, host: Any) -> None:
+        """Deliver briefings without being started (``bothost tick``): a Web API client only.
+
+        Posting needs nothing but the bot token — no Socket Mode connection, no bolt app —
+        so a tick in another process can reach ``slack:`` targets; ``start`` replaces the
+        client when the platform runs for real.
+        """
+        config = host.config.platforms.slack
+        if self.client is not None or not config.enabled or not config.bot_token:
+            return
+        self.host, self.config = host, config
+        self.client = build_client(config)
+
     async def connect_socket(self) -> None:
         url = await open_socket_url(self.client, self.config.app_token)
         self.socket = AsyncSocketModeHandler(self.bolt, self.config.app_token,

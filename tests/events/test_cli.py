@@ -69,11 +69,12 @@ def test_retry_only_touches_failed_events(bothost):
 
 
 def test_a_failed_event_is_listed_and_retried(home):
-    (home / "bothost.yaml").write_text("tick: {deliver_to: ['pager:ops'], max_attempts: 1}\n")
+    # Slack is off, so its target fails every time
+    (home / "bothost.yaml").write_text("tick: {deliver_to: ['slack:C1'], max_attempts: 1}\n")
     runner = CliRunner()
     runner.invoke(cli, ["events", "push", "ssh", "event/ssh_alert", '{"summary": "disk"}'])
     tick = runner.invoke(cli, ["tick"])
-    assert "pager:ops: failed after 1 attempts" in tick.stderr
+    assert "slack:C1: failed after 1 attempts" in tick.stderr
     failed = runner.invoke(cli, ["events", "list", "--status", "failed"])
     assert "ssh/event/ssh_alert" in failed.stdout and "after 1 attempts" in failed.stdout
     retried = runner.invoke(cli, ["events", "retry", "1"])
@@ -90,3 +91,13 @@ def test_the_default_target_web_briefings_is_delivered_from_the_cli(home):
     listed = json.loads(runner.invoke(cli, ["briefings", "--json"]).stdout)
     assert [(d["target"], d["status"]) for d in listed[0]["deliveries"]] == [
         ("web:briefings", "delivered")]
+
+
+def test_tick_json_keeps_stdout_for_json_and_prints_console_briefings_on_stderr(bothost):
+    bothost("events", "push", "weather", "event/weather_alert", '{"summary": "Rain at 17:00"}')
+    tick = bothost("tick", "--json")
+    report = json.loads(tick.stdout)
+    assert len(report["briefings"]) == 1
+    assert tick.stderr.count(report["briefings"][0]["text"]) == 1  # the console: delivery
+    briefings = json.loads(bothost("briefings", "--json").stdout)
+    assert briefings[0]["deliveries"][0]["status"] == "delivered"
