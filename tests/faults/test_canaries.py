@@ -177,7 +177,7 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries):
     host_out, host_err = tmp_path / "run.stdout", tmp_path / "run.stderr"
     with host_out.open("wb") as out, host_err.open("wb") as err:
         host = subprocess.Popen([sys.executable, "-m", "bothost", "--config", str(config),
-                                 "-v", "run"], stdin=subprocess.DEVNULL, stdout=out,
+                                 "-vv", "run"], stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=err, env=env)
     try:
         wait_ready(seen, port, token, host)
@@ -203,7 +203,9 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries):
                      ("plugins",), ("plugins", "--json"), ("mcp", "tools", "canary"),
                      ("mcp", "call", "canary", "whoami"), ("mcp", "logs", "canary"),
                      ("mcp", "logs", "remote"), ("events", "list"), ("tick",),
-                     ("briefings",), ("-v", "chat", "-m", "tools")):
+                     ("briefings",), ("-vv", "chat", "-m", "tools"),
+                     ("-vv", "mcp", "list", "--check"), ("-vv", "mcp", "call", "canary", "whoami"),
+                     ("-vv", "doctor"), ("-vv", "tick")):
             cli(*args)
         http(seen, port, token, "GET", "/api/dashboard")
     finally:
