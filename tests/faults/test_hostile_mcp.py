@@ -219,6 +219,13 @@ async def test_a_stuck_server_delays_neither_the_listener_nor_chat_tools(tmp_pat
         assert chat.returncode == 0, err
         assert "mcp__polite__echo" in out.decode()
         assert "stuck" in err.decode() and "not ready" in err.decode()
+        listing = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bothost", "--config", str(tmp_path / "hostile.yaml"), "mcp",
+            "tools", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+        out, err = await asyncio.wait_for(listing.communicate(), 12)
+        assert "polite/echo" in out.decode() and "stuck: starting" in err.decode()
+        assert listing.returncode != 0  # not everything it was asked for could be listed
         # the stuck one is recorded with its error and tried again, the host serving all along
         await until(lambda: "initialize" in (host.status()["stuck"].get("error") or ""), 60)
         await until(lambda: host.status()["stuck"]["restarts"] >= 1, 30)
