@@ -10,6 +10,7 @@ from dataclasses import asdict
 import click
 import yaml
 
+from bothost import jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.config import mask_secrets
 from bothost.discovery import PluginInfo
@@ -36,6 +37,11 @@ def chat(runtime: Runtime, message: str | None) -> None:
     """Talk to the agent in the terminal."""
     from bothost.serve import chat as chat_loop
 
+    if message is not None:
+        try:  # bytes that are not UTF-8 arrive as lone surrogates (surrogateescape)
+            jsondecode.check_text(message, "the message")
+        except jsondecode.JsonInputError as exc:
+            raise click.BadParameter(str(exc), param_hint="-m") from None
     runtime.run(chat_loop(runtime.host(), message))
 
 
@@ -110,12 +116,13 @@ def config_show(runtime: Runtime, as_json: bool) -> None:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--offline", is_flag=True, help="Do not contact the model or Slack.")
 @pass_runtime
-def doctor(runtime: Runtime, as_json: bool) -> None:
+def doctor(runtime: Runtime, as_json: bool, offline: bool) -> None:
     """Say what is wrong and how to fix it; exit non-zero if anything is."""
     from bothost.doctor import diagnose
 
-    findings = diagnose(runtime)
+    findings = diagnose(runtime, offline=offline)
     if as_json:
         click.echo(json.dumps([asdict(f) for f in findings], indent=2))
     else:

@@ -15,6 +15,7 @@ from typing import TextIO
 
 import click
 
+from bothost import jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.events import feedback
 from bothost.events.delivery import platform_deliver, to_console
@@ -63,12 +64,13 @@ def list_events(runtime: Runtime, status: str | None, limit: int, as_json: bool)
 @pass_runtime
 def push(runtime: Runtime, source: str, type: str, payload: str) -> None:
     """Queue an event by hand: bothost events push gmail event/new_email '{"id": "1"}'."""
-    try:
-        data = json.loads(payload)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not JSON: {exc.msg}", param_hint="PAYLOAD") from exc
-    if not isinstance(data, dict):
-        raise click.BadParameter("expected a JSON object", param_hint="PAYLOAD")
+    try:  # bytes that are not UTF-8 arrive as lone surrogates (surrogateescape)
+        for hint, text in (("SOURCE", source), ("TYPE", type)):
+            jsondecode.check_text(text, hint)
+        hint = "PAYLOAD"
+        data = jsondecode.decode_object(payload)
+    except jsondecode.JsonInputError as exc:
+        raise click.BadParameter(str(exc), param_hint=hint) from None
     row_id = runtime.run(runtime.ingest_event(source, type, data))
     if row_id is None:
         click.echo("Not queued: a duplicate within tick.dedupe_window, dropped by a plugin, "

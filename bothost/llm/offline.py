@@ -8,11 +8,11 @@ Other plugins teach it more commands through :data:`COMMANDS`-style registration
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from bothost import jsondecode
 from bothost.agent.untrusted import unwrap as unwrap_untrusted
 from bothost.llm.base import ChatRequest, ChatResponse, ToolCallRequest
 
@@ -71,9 +71,9 @@ class OfflineProvider:
         if not name:
             return "Usage: call TOOL {json arguments}"
         try:
-            arguments = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
-            return f"Arguments must be a JSON object: {exc.msg}"
+            arguments = jsondecode.decode(raw) if raw.strip() else {}
+        except jsondecode.JsonInputError as exc:
+            return f"Arguments must be a JSON object: {exc}"
         if not isinstance(arguments, dict):
             return "Arguments must be a JSON object, e.g. {\"a\": 1}"
         return name, arguments

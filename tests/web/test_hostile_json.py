@@ -79,3 +79,15 @@ async def test_an_overlong_webhook_id_is_refused_with_400(web_host, client, secr
     body, headers = signed(secret, {"summary": "x"}, msg_id="msg_" + "a" * 200)
     status, _ = await answer(client, base_url(web_host) + "/webhook/events/ops", body, headers)
     assert status == 200
+
+
+@pytest.mark.parametrize("arguments", ["[" * 1000 + "]" * 1000, '{"a": "\\ud800"}'])
+async def test_a_hostile_call_command_gets_a_reply_not_a_500(web_host, client, secret, arguments):
+    text = f"call wipe_disk {arguments}"
+    status, reply = await answer(client, base_url(web_host) + "/api/chat",
+                                 json.dumps({"session": "s", "text": text}),
+                                 {"Content-Type": "application/json"})
+    assert status == 200 and "Arguments must be a JSON object" in json.loads(reply)["reply"]
+    body, headers = signed(secret, {"text": text, "user": "u"})
+    status, reply = await answer(client, base_url(web_host) + "/webhook/message", body, headers)
+    assert status == 200 and "Arguments must be a JSON object" in json.loads(reply)["reply"]
