@@ -1,13 +1,29 @@
-"""``bothost doctor``: each check says what it found and, when something is wrong, the fix."""
+"""``bothost doctor``: each check says what it found and, when something is wrong, the fix.
+
+Doctor checks what would fail at run time, not only what the config says: the home is
+writable, the database opens (not from a newer bothost) and passes ``PRAGMA quick_check``,
+the model's endpoint answers one token (skipped with ``--offline``, as is Slack's token
+check), each ``tick.deliver_to`` target has an enabled platform, the web port is free or
+held by a running bothost, and the MCP servers start. A config error is not a finding: it is
+the command's error (one line, exit 2), as for every command.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import stat
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
 from bothost.executables import resolve_command
+from bothost.home import HomeError, ensure_home
+from bothost.probes import ask_llm, web_port
+from bothost.startup import collect_platforms, collect_providers
+from bothost.store import StoreError
+
+START_AFRESH = ("restore bothost.db from a backup (docs/operations.md), or move it away to "
+                "start afresh")
 
 
 @dataclass
@@ -18,27 +34,43 @@ class Finding:
     fix: str = ""
 
 
-def diagnose(runtime: Any) -> list[Finding]:
-    findings: list[Finding] = []
+def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     config = runtime.config  # a config error is the command's error: one line, exit 2
-    findings.append(Finding("config", True, "loaded from " + ", ".join(config.sources)))
-    findings += check_home(runtime)
+    findings = [Finding("config", True, "loaded from " + ", ".join(config.sources))]
+    home = check_home(runtime)
+    findings += home
     findings += check_plugins(runtime)
-    findings += check_store(runtime)
-    findings += check_llm(config)
+    store = check_store(runtime) if all(f.ok for f in home) else []
+    findings += store
+    findings += check_llm(runtime, offline)
+    findings += check_delivery(runtime)
+    findings += check_web(config)
     missing = check_mcp(config)
     findings += missing
-    findings += check_mcp_running(runtime, skip={f.check.removeprefix("mcp ") for f in missing})
-    findings += check_slack(config)
+    if store and all(f.ok for f in store):
+        findings += check_mcp_running(runtime,
+                                      skip={f.check.removeprefix("mcp ") for f in missing})
+    if not offline:
+        findings += check_slack(config)
     return findings
 
 
 def check_home(runtime: Any) -> list[Finding]:
-    home = runtime.home
-    if home.exists() and stat.S_IMODE(home.stat().st_mode) & 0o077:
+    try:
+        home = ensure_home(runtime.home)
+        with tempfile.TemporaryFile(dir=home):
+            pass  # what every command does first: write in the home
+    except HomeError as exc:
+        return [Finding("home", False, str(exc), "give the home back to this user "
+                        "(chown/chmod 700), or choose another --home")]
+    except OSError as exc:
+        return [Finding("home", False, f"{runtime.home}: not writable ({exc.strerror or exc})",
+                        "give the home back to this user (chown/chmod 700), or choose another "
+                        "--home")]
+    if stat.S_IMODE(home.stat().st_mode) & 0o077:
         return [Finding("home", False, f"{home} is readable by other users",
                         f"chmod 700 {home}")]
-    return [Finding("home", True, str(home))]
+    return [Finding("home", True, f"{home}, writable")]
 
 
 def check_plugins(runtime: Any) -> list[Finding]:
@@ -52,24 +84,86 @@ def check_plugins(runtime: Any) -> list[Finding]:
 
 def check_store(runtime: Any) -> list[Finding]:
     try:
-        tables = runtime.store.call(lambda db: db.table_names())
-    except Exception as exc:
-        return [Finding("database", False, str(exc),
-                        "check the disk and permissions of BOTHOST_HOME")]
-    return [Finding("database", True, f"{len(tables)} tables")]
+        store = runtime.store
+    except StoreError as exc:
+        return [Finding("database", False, str(exc), "bothost never changes a database it "
+                        "refuses; " + ("upgrade bothost" if "newer" in str(exc) else
+                                       START_AFRESH))]
+
+    def inspect(db: Any) -> tuple[list[str], int, int]:
+        problems = [row[0] for row in db.execute("PRAGMA quick_check").fetchall()]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        return problems, version, len(db.table_names())
+
+    try:
+        problems, version, tables = store.call(inspect)
+    except Exception as exc:  # boundary: a corrupt file fails in many sqlite3 ways
+        problems, version, tables = [str(exc)], 0, 0
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)"
+                                          if len(problems) > 3 else "")
+        return [Finding("database", False, f"{store.path} fails PRAGMA quick_check: {shown}",
+                        START_AFRESH)]
+    return [Finding("database", True, f"{tables} tables, schema {version} (ours), "
+                                      "quick_check ok")]
 
 
-def check_llm(config: Any) -> list[Finding]:
-    llm = config.llm
-    if llm.provider == "offline":
+def check_llm(runtime: Any, offline: bool) -> list[Finding]:
+    llm = runtime.config.llm
+    name = llm.provider or "offline"
+    if name == "offline":
         return [Finding("llm", True, "offline agent (no model configured)")]
-    if llm.provider == "anthropic" and not llm.api_key:
+    if name == "anthropic" and not llm.api_key:
         return [Finding("llm", False, "anthropic needs an API key",
                         "set llm.api_key: ${env:ANTHROPIC_API_KEY}")]
-    if llm.provider == "openai" and not llm.api_key and not llm.base_url:
+    if name == "openai" and not llm.api_key and not llm.base_url:
         return [Finding("llm", False, "openai needs an API key (or a base_url such as Ollama)",
                         "set llm.api_key: ${env:OPENAI_API_KEY}")]
-    return [Finding("llm", True, f"{llm.provider} {llm.model or ''}".strip())]
+    label = f"{name} {llm.model or ''}".strip()
+    if offline:
+        return [Finding("llm", True, f"{label} (not contacted: --offline)")]
+    factory = collect_providers(runtime.pm)[name]  # the config check made sure it exists
+    problem = asyncio.run(ask_llm(factory, llm))
+    if problem:
+        return [Finding("llm", False, f"{label}: {problem}",
+                        "check llm.base_url, llm.api_key and llm.model (or doctor --offline)")]
+    return [Finding("llm", True, f"{label} answers")]
+
+
+def check_delivery(runtime: Any) -> list[Finding]:
+    """Each ``tick.deliver_to`` target must reach a platform that will be running."""
+    config = runtime.config
+    platforms = collect_platforms(runtime.pm)
+    out = []
+    for target in config.tick.deliver_to:
+        name, _, channel = target.partition(":")
+        check = f"deliver_to {target}"
+        if name == "console":
+            out.append(Finding(check, True, "printed by the process that delivers it"))
+        elif name == "webhook" and channel not in config.platforms.webhook.targets:
+            out.append(Finding(check, False, f"no webhook target {channel!r} in "
+                               "platforms.webhook.targets",
+                               f"add platforms.webhook.targets.{channel}.url"))
+        elif name in ("slack", "web") and not getattr(config.platforms, name).enabled:
+            out.append(Finding(check, False, f"platforms.{name} is not enabled; briefings to "
+                               "it would be retried and then fail",
+                               f"enable platforms.{name}, or remove {target!r} from "
+                               "tick.deliver_to"))
+        elif name not in platforms:
+            out.append(Finding(check, False, f"no platform {name!r}",
+                               "install the plugin that provides it"))
+        else:
+            out.append(Finding(check, True, f"platform {name}"))
+    return out
+
+
+def check_web(config: Any) -> list[Finding]:
+    web = config.platforms.web
+    if not web.enabled:
+        return []
+    ok, detail = web_port(web.host, web.port)
+    return [Finding("web port", ok, detail,
+                    "" if ok else "stop that program, or set platforms.web.port")]
 
 
 def check_mcp(config: Any) -> list[Finding]:

@@ -1,5 +1,16 @@
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import sqlite3
 import subprocess
 import sys
+
+import pytest
+
+from tests.fakes.llm import FakeLlm
+from tests.helpers import free_port
 
 
 def doctor(home, config):
@@ -9,7 +20,8 @@ def doctor(home, config):
 
 def test_doctor_passes_on_a_healthy_setup(home, tmp_path):
     config = tmp_path / "c.yaml"
-    config.write_text("mcp: {servers: {weather: {enabled: false}}}\n")
+    config.write_text("mcp: {servers: {weather: {enabled: false}}}\n"
+                      f"platforms: {{web: {{port: {free_port()}}}}}\n")
     result = doctor(home, config)
     assert result.returncode == 0, result.stdout
     assert "ok  database" in result.stdout and "offline agent" in result.stdout
@@ -27,3 +39,131 @@ def test_doctor_names_what_is_wrong_and_the_fix(home, tmp_path):
     assert "!!  mcp missing: command 'no-such-mcp-server' not found" in out
     assert out.count("mcp missing:") == 1  # reported once, and not started
     assert "!!  mcp broken:" in out and "bothost mcp logs broken" in out
+
+
+QUIET = ("platforms: {web: {port: 0}, console: {enabled: false}}\n"
+         "mcp: {servers: {weather: {enabled: false}}}\n")
+
+
+def run_doctor(home, tmp_path, text, *options):
+    config = tmp_path / "d.yaml"
+    config.write_text(QUIET + text)
+    return subprocess.run([sys.executable, "-m", "bothost", "--home", str(home), "--config",
+                           str(config), "doctor", *options],
+                          capture_output=True, text=True, timeout=120)
+
+
+def line(out, check):
+    return next((x for x in out.splitlines() if x[4:].startswith(check + ":")), "")
+
+
+def test_doctor_reports_an_llm_nobody_answers(home, tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    text = f"llm: {{provider: openai, base_url: '{url}', model: m, api_key: k}}\n"
+    result = run_doctor(home, tmp_path, text)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert line(result.stdout, "llm").startswith("!!  llm:")
+    assert url in line(result.stdout, "llm")
+    offline = run_doctor(home, tmp_path, text, "--offline")
+    assert offline.returncode == 0, offline.stdout + offline.stderr
+    assert "not contacted" in line(offline.stdout, "llm")
+
+
+async def test_doctor_asks_the_llm_for_one_token(home, tmp_path):
+    llm = await FakeLlm(api_key="k").start()
+    try:
+        text = f"llm: {{provider: openai, base_url: '{llm.openai_url}', model: m, api_key: k}}\n"
+        result = await asyncio.to_thread(run_doctor, home, tmp_path, text)
+    finally:
+        await llm.stop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert line(result.stdout, "llm").startswith("ok  llm: openai m answers")
+    assert llm.requests and llm.requests[0]["max_tokens"] == 1
+
+
+def test_doctor_checks_each_deliver_to_target(home, tmp_path):
+    result = run_doctor(home, tmp_path, "tick: {deliver_to: ['console:', 'web:briefings', "
+                                        "'slack:C1', 'webhook:ops']}\n")
+    assert result.returncode == 1
+    out = result.stdout
+    assert line(out, "deliver_to console:").startswith("ok ")
+    assert line(out, "deliver_to web:briefings").startswith("ok ")
+    assert "platforms.slack is not enabled" in line(out, "deliver_to slack:C1")
+    assert "no webhook target 'ops'" in line(out, "deliver_to webhook:ops")
+
+
+def corrupt_middle_page(path):
+    with path.open("r+b") as f:
+        size = f.seek(0, 2)
+        f.seek(size // 2 // 4096 * 4096)
+        f.write(b"\xff" * 4096)
+
+
+def test_doctor_runs_quick_check_on_the_database(home, tmp_path):
+    from tests.core.test_cli_errors import make_db
+
+    corrupt_middle_page(make_db(home))
+    result = run_doctor(home, tmp_path, "")
+    assert result.returncode == 1
+    assert line(result.stdout, "database").startswith("!!  database:"), result.stdout
+    assert "backup" in result.stdout
+
+
+def test_doctor_refuses_a_database_from_a_newer_bothost(home, tmp_path):
+    from tests.core.test_cli_errors import make_db
+
+    path = make_db(home)
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 5")
+    conn.close()
+    result = run_doctor(home, tmp_path, "")
+    assert result.returncode == 1
+    assert "created by a newer bothost (schema 5, this one knows 1)" in line(result.stdout,
+                                                                             "database")
+
+
+def test_doctor_reports_a_web_port_in_use(home, tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run_doctor(home, tmp_path, f"platforms: {{web: {{port: {port}}}}}\n")
+    assert result.returncode == 1
+    assert line(result.stdout, "web port").startswith("!!  web port:"), result.stdout
+
+
+async def test_doctor_accepts_the_port_of_the_running_host(home, tmp_path):
+    port = free_port()
+    config = tmp_path / "run.yaml"
+    config.write_text(QUIET.replace("port: 0", f"port: {port}"))
+    host = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), "run",
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE)
+    try:
+        async with asyncio.timeout(60):
+            while b"bothost is running" not in await host.stderr.readline():
+                assert not host.stderr.at_eof()
+        text = f"platforms: {{web: {{port: {port}}}}}\n"
+        result = await asyncio.to_thread(run_doctor, home, tmp_path, text)
+    finally:
+        host.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(host.wait(), 30)
+    assert "a running bothost" in line(result.stdout, "web port"), result.stdout
+    assert result.returncode == 0, result.stdout
+
+
+def test_doctor_reports_a_home_it_cannot_write(tmp_path):
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root (and setpriv) to hand the directory to another user")
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    os.chown(home, 65534, 65534)
+    config = tmp_path / "d.yaml"
+    config.write_text(QUIET)
+    result = subprocess.run(["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner",
+                             sys.executable, "-m", "bothost", "--home", str(home), "--config",
+                             str(config), "doctor", "--offline"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "not writable" in line(result.stdout, "home"), result.stdout
