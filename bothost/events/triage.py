@@ -183,18 +183,24 @@ def event_summary(event: QueuedEvent) -> str:
 
 
 def event_time(event: QueuedEvent, tz: tzinfo) -> str:
-    when = event.payload.get("occurred_at")
-    moment = None
-    if isinstance(when, int | float) and not isinstance(when, bool):
-        moment = datetime.fromtimestamp(when, tz)
-    elif isinstance(when, str):
-        try:
-            parsed = datetime.fromisoformat(when)
-            moment = parsed.astimezone(tz) if parsed.tzinfo else parsed
-        except ValueError:
-            moment = None
+    """``HH:MM`` of ``payload.occurred_at``, or of ``received_at`` when that is unusable."""
+    moment = occurred(event.payload.get("occurred_at"), tz)
     moment = moment or datetime.fromtimestamp(event.received_at, tz)
     return moment.strftime("%H:%M")
+
+
+def occurred(when: Any, tz: tzinfo) -> datetime | None:
+    # a producer's time is untrusted: NaN, 1e308 or year 1 in another zone would raise, and
+    # an exception here would fail every tick, holding back every other event with it
+    try:
+        if isinstance(when, int | float) and not isinstance(when, bool):
+            return datetime.fromtimestamp(when, tz)
+        if isinstance(when, str):
+            parsed = datetime.fromisoformat(when)
+            return parsed.astimezone(tz) if parsed.tzinfo else parsed
+    except (ValueError, OverflowError, OSError):
+        pass
+    return None
 
 
 def who(event: QueuedEvent) -> tuple[str, str] | None:

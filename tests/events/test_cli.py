@@ -59,7 +59,7 @@ def test_push_list_tick_and_briefings(bothost):
 
 def test_push_refuses_a_payload_that_is_not_an_object(bothost):
     result = bothost("events", "push", "x", "y", "[1, 2]", code=2)
-    assert "expected a JSON object" in result.stderr
+    assert "must be an object" in result.stderr
 
 
 def test_retry_only_touches_failed_events(bothost):

@@ -7,6 +7,8 @@ import time
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from bothost.config import TickRule
 from bothost.events import feedback, lease
 from bothost.events.tick import run_tick
@@ -195,3 +197,15 @@ async def test_a_slow_tick_keeps_its_lease(queue, store, config):
     finally:
         gate.set()
         assert (await first).status == "ok"
+
+
+@pytest.mark.parametrize("occurred_at", [1e308, float("nan"), float("inf"), 10**30, -10**30,
+                                         "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+async def test_an_event_with_an_impossible_time_does_not_stop_every_tick(
+        queue, store, config, recorder, occurred_at):
+    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a1", "summary": "good"}))
+    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a2", "summary": "odd time",
+                                                        "occurred_at": occurred_at}))
+    result = await run_tick(store, config, recorder, clock=at(MORNING))
+    assert result.status == "ok" and statuses(store) == {"done": 2}
+    assert sorted(recorder.sent[0][1].event_ids) == [1, 2]
