@@ -94,6 +94,7 @@ class Inbound:
         self._queued_bytes = 0
         self._room = asyncio.Event()  # set while the queue is below its high marks
         self._room.set()
+        self._closed = False
         self._worker: asyncio.Task | None = None
         self._relist: asyncio.Task | None = None
         self._next_listing: asyncio.Future[McpError | None] | None = None
@@ -112,12 +113,13 @@ class Inbound:
                     await self._queue.join()
             except TimeoutError:
                 self.log.warning("%d notifications dropped at close", self._queue.qsize())
+        self._closed = True
+        self._room.set()  # a paused reader must not wait on a worker that is gone
         tasks = [t for t in (*self._tasks, self._worker, self._relist) if t and not t.done()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._settle_listing(McpError(jsonrpc.CONNECTION_CLOSED, "session closed"))
-        self._room.set()  # a paused reader must not wait on a worker that is gone
 
     # -- server requests ---------------------------------------------------------------
 
@@ -204,6 +206,8 @@ class Inbound:
             self.ignored.add(f"{method[:100]} (not used)")
 
     def _enqueue(self, message: jsonrpc.Message, size: int) -> None:
+        if self._closed:
+            return  # after the close drain: nobody would handle it
         count, size = self._queue.qsize(), max(size, 0)
         if (count >= QUEUE_HIGH * QUEUE_DROP_FACTOR
                 or self._queued_bytes >= QUEUE_HIGH_BYTES * QUEUE_DROP_FACTOR):
@@ -317,6 +321,10 @@ class Inbound:
             except McpError as exc:
                 self.log.warning("listing tools failed: %s", exc.message)
                 listing.set_result(exc)
+                continue
+            except Exception as exc:  # boundary: a bug here must not end re-listing for good
+                self.log.exception("listing tools failed")
+                listing.set_result(McpError(jsonrpc.INTERNAL_ERROR, f"listing failed: {exc}"))
                 continue
             except BaseException:
                 listing.set_result(McpError(jsonrpc.CONNECTION_CLOSED, "listing stopped"))

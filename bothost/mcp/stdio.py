@@ -102,8 +102,6 @@ class StdioTransport:
         discarding = False  # inside an over-long line: drop bytes until its newline
         try:
             while chunk := await reader.read(READ_CHUNK):
-                if self.backlog is not None:  # a flooding server waits on its full pipe
-                    await self.backlog()
                 start = 0
                 while (end := chunk.find(b"\n", start)) != -1:
                     if discarding:
@@ -114,6 +112,8 @@ class StdioTransport:
                             self._refuse(bytes(buffer[:256]))
                         else:
                             self._line(bytes(buffer))
+                            if self.backlog is not None:  # a flood waits in the server's pipe
+                                await self.backlog()
                     buffer.clear()
                     start = end + 1
                 if not discarding:

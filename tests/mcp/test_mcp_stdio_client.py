@@ -201,3 +201,20 @@ async def test_a_tool_list_over_the_bounds_is_refused_as_a_whole(open_paging):
         assert "tools/list refused" in exc.message
     else:
         raise AssertionError("expected the listing to be refused")
+
+
+async def test_an_event_flood_waits_in_the_pipe_instead_of_being_dropped(open_paging):
+    session, _ = await open_paging()
+    gate, seen = asyncio.Event(), []
+
+    async def slow_store(source, type, payload):  # a store that has stalled for a moment
+        await gate.wait()
+        seen.append(payload["id"])
+
+    session.on_event = slow_store
+    call = asyncio.ensure_future(session.call_tool("push", {"count": 20_000}, timeout=60))
+    await wait_for(lambda: not session.inbound._room.is_set())  # the reader has paused
+    gate.set()
+    assert (await call).text == "pushed"
+    await wait_for(lambda: len(seen) == 20_000, 30)
+    assert seen[:3] == ["e0", "e1", "e2"]
