@@ -122,6 +122,7 @@ def report(exc: BaseException, verbose: int) -> int:
         traceback.print_exception(exc, file=sys.stderr)
     text = " ".join(str(exc).split()) or type(exc).__name__
     if not label:
-        label = f"unexpected {type(exc).__name__} (bothost -v COMMAND shows where)"
+        hint = "" if verbose else " (bothost -v COMMAND shows where)"
+        label = f"unexpected {type(exc).__name__}{hint}"
     click.echo(f"bothost: {label}: {text}", err=True)
     return status

@@ -248,3 +248,19 @@ def test_valid_config_still_runs(tmp_path, home):
     result = bothost("--config", config, "tick", home=home)
     assert result.returncode == 0, result.stderr
     assert yaml.safe_load(bothost("--config", config, "config", "show", home=home).stdout)
+
+
+def test_an_unexpected_error_is_one_line_too(tmp_path, home):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "broken_command.py").write_text(
+        "import click\n"
+        "from bothost.hookspecs import hookimpl\n\n"
+        "@hookimpl\n"
+        "def register_commands(cli):\n"
+        "    @cli.command('explode')\n"
+        "    def explode():\n"
+        "        raise KeyError('the bug')\n")
+    config = config_file(tmp_path, f"plugins: {{dirs: ['{plugins}']}}\n")
+    assert_one_line(["--config", config, "explode"], home, 1,
+                    contains="unexpected KeyError (bothost -v COMMAND shows where): 'the bug'")
