@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import sqlite3
 import time
 from typing import Any
 
@@ -20,10 +21,14 @@ from aiohttp import web
 
 from bothost.listener import BACKLOG, HEADER_TIMEOUT, AcceptErrors, ConnectionGuard
 from bothost.startup import call_register
+from bothost.store.health import RETRY_AFTER, one_line, probe, storage_failure
 
 logger = logging.getLogger(__name__)
 
 HOST: web.AppKey[Any] = web.AppKey("host", object)  # request.app[HOST] is the Host
+HEALTH_TIMEOUT = 5.0  # seconds for the store to answer /healthz; longer is a failure itself
+RETRY_HEADERS = {"Retry-After": str(RETRY_AFTER)}
+REFUSAL_LOG_INTERVAL = 10.0  # seconds between log lines about writes refused with 503
 
 
 class HttpError(Exception):
@@ -47,11 +52,12 @@ class HttpServer:
         self.port: int | None = None
         self.started_at = time.time()
         self.guard = ConnectionGuard()
+        self.store_failures = StoreFailures()
         self.listener: asyncio.Server | None = None
 
     def build(self) -> web.Application:
         app = web.Application(client_max_size=4 * 1024 * 1024,
-                              middlewares=[self.guard.middleware])
+                              middlewares=[self.guard.middleware, self.store_failures.middleware])
         app[HOST] = self.host
         app.router.add_get("/healthz", self.healthz)
         call_register(self.host.pm, "register_routes", app=app)
@@ -109,13 +115,52 @@ class HttpServer:
             self.listener = None
 
     async def healthz(self, request: web.Request) -> web.Response:
-        return web.json_response(await health(self.host))
+        report = await health(self.host)
+        if report["ok"]:
+            return web.json_response(report)
+        # the store cannot write: monitors see 503, and senders learn when to come back
+        return web.json_response(report, status=503, headers=RETRY_HEADERS)
+
+
+class StoreFailures:
+    """A request that failed because the store cannot write gets 503 and ``Retry-After``.
+
+    A webhook sender retries that later (a 500 would say "our bug"); nothing was
+    acknowledged, so nothing is lost. A full disk fails every write, so the log gets the
+    first refusal and then one line per :data:`REFUSAL_LOG_INTERVAL` with a count.
+    """
+
+    def __init__(self) -> None:
+        self.refused = 0  # since the last log line
+        self.logged_at = -REFUSAL_LOG_INTERVAL
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except (sqlite3.Error, OSError) as exc:
+            if not storage_failure(exc):
+                raise
+            reason = one_line(exc)
+            self.log(f"{request.method} {request.path}", reason)
+            return web.json_response(
+                {"error": f"the store cannot write right now ({reason}); retry later"},
+                status=503, headers=RETRY_HEADERS)
+
+    def log(self, what: str, reason: str) -> None:
+        self.refused += 1
+        now = time.monotonic()
+        if now - self.logged_at >= REFUSAL_LOG_INTERVAL:
+            logger.warning("%s: the store cannot write (%s): %d request(s) answered 503 "
+                           "since the last such line", what, reason, self.refused)
+            self.refused, self.logged_at = 0, now
 
 
 async def health(host: Any) -> dict[str, Any]:
     """Status per component; used by ``/healthz`` and ``bothost doctor``.
 
-    Components: the store (a query answers), each active platform (its own ``health()``
+    Components: the store (whether it can write: see :mod:`bothost.store.health`), each
+    active platform (its own ``health()``
     when it has one), each MCP server, the tick (running, and the last tick's outcome),
     the event queue (pending and failed counts) and the supervised tasks. ``ok`` is the
     store's, since nothing works without it; the others report and never throw.
@@ -130,12 +175,18 @@ async def health(host: Any) -> dict[str, Any]:
                             " ORDER BY id DESC LIMIT 1").fetchone()
         return {"counts": counts, "last": last}
 
+    store: dict[str, Any]
     try:
-        found = await host.store.run(read)
-        store: dict[str, Any] = {"ok": True}
-    except Exception as exc:
+        async with asyncio.timeout(HEALTH_TIMEOUT):
+            found = await host.store.run(read)
+            store = await host.store.run(
+                lambda db: probe(db, host.store.path, host.store.health))
+    except TimeoutError:
         found = {"counts": {}, "last": None}
-        store = {"ok": False, "error": str(exc)}
+        store = {"ok": False, "error": f"the store did not answer within {HEALTH_TIMEOUT:g} s"}
+    except Exception as exc:  # the health page reports what failed; it never fails itself
+        found = {"counts": {}, "last": None}
+        store = {**host.store.health.report(), "ok": False, "error": one_line(exc)}
     platforms = {name: platform_health(p) for name, p in host.active.items()}
     servers = {}
     if host.mcp is not None:

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import sqlite_utils
 
 from bothost.store.errors import StoreError
+from bothost.store.health import WriteHealth
 from bothost.store.migrations import Migration, apply_migrations
 from bothost.store.version import check_writable, explain, record_version, refuse_newer
 
@@ -44,6 +45,7 @@ class Store:
         self._thread = threading.Thread(target=self._work, name="bothost-store", daemon=True)
         self._ready: Future[None] = Future()
         self._migrations = list(migrations)
+        self.health = WriteHealth()  # every job's write outcome, for /healthz
         self._thread.start()
         try:
             self._ready.result()
@@ -86,9 +88,12 @@ class Store:
             fn, future = job
             if not future.set_running_or_notify_cancel():
                 continue
+            before = db.conn.total_changes
             try:
                 future.set_result(fn(db))
+                self.health.observe(db.conn.total_changes != before, None)
             except BaseException as exc:  # handed to the caller, who decides
+                self.health.observe(False, exc)
                 future.set_exception(exc)
         db.conn.close()
 

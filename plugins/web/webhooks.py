@@ -33,6 +33,7 @@ from bothost.plugins.web.signing import SignatureError, TimestampError, verify
 
 from bothost import jsondecode
 from bothost.events.dedupe import canonical_json
+from bothost.events.queue import EventRejectedError
 from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -185,7 +186,12 @@ class WebhookRoutes:
         async with self.once(msg_id):
             if await self.seen(msg_id):
                 return self.duplicate("events")
-            row_id = await self.host.ingest_event(source, type_, payload, dedupe_key=msg_id)
+            try:
+                row_id = await self.host.ingest_event(source, type_, payload,
+                                                      dedupe_key=msg_id)
+            except EventRejectedError as exc:  # this event can never be stored: not a 5xx
+                self.counters["events", "rejected"] += 1
+                return error(400, str(exc))
             if row_id is None and await self.queued(msg_id):
                 await self.remember(msg_id)  # queued before a crash; record what we missed
                 return self.duplicate("events")

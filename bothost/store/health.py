@@ -1,0 +1,153 @@
+"""Whether the store can write: the last write's outcome, and a cheap probe.
+
+A query that answers says little: with the disk full SQLite still reads (and even writes
+while the WAL has room), and a corrupt file is hidden by the writer's page cache until a
+page is read from disk again. So the store's worker thread records the outcome of every
+job that wrote or failed with a storage error (:meth:`WriteHealth.observe`), and
+:func:`probe` adds what no job may have tried yet: free space on the database's file
+system, the file read through a fresh connection (no cache), and — while failing — one
+real write, so recovery shows without waiting for traffic.
+
+Callers use :func:`storage_failure` to tell "the store cannot write now" (answer 503 with
+``Retry-After``, retry later) from a bug (a 500 and a traceback).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MIN_FREE_BYTES = 1024 * 1024  # below this a burst of events (and the WAL) cannot fit
+RETRY_AFTER = 30  # seconds a refused sender waits: long enough to free space, short of a drop
+PROBE_TIMEOUT_MS = 2_000  # the fresh connection waits this long for a lock, not the writer's 10 s
+
+# SQLite primary result codes (the low byte of an extended code) meaning "the store cannot
+# do its job now": not a bug in the statement, and retrying later can succeed
+STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS}  # the file system's
+STORAGE_CODES = {
+    5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 7: "SQLITE_NOMEM", 8: "SQLITE_READONLY",
+    10: "SQLITE_IOERR", 11: "SQLITE_CORRUPT", 13: "SQLITE_FULL", 14: "SQLITE_CANTOPEN",
+    15: "SQLITE_PROTOCOL", 26: "SQLITE_NOTADB",
+}
+
+
+def storage_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) says the store cannot write now."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.Error):
+            code = getattr(current, "sqlite_errorcode", None)
+            if code is not None:
+                return (code & 0xFF) in STORAGE_CODES
+            # no code (an older Python): classify by class, as sqlite3 itself does
+            return type(current) in (sqlite3.OperationalError, sqlite3.DatabaseError)
+        if isinstance(current, OSError) and current.errno in STORAGE_ERRNOS:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+@dataclass
+class Failure:
+    at: float
+    reason: str
+
+
+class WriteHealth:
+    """The outcome of the store's writes, recorded on its thread, read from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.failure: Failure | None = None  # since the last successful write
+        self.last_write: float | None = None
+
+    def observe(self, changed: bool, exc: BaseException | None) -> None:
+        """One job's outcome: ``changed`` when it wrote rows, ``exc`` when it raised."""
+        if exc is not None:
+            if storage_failure(exc):
+                with self._lock:
+                    self.failure = Failure(time.time(), one_line(exc))
+        elif changed:
+            with self._lock:
+                self.failure = None
+                self.last_write = time.time()
+
+    def report(self) -> dict[str, Any]:
+        with self._lock:
+            failure, last = self.failure, self.last_write
+        out: dict[str, Any] = {"ok": failure is None, "last_write": last}
+        if failure is not None:
+            out.update(error=failure.reason, failing_since=failure.at)
+        return out
+
+
+def probe(db: Any, path: Path, health: WriteHealth) -> dict[str, Any]:
+    """Check the store now; runs on the store thread (it may write). Never raises."""
+    problems = []
+    free = free_bytes(path.parent)
+    if free is not None and free < MIN_FREE_BYTES:
+        problems.append(f"disk full: {free} bytes free on {path.parent}")
+    try:
+        read_fresh(path)
+    except sqlite3.Error as exc:
+        problems.append(f"database unreadable: {one_line(exc)}")
+    if health.failure is not None and not problems:
+        try:  # a real write: the only proof that writing works again
+            before = db.conn.total_changes
+            write_probe(db.conn)
+            health.observe(db.conn.total_changes != before, None)
+        except Exception as exc:  # the probe reports; it never breaks the health page
+            health.observe(False, exc)
+    report = health.report()
+    if problems:
+        report["ok"] = False
+        report["error"] = "; ".join(problems + ([report["error"]] if "error" in report else []))
+    if free is not None:
+        report["free_bytes"] = free
+    return report
+
+
+def free_bytes(folder: Path) -> int | None:
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return None
+    # root may use the blocks reserved for it, and a host running as root will
+    blocks = stats.f_bfree if os.geteuid() == 0 else stats.f_bavail
+    return blocks * stats.f_frsize
+
+
+def read_fresh(path: Path) -> None:
+    """Read the header and schema through a new connection, past any page cache."""
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=PROBE_TIMEOUT_MS / 1000)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        conn.execute("SELECT COUNT(*) FROM events WHERE status = 'pending'").fetchone()
+    finally:
+        conn.close()
+
+
+def write_probe(conn: sqlite3.Connection) -> None:
+    """Insert and delete one row in one transaction: pages change, nothing is left behind."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("INSERT OR REPLACE INTO locks (name, owner, expires_at)"
+                     " VALUES ('bothost:health-probe', 'probe', 0)")
+        conn.execute("DELETE FROM locks WHERE name = 'bothost:health-probe'")
+        conn.execute("COMMIT")
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
