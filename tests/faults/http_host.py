@@ -113,6 +113,23 @@ class RunningHost:
                 parsed = text
             return response.status, dict(response.headers), parsed
 
+    async def post(self, session: aiohttp.ClientSession, path: str, data: Any,
+                   timeout: float = 30) -> tuple[int, dict[str, str], Any]:
+        """POST JSON to ``path``: signed for ``/webhook/…``, plain for the local API."""
+        body = json.dumps(data).encode()
+        headers = {"Content-Type": "application/json"}
+        if path.startswith("/webhook/"):
+            headers.update(sign_headers(self.secret, f"msg_{uuid.uuid4().hex}", body))
+        client_timeout = aiohttp.ClientTimeout(total=timeout)
+        async with session.post(f"{self.url}{path}", data=body, headers=headers,
+                                timeout=client_timeout) as response:
+            text = await response.text()
+            try:
+                parsed: Any = json.loads(text)
+            except ValueError:
+                parsed = text
+            return response.status, dict(response.headers), parsed
+
     async def healthz(self, session: aiohttp.ClientSession,
                       timeout: float = 30) -> tuple[int, dict[str, str], Any]:
         client_timeout = aiohttp.ClientTimeout(total=timeout)

@@ -80,6 +80,11 @@ async def test_a_full_disk_answers_503_with_retry_after_and_loses_nothing(small_
                     assert int(headers["Retry-After"]) > 0 and "error" in body
                     refused.append(msg_id)
             assert refused, "a full disk refused nothing"
+            for path, data in (("/api/chat", {"session": "full", "text": "help"}),
+                               ("/webhook/message", {"text": "help", "user": "u"})):
+                status, headers, body = await host.post(session, path, data)
+                assert status in (200, 503), (path, status, body)
+                assert status == 200 or int(headers["Retry-After"]) > 0
             status, headers, report = await host.healthz(session)
             assert status == 503 and int(headers["Retry-After"]) > 0
             assert report["store"]["ok"] is False
