@@ -133,4 +133,20 @@ async def render(host: Any, web: Any, webhook: Any, inbound: Any) -> str:
                counter_samples(webhook.counters, "webhook_out", ("target", "outcome")))
     out.family("bothost_webhook_ids", "gauge", "Webhook ids remembered for dedupe.",
                [({}, t["webhook_ids"])])
+    http = getattr(host, "http", None)
+    guard = getattr(http, "guard", None)
+    if guard is not None and guard.server is not None:
+        out.family("bothost_http_connections", "gauge", "Open HTTP connections.",
+                   [({}, guard.open_count())])
+        out.family("bothost_http_connection_cap", "gauge",
+                   "Most HTTP connections kept open (from the open-file limit).",
+                   [({}, guard.cap)])
+        out.family("bothost_http_connections_closed_total", "counter",
+                   "Connections the listener closed early: evicted at the cap, refused with "
+                   "503, or a body that did not arrive in time.",
+                   (({"reason": reason}, n) for reason, n in sorted(guard.counts.items())))
+    write = host.store.health.report()
+    out.family("bothost_store_writable", "gauge",
+               "1 unless the last write failed with a storage error (disk full, I/O, corrupt).",
+               [({}, 1 if write["ok"] else 0)])
     return out.text()

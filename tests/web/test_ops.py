@@ -53,6 +53,10 @@ async def test_metrics_count_messages_tools_events_ticks_and_briefings(web_host,
     assert metrics[("bothost_web_briefings_total", '{outcome="delivered"}')] == 1
     assert metrics[("bothost_webhook_requests_total",
                     '{outcome="duplicate",route="events"}')] == 1
+    assert metrics[("bothost_http_connections", "")] >= 1  # this scrape's own
+    assert metrics[("bothost_http_connection_cap", "")] == web_host.http.guard.cap
+    assert metrics[("bothost_http_connections_closed_total", '{reason="refused"}')] == 0
+    assert metrics[("bothost_store_writable", "")] == 1
 
 
 async def test_openapi_describes_the_routes_and_the_signature_headers(web_host, client):
