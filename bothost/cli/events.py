@@ -101,7 +101,7 @@ async def tick_once(runtime: Runtime, console: TextIO | None = None) -> TickResu
     try:
         return await ticker.tick("cli")
     finally:
-        await Ticker.unbind(host)
+        await ticker.unbind()
 
 
 @click.command("tick")

@@ -227,6 +227,7 @@ class Ticker:
         check_rules(config.rules)
         self._poked = asyncio.Event()
         self.results: list[TickResult] = []  # recent results, for status pages and tests
+        self.bound: list[Any] = []  # platforms for_host attached; see unbind
 
     @classmethod
     def for_host(cls, host: Any) -> Ticker:
@@ -238,12 +239,15 @@ class Ticker:
         """
         from bothost.hookcall import call_each
 
+        bound = []
         for platform in getattr(host, "platforms", {}).values():
             # a CLI command or a chat does not start the platforms; those that can deliver
             # without a connection of their own (web keeps briefings for its page) attach
             bind = getattr(platform, "bind", None)
-            if callable(bind):
+            if callable(bind) and getattr(platform, "host", None) is None:
                 bind(host)
+                if getattr(platform, "host", None) is not None:
+                    bound.append(platform)
         run_agent = getattr(host, "run_tick_agent", None)
         llm_triage: LlmTriage | None = None
         if run_agent is not None and host.config.llm.provider not in ("", "offline"):
@@ -252,23 +256,23 @@ class Ticker:
         async def on_briefing(briefing: Briefing) -> None:
             await call_each(host.pm, "on_briefing", briefing=briefing)
 
-        return cls(host.store, host.config.tick, host.deliver,
-                   llm_triage=llm_triage, on_briefing=on_briefing)
+        ticker = cls(host.store, host.config.tick, host.deliver,
+                     llm_triage=llm_triage, on_briefing=on_briefing)
+        ticker.bound = bound
+        return ticker
 
-    @staticmethod
-    async def unbind(host: Any) -> None:
-        """Stop the platforms :meth:`for_host` bound but the host never started.
+    async def unbind(self) -> None:
+        """Stop the platforms :meth:`for_host` attached (those no one had started).
 
-        A process that only ticks (``bothost tick``) must close what they opened for the
-        delivery (the webhook platform's HTTP client) before it exits.
+        A process that only ticks (``bothost tick``, a chat's ``tick``) must close what they
+        opened to deliver (the webhook platform's HTTP client) before it exits.
         """
-        for name, platform in getattr(host, "platforms", {}).items():
-            if name in getattr(host, "active", {}) or not callable(getattr(platform, "bind", None)):
-                continue
+        bound, self.bound = self.bound, []
+        for platform in bound:
             try:
                 await platform.stop()
             except Exception:  # one platform's cleanup must not hide the tick's result
-                logger.exception("stopping the bound platform %s failed", name)
+                logger.exception("stopping the bound platform %s failed", platform.name)
 
     def poke(self) -> None:
         """Ask for a tick soon (an urgent event arrived). Call from the event loop."""

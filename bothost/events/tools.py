@@ -46,7 +46,7 @@ async def tick_now(ctx: Any = None) -> str:
         result = await ticker.tick("agent")
     finally:
         if running is None:  # ``bothost chat``: close what for_host bound for this tick
-            await Ticker.unbind(host)
+            await ticker.unbind()
     if result.status == "busy":
         return "A tick is already running; its briefing will follow."
     if not result.briefings:
