@@ -42,13 +42,20 @@ CHAT_BODY = {"type": "object", "required": ["text"],
              "properties": {"session": SESSION, "text": {"type": "string", "minLength": 1}}}
 REPLY = {"type": "object", "properties": {"session": {"type": "string"},
                                           "reply": {"type": "string"}}}
-WEB_ERRORS = {"400": answer("Bad input", ERROR), "401": answer("Token required"),
+# every route: a body that stops arriving, and a store that cannot write (retry later)
+LISTENER_ERRORS = {"408": answer("The body did not arrive in time", ERROR),
+                   "503": answer("The store cannot write now; retry after Retry-After seconds",
+                                 ERROR)}
+WEB_ERRORS = {"400": answer("Bad input, or JSON that is not valid, too deep or holds a lone "
+                            "surrogate", ERROR), "401": answer("Token required"),
               "403": answer("Refused: Host, Origin, CSRF or non-loopback client"),
-              "415": answer("Not JSON")}
-HOOK_ERRORS = {"400": answer("Stale timestamp or bad JSON", ERROR),
+              "415": answer("Not JSON"), **LISTENER_ERRORS}
+HOOK_ERRORS = {"400": answer("Stale timestamp, webhook-id over 256 characters, or JSON that "
+                             "is not valid, too deep or holds a lone surrogate", ERROR),
                "401": answer("Bad or missing signature", ERROR),
                "404": answer("Webhooks are off (platforms.webhook.secret unset)"),
-               "413": answer("Body over platforms.webhook.max_body", ERROR)}
+               "413": answer("Body over platforms.webhook.max_body", ERROR),
+               **LISTENER_ERRORS}
 DUPLICATE = {"type": "object", "properties": {"duplicate": {"const": True}}}
 
 
@@ -127,7 +134,9 @@ def paths() -> dict[str, Any]:
             "responses": {"200": answer("Queued, dropped by a plugin, or a duplicate id",
                                         {"type": "object"}), **HOOK_ERRORS}}},
         "/healthz": {"get": {"summary": "Status per component.",
-                             "responses": {"200": answer("Health", {"type": "object"})}}},
+                             "responses": {"200": answer("Health", {"type": "object"}),
+                                           "503": answer("The store cannot write",
+                                                         {"type": "object"})}}},
         "/metrics": {"get": {"summary": "Prometheus text format.",
                              "responses": {"200": answer("Metrics", {"type": "string"},
                                                          "text/plain")}}},
