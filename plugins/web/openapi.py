@@ -15,7 +15,7 @@ ERROR = {"type": "object", "properties": {"error": {"type": "string"}}}
 SIGNATURE_HEADERS = [
     {"name": "webhook-id", "in": "header", "required": True,
      "description": "Unique message id; a repeated id is answered {\"duplicate\": true}.",
-     "schema": {"type": "string", "minLength": 1}},
+     "schema": {"type": "string", "minLength": 1, "maxLength": 256}},
     {"name": "webhook-timestamp", "in": "header", "required": True,
      "description": "Seconds since the epoch; must be within 5 minutes of the server clock.",
      "schema": {"type": "string", "pattern": "^[0-9]+$"}},
