@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bothost.listener import BACKLOG, HEADER_TIMEOUT, AcceptErrors, ConnectionGuard
+from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
 from bothost.startup import call_register
 from bothost.store.health import RETRY_AFTER, one_line, probe, storage_failure
 
@@ -71,10 +71,10 @@ class HttpServer:
                 f"platforms.web.host: binding {web_config.host} (not loopback) requires "
                 "platforms.web.token"
             )
-        # aiohttp's keep-alive timeout runs from the connection (or the last answer) until
-        # a complete request: it is the deadline for headers as well as for idle clients
+        # aiohttp's keep-alive timeout runs from the last answer until a complete request:
+        # the deadline for a served client's next headers (the guard times the first ones)
         self.runner = web.AppRunner(self.build(), access_log=None, handle_signals=False,
-                                    keepalive_timeout=HEADER_TIMEOUT)
+                                    keepalive_timeout=KEEPALIVE_TIMEOUT)
         await self.runner.setup()
         assert self.runner.server is not None
         self.guard.attach(self.runner.server)

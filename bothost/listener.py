@@ -4,9 +4,10 @@ A client can open connections and never finish a request: no bytes, half a heade
 body that stops. Left alone, each holds a file descriptor until the process runs out and
 ``accept()`` fails for everyone, ``/healthz`` and webhook senders included. Three parts:
 
-* **Header deadline.** aiohttp closes a connection that has no complete request within
-  its keep-alive timeout, counted from the connection (or the previous answer) and not
-  reset by trickled bytes; :data:`HEADER_TIMEOUT` is passed as that timeout.
+* **Header deadline.** A new connection that has not completed its first request's
+  headers within :data:`HEADER_TIMEOUT` is closed, however slowly it trickles bytes. After
+  an answer, aiohttp's keep-alive timeout (:data:`KEEPALIVE_TIMEOUT`, counted from the
+  answer and not reset by trickled bytes) bounds the wait for the next request's headers.
 * **Body deadline.** :meth:`ConnectionGuard.middleware` arms a timer when a request with a
   body reaches its handler; a body still incomplete when it fires fails the handler's read
   with :class:`BodyTimeoutError`, answered 408, and the connection is closed.
@@ -34,7 +35,10 @@ from aiohttp.web_protocol import RequestHandler
 
 logger = logging.getLogger(__name__)
 
-HEADER_TIMEOUT = 10.0  # seconds to send a request's headers; also how long idle keep-alive lasts
+HEADER_TIMEOUT = 10.0  # seconds for a new connection to send its first request's headers
+# an idle served connection is kept this long: longer than clients keep theirs (aiohttp 15 s,
+# browsers ~60 s), or a client's reused connection closes under it; nginx's default too
+KEEPALIVE_TIMEOUT = 75.0
 BODY_TIMEOUT = 30.0  # seconds for a body after its headers: 1 MB of webhook at ~35 kB/s
 MAX_CONNECTIONS = 2048  # far beyond one person's browsers, Slack and webhook senders together
 MIN_CONNECTIONS = 32  # even a tiny open-file limit serves a page, its stream and a webhook
@@ -78,16 +82,18 @@ class Refusal(asyncio.Protocol):
 class ConnectionGuard:
     """The cap, the eviction order and the body deadline for one aiohttp server."""
 
-    def __init__(self, cap: int | None = None, body_timeout: float = BODY_TIMEOUT) -> None:
+    def __init__(self, cap: int | None = None, body_timeout: float = BODY_TIMEOUT,
+                 header_timeout: float = HEADER_TIMEOUT) -> None:
         self.cap = connection_cap() if cap is None else cap
         self.body_timeout = body_timeout
+        self.header_timeout = header_timeout
         self.server: web.Server | None = None
         self.busy: dict[RequestHandler, web.BaseRequest] = {}  # connections inside a handler
         # handlers do not take weak references: both sets are pruned to the open connections
         self.served: set[RequestHandler] = set()  # had a request in a handler
         self.evicted: set[RequestHandler] = set()  # closed by us, not yet gone
         self.counts = {"evicted_idle": 0, "evicted_body": 0, "evicted_keepalive": 0,
-                       "refused": 0, "body_timeout": 0}
+                       "refused": 0, "header_timeout": 0, "body_timeout": 0}
 
     def attach(self, server: web.Server) -> None:
         self.server = server
@@ -98,7 +104,17 @@ class ConnectionGuard:
         if self.open_count() >= self.cap and not self.make_room():
             self.counts["refused"] += 1
             return Refusal()
-        return self.server()
+        handler = self.server()
+        asyncio.get_running_loop().call_later(self.header_timeout, self.header_late, handler)
+        return handler
+
+    def header_late(self, handler: RequestHandler) -> None:
+        """Close a connection that has not completed its first request's headers."""
+        assert self.server is not None
+        if (handler in self.served or handler in self.busy or handler in self.evicted
+                or request_waiting(handler) or handler not in self.server.connections):
+            return
+        self.evict(handler, "header_timeout")
 
     def open_count(self) -> int:
         """Open connections not already evicted (a burst's newest may not be counted yet:

@@ -21,10 +21,12 @@ from tests.web.conftest import host_config
 
 @pytest.fixture
 async def small_host(home, tmp_path, secret):
-    """A host whose listener keeps at most 4 connections and waits 0.5 s for a body."""
+    """A host whose listener keeps at most 4 connections and waits 0.5 s for a request's
+    first headers and for a body."""
     host = make_host(home, host_config(tmp_path, secret))
     host.http.guard.cap = 4
     host.http.guard.body_timeout = 0.5
+    host.http.guard.header_timeout = 0.5
     await host.start(mcp=False, tick=False)
     yield host
     await host.stop()
@@ -41,6 +43,21 @@ async def read_all(reader: asyncio.StreamReader) -> bytes:
             return await reader.read()
         except ConnectionError:
             return b""
+
+
+async def test_headers_that_stop_arriving_are_cut_but_a_served_client_keeps_its_connection(
+        small_host):
+    port = small_host.http.port
+    slow_reader, slow = await connect(port)
+    slow.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ")
+    served_reader, served = await connect(port)
+    served.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert (await served_reader.readuntil(b"\r\n")).startswith(b"HTTP/1.1 200")
+    assert await read_all(slow_reader) == b""  # closed at the header deadline
+    assert small_host.http.guard.counts["header_timeout"] == 1
+    assert not served.is_closing() and not served_reader.at_eof()  # keep-alive lasts longer
+    slow.close()
+    served.close()
 
 
 async def test_a_body_that_stops_arriving_is_answered_408_and_closed(small_host):
