@@ -249,6 +249,10 @@ def part_enabled(config: Config, path: str) -> bool:
     if parts[0] == "platforms" and len(parts) > 1:
         if parts[1] == "webhook":
             return False  # an unset webhook secret simply leaves the webhook routes off
+        if parts[1] == "slack" and parts[2:3] == ["app_token"]:  # Socket Mode's token only
+            return config.platforms.slack.enabled and config.platforms.slack.mode == "socket"
+        if parts[1] == "slack" and parts[2:3] == ["signing_secret"]:  # HTTP mode's only
+            return config.platforms.slack.enabled and config.platforms.slack.mode == "http"
         section = getattr(config.platforms, parts[1], None)
         return bool(getattr(section, "enabled", True))
     if parts[0] == "mcp" and len(parts) > 2:

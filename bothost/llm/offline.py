@@ -19,10 +19,14 @@ from bothost.llm.base import ChatRequest, ChatResponse, ToolCallRequest
 HELP = """I am the offline agent: no language model is configured, so I answer commands.
   help                 this text
   tools                the tools I can call
-  call TOOL {json}     call a tool with JSON arguments, e.g. call echo {"text": "hi"}
+  call TOOL {json}     call a tool with JSON arguments, e.g. call events_list {"status": "pending"}
 {extra}To chat in plain language, configure a model in bothost.yaml, e.g.
-  llm: {provider: openai, model: gpt-4.1-mini, api_key: ${env:OPENAI_API_KEY}}
+  llm:
+    provider: openai
+    model: gpt-4.1-mini
+    api_key: ${env:OPENAI_API_KEY}
 (see docs/llm.md for Anthropic and a local Ollama)."""
+# tests/docs/test_help_text.py runs the `e.g.` call on a fresh install and loads the YAML.
 
 NO_MODEL = ("No language model is configured, so I only understand commands "
             "(try `help`). Set `llm.provider` in bothost.yaml to chat; see docs/llm.md.")
