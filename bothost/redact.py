@@ -52,22 +52,30 @@ SHORT_SECRET_FLAGS = frozenset({"-p"})  # mysql-style `-p PASSWORD`
 _NAME = (r"(?:token|secret|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
          r"private[_-]?key|credentials?|signature)(?![A-Za-z])")
 FLAG_PREFIX = re.compile(r"--[A-Za-z0-9_.-]{0,40}$")  # the flag a matched name ends
-SHAPES: list[tuple[re.Pattern[str], Any]] = [
+NAME_HINTS = ("token", "secret", "passw", "passphrase", "key", "credential", "signature")
+# (hints, pattern, replacement): a pattern runs only on text that holds one of its hints
+# (lower-cased), which a plain log line seldom does — redaction runs on every log record.
+SHAPES: list[tuple[tuple[str, ...], re.Pattern[str], Any]] = [
     # well-known credential formats (OpenAI, Anthropic, Slack, GitHub, GitLab, Standard
     # Webhooks, AWS, Google, JWTs)
-    (re.compile(r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|"
+    (("sk-", "xox", "xapp-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+      "whsec_", "akia", "aiza", "eyj"),
+     re.compile(r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|"
                 r"xapp-[A-Za-z0-9-]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
                 r"glpat-[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=_-]{8,}|AKIA[0-9A-Z]{16}|"
                 r"AIza[0-9A-Za-z_-]{30,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"), MASK),
     # Authorization schemes; "Basic" and "Token" are ordinary words too, so after them only
     # a credential-looking value (12+ characters with a digit or base64 padding) goes
-    (re.compile(r"\b([Bb]earer|BEARER)(\s{1,8})[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{MASK}"),
-    (re.compile(r"\b(Basic|Token)(\s{1,8})(?=[A-Za-z._~-]{0,64}[0-9+/=])[A-Za-z0-9._~+/=-]{12,}"),
+    (("bearer",), re.compile(r"\b([Bb]earer|BEARER)(\s{1,8})[A-Za-z0-9._~+/=-]{6,}"),
+     rf"\1\2{MASK}"),
+    (("basic", "token"),
+     re.compile(r"\b(Basic|Token)(\s{1,8})(?=[A-Za-z._~-]{0,64}[0-9+/=])[A-Za-z0-9._~+/=-]{12,}"),
      rf"\1\2{MASK}"),
     # a URL's password: scheme://user:PASSWORD@host
-    (re.compile(r"(://[^/\s:@]{0,256}:)[^@\s/]{1,256}@"), rf"\1{MASK}@"),
+    (("://",), re.compile(r"(://[^/\s:@]{0,256}:)[^@\s/]{1,256}@"), rf"\1{MASK}@"),
     # name=value, name: value, "name": "value", ?name=value&…
-    (re.compile(rf"({_NAME}[\"']?\s{{0,8}}[=:]\s{{0,8}}[\"']?)[^\s\"'&,;)]+", re.IGNORECASE),
+    (NAME_HINTS,
+     re.compile(rf"({_NAME}[\"']?\s{{0,8}}[=:]\s{{0,8}}[\"']?)[^\s\"'&,;)]+", re.IGNORECASE),
      rf"\1{MASK}"),
 ]
 # --name value (a flag and its value in a logged command line)
@@ -112,9 +120,13 @@ def redact(text: str, extra: Sequence[str] = ()) -> str:
     for secret in (*extra, *KNOWN.ordered):
         if secret in text:
             text = text.replace(secret, MASK)
-    for pattern, replacement in SHAPES:
-        text = pattern.sub(replacement, text)
-    return FLAG_VALUE.sub(_flag_value, text)
+    lowered = text.lower()
+    for hints, pattern, replacement in SHAPES:
+        if any(hint in lowered for hint in hints):
+            text = pattern.sub(replacement, text)
+    if "--" in text and any(hint in lowered for hint in NAME_HINTS):
+        text = FLAG_VALUE.sub(_flag_value, text)
+    return text
 
 
 class SecretFilter(logging.Filter):

@@ -89,9 +89,10 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
     runtime.configure(ctx.params)
     runtime.verbose = verbose
     level = logging.WARNING - 10 * verbose
+    before = set(logging.getLogger().handlers)
     logging.basicConfig(level=max(level, logging.DEBUG), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for handler in logging.getLogger().handlers:
+    for handler in set(logging.getLogger().handlers) - before:
         redact.protect(handler)  # the secrets of the config, once it is read
     ctx.call_on_close(runtime.close)
 

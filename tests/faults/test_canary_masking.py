@@ -110,14 +110,17 @@ def test_host_log_handlers_redact(home, tmp_path, monkeypatch):
     config_file = tmp_path / "c.yaml"
     config_file.write_text("llm: {provider: offline, api_key: '${env:CANARY_LLM}'}\n")
     root = logging.getLogger()
-    before = list(root.handlers)
+    before = {handler: list(handler.filters) for handler in root.handlers}
     try:
         setup(load(config_file, home), home)
         logging.getLogger("test.canary").warning("the key is %s", value)
     finally:
-        for handler in set(root.handlers) - set(before):
-            root.removeHandler(handler)
-            handler.close()
+        for handler in list(root.handlers):
+            if handler in before:
+                handler.filters[:] = before[handler]  # pytest's own handlers, as they were
+            else:
+                root.removeHandler(handler)
+                handler.close()
     text = (home / "logs" / "bothost.log").read_text()
     assert "the key is ***" in text and value not in text
 
