@@ -98,7 +98,9 @@ def test_a_server_log_redacts_known_and_secret_shaped_values(home):
     finally:
         close_server_logger("leaky")
     text = log_path(home, "leaky").read_text()
-    assert known not in text and shaped not in text and text.count("***") == 4
+    assert known not in text and shaped not in text
+    for line in ("my key is ***", "--token ***", ":***@", "RuntimeError: failed with ***"):
+        assert line in text
 
 
 def test_host_log_handlers_redact(home, tmp_path, monkeypatch):
