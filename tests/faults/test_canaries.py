@@ -5,9 +5,10 @@ the webhook secret and a target's secret and URL password, the Slack tokens, an 
 ``--token`` and ``KEY=value`` arguments, its env values, an HTTP server's headers and URL
 password and query, and values that reach the config only through ``${env:…}``. The real
 ``bothost run`` then serves (offline LLM, web on a free port, a stdio MCP server that prints
-its own secrets to stderr, an HTTP MCP server that is down), and is used: health, dashboard,
-metrics, chat (tools, a tool call), signed webhooks, every ``mcp`` listing, ``config show``,
-``doctor``, ``plugins``, ``mcp logs``, a tick that delivers to the webhook target. After it
+its own secrets to stderr, an HTTP MCP server that is down, Slack in Socket Mode against the
+fake Slack), and is used: health, dashboard, metrics, chat (tools, a tool call), signed
+webhooks, two Slack mentions, every ``mcp`` listing, ``config show``, ``doctor``,
+``plugins``, ``mcp logs``, a tick that delivers to the webhook target. After it
 stops, every file in the home (the database included, as bytes), every process's stdout and
 stderr and every HTTP answer is scanned: a canary may appear only in the config file.
 
@@ -17,6 +18,7 @@ and shows.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -24,6 +26,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -34,6 +37,8 @@ import yaml
 from bothost.plugins.web.signing import sign_headers
 
 from tests.helpers import free_port
+from tests.slack import fake_slack
+from tests.slack.fake_slack import BOT_USER, TEAM, FakeSlack
 
 SERVER = Path(__file__).with_name("canary_server.py")
 STEP_TIMEOUT = 120  # seconds for one CLI command (doctor and --check start servers)
@@ -80,7 +85,51 @@ def canaries():
     return values
 
 
-def write_config(path: Path, c: dict[str, str], port: int, dead: int) -> None:
+class SlackThread:
+    """The fake Slack on its own event loop in a thread (this test is synchronous)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.fake: FakeSlack = self.run(self._start())
+
+    async def _start(self) -> FakeSlack:
+        fake = FakeSlack()
+        await fake.start()
+        return fake
+
+    def run(self, coro, timeout: float = 30):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def mention(self, channel: str, text: str) -> None:
+        """A user mentions the bot; returns once the bot has answered in the thread."""
+        text = f"<@{BOT_USER}> {text}"
+        ts = self.fake.add_message(channel, "UALICE", text)
+        self.run(self.fake.event({"type": "app_mention", "user": "UALICE", "text": text,
+                                  "ts": ts, "channel": channel, "event_ts": ts, "team": TEAM}))
+        self.run(self.fake.wait_for(lambda: any(
+            m.get("user") == BOT_USER and m.get("thread_ts") == ts
+            for m in self.fake.messages.get(channel, []))))
+
+    def close(self) -> None:
+        self.run(self.fake.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+@pytest.fixture
+def slack(canaries, monkeypatch):
+    # the fake accepts only its own tokens: make the canaries its tokens
+    monkeypatch.setattr(fake_slack, "BOT_TOKEN", canaries["slack.bot_token"])
+    monkeypatch.setattr(fake_slack, "APP_TOKEN", canaries["slack.app_token"])
+    running = SlackThread()
+    yield running
+    running.close()
+
+
+def write_config(path: Path, c: dict[str, str], port: int, dead: int, slack_api: str) -> None:
     config = {
         "llm": {"provider": "offline", "api_key": c["llm.api_key"]},
         "platforms": {
@@ -90,9 +139,9 @@ def write_config(path: Path, c: dict[str, str], port: int, dead: int) -> None:
                 "url": f"http://hook:{c['target.url_password']}@127.0.0.1:{dead}/hook"
                        f"?token={c['target.url_query']}",
                 "secret": c["target.secret"]}}},
-            "slack": {"enabled": False, "bot_token": c["slack.bot_token"],
-                      "app_token": c["slack.app_token"],
-                      "signing_secret": c["slack.signing_secret"]},
+            "slack": {"enabled": True, "mode": "socket", "api_url": slack_api,
+                      "bot_token": c["slack.bot_token"], "app_token": c["slack.app_token"],
+                      "signing_secret": c["slack.signing_secret"], "allowed_users": ["*"]},
         },
         "mcp": {"servers": {
             "weather": {"enabled": False},
@@ -155,10 +204,10 @@ def wait_ready(seen: Seen, port: int, token: str, host: subprocess.Popen) -> Non
     raise AssertionError("the host or its canary server did not get ready")
 
 
-def test_no_canary_leaves_the_config(tmp_path, home, canaries):
+def test_no_canary_leaves_the_config(tmp_path, home, canaries, slack):
     port, dead = free_port(), free_port()
     config = tmp_path / "config.yaml"
-    write_config(config, canaries, port, dead)
+    write_config(config, canaries, port, dead, slack.fake.api_url)
     env = {**os.environ, "BOTHOST_HOME": str(home), "HOME": str(home),
            "CANARY_SRC_ARG": canaries["${env} arg"], "CANARY_SRC_ENV": canaries["${env} env"],
            "CANARY_SRC_HEADER": canaries["${env} header"]}
@@ -208,6 +257,8 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries):
                      ("-vv", "doctor"), ("-vv", "tick")):
             cli(*args)
         http(seen, port, token, "GET", "/api/dashboard")
+        slack.mention("C0GENERAL", "tools")
+        slack.mention("C0GENERAL", "call mcp__canary__whoami {}")
     finally:
         host.send_signal(signal.SIGTERM)
         try:
@@ -217,6 +268,7 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries):
             host.wait(10)
     seen.add("bothost run stdout", host_out.read_bytes())
     seen.add("bothost run stderr", host_err.read_bytes())
+    seen.add("what the bot posted to Slack", json.dumps(slack.fake.messages).encode())
     for path in sorted(p for p in home.rglob("*") if p.is_file()):
         seen.add(f"file {path.relative_to(home)}", path.read_bytes())
 
