@@ -172,15 +172,22 @@ class Seen:
         self.outputs[f"{where} #{len(self.outputs)}"] = data
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # the 3xx itself is the answer to look at
+
+
 def http(seen: Seen, port: int, token: str, method: str, path: str, body: object = None,
-         headers: dict[str, str] | None = None, raw: bytes | None = None) -> tuple[int, bytes]:
+         headers: dict[str, str] | None = None, raw: bytes | None = None,
+         follow: bool = True) -> tuple[int, bytes]:
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}{path}", data=data, method=method,
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                 **(headers or {})})
+        headers={**auth, "Content-Type": "application/json", **(headers or {})})
+    opener = urllib.request.build_opener(*([] if follow else [NoRedirect()]))
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with opener.open(request, timeout=30) as response:
             status, answer, head = response.status, response.read(), response.headers
     except urllib.error.HTTPError as exc:
         status, answer, head = exc.code, exc.read(), exc.headers
@@ -233,6 +240,10 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries, slack):
         for path in ("/healthz", "/api/dashboard", "/metrics", "/", "/openapi.json",
                      "/api/history?session=canary"):
             http(seen, port, token, "GET", path)
+        # a browser's first visit: the token in the address (the answer and logs must not
+        # hold it, only the request did)
+        status, _ = http(seen, port, "", "GET", f"/?token={token}", follow=False)
+        assert status == 303
         for text in ("help", "tools", "call mcp__canary__whoami {}",
                      "call mcp__remote__anything {}"):
             status, _ = http(seen, port, token, "POST", "/api/chat",
