@@ -152,6 +152,9 @@ def schema_from_signature(func: Callable[..., Any], docs: dict[str, str]) -> dic
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(func).parameters.values())
+    if not takes_any:  # an extra name would reach the function as a TypeError, not a result
+        schema["additionalProperties"] = False
     return schema
 
 

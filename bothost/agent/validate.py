@@ -1,8 +1,9 @@
 """Checking a model's tool arguments against the tool's JSON schema, before the tool runs.
 
 A deliberately small subset of JSON Schema — the parts tool schemas use: ``type``,
-``required``, ``properties``, ``enum``, ``items``, ``anyOf`` — so the model gets a precise
-message ("groups: expected an array") instead of a tool crashing on a bad value.
+``required``, ``properties``, ``additionalProperties: false``, ``enum``, ``items``,
+``anyOf`` — so the model gets a precise message ("groups: expected an array") instead of a
+tool crashing on a bad value.
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ def validate(schema: dict[str, Any], value: Any, path: str = "") -> str | None:
         for name in schema.get("required", []):
             if name not in value:
                 return f"{join(path, name)}: required"
-        for name, sub in (schema.get("properties") or {}).items():
+        known = schema.get("properties") or {}
+        if schema.get("additionalProperties") is False:
+            for name in value:
+                if name not in known:
+                    expected = ", ".join(known) or "no arguments"
+                    return f"{join(path, name)}: not a parameter (expected {expected})"
+        for name, sub in known.items():
             if name in value:
                 problem = validate(sub, value[name], join(path, name))
                 if problem:

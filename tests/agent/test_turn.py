@@ -80,6 +80,20 @@ async def test_invalid_arguments_are_refused_before_the_tool_runs(openai_host, f
     assert "Invalid arguments: n: expected integer" in reply and ran == []
 
 
+async def test_an_argument_the_function_does_not_take_is_refused(openai_host, fake_llm):
+    ran = []
+
+    def count(n: int) -> str:
+        """Count."""
+        ran.append(n)
+        return str(n)
+
+    openai_host.registry.register(count)
+    fake_llm.script = [call("count", n=3, limit=5), echo_result]
+    reply = await openai_host.handle_message(message("count"))
+    assert "Invalid arguments: limit: not a parameter (expected n)" in reply and ran == []
+
+
 async def test_tool_timeout(openai_host, fake_llm):
     async def slow() -> str:
         """Never finishes in time."""
