@@ -35,7 +35,10 @@ def setup(config: Config, home: Path, verbose: int = 0) -> None:
     log_file = Path(home) / "logs" / "bothost.log"
     log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     handler = logging.handlers.RotatingFileHandler(log_file, maxBytes=MAX_LOG_BYTES,
-                                                   backupCount=1, encoding="utf-8")
+                                                   backupCount=1, encoding="utf-8",
+                                                   # a server or sender's lone surrogate
+                                                   # must not turn a log line into an error
+                                                   errors="backslashreplace")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     redact.remember(secret_values(config))

@@ -59,7 +59,8 @@ def server_logger(home: Path | None, name: str) -> logging.Logger:
         handler.close()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     handler = PrivateRotatingFileHandler(
-        path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
+        path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True,
+        errors="backslashreplace",  # what a server sends may hold lone surrogates
     )
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     logger.addHandler(redact.protect(handler))

@@ -16,3 +16,21 @@ def test_secrets_are_redacted_from_log_records(home, tmp_path, monkeypatch, capl
     logger.warning("calling with key %s and header %s", "sk-very-secret-123", "Bearer tok-abcdef")
     assert "sk-very-secret-123" not in caplog.text and "tok-abcdef" not in caplog.text
     assert "calling with key *** and header ***" in caplog.text
+
+
+def test_the_host_log_writes_a_lone_surrogate_escaped(home, capsys):
+    from pathlib import Path
+
+    from bothost.logs import setup
+
+    root = logging.getLogger()
+    before = list(root.handlers)
+    setup(load(None, home), home)
+    try:
+        logging.getLogger("test.surrogate").warning("source %s", "mcp\udcff")
+    finally:
+        for handler in set(root.handlers) - set(before):
+            root.removeHandler(handler)
+            handler.close()
+    assert "mcp\\udcff" in (Path(home) / "logs" / "bothost.log").read_text()
+    assert "Logging error" not in capsys.readouterr().err

@@ -20,3 +20,13 @@ def test_server_log_rotates_at_5_mb_keeping_one_backup(home):
     assert not path.with_name("chatty.log.2").exists()
     assert path.stat().st_mode & 0o777 == 0o600
     assert sorted(p.name for p in path.parent.iterdir()) == ["chatty.log", "chatty.log.1"]
+
+
+def test_a_lone_surrogate_is_written_escaped_not_a_logging_error(home, capsys):
+    log = server_logger(home, "odd")
+    try:
+        log.warning("handling %s failed", "event/\ud800")
+    finally:
+        close_server_logger("odd")
+    assert "event/\\ud800" in log_path(home, "odd").read_text()
+    assert "Logging error" not in capsys.readouterr().err
