@@ -103,15 +103,7 @@ class RunningHost:
         body = data if isinstance(data, bytes) else json.dumps(data).encode()
         headers = sign_headers(self.secret, msg_id or f"msg_{uuid.uuid4().hex}", body)
         headers["Content-Type"] = "application/json"
-        client_timeout = aiohttp.ClientTimeout(total=timeout)
-        async with session.post(f"{self.url}/webhook/events/{source}", data=body,
-                                headers=headers, timeout=client_timeout) as response:
-            text = await response.text()
-            try:
-                parsed: Any = json.loads(text)
-            except ValueError:
-                parsed = text
-            return response.status, dict(response.headers), parsed
+        return await self.send(session, f"/webhook/events/{source}", body, headers, timeout)
 
     async def post(self, session: aiohttp.ClientSession, path: str, data: Any,
                    timeout: float = 30) -> tuple[int, dict[str, str], Any]:
@@ -120,6 +112,11 @@ class RunningHost:
         headers = {"Content-Type": "application/json"}
         if path.startswith("/webhook/"):
             headers.update(sign_headers(self.secret, f"msg_{uuid.uuid4().hex}", body))
+        return await self.send(session, path, body, headers, timeout)
+
+    async def send(self, session: aiohttp.ClientSession, path: str, body: bytes,
+                   headers: dict[str, str], timeout: float) -> tuple[int, dict[str, str], Any]:
+        """POST ``body``; (status, headers, parsed JSON or text)."""
         client_timeout = aiohttp.ClientTimeout(total=timeout)
         async with session.post(f"{self.url}{path}", data=body, headers=headers,
                                 timeout=client_timeout) as response:
