@@ -1,8 +1,9 @@
 """A server's environment and headers: an allowlist, never the host's whole environment.
 
-A stdio server gets PATH, HOME, LANG, LC_ALL, TZ and BOTHOST_HOME from the host, the names
-listed in its ``env_passthrough``, and its own ``env`` — nothing else, so API keys the host
-holds for one server never leak into another. ``${env:NAME}`` in an ``env`` or ``headers``
+A stdio server gets PATH, HOME, LANG, LC_ALL, TZ, BOTHOST_HOME, USER, LOGNAME, TMPDIR and
+the proxy and CA variables from the host, the names listed in its ``env_passthrough``, and
+its own ``env`` — nothing else, so API keys the host holds for one server never leak into
+another. ``${env:NAME}`` in an ``env`` or ``headers``
 value is resolved here, when the server starts (config values arrive resolved already;
 values added at run time with ``bothost mcp add`` are resolved now).
 """
@@ -16,7 +17,14 @@ from pathlib import Path
 
 from bothost.config import McpServerConfig
 
-ALLOWED = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "BOTHOST_HOME")
+BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "BOTHOST_HOME", "USER", "LOGNAME", "TMPDIR")
+# Without the proxy and CA names, every npx/uvx server behind a corporate proxy or a private
+# CA fails its first download ("invalid peer certificate: UnknownIssuer"). They name where
+# traffic goes and which CAs to trust; they hold no credential of ours.
+NETWORK = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+           "no_proxy", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+           "NODE_EXTRA_CA_CERTS")
+ALLOWED = BASE + NETWORK
 ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 

@@ -123,6 +123,22 @@ async def test_environment_is_an_allowlist(make_manager, monkeypatch, home):
     assert "HOST_SECRET" not in env
 
 
+async def test_proxy_ca_and_user_variables_pass_through(make_manager, monkeypatch):
+    # npx/uvx servers behind a corporate proxy or a private CA fail without these
+    passed = {"HTTP_PROXY": "http://proxy:3128", "https_proxy": "http://proxy:3128",
+              "NO_PROXY": "localhost", "SSL_CERT_FILE": "/etc/ssl/ca.pem",
+              "SSL_CERT_DIR": "/etc/ssl/certs", "REQUESTS_CA_BUNDLE": "/etc/ssl/ca.pem",
+              "NODE_EXTRA_CA_CERTS": "/etc/ssl/ca.pem", "USER": "ana", "LOGNAME": "ana",
+              "TMPDIR": "/tmp"}
+    for name, value in passed.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "do-not-leak")
+    manager = await make_manager({"paging": paging()})
+    env = (await manager.call_tool("paging", "env")).structured
+    assert {name: env.get(name) for name in passed} == passed
+    assert "AWS_SECRET_ACCESS_KEY" not in env
+
+
 async def test_unset_env_reference_fails_that_server_only(make_manager):
     manager = await make_manager({"paging": paging(KEY="${env:SURELY_UNSET_NAME}")})
     assert "SURELY_UNSET_NAME is not set" in state(manager, "paging").error
