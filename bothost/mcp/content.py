@@ -1,9 +1,12 @@
 """A ``tools/call`` result turned into what the agent shows the model: :class:`CallResult`.
 
-``structuredContent``, when present, is the result and its text mirror is dropped (the spec
-has servers repeat it as a text block for old clients). Text blocks are joined; images,
-audio and embedded blobs are saved under ``media/`` and appear as links; resource links
-and embedded text resources are shown with their URIs. A JSON-RPC error or a timeout is a
+The model reads what a person would: the content blocks when the server sent any (text
+blocks joined; images, audio and embedded blobs saved under ``media/`` and shown as links,
+never inlined; resource links and embedded text resources with their URIs). Only when there
+are no blocks is ``structuredContent`` shown, compactly, a lone string value unwrapped:
+SDK servers mirror a ``str`` result as ``{"result": text}`` and file servers as
+``{"content": text}``, which as JSON puts a whole file on one escaped line. The structured
+value is kept on the result for callers that want the data. A JSON-RPC error or a timeout is a
 result with ``is_error`` set, never an exception, so a turn can go on.
 """
 
@@ -48,14 +51,21 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text":
-            if structured is None:
-                parts.append(str(block.get("text", "")))
+            parts.append(str(block.get("text", "")))
             continue
         parts.append(_describe(block, media_dir, saved))
-    if structured is not None:
-        parts.insert(0, json.dumps(structured, ensure_ascii=False, indent=None))
+    if not parts and structured is not None:
+        parts.append(_render(structured))
     return CallResult(text="\n".join(p for p in parts if p), structured=structured,
                       is_error=bool(result.get("isError")), media=saved, raw=result)
+
+
+def _render(structured: Any) -> str:
+    if isinstance(structured, dict) and len(structured) == 1:
+        (only,) = structured.values()
+        if isinstance(only, str):
+            return only
+    return json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
 
 
 def _describe(block: dict[str, Any], media_dir: Path | None, saved: list[Path]) -> str:
