@@ -26,7 +26,7 @@ class McpError(Exception):
     """A JSON-RPC error answer (or one the client made up for a lost request)."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{message} ({code})")
+        super().__init__(message)  # people read the message; the code is for logs and code
         self.code = code
         self.message = message
         self.data = data

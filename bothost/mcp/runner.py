@@ -131,6 +131,8 @@ class ServerRunner:
                 raise
             except Exception as exc:  # boundary: any start failure is this server's problem
                 error = str(exc) or type(exc).__name__
+                if isinstance(exc, McpError):  # the code is for the log, not for people
+                    self.log.info("start failed with JSON-RPC error %s", exc.code)
                 if not isinstance(exc, EXPECTED):
                     logger.exception("MCP server %s failed to start", self.name)
                 await self._close_session()

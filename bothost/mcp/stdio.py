@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import signal
+from collections import deque
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
@@ -26,6 +27,10 @@ from bothost.redact import command_line
 MAX_LINE = 16 * 1024 * 1024  # a base64 image fits; anything bigger is a broken server
 READ_CHUNK = 256 * 1024
 MAX_STDERR_LINE = 64 * 1024  # longer stderr lines are cut, not refused
+# A server that exits says why on stderr ("MY_API_KEY is required"); its last lines go with
+# the exit reason so `mcp list` and a failed call say it, not only `mcp logs`.
+STDERR_TAIL_LINES = 3
+STDERR_TAIL_CHARS = 300
 TERM_GRACE = 3.0  # DESIGN: SIGKILL 3 s after SIGTERM
 EXIT_DRAIN = 0.5  # after exit, how long stdout may still deliver buffered answers
 # An over-long *response* still names its id near the start; failing that call at once beats
@@ -58,6 +63,8 @@ class StdioTransport:
         self._on_close: OnClose | None = None
         self._closed = False
         self._stdout_done = asyncio.Event()
+        self._stderr_done = asyncio.Event()
+        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self._on_message, self._on_close = on_message, on_close
@@ -167,10 +174,13 @@ class StdioTransport:
                 pending = b""
         if pending:
             self._stderr_line(pending)
+        self._stderr_done.set()
 
     def _stderr_line(self, line: bytes) -> None:
         text = line[:MAX_STDERR_LINE].decode("utf-8", "replace").rstrip("\r")
         self.log.info("[stderr] %s", text)
+        if text.strip():
+            self._stderr_tail.append(text.strip()[:STDERR_TAIL_CHARS])
 
     async def _watch_exit(self) -> None:
         assert self._proc is not None
@@ -179,10 +189,13 @@ class StdioTransport:
         try:  # answers written just before exit are still in the pipe
             async with asyncio.timeout(EXIT_DRAIN):
                 await self._stdout_done.wait()
+                await self._stderr_done.wait()
         except TimeoutError:
-            pass  # a forked helper keeps stdout open; the server itself is gone
+            pass  # a forked helper keeps a pipe open; the server itself is gone
         reason = f"exited with code {code}" if code >= 0 else f"killed by signal {-code}"
         self.log.info("process %s %s", self.pid, reason)
+        if code != 0 and self._stderr_tail:
+            reason += ": " + " / ".join(self._stderr_tail)
         self._finish(reason)
 
     def _finish(self, reason: str) -> None:

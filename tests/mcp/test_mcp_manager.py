@@ -123,6 +123,17 @@ async def test_environment_is_an_allowlist(make_manager, monkeypatch, home):
     assert "HOST_SECRET" not in env
 
 
+async def test_a_start_failure_says_what_the_server_printed(make_manager):
+    script = ("import sys; print('starting', file=sys.stderr); "
+              "print('error: MY_API_KEY is required', file=sys.stderr); sys.exit(1)")
+    manager = await make_manager({"keyless": McpServerConfig(command=sys.executable,
+                                                              args=["-c", script])})
+    failed = state(manager, "keyless")
+    assert failed.state == "failed"
+    assert "exited with code 1" in failed.error and "MY_API_KEY is required" in failed.error
+    assert "(-32000)" not in failed.error
+
+
 async def test_proxy_ca_and_user_variables_pass_through(make_manager, monkeypatch):
     # npx/uvx servers behind a corporate proxy or a private CA fail without these
     passed = {"HTTP_PROXY": "http://proxy:3128", "https_proxy": "http://proxy:3128",

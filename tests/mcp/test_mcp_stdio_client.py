@@ -65,7 +65,7 @@ async def test_death_mid_call_wakes_every_pending_call_at_once(open_paging):
     assert time.monotonic() - started < 5
     assert died.is_error and "exited with code 3" in died.text
     assert all(r.is_error and "exited with code 3" in r.text for r in results)
-    assert recorder.closed == ["exited with code 3"]
+    assert recorder.closed == ["exited with code 3: dying on purpose"]  # with its last stderr
     assert (await session.call_tool("echo")).is_error  # no waiting on a dead server
 
 
