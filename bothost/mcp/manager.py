@@ -72,7 +72,7 @@ class McpManager:
 
     def __init__(self, servers: dict[str, McpServerConfig], store: Any, pm: Any, home: Path,
                  on_event: Callable[..., Any] | None = None, ask: Callable[..., Any] | None = None,
-                 publish_status: bool = True) -> None:
+                 publish_status: bool = True, retry: bool = True) -> None:
         self.config_servers = dict(servers)
         self.store = store
         self.pm = pm
@@ -80,6 +80,7 @@ class McpManager:
         self.on_event = on_event
         self.ask = ask
         self.publish_status = publish_status
+        self.retry = retry  # one-shot commands report a failure instead of retrying it
         self.listeners: list[Callable[[str], Any]] = []
         self.runners: dict[str, ServerRunner] = {}
         self.shadowed: dict[str, stored.StoredServer] = {}
@@ -161,7 +162,7 @@ class McpManager:
             if runner is not None:
                 await runner.stop()
             runner = ServerRunner(name, config, origin, home=self.home, on_event=self.on_event,
-                                  ask=self.ask, on_change=self._changed)
+                                  ask=self.ask, on_change=self._changed, retry=self.retry)
             self.runners[name] = runner
             self._register(name)
             if config.enabled and self.started:

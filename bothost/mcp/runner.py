@@ -73,8 +73,9 @@ class ServerRunner:
 
     def __init__(self, name: str, config: McpServerConfig, origin: str, *, home: Path,
                  on_event: Callable[..., Any] | None, ask: Callable[..., Any] | None,
-                 on_change: Callable[[str], None]) -> None:
+                 on_change: Callable[[str], None], retry: bool = True) -> None:
         self.name = name
+        self.retry = retry
         self.config = config
         self.origin = origin
         self.home = Path(home)
@@ -142,6 +143,10 @@ class ServerRunner:
                 await self._close_session()
                 if time.monotonic() - began >= STABLE_AFTER:
                     delay = BACKOFF_START
+            if not self.retry:
+                self.log.warning("%s", error)
+                self._set("failed", error)
+                return
             self.log.warning("%s; restarting in %.0f s", error, delay)
             logger.warning("MCP server %s: %s; restarting in %.0f s", self.name, error, delay)
             self._set("failed", error)

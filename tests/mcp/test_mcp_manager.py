@@ -134,6 +134,17 @@ async def test_a_start_failure_says_what_the_server_printed(make_manager):
     assert "(-32000)" not in failed.error
 
 
+async def test_a_one_shot_manager_does_not_restart_a_failed_server(make_manager, caplog):
+    manager = await make_manager({"broken": McpServerConfig(command="/nonexistent/server")},
+                                 retry=False)
+    failed = state(manager, "broken")
+    assert failed.state == "failed" and "cannot start" in failed.error
+    await asyncio.sleep(0)  # a restart, were one scheduled, would have begun
+    assert state(manager, "broken").restarts == 0
+    assert manager.runners["broken"]._task.done()
+    assert "restarting" not in caplog.text
+
+
 async def test_proxy_ca_and_user_variables_pass_through(make_manager, monkeypatch):
     # npx/uvx servers behind a corporate proxy or a private CA fail without these
     passed = {"HTTP_PROXY": "http://proxy:3128", "https_proxy": "http://proxy:3128",
