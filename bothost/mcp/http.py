@@ -28,6 +28,8 @@ MAX_RETRY = 30.0  # the GET stream's backoff ceiling
 MAX_RESUMES = 5  # give a request up after this many resumed streams without its answer
 DELETE_TIMEOUT = 2.0
 ERROR_BODY_CHARS = 300
+SSE_PROBE_SECONDS = 3.0  # a legacy SSE server sends its `endpoint` event at once
+SSE_PROBE_BYTES = 512
 
 
 def session_forgotten(status: int, body: str) -> bool:
@@ -114,17 +116,44 @@ class HttpTransport:
                     and session_forgotten(resp.status, body):
                 await self._session_lost(generation)
                 return await self._post(message, may_redial=False)
-            raise TransportError(f"HTTP {resp.status} from {self.url}: {body.strip()}")
+            kind = resp.headers.get("Content-Type", "")
+            raise TransportError(await self._refusal(resp.status, kind, body))
         if not self.session_id and resp.headers.get("Mcp-Session-Id"):
             self.session_id = resp.headers["Mcp-Session-Id"]
         related = message.get("id") if jsonrpc.is_request(message) else None
         kind = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if resp.status == 202 or kind not in ("application/json", "text/event-stream"):
             resp.release()
+            if resp.status != 202 and related is not None:  # a web page, not an answer
+                self._fail(related, f"HTTP {resp.status} from {self.url}: answered "
+                                    f"{kind or 'no content type'}, not an MCP endpoint")
         elif kind == "application/json":
             await self._json_body(resp, related)
         else:
             self._tasks.spawn(self._call_stream(resp, related))
+
+    async def _refusal(self, status: int, content_type: str, body: str) -> str:
+        """One line a person can act on for an HTTP error answer, never a pasted page."""
+        where = f"HTTP {status} from {self.url}"
+        if status == 405 and await self._speaks_legacy_sse():
+            return (f"{where}: this URL speaks the legacy SSE transport, which bothost does "
+                    "not support; use the server's Streamable HTTP URL (often …/mcp)")
+        if "html" in content_type.lower() or body.lstrip().startswith("<"):
+            return f"{where}: an HTML page, not an MCP endpoint"
+        return f"{where}: {' '.join(body.split())[:ERROR_BODY_CHARS]}"
+
+    async def _speaks_legacy_sse(self) -> bool:
+        # the 2024-11-05 transport: GET opens a stream whose first event is `endpoint`
+        assert self._http is not None
+        try:
+            async with asyncio.timeout(SSE_PROBE_SECONDS), self._http.get(
+                    self.url, headers={"Accept": "text/event-stream"}) as resp:
+                if "text/event-stream" not in resp.headers.get("Content-Type", ""):
+                    return False
+                head = await resp.content.read(SSE_PROBE_BYTES)
+                return b"event: endpoint" in head or b"event:endpoint" in head
+        except (aiohttp.ClientError, TimeoutError, OSError):
+            return False
 
     async def _json_body(self, resp: aiohttp.ClientResponse, related: Any) -> None:
         try:

@@ -1,0 +1,69 @@
+"""What a person reads when a URL is not a Streamable HTTP MCP server."""
+
+from __future__ import annotations
+
+import pytest
+from aiohttp import web
+
+from bothost.config import McpServerConfig
+from tests.mcp.test_mcp_manager import make_manager, pm, state, store  # noqa: F401 (fixtures)
+
+PAGE = "<!DOCTYPE html><html><head><title>Welcome</title></head><body>" + "x" * 5000 + "</body></html>"
+
+
+@pytest.fixture
+async def site():
+    runners = []
+
+    async def serve(routes):
+        app = web.Application()
+        app.add_routes(routes)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        tcp = web.TCPSite(runner, "127.0.0.1", 0)
+        await tcp.start()
+        runners.append(runner)
+        host, port = runner.addresses[0][:2]
+        return f"http://{host}:{port}"
+
+    yield serve
+    for runner in runners:
+        await runner.cleanup()
+
+
+async def test_a_legacy_sse_server_is_named_as_such(site, make_manager):  # noqa: F811
+    async def stream(request):
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"event: endpoint\ndata: /messages?session_id=1\n\n")
+        return response
+
+    async def refuse(request):
+        raise web.HTTPMethodNotAllowed("POST", ["GET"])
+
+    base = await site([web.get("/sse", stream), web.post("/sse", refuse)])
+    manager = await make_manager({"old": McpServerConfig(url=f"{base}/sse")}, retry=False)
+    error = state(manager, "old").error
+    assert "legacy SSE transport, which bothost does not support" in error
+
+
+async def test_an_html_page_is_not_pasted_into_the_error(site, make_manager):  # noqa: F811
+    async def page(request):
+        return web.Response(status=404, text=PAGE, content_type="text/html")
+
+    base = await site([web.post("/mcp", page), web.get("/mcp", page)])
+    manager = await make_manager({"web": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    error = state(manager, "web").error
+    assert "HTTP 404" in error and "not an MCP endpoint" in error
+    assert "<html" not in error.lower() and len(error) < 300
+
+
+async def test_a_page_answered_200_fails_at_once_not_after_the_timeout(site, make_manager):  # noqa: F811
+    async def page(request):
+        return web.Response(text=PAGE, content_type="text/html")
+
+    base = await site([web.post("/", page), web.get("/", page)])
+    config = McpServerConfig(url=f"{base}/", timeout=120)
+    manager = await make_manager({"home": config}, retry=False)
+    error = state(manager, "home").error
+    assert error is not None and "not an MCP endpoint" in error
