@@ -1,0 +1,126 @@
+"""The host as plugins, platforms, hooks and tools see it (:class:`HostApi`); turn replies.
+
+:class:`HostApi` is a :class:`typing.Protocol` that :class:`bothost.host.Host` satisfies; code
+outside ``bothost/`` is typed against it instead of the host object, so the host's internals
+(its task table, its event queue, its MCP manager) can change without chasing callers. It
+is deliberately small: start and stop turns, deliver, ingest events, ask a person, read core
+data through :attr:`HostApi.queries`. Core tables are private to core: ``store`` is there
+for a plugin's *own* tables (created through ``register_migrations``), never for core ones.
+
+A turn ends in a :class:`Reply`: its text and an :class:`Outcome`, so a platform decides
+what to show by the outcome, never by comparing reply text. The stop words live here, in
+one place, because a platform must recognise a stop *before* queueing it behind the turn it
+is meant to stop (Slack serialises each thread's messages).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bothost.models import Address, Briefing, IncomingMessage
+
+if TYPE_CHECKING:
+    from bothost.config import Config
+    from bothost.platform import Platform, Question
+    from bothost.queries import Queries
+    from bothost.store import Store
+
+TextSink = Callable[[str], Awaitable[None]]
+
+STOP_WORDS = frozenset({"stop", "/stop", "cancel"})  # a whole message saying only this stops
+STOPPED_TEXT = "Stopped."
+NOTHING_RUNNING_TEXT = "Nothing is running."
+
+
+def is_stop(text: str) -> bool:
+    """Whether a message asks to stop the running turn(s) rather than start one."""
+    return text.strip().lower() in STOP_WORDS
+
+
+class Outcome(StrEnum):
+    """How a turn, or a request to stop turns, ended."""
+
+    REPLIED = "replied"  # the agent answered
+    STOPPED = "stopped"  # this turn was cancelled, or this stop request cancelled turns
+    NOTHING_RUNNING = "nothing-running"  # a stop request found no turn to cancel
+    FAILED = "failed"  # the turn ended without an answer: timeout, model error, round limit
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What :meth:`HostApi.handle_message` returns: the text to show and how the turn ended.
+
+    ``cancelled`` lists the sessions a stop request cancelled (empty otherwise).
+    """
+
+    text: str
+    outcome: Outcome = Outcome.REPLIED
+    cancelled: tuple[Address, ...] = ()
+
+    @classmethod
+    def for_stop(cls, cancelled: Sequence[Address]) -> Reply:
+        """The answer to a stop request that cancelled ``cancelled`` (maybe nothing)."""
+        if cancelled:
+            return cls(STOPPED_TEXT, Outcome.STOPPED, tuple(cancelled))
+        return cls(NOTHING_RUNNING_TEXT, Outcome.NOTHING_RUNNING)
+
+
+class HostApi(Protocol):
+    """What plugins, platforms, hooks and tools may use of the host."""
+
+    @property
+    def config(self) -> Config:
+        """The loaded configuration (read it; never change it at run time)."""
+
+    @property
+    def home(self) -> Path:
+        """``BOTHOST_HOME``: a plugin keeps its files in a subdirectory named after itself."""
+
+    @property
+    def store(self) -> Store:
+        """The database, for the plugin's own tables only (see ``register_migrations``)."""
+
+    @property
+    def queries(self) -> Queries:
+        """Reads of core data (messages, tool calls, events, ticks, sessions)."""
+
+    @property
+    def max_event_payload(self) -> int:
+        """The largest event payload, in bytes of JSON, that :meth:`ingest_event` accepts."""
+
+    async def handle_message(self, message: IncomingMessage, *, on_text: TextSink | None = None,
+                             on_status: TextSink | None = None,
+                             platform: Platform | None = None) -> Reply:
+        """Run an agent turn for ``message`` (or, for a stop word, stop the session's turns).
+
+        ``on_text`` receives the reply as it streams, ``on_status`` tool progress;
+        ``platform`` is the object that asks and sends for this session (default: the one
+        registered under the address's platform name).
+        """
+
+    def cancel(self, address: Address, within: bool = False) -> list[Address]:
+        """Cancel every running turn of the session at ``address``; the sessions cancelled.
+
+        With ``within=True``, the turns of every session under that address's channel
+        (a top-level ``stop`` in a Slack DM stops the threads of that DM).
+        """
+
+    async def ingest_event(self, source: str, type: str, payload: dict[str, Any],
+                           dedupe_key: str | None = None) -> int | None:
+        """Run the ``event_received`` hooks, then queue the event; its id, or None if dropped."""
+
+    async def deliver(self, target: str, briefing: Briefing) -> Any:
+        """Deliver a briefing to one address; raises when the platform fails."""
+
+    async def ask(self, address: Address, question: Question) -> Any:
+        """Ask a person through the platform of ``address``; ``None`` when nobody can answer."""
+
+    def platform(self, name: str) -> Platform | None:
+        """The platform registered under ``name`` (started or not), or None."""
+
+    def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:
+        """Run a long-lived coroutine under the host; logged and restarted if it fails."""
