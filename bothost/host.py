@@ -26,6 +26,7 @@ from bothost.home import ensure_home
 from bothost.hookcall import call_each
 from bothost.http import HttpServer
 from bothost.models import Briefing, Event, IncomingMessage, Session
+from bothost.queries import Queries
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
 from bothost.store import Store
 from bothost.supervisor import Supervisor
@@ -56,6 +57,8 @@ class Host:
         self.offline_commands: dict[str, Any] = getattr(self.llm, "commands", {})
         self.supervisor = Supervisor()
         self.http = HttpServer(self)
+        self.queries = Queries(self.store, mcp=lambda: self.mcp, platforms=lambda: self.active,
+                               connections=lambda: self.http.guard)
         self.mcp: Any = None
         self.events: Any = None
         self.ticker: Any = None

@@ -1,16 +1,315 @@
-"""Reads of core tables for plugins: what the dashboard, metrics, web chat and Slack show.
+"""Core data for plugins: the reads the dashboard, metrics, web chat and Slack need, and the
+few writes they make on core tables (feedback on events, webhook receipts).
 
-Core tables are private to ``bothost/``; plugins read them only through :class:`Queries`
-(reached as ``host.queries``), so the store's schema and backend can change in one place.
+Core tables are private to ``bothost/``; plugins reach them only through :class:`Queries`
+(``host.queries``), so the schema and the store's backend can change in this one module.
+Every function is one job on the store's thread and returns plain dataclasses, dicts or
+numbers, never rows or cursors. Views of the running host that are not in the store (MCP
+server status, running platforms, open HTTP connections, whether the store can write) are
+here too, so a plugin never needs the host's internals to show them.
 """
 
 from __future__ import annotations
 
-from bothost.store import Store
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlite_utils
+
+from bothost.events import feedback
+from bothost.models import Address
+
+if TYPE_CHECKING:
+    from bothost.listener import ConnectionGuard
+    from bothost.mcp.manager import McpManager
+    from bothost.store import Store
+
+EVENT_STATUSES = ("pending", "claimed", "snoozed", "done", "failed")  # every status an event has
+TRANSCRIPT = 100  # messages a transcript read returns unless asked for fewer
+RECENT = 25  # rows of a "recent" listing unless asked for another number
+
+
+@dataclass(frozen=True)
+class TranscriptMessage:
+    """One thing a person or the agent said in a session (tool traffic left out)."""
+
+    role: str  # user | assistant
+    text: str
+    at: float
+
+
+@dataclass(frozen=True)
+class ToolCallRow:
+    id: int
+    session: str | None
+    tool: str
+    arguments: str | None  # JSON text as the model sent it
+    result: str | None
+    is_error: bool
+    status: str | None
+    duration_ms: float | None
+    started_at: float
+
+
+@dataclass(frozen=True)
+class TickRow:
+    id: int
+    trigger: str | None
+    started_at: float
+    finished_at: float | None
+    status: str
+    events: int | None
+    briefings: int | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str  # the session's address as text
+    platform: str
+    channel: str | None
+    thread: str | None
+    user: str | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    source: str
+    type: str
+    payload: dict[str, Any]
+    status: str
+    received_at: float
+
+
+@dataclass(frozen=True)
+class ToolFigures:
+    tool: str
+    calls: int
+    errors: int
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Totals over the store, for ``/metrics``: counters as long as rows are kept."""
+
+    messages_by_platform: dict[str, int]  # messages people sent
+    turns: int
+    tools: list[ToolFigures]
+    events_by_status: dict[str, int]
+    finished_ticks: int
+    tick_seconds: float  # summed over the finished ticks
+    last_tick: TickRow | None  # the latest finished tick
+    ticks_by_status: dict[str, int]
+    deliveries_by_status: dict[str, int]
+    webhook_ids: int  # webhook ids remembered for dedupe
+
+
+@dataclass(frozen=True)
+class McpServerRow:
+    """One MCP server as the running manager sees it."""
+
+    name: str
+    origin: str  # config | db
+    enabled: bool
+    state: str  # starting | ready | failed | stopped | disabled | shadowed
+    error: str | None = None
+    tools: int = 0
+    restarts: int = 0
+    pid: int | None = None
+    transport: str = "stdio"  # stdio | http
+    target: str = ""  # the command line or the URL, secrets masked
+    note: str = ""
+    tool_names: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Connections:
+    """The HTTP listener's connections (only while it is serving)."""
+
+    open: int
+    cap: int
+    closed: dict[str, int]  # connections closed early, by reason
 
 
 class Queries:
-    """Read-only questions about core data, answered from the store."""
+    """What plugins may read (and the few things they may change) of core data."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, mcp: Callable[[], McpManager | None] = lambda: None,
+                 platforms: Callable[[], Iterable[str]] = tuple,
+                 connections: Callable[[], ConnectionGuard | None] = lambda: None) -> None:
+        # the manager and the listener come and go with the host's start and stop: ask late
         self.store = store
+        self._mcp = mcp
+        self._platforms = platforms
+        self._connections = connections
+
+    # --- sessions and transcripts ---------------------------------------------------------
+
+    async def session(self, address: Address) -> SessionRow | None:
+        """The session at ``address``, if the bot has ever had a turn there."""
+        def read(db: sqlite_utils.Database) -> SessionRow | None:
+            row = db.execute("SELECT id, platform, channel, thread, user, created_at,"
+                             " updated_at FROM sessions WHERE id = ?", [str(address)]).fetchone()
+            return SessionRow(*row) if row else None
+
+        return await self.store.run(read)
+
+    async def transcript(self, address: Address,
+                         limit: int = TRANSCRIPT) -> list[TranscriptMessage]:
+        """The session's latest ``limit`` user and assistant messages with text, oldest first."""
+        def read(db: sqlite_utils.Database) -> list[TranscriptMessage]:
+            rows = db.execute(
+                "SELECT role, content, created_at FROM messages WHERE session_id = ? AND role IN"
+                " ('user', 'assistant') AND content IS NOT NULL AND content != ''"
+                " ORDER BY id DESC LIMIT ?", (str(address), limit)).fetchall()
+            return [TranscriptMessage(*row) for row in reversed(rows)]
+
+        return await self.store.run(read)
+
+    async def tool_calls(self, limit: int = RECENT) -> list[ToolCallRow]:
+        """The latest tool calls of every session, newest first."""
+        def read(db: sqlite_utils.Database) -> list[ToolCallRow]:
+            rows = db.execute(
+                "SELECT id, session_id, tool, arguments, result, is_error, status, duration_ms,"
+                " started_at FROM tool_calls ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+            return [ToolCallRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), *r[6:]) for r in rows]
+
+        return await self.store.run(read)
+
+    # --- events and ticks -------------------------------------------------------------------
+
+    async def queue_counts(self) -> dict[str, int]:
+        """Events by status; every status is present, zero when none."""
+        def read(db: sqlite_utils.Database) -> dict[str, int]:
+            return dict(db.execute("SELECT status, COUNT(*) FROM events GROUP BY status"))
+
+        return {**dict.fromkeys(EVENT_STATUSES, 0), **await self.store.run(read)}
+
+    async def events(self, ids: Iterable[int]) -> list[EventRow]:
+        """The events with these ids (unknown ids are left out), in id order."""
+        wanted = json.dumps(sorted(set(ids)))
+
+        def read(db: sqlite_utils.Database) -> list[EventRow]:
+            rows = db.execute(
+                "SELECT id, source, type, payload, status, received_at FROM events"
+                " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", [wanted]).fetchall()
+            return [EventRow(r[0], r[1], r[2], json.loads(r[3] or "{}"), r[4], r[5])
+                    for r in rows]
+
+        return await self.store.run(read)
+
+    async def event_queued(self, dedupe_key: str) -> bool:
+        """Whether any event with this dedupe key was ever queued."""
+        return await self.store.run(lambda db: db.execute(
+            "SELECT 1 FROM events WHERE dedupe_key = ? LIMIT 1", [dedupe_key]).fetchone()
+            is not None)
+
+    async def ticks(self, limit: int = RECENT) -> list[TickRow]:
+        """The latest ticks, newest first (a running one has no ``finished_at``)."""
+        def read(db: sqlite_utils.Database) -> list[TickRow]:
+            rows = db.execute("SELECT id, trigger, started_at, finished_at, status, events,"
+                              " briefings, error FROM ticks ORDER BY id DESC LIMIT ?",
+                              [limit]).fetchall()
+            return [TickRow(*row) for row in rows]
+
+        return await self.store.run(read)
+
+    async def figures(self) -> Figures:
+        """Every total ``/metrics`` shows, in one read."""
+        return await self.store.run(read_figures)
+
+    # --- feedback on events (idempotent: a double click changes nothing more) --------------
+
+    async def acknowledge(self, event_ids: list[int]) -> int:
+        """Mark events done (seen, nothing more to say); how many changed."""
+        return await feedback.acknowledge(self.store, event_ids)
+
+    async def snooze(self, event_ids: list[int], until: float) -> int:
+        """Hide events until ``until`` (epoch seconds); how many changed."""
+        return await feedback.snooze(self.store, event_ids, until)
+
+    async def mute(self, source: str | None, type: str | None, match: Mapping[str, str],
+                   *, created_by: str = "") -> int:
+        """Mute events like these (globs on source, type, ``payload.<field>``); the mute's id."""
+        return await feedback.mute(self.store, source, type, dict(match), created_by=created_by)
+
+    # --- webhook receipts: a ``webhook-id`` is processed once ------------------------------
+
+    async def webhook_seen(self, webhook_id: str) -> bool:
+        return await self.store.run(lambda db: db.execute(
+            "SELECT 1 FROM webhook_ids WHERE id = ?", [webhook_id]).fetchone() is not None)
+
+    async def remember_webhook(self, webhook_id: str, at: float,
+                               forget_before: float | None = None) -> None:
+        """Record ``webhook_id`` as received at ``at``; drop ids older than ``forget_before``."""
+        def write(db: sqlite_utils.Database) -> None:
+            db.execute("INSERT OR IGNORE INTO webhook_ids (id, received_at) VALUES (?, ?)",
+                       [webhook_id, at])
+            if forget_before is not None:
+                db.execute("DELETE FROM webhook_ids WHERE received_at < ?", [forget_before])
+
+        await self.store.run(write)
+
+    async def forget_webhook(self, webhook_id: str) -> None:
+        """Forget ``webhook_id`` (its request failed before an answer: a retry may run it)."""
+        await self.store.run(lambda db: db.execute(
+            "DELETE FROM webhook_ids WHERE id = ?", [webhook_id]))
+
+    # --- the running host ---------------------------------------------------------------------
+
+    def mcp_servers(self) -> list[McpServerRow]:
+        """Every MCP server with its state and tool names (empty without a manager)."""
+        manager = self._mcp()
+        if manager is None:
+            return []
+        return [McpServerRow(s.name, s.origin, s.enabled, s.state, s.error, s.tools,
+                             s.restarts, s.pid, s.transport, s.target, s.note,
+                             sorted(str(t.get("name", "")) for t in manager.tools(s.name)))
+                for s in manager.status()]
+
+    def platforms(self) -> list[str]:
+        """The names of the platforms that are running."""
+        return sorted(self._platforms())
+
+    def connections(self) -> Connections | None:
+        """The HTTP listener's connections; None while it is not serving."""
+        guard = self._connections()
+        if guard is None or guard.server is None:
+            return None
+        return Connections(guard.open_count(), guard.cap, dict(guard.counts))
+
+    def store_writable(self) -> bool:
+        """False after a write failed with a storage error (disk full, I/O, corrupt)."""
+        return bool(self.store.health.report()["ok"])
+
+
+def read_figures(db: sqlite_utils.Database) -> Figures:
+    def q(sql: str) -> list[tuple[Any, ...]]:
+        return db.execute(sql).fetchall()
+
+    count, seconds = q("SELECT COUNT(*), COALESCE(SUM(finished_at - started_at), 0) FROM ticks"
+                       " WHERE finished_at IS NOT NULL")[0]
+    last = q("SELECT id, trigger, started_at, finished_at, status, events, briefings, error"
+             " FROM ticks WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1")
+    return Figures(
+        messages_by_platform=dict(q(
+            "SELECT COALESCE(s.platform, 'unknown'), COUNT(*) FROM messages m"
+            " LEFT JOIN sessions s ON s.id = m.session_id WHERE m.role = 'user' GROUP BY 1")),
+        turns=q("SELECT COUNT(DISTINCT turn_id) FROM messages WHERE turn_id IS NOT NULL")[0][0],
+        tools=[ToolFigures(tool, calls, errors or 0, ms or 0.0) for tool, calls, errors, ms in q(
+            "SELECT tool, COUNT(*), SUM(is_error), SUM(COALESCE(duration_ms, 0))"
+            " FROM tool_calls GROUP BY tool")],
+        events_by_status=dict(q("SELECT status, COUNT(*) FROM events GROUP BY status")),
+        finished_ticks=count,
+        tick_seconds=seconds,
+        last_tick=TickRow(*last[0]) if last else None,
+        ticks_by_status=dict(q("SELECT status, COUNT(*) FROM ticks GROUP BY status")),
+        deliveries_by_status=dict(q("SELECT status, COUNT(*) FROM deliveries GROUP BY status")),
+        webhook_ids=q("SELECT COUNT(*) FROM webhook_ids")[0][0],
+    )
