@@ -18,13 +18,22 @@ PEERS := .peers
 
 .PHONY: run test peers lint clean
 
-$(PY):
-	python3 -m venv $(VENV)
-
 # A current pip resolves and installs in half the CPU time of the one venv bundles, and the
-# build needs the setuptools pyproject.toml asks for (venv bundles an older one).
+# build needs the setuptools pyproject.toml asks for (venv bundles an older one). So the venv
+# is made without pip (ensurepip's bootstrap was a fifth of a first `make run`) and the
+# system's pip, when it can target another interpreter (--python, pip >= 22.3), installs the
+# current pip into it; without one, venv's own pip is bootstrapped and upgraded as before.
+BOOTSTRAP := --disable-pip-version-check install --quiet --no-compile --upgrade pip 'setuptools>=77'
+
+$(PY):
+	if python3 -m pip --python python3 --version >/dev/null 2>&1; then \
+		python3 -m venv --without-pip $(VENV) && \
+		python3 -m pip --python $(PY) $(BOOTSTRAP); \
+	else \
+		python3 -m venv $(VENV) && $(PY) -m pip $(BOOTSTRAP); \
+	fi
+
 $(RUNTIME): pyproject.toml setup.py | $(PY)
-	$(PY) -m pip --disable-pip-version-check install --quiet --no-compile --upgrade pip 'setuptools>=77'
 	$(PIP) -e .
 	touch $@
 
