@@ -21,6 +21,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from aiohttp import web
+
 from bothost.models import Address, Briefing, IncomingMessage
 
 if TYPE_CHECKING:
@@ -39,6 +41,10 @@ NOTHING_RUNNING_TEXT = "Nothing is running."
 def is_stop(text: str) -> bool:
     """Whether a message asks to stop the running turn(s) rather than start one."""
     return text.strip().lower() in STOP_WORDS
+
+
+class EventRejectedError(ValueError):
+    """This one event can never be stored (:meth:`HostApi.ingest_event` raises it)."""
 
 
 class Outcome(StrEnum):
@@ -124,3 +130,6 @@ class HostApi(Protocol):
 
     def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:
         """Run a long-lived coroutine under the host; logged and restarted if it fails."""
+
+
+HOST: web.AppKey[HostApi] = web.AppKey("host")  # in a route handler, request.app[HOST]

@@ -19,13 +19,13 @@ from typing import Any
 
 from aiohttp import web
 
+from bothost.api import HOST  # kept importable from here for older plugins
 from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
 from bothost.startup import call_register
 from bothost.store.health import RETRY_AFTER, one_line, probe, storage_failure
 
 logger = logging.getLogger(__name__)
 
-HOST: web.AppKey[Any] = web.AppKey("host", object)  # request.app[HOST] is the Host
 HEALTH_TIMEOUT = 5.0  # seconds for the store to answer /healthz; longer is a failure itself
 RETRY_HEADERS = {"Retry-After": str(RETRY_AFTER)}
 REFUSAL_LOG_INTERVAL = 10.0  # seconds between log lines about writes refused with 503

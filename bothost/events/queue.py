@@ -27,6 +27,7 @@ from typing import Any
 
 import sqlite_utils
 
+from bothost.api import EventRejectedError  # one event refused; its batch unaffected
 from bothost.config import TickConfig
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.triage import rule_priority
@@ -43,10 +44,6 @@ BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock
 # value over SQLite's limits); anything else (OperationalError: disk, locks) is the store's.
 ROW_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, sqlite3.DataError,
               sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
-
-
-class EventRejectedError(ValueError):
-    """This one event cannot be stored (its neighbours in the batch are unaffected)."""
 
 
 @dataclass
