@@ -18,13 +18,13 @@ calendar again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from ..google.client import GoogleClient
 from ..google.errors import GoogleError
 from ..google.state import StateFile
+from ..kit import Notify, Outbox
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +32,6 @@ NEW = "event/new_calendar_event"
 CHANGED = "event/calendar_event_changed"
 CANCELLED = "event/calendar_event_cancelled"
 PAGE_SIZE = 250  # Google's default page; the maximum (2500) makes single answers slow
-
-Notify = Callable[[str, dict[str, Any]], Awaitable[int]]
-
 
 class CalendarWatcher:
     """Watches the given calendars; `poll(notify)` is the kit watcher's body."""
@@ -45,14 +42,15 @@ class CalendarWatcher:
         self.calendars = calendars
 
     async def poll(self, notify: Notify) -> int:
+        """One look at every watched calendar; returns how many changes were announced."""
         state = self.state.load()
-        announced = 0
+        outbox = Outbox(notify)
         for calendar_id in self.calendars:
             entry = state.setdefault("calendars", {}).setdefault(calendar_id, {})
-            announced += await self._sync(calendar_id, entry, state, notify)
-        return announced
+            await self._sync(calendar_id, entry, state, outbox)
+        return outbox.sent
 
-    async def _sync(self, calendar_id: str, entry: dict, state: dict, notify: Notify) -> int:
+    async def _sync(self, calendar_id: str, entry: dict, state: dict, outbox: Outbox) -> None:
         token = entry.get("sync_token")
         if token:
             try:
@@ -62,29 +60,26 @@ class CalendarWatcher:
                     raise
                 logger.warning("sync token for %s expired; full resync", calendar_id)
                 entry.pop("sync_token", None)
-                return await self._sync(calendar_id, entry, state, notify)
-            return await self._apply(calendar_id, entry, state, items, next_token, notify)
+                return await self._sync(calendar_id, entry, state, outbox)
+            return await self._apply(calendar_id, entry, state, items, next_token, outbox)
         items, next_token = await self._list(calendar_id, None)
         if "known" not in entry:  # the very first look: learn, announce nothing
             entry["known"] = {e["id"]: _memo(e) for e in items if e.get("status") != "cancelled"}
             entry["sync_token"] = next_token
             self.state.save(state)
             logger.info("calendar %s: %d events known", calendar_id, len(entry["known"]))
-            return 0
+            return
         # A resync: whatever we knew that is absent now was cancelled meanwhile.
         present = {e["id"] for e in items}
         gone = [{"id": i, "status": "cancelled"} for i in entry["known"] if i not in present]
-        return await self._apply(calendar_id, entry, state, items + gone, next_token, notify)
+        return await self._apply(calendar_id, entry, state, items + gone, next_token, outbox)
 
-    async def _apply(self, calendar_id, entry, state, items, next_token, notify: Notify) -> int:
+    async def _apply(self, calendar_id, entry, state, items, next_token, outbox: Outbox) -> None:
         known: dict[str, dict[str, Any]] = entry.setdefault("known", {})
-        announced = 0
         for event in items:
             method, payload = _classify(calendar_id, event, known.get(event["id"]))
-            if method:
-                if not await notify(method, payload):
-                    return announced  # nobody listening: keep the old token, retry later
-                announced += 1
+            if method and not await outbox.send(method, payload):
+                return  # nobody heard it: keep the old token, retry later
             if event.get("status") == "cancelled":
                 known.pop(event["id"], None)
             else:
@@ -93,7 +88,6 @@ class CalendarWatcher:
                 self.state.save(state)  # announced: a restart must not announce it again
         entry["sync_token"] = next_token
         self.state.save(state)
-        return announced
 
     async def _list(self, calendar_id: str, sync_token: str | None) -> tuple[list[dict], str]:
         """Every page of a full (sync_token None) or incremental listing, and the next token."""

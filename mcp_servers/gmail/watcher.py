@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..google.client import GoogleClient
 from ..google.errors import GoogleError
 from ..google.state import StateFile
+from ..kit import Notify, Outbox
 from .message import SUMMARY_HEADERS, header, received_at
 
 logger = logging.getLogger(__name__)
@@ -34,9 +34,6 @@ RESYNC_LIMIT = 25
 # Resync looks back a little before the last successful poll: Gmail's `after:` is coarse
 # and clocks differ; the announced-id set removes the overlap.
 RESYNC_OVERLAP_SECONDS = 300
-
-Notify = Callable[[str, dict[str, Any]], Awaitable[int]]
-
 
 class MailWatcher:
     """Polls one mailbox; `poll(notify)` is the kit watcher's body."""
@@ -60,18 +57,16 @@ class MailWatcher:
                 raise
             logger.warning("history id %s is too old; resyncing", state["history_id"])
             ids, latest = await self._resync(state)
-        announced = 0
+        outbox = Outbox(notify)
         for message_id in ids:
             if message_id in state.get("announced", []):
                 continue
             payload = await self._event(message_id)
-            if payload is not None:
-                if not await notify(EVENT, payload):
-                    return announced  # nobody listening: keep the position, try again later
-                announced += 1
+            if payload is not None and not await outbox.send(EVENT, payload):
+                return outbox.sent  # nobody heard it: keep the position, try again later
             self._save(state, announced_id=message_id)
         self._save(state, history_id=latest)
-        return announced
+        return outbox.sent
 
     async def _history_since(self, history_id: str) -> tuple[list[str], str]:
         """Ids of messages added to INBOX after `history_id`, oldest first, and the new id."""

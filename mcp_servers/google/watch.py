@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from ..kit import Notify, Outbox
 from .errors import AuthRequiredError
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ class AuthGuard:
     async def run(
         self,
         poll: Callable[[], Awaitable[Any]],
-        notify: Callable[[str, dict[str, Any]], Awaitable[int]],
+        notify: Notify,
     ) -> None:
         try:
             await poll()
@@ -41,7 +42,7 @@ class AuthGuard:
             key = f"{datetime.now(UTC):%Y-%m-%d} {message}"
             if key != self._reported:
                 logger.warning("%s watcher paused: %s", self.server, message)
-                if await notify(EVENT, self._payload(message)):
+                if await Outbox(notify).send(EVENT, self._payload(message)):
                     self._reported = key
             return
         if self._reported is not None:

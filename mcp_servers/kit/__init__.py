@@ -3,7 +3,7 @@
 It owns the MCP server side of the protocol so each server module holds only its tools and
 watchers. A server is a `Server`, decorated functions, and a `main()`::
 
-    from bothost.mcp_servers.kit import Context, Server, ToolError
+    from bothost.mcp_servers.kit import Context, Outbox, Server, ToolError
 
     server = Server("weather", version="0.1.0", instructions="Weather by place name.")
 
@@ -23,8 +23,10 @@ watchers. A server is a `Server`, decorated functions, and a `main()`::
 
     @server.watcher(interval_env="WEATHER_POLL_SECONDS", default_interval=600)
     async def watch(server: Server) -> None:
-        await server.notify("event/weather_alert", {"id": "…", "summary": "…",
-                                                    "severity": "warning", "occurred_at": "…"})
+        outbox = Outbox(server.notify)  # an event counts as sent only once a client got it
+        if await outbox.send("event/weather_alert", {"id": "…", "summary": "…",
+                                                     "severity": "warning", "occurred_at": "…"}):
+            ...  # only now remember it as sent
 
     def main() -> None:
         server.run()
@@ -49,12 +51,15 @@ from .context import Context
 from .server import Server
 from .session import LATEST_PROTOCOL, SUPPORTED_PROTOCOLS, Session
 from .tool import CAPABILITIES_META, Tool, ToolError
+from .watchers import Notify, Outbox
 
 __all__ = [
     "CAPABILITIES_META",
     "LATEST_PROTOCOL",
     "SUPPORTED_PROTOCOLS",
     "Context",
+    "Notify",
+    "Outbox",
     "Server",
     "Session",
     "Tool",

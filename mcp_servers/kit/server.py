@@ -148,13 +148,19 @@ class Server:
     # pushing ------------------------------------------------------------------------
 
     async def notify(self, method: str, params: dict[str, Any]) -> int:
-        """Send a notification to every ready client; returns how many got it."""
+        """Send a notification to every ready client; returns how many got it.
+
+        A client that cannot receive it (over HTTP: one without an open GET stream) does
+        not count: watchers record an event as sent only when this is above zero (see
+        `Outbox`).
+        """
         ready = [s for s in self.sessions if s.initialized.is_set()]
-        if not ready:
-            logger.info("no connected client for %s; dropped", method)
+        got = 0
         for session in ready:
-            await session.notify(method, params)
-        return len(ready)
+            got += await session.notify(method, params)
+        if not got:
+            logger.info("no client could receive %s (%d connected)", method, len(ready))
+        return got
 
     async def log(self, level: str, message: Any) -> None:
         """`notifications/message` to every ready client (each applies its own level)."""

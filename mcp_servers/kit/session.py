@@ -224,8 +224,9 @@ class Session:
 
     # outgoing -----------------------------------------------------------------------
 
-    async def notify(self, method: str, params: dict[str, Any], sink: Sink | None = None) -> None:
-        await self._send(
+    async def notify(self, method: str, params: dict[str, Any], sink: Sink | None = None) -> bool:
+        """Send a notification; False when the transport could not carry it to the client."""
+        return await self._send(
             sink or self.default_sink, {"jsonrpc": "2.0", "method": method, "params": params}
         )
 
@@ -279,14 +280,17 @@ class Session:
         error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
         await self._send(sink, error)
 
-    async def _send(self, sink: Sink, message: dict[str, Any]) -> None:
+    async def _send(self, sink: Sink, message: dict[str, Any]) -> bool:
         try:
             await sink(message)
         except ConnectionError as exc:
-            # The client went away; what it no longer reads is not our failure.
+            # The client went away (or, over HTTP, opened no stream for what we push): what
+            # it cannot read is not our failure, but it is not delivered either.
             logger.debug(
                 "could not deliver %s: %s", message.get("method") or message.get("id"), exc
             )
+            return False
+        return True
 
 
 def _valid_id(value: Any) -> bool:

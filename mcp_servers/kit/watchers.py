@@ -5,6 +5,9 @@ first notification cannot race `initialize`), then every interval. The interval 
 from an environment variable when set (`GMAIL_POLL_SECONDS=30`), else the default. A
 failing run is logged with its traceback on stderr and the watcher tries again at the next
 interval: one bad poll must not silence a server for the rest of its life.
+
+Every watcher sends through an `Outbox`, which holds the one rule on delivery: an event is
+sent only when a client got it, and a watcher remembers an event as sent only then.
 """
 
 from __future__ import annotations
@@ -20,6 +23,36 @@ logger = logging.getLogger(__name__)
 
 # A poll faster than this would hammer the APIs the bundled servers talk to.
 MIN_INTERVAL_SECONDS = 0.05
+
+Notify = Callable[[str, dict[str, Any]], Awaitable[int]]
+"""`Server.notify`: push one notification, return how many clients got it."""
+
+
+class Outbox:
+    """One poll's events, each counted as sent only once a client received it.
+
+    A watcher records an event as sent (moves its position, saves its state) only after
+    `send` returned True. When no client got an event (none is connected, or the only one
+    is an HTTP client with no stream open for pushed messages), the outbox stays closed for
+    the rest of the poll: later events are not sent either, so none overtakes the one that
+    waits, and the watcher keeps its old position so that its next poll finds them again.
+    """
+
+    def __init__(self, notify: Notify) -> None:
+        self._notify = notify
+        self.sent = 0
+        self.closed = False
+
+    async def send(self, method: str, params: dict[str, Any]) -> bool:
+        """Push one event; True when at least one client got it."""
+        if self.closed:
+            return False
+        if await self._notify(method, params):
+            self.sent += 1
+            return True
+        self.closed = True
+        logger.info("%s %s reached no client; kept for the next poll", method, params.get("id"))
+        return False
 
 
 @dataclass

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
+
+from bothost.mcp_servers.kit import Notify, Outbox
 
 from . import monitor, system
 from .aliases import Alias
@@ -24,8 +25,6 @@ from .service import SshService
 logger = logging.getLogger(__name__)
 
 STATE_FILE = "monitor.json"
-
-Notify = Callable[[str, dict[str, Any]], Awaitable[int]]  # how many clients got it
 
 
 async def _observe(svc: SshService, alias: Alias, state: MonitorState) -> list[Condition]:
@@ -83,8 +82,9 @@ async def poll(svc: SshService, notify: Notify) -> list[dict[str, Any]]:
     state.forget_except(aliases)
     now = datetime.now(UTC)
     events = state.transitions(conditions, now)
+    outbox = Outbox(notify)
     for event in events:
-        if not await notify(monitor.EVENT, event):
+        if not await outbox.send(monitor.EVENT, event):
             # Nobody heard it (an HTTP server between clients): keep the old verdicts, so
             # the next round finds the same change and pushes it again.
             logger.warning("monitor: no client for %s; will retry", event["id"])

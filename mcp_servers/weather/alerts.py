@@ -3,10 +3,11 @@
 Each poll measures, per watched place, the rain probability and wind gusts ahead (max over
 the look-ahead window), the fall from today's high to tomorrow's, and the European AQI
 now. A measure that reaches its threshold while not already alerting raises one alert and
-marks the (place, measure) pair active in `alerts.json` in the server's state dir; it stays
-quiet on later polls and across restarts until the measure falls below the threshold by a
-margin (hysteresis, so a value hovering at the line does not alert every poll). The next
-crossing is a new alert with a new id.
+marks the (place, measure) pair active in `alerts.json` in the server's state dir, once a
+client got the alert (the kit's `Outbox` rule: with nobody listening, the next poll finds
+the crossing again); it stays quiet on later polls and across restarts until the measure
+falls below the threshold by a margin (hysteresis, so a value hovering at the line does not
+alert every poll). The next crossing is a new alert with a new id.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from bothost.mcp_servers.kit import Notify, Outbox
 
 from .api import OpenMeteo, OpenMeteoError
 from .conditions import european_aqi_level, fmt
@@ -52,6 +55,14 @@ class Measure:
     today: str | None = None
 
 
+class Crossing(NamedTuple):
+    """A measure that reached its threshold: the alert, and the state it leaves once sent."""
+
+    key: str
+    entry: dict[str, Any]
+    alert: dict[str, Any]
+
+
 class AlertWatcher:
     """Polls the watched places and pushes alerts through `notify(method, params)`."""
 
@@ -66,8 +77,9 @@ class AlertWatcher:
         self.last_poll: str | None = None
         self.last_errors: dict[str, str] = {}
 
-    async def poll(self, notify: Any) -> list[dict[str, Any]]:
+    async def poll(self, notify: Notify) -> list[dict[str, Any]]:
         """Look at every place once; returns the alerts sent."""
+        outbox = Outbox(notify)
         sent: list[dict[str, Any]] = []
         for watched in self.config.places:
             try:
@@ -82,10 +94,10 @@ class AlertWatcher:
                 continue
             self.last_errors.pop(watched.location, None)
             for kind, measure in measures.items():
-                alert = self._crossing(watched, place, kind, measure)
-                if alert:
-                    await notify(EVENT_TYPE, alert)
-                    sent.append(alert)
+                crossing = self._crossing(watched, place, kind, measure)
+                if crossing and await outbox.send(EVENT_TYPE, crossing.alert):
+                    self.state[crossing.key] = crossing.entry
+                    sent.append(crossing.alert)
                     self._save()  # right after sending: a restart must not announce it again
         self.last_poll = _now()
         self._save()
@@ -129,7 +141,8 @@ class AlertWatcher:
 
     def _crossing(
         self, watched: WatchedPlace, place: Place, kind: str, measure: Measure
-    ) -> dict[str, Any] | None:
+    ) -> Crossing | None:
+        """A new crossing (state untouched until it is sent), or None; clears an old one."""
         threshold = watched.thresholds[kind]
         assert threshold is not None
         key = f"{watched.key}|{kind}"
@@ -145,13 +158,13 @@ class AlertWatcher:
         occurred = _now()
         # The count keeps two crossings within one second apart; the time keeps ids unique
         # even if the state file is lost.
-        crossing = int(entry.get("crossings", 0)) + 1
-        alert_id = f"weather:{watched.key}:{kind}:{occurred}:{crossing}"
-        self.state[key] = {
+        count = int(entry.get("crossings", 0)) + 1
+        alert_id = f"weather:{watched.key}:{kind}:{occurred}:{count}"
+        record = {
             "active": True,
             "since": occurred,
             "id": alert_id,
-            "crossings": crossing,
+            "crossings": count,
             "value": measure.value,
             "threshold": threshold,
         }
@@ -159,7 +172,7 @@ class AlertWatcher:
         severity = SEVERITY[kind]
         if kind in CRITICAL_AT and measure.value >= CRITICAL_AT[kind]:
             severity = "critical"
-        return {
+        alert = {
             "id": alert_id,
             "summary": _summary(kind, name, measure, threshold),
             "severity": severity,
@@ -174,6 +187,7 @@ class AlertWatcher:
             "unit": UNITS[kind],
             "at": measure.at,
         }
+        return Crossing(key, record, alert)
 
     def _load(self) -> dict[str, dict[str, Any]]:
         try:

@@ -16,11 +16,14 @@ from tests.fakes.open_meteo import BERN, ZURICH
 
 
 class Outbox:
+    """Stands in for `Server.notify` with one listening client."""
+
     def __init__(self):
         self.sent = []
 
     async def __call__(self, method, params):
         self.sent.append((method, params))
+        return 1  # how many clients got it
 
     def kinds(self):
         return [(p["location"], p["kind"]) for _, p in self.sent]
