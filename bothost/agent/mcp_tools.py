@@ -10,7 +10,9 @@ annotations the MCP defaults apply (``readOnlyHint`` → no side effects, untrus
 ``openWorldHint`` default true → untrusted and chosen egress); a server may state them
 exactly in ``_meta["bothost/capabilities"]``; config (``mcp.servers.<name>.capabilities``)
 may only add. Calls go through the manager, with progress shown as the turn's status and
-elicitations asked through the session's platform.
+elicitations asked through the session's platform: each call carries an
+:class:`~bothost.mcp.elicitation.Asker` keyed by the session id, which is how the client
+tells which conversation a server's question belongs to.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from typing import Any
 
 from bothost.agent.registry import Group
 from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolError, ToolResult
+from bothost.mcp.elicitation import Asker
+from bothost.mcp.roster import plugin_name
 
 PREFIX = "mcp__"
 MAX_NAME = 64  # OpenAI and Anthropic both refuse longer tool names
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 META_KEY = "bothost/capabilities"
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
-MAX_ASKERS = 1000  # sessions remembered; forgetting one only costs a new closure
 
 
 SUFFIX_DIGITS = (8, 16, 40)  # hash digits that tell colliding names apart (more if needed)
@@ -111,24 +114,19 @@ class McpToolSource:
     def __init__(self, manager: Any, config: Any) -> None:
         self.manager = manager
         self.config = config
-        # one ask callable per session, so the client can tell that concurrent calls of a
-        # session share their asker when a stdio server's elicitation names no call
-        self.askers: dict[tuple[str, int], Any] = {}
 
-    def asker(self, session: Any) -> Any:
+    @staticmethod
+    def asker(session: Any) -> Asker:
+        """The person of `session`, asked through its platform; keyed by the session id."""
         platform = getattr(session, "platform", None)
-        key = (session.id, id(platform))
-        if key not in self.askers:
-            async def ask(question: Any) -> Any:
-                if platform is None:
-                    return None
-                question.user = session.user
-                return await platform.ask(session.address, question)
 
-            if len(self.askers) > MAX_ASKERS:
-                self.askers.clear()
-            self.askers[key] = ask
-        return self.askers[key]
+        async def ask(question: Any) -> Any:
+            if platform is None:
+                return None
+            question.user = session.user
+            return await platform.ask(session.address, question)
+
+        return Asker(session.id, ask)
 
     def server_config(self, name: str) -> Any:
         return self.config.mcp.servers.get(name)
@@ -160,7 +158,7 @@ class McpToolSource:
                 schema=mapping(definition.get("inputSchema")) or EMPTY_SCHEMA,
                 run=self.runner(group, raw_name),
                 capabilities=capabilities(definition, extra.get(raw_name, []) + extra.get("*", [])),
-                timeout=timeout, group=group, plugin=f"mcp:{group}",
+                timeout=timeout, group=group, plugin=plugin_name(group),
             ))
         return tools
 

@@ -62,18 +62,13 @@ def plugins(runtime: Runtime, as_json: bool) -> None:
 
 
 def mcp_plugins(runtime: Runtime) -> list[PluginInfo]:
-    """The MCP servers a host registers as plugins ``mcp:NAME`` while they run."""
-    from bothost.mcp import stored
+    """The MCP servers on the roster, as ``mcp:NAME`` (origin ``mcp:<who added it>``)."""
+    from bothost.mcp import roster, stored
 
-    servers = {name: ("mcp:config", cfg.enabled)
-               for name, cfg in runtime.config.mcp.servers.items()}
-    for name, row in runtime.store.call(stored.load).items():
-        if row.origin == stored.OVERRIDE and name in servers:
-            servers[name] = ("mcp:config", row.config.enabled)
-        elif name not in servers:
-            servers[name] = (f"mcp:{row.origin}", row.config.enabled)
-    return [PluginInfo(name=f"mcp:{name}", origin=origin, disabled=not enabled)
-            for name, (origin, enabled) in sorted(servers.items())]
+    rows = runtime.store.call(stored.load)
+    servers = roster.desired_servers(runtime.config.mcp.servers, rows).servers
+    return [PluginInfo(name=s.plugin, origin=f"mcp:{s.added_by}", disabled=not s.config.enabled)
+            for _, s in sorted(servers.items())]
 
 
 def pip(*args: str) -> None:

@@ -28,7 +28,7 @@ LISTING_WAIT = 5.0  # …and a listing of every server this long: one stuck serv
 
 def manager_for(config: Any, store: Any, home: Path, on_event: Callable[..., Any] | None = None,
                 ask: Callable[..., Any] | None = None) -> McpManager:
-    return McpManager(config.mcp.servers, store, None, home, on_event=on_event, ask=ask,
+    return McpManager(config.mcp.servers, store, home, on_event=on_event, ask=ask,
                       publish_status=False, retry=False)
 
 

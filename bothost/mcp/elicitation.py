@@ -1,17 +1,21 @@
 """``elicitation/create``: a server asks the user for a few values, mid-call.
 
 The request becomes a :class:`~bothost.platform.Question` of kind ``form`` handed to an
-async ``ask`` callback (the host routes it to the person in the conversation that made the
-call). The answer maps onto the spec's three actions: a dict (the values) or ``True`` →
-``accept``; ``False`` → ``decline``; ``None`` (nobody there, timed out) → ``cancel``.
-Fields the person left out get the schema's ``default`` (SEP-1034), and only the primitive
-types the spec allows are sent back.
+async ``ask`` callback: the :class:`Asker` a tool call brought (the person in the
+conversation that made the call; the session picks it, see
+:meth:`~bothost.mcp.session.ClientSession.asker_for`), else the session's default. The
+answer maps onto the spec's three actions: a dict (the values) or ``True`` → ``accept``;
+``False`` → ``decline``; ``None`` (nobody there, timed out) → ``cancel``. Fields the person
+left out get the schema's ``default`` (SEP-1034), and only the primitive types the spec
+allows are sent back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bothost.mcp import jsonrpc
@@ -20,6 +24,21 @@ from bothost.platform import Question
 
 ASK_TIMEOUT = 300.0  # how long a person has to answer a server's question
 PRIMITIVES = (str, int, float, bool)
+
+Ask = Callable[[Question], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who answers a server's questions during one tool call.
+
+    ``key`` names the conversation (a session id): calls with the same key have the same
+    person behind them, which is what lets a question that names no call (stdio) still find
+    its person while only one conversation has calls in flight. ``ask`` asks that person.
+    """
+
+    key: str
+    ask: Ask
 
 
 def with_defaults(schema: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from typing import Any
 
 from bothost.config import McpServerConfig
 from bothost.mcp import stored
-from bothost.mcp.manager import NAME, McpManager, McpManagerError
+from bothost.mcp.manager import McpManager, McpManagerError
+from bothost.mcp.roster import NAME
 from bothost.mcp.runner import describe
 
 MAX_NAME = 40  # the manager's limit on server names

@@ -1,8 +1,13 @@
 """What a server sends unasked: its requests to the client and its notifications.
 
 Server requests each run in their own task (an elicitation may wait minutes for a person)
-and are answered by id: ``ping``, ``roots/list``, ``elicitation/create`` (routed to an
-``ask`` callback, see :mod:`bothost.mcp.elicitation`); anything else gets -32601 at once.
+and are answered by id: ``ping``, ``roots/list``, ``elicitation/create`` (asked of whoever
+the session says the question belongs to, see :mod:`bothost.mcp.elicitation`); anything
+else gets -32601 at once.
+
+:class:`Inbound` decides *when* and *how much*; the session keeps all the state. It reaches
+its session only through :class:`InboundOwner` — send an answer, say whose question or
+progress it is, re-list the tools, take an event — and never writes the session's fields.
 
 Everything here is bounded, because a server may flood any of it (issue 14: a
 ``list_changed`` flood once spawned a task per notification and grew the host to 1.2 GB):
@@ -28,16 +33,13 @@ import asyncio
 import inspect
 import logging
 import time
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from bothost.mcp import elicitation, jsonrpc, serverlog
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.tasks import TaskSet
 from bothost.mcp.transport import TransportError
-
-if TYPE_CHECKING:
-    from bothost.mcp.session import ClientSession
 
 CLOSE_DRAIN = 2.0  # on a graceful close, queued notifications (events!) get this long
 LIST_CHANGED_SETTLE = 0.05  # wait this long after list_changed so a burst becomes one listing
@@ -80,12 +82,34 @@ class Tally:
             self.counts.clear()
 
 
-class Inbound:
-    """Server-initiated traffic for one :class:`ClientSession`."""
+class InboundOwner(Protocol):
+    """What inbound handling may ask of its session: all of it, and nothing else."""
 
-    def __init__(self, session: ClientSession) -> None:
-        self.session = session
-        self.log = session.log
+    async def send(self, message: jsonrpc.Message) -> None:
+        """Write an answer to a server request; raises TransportError."""
+
+    def asker_for(self, related: Any) -> elicitation.Ask | None:
+        """Who answers a server question sent on the stream of request `related` (or None)."""
+
+    def progress_for(self, token: Any) -> Callable[..., Any] | None:
+        """The progress callback of the call in flight named by `token`, if any."""
+
+    async def relist(self) -> None:
+        """List the tools and keep them; raises McpError."""
+
+    async def event(self, method: str, params: dict[str, Any]) -> None:
+        """Take one ``event/*`` notification."""
+
+
+class Inbound:
+    """Server-initiated traffic for one :class:`~bothost.mcp.session.ClientSession`."""
+
+    def __init__(self, owner: InboundOwner, *, name: str, log: logging.Logger,
+                 roots: list[dict[str, str]]) -> None:
+        self.owner = owner
+        self.name = name
+        self.log = log
+        self.roots = list(roots)  # fixed for the session's life (we announce no list_changed)
         self._tasks = TaskSet(self.log)
         self._events_in_flight = asyncio.Semaphore(MAX_EVENTS_IN_FLIGHT)
         self._handlers: dict[Any, asyncio.Future[Any]] = {}  # server request id -> its task
@@ -153,7 +177,7 @@ class Inbound:
             reply = jsonrpc.error(id_, jsonrpc.INTERNAL_ERROR, "client error")
         try:
             async with asyncio.timeout(ANSWER_TIMEOUT):
-                await self.session.transport.send(reply)
+                await self.owner.send(reply)
         except TransportError as exc:
             self.log.warning("could not answer %s: %s", method, exc)
         except TimeoutError:
@@ -164,25 +188,11 @@ class Inbound:
         if method == "ping":
             return {}
         if method == "roots/list":
-            return {"roots": list(self.session.roots)}
+            return {"roots": list(self.roots)}
         if method == "elicitation/create":
-            ask = self._ask_for(related)
-            return await elicitation.answer(params, ask, self.session.name, self.log)
+            ask = self.owner.asker_for(related)
+            return await elicitation.answer(params, ask, self.name, self.log)
         raise McpError(jsonrpc.METHOD_NOT_FOUND, f"method not found: {method:.100}")
-
-    def _ask_for(self, related: Any) -> Any:
-        """Who answers an elicitation: the call it belongs to, else the session's default.
-
-        Over HTTP the server asks on the POST stream of the call that caused it; over stdio
-        a lone call in flight that brought its own ``ask`` is the evident origin.
-        """
-        pending = self.session.pending
-        if related is not None and related in pending and pending[related].ask is not None:
-            return pending[related].ask
-        asking = [p.ask for p in pending.values() if p.ask is not None]
-        if len(set(asking)) == 1:  # one call, or calls of one conversation
-            return asking[0]
-        return self.session.ask
 
     # -- notifications -----------------------------------------------------------------
 
@@ -218,7 +228,7 @@ class Inbound:
         if count + 1 >= QUEUE_HIGH or self._queued_bytes >= QUEUE_HIGH_BYTES:
             self._room.clear()
         if self._worker is None:
-            self._worker = asyncio.create_task(self._work(), name=f"mcp-notes-{self.session.name}")
+            self._worker = asyncio.create_task(self._work(), name=f"mcp-notes-{self.name}")
 
     async def room(self) -> None:
         """Wait while the notification queue is over its high marks (the stdio reader's
@@ -235,14 +245,14 @@ class Inbound:
         token = params.get("progressToken")
         if not hashable(token):
             return
-        pending = self.session.pending.get(token)
-        if pending is None or pending.on_progress is None:
+        callback = self.owner.progress_for(token)
+        if callback is None:
             return
         value = (params.get("progress"), params.get("total"), params.get("message"))
         if token in self._progress_busy:
             self._progress_busy[token] = value  # shown when the update in flight is done
             return
-        self._show_progress(token, pending.on_progress, value)
+        self._show_progress(token, callback, value)
 
     def _show_progress(self, token: Any, callback: Any, value: tuple[Any, Any, Any]) -> None:
         try:
@@ -264,7 +274,7 @@ class Inbound:
             self.log.exception("progress callback failed")
         finally:
             latest = self._progress_busy.pop(token, None)
-        if latest is not None and token in self.session.pending:
+        if latest is not None and self.owner.progress_for(token) is not None:
             self._show_progress(token, callback, latest)
 
     async def _work(self) -> None:
@@ -276,11 +286,8 @@ class Inbound:
             self.spawn(self._event(message, size))
 
     async def _event(self, message: jsonrpc.Message, size: int) -> None:
-        session = self.session
         try:
-            if session.on_event is not None:
-                await await_maybe(session.on_event(session.name, message["method"],
-                                                   jsonrpc.params_of(message)))
+            await self.owner.event(message["method"], jsonrpc.params_of(message))
         except Exception:  # boundary: one event's handling must not stop the others
             self.log.exception("handling %s failed", message["method"])
         finally:
@@ -300,24 +307,23 @@ class Inbound:
         listing = self._next_listing
         if not self.relisting:
             self._relist = asyncio.create_task(self._relist_loop(),
-                                               name=f"mcp-relist-{self.session.name}")
+                                               name=f"mcp-relist-{self.name}")
         return listing
 
-    async def refresh_tools(self) -> list[dict[str, Any]]:
+    async def refresh_tools(self) -> None:
+        """Wait for a listing that starts after now; raises McpError if it failed."""
         failure = await asyncio.shield(self._mark_tools_stale())
         if failure is not None:
             raise failure
-        return self.session.tools
 
     async def _relist_loop(self) -> None:
-        session = self.session
         while self._next_listing is not None:
             await asyncio.sleep(max(LIST_CHANGED_SETTLE,
                                     self._last_listing + RELIST_INTERVAL - time.monotonic()))
             listing, self._next_listing = self._next_listing, None
             self._last_listing = time.monotonic()
             try:
-                session.tools = await session.list_tools()
+                await self.owner.relist()
             except McpError as exc:
                 self.log.warning("listing tools failed: %s", exc.message)
                 listing.set_result(exc)
@@ -330,11 +336,6 @@ class Inbound:
                 listing.set_result(McpError(jsonrpc.CONNECTION_CLOSED, "listing stopped"))
                 raise
             listing.set_result(None)
-            if session.on_tools_changed is not None:
-                try:
-                    await await_maybe(session.on_tools_changed(session.tools))
-                except Exception:
-                    self.log.exception("tools-changed listener failed")
 
     def _settle_listing(self, failure: McpError) -> None:
         listing, self._next_listing = self._next_listing, None

@@ -27,7 +27,8 @@ from typing import Any
 
 from bothost.config import McpServerConfig
 from bothost.mcp import commands, stored
-from bothost.mcp.manager import NAME, McpManager, McpManagerError
+from bothost.mcp.manager import McpManager, McpManagerError
+from bothost.mcp.roster import NAME
 from bothost.mcp.runner import ServerStatus
 
 INSTALL_TIMEOUT = 900.0  # a big package on a slow mirror; pip and npm time out stalls themselves

@@ -1,66 +1,45 @@
-"""The MCP manager: every configured server, kept running as one of the host's plugins.
+"""The MCP manager: every server on the roster, kept running.
 
-Servers come from config (``mcp.servers``) and from the ``mcp_servers`` table (a config
-server of the same name wins; the row is listed as shadowed). Each gets a
-:class:`~bothost.mcp.runner.ServerRunner` and is registered with the plugin manager as
-``mcp:<name>``; all start in parallel and in the background — nothing waits on a server
-unless it asks to (``start(wait=…)``), so one that hangs holds up nobody. Run-time changes
-(``add_server``, ``remove_server``, ``set_enabled``) are written to the table and applied at
-once; a running manager also re-reads the table every few seconds, so ``bothost mcp add`` in
-another process reaches a running host without a restart. ``listeners`` hear about every
-change of a server's tools.
+Which servers there should be — config (``mcp.servers``) plus the ``mcp_servers`` table,
+a config server winning over a row of its name — is decided by
+:func:`~bothost.mcp.roster.desired_servers`. Each gets a
+:class:`~bothost.mcp.runner.ServerRunner`; all start in parallel and in the background —
+nothing waits on a server unless it asks to (``start(wait=…)``), so one that hangs holds up
+nobody. Run-time changes (``add_server``, ``remove_server``, ``set_enabled``) are written to
+the table and applied at once; a running manager also re-reads the table every few seconds,
+so ``bothost mcp add`` in another process reaches a running host without a restart.
+
+The manager is what the rest of the host sees of the servers: the agent's registry asks it
+for their tools (:class:`~bothost.agent.mcp_tools.McpToolSource`) and their ``event/*``
+notifications go to its ``on_event`` callback (the host's ``ingest_event``, which runs the
+``event_received`` hooks). Servers are not pluggy plugins: they implement no hooks.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import inspect
 import json
 import logging
 import os
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
-from bothost.mcp import stored
+from bothost.mcp import roster, stored
 from bothost.mcp.content import CallResult
+from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.runner import ServerRunner, ServerStatus, describe
-from bothost.mcp.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
 
 RELOAD_INTERVAL = 5.0  # how soon a change made by another process (the CLI) is applied
-NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 SHADOWED_NOTE = "config defines a server of the same name; it wins"
 
 
 class McpManagerError(ValueError):
     """A run-time change that cannot be made (bad name, server defined in config, …)."""
-
-
-class McpServerPlugin:
-    """The plugin object ``mcp:<name>`` that stands for one server in the plugin manager.
-
-    It has no hook implementations of its own: it makes the server visible wherever
-    plugins are listed (``bothost plugins``), contributes the server's tools through the
-    manager (a tool source of the agent's registry), and forwards the server's ``event/*``
-    notifications to the host's ``on_event`` callback, which runs the ``event_received``
-    hooks and queues the event.
-    """
-
-    def __init__(self, manager: McpManager, name: str) -> None:
-        self.manager = manager
-        self.name = name
-
-    def tools(self) -> list[dict[str, Any]]:
-        return self.manager.tools(self.name)
-
-    def __repr__(self) -> str:
-        return f"<MCP server {self.name}>"
 
 
 def status_path(home: Path) -> Path:
@@ -70,25 +49,22 @@ def status_path(home: Path) -> Path:
 class McpManager:
     """See module docstring."""
 
-    def __init__(self, servers: dict[str, McpServerConfig], store: Any, pm: Any, home: Path,
-                 on_event: Callable[..., Any] | None = None, ask: Callable[..., Any] | None = None,
+    def __init__(self, servers: dict[str, McpServerConfig], store: Any, home: Path,
+                 on_event: Callable[..., Any] | None = None, ask: Ask | None = None,
                  publish_status: bool = True, retry: bool = True) -> None:
         self.config_servers = dict(servers)
         self.store = store
-        self.pm = pm
         self.home = Path(home)
         self.on_event = on_event
         self.ask = ask
         self.publish_status = publish_status
         self.retry = retry  # one-shot commands report a failure instead of retrying it
-        self.listeners: list[Callable[[str], Any]] = []
         self.runners: dict[str, ServerRunner] = {}
         self.shadowed: dict[str, stored.StoredServer] = {}
         self.started = False
         self._only: set[str] | None = None
         self._reloader: asyncio.Task | None = None
         self._lock = asyncio.Lock()
-        self._tasks = TaskSet(logger, "MCP tools listener")
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -114,10 +90,7 @@ class McpManager:
         await asyncio.gather(*(r.stop() for r in runners))
         if self.publish_status and runners:
             self._publish()  # `bothost mcp list` must not show a stopped host's servers as ready
-        for name in list(self.runners):
-            self._unregister(name)
         self.runners.clear()
-        await self._tasks.wait()
 
     async def _reload_forever(self) -> None:
         while True:
@@ -131,29 +104,16 @@ class McpManager:
         """Bring the running servers in line with config plus the table."""
         rows = await self.store.run(stored.load)
         async with self._lock:
-            await self._apply(self._desired(rows))
+            wanted = roster.desired_servers(self.config_servers, rows, self._only)
+            self.shadowed = wanted.shadowed
+            await self._apply(wanted.servers)
 
-    def _desired(self, rows: dict[str, stored.StoredServer]) -> dict[str, tuple[Any, str]]:
-        desired: dict[str, tuple[McpServerConfig, str]] = {}
-        self.shadowed = {}
-        for name, config in self.config_servers.items():
-            row = rows.get(name)
-            if row is not None and row.origin == stored.OVERRIDE:
-                config = dataclasses.replace(config, enabled=row.config.enabled)
-            elif row is not None:
-                self.shadowed[name] = row
-            desired[name] = (config, "config")
-        for name, row in rows.items():
-            if name not in self.config_servers and row.origin != stored.OVERRIDE:
-                desired[name] = (row.config, "db")
-        return {n: v for n, v in desired.items() if self._only is None or n in self._only}
-
-    async def _apply(self, desired: dict[str, tuple[McpServerConfig, str]]) -> None:
+    async def _apply(self, desired: dict[str, roster.DesiredServer]) -> None:
         for name in [n for n in self.runners if n not in desired]:
             await self.runners.pop(name).stop()
-            self._unregister(name)
             self._changed(name)
-        for name, (config, origin) in desired.items():
+        for name, server in desired.items():
+            config, origin = server.config, server.origin
             runner = self.runners.get(name)
             if runner is not None and runner.config == config and runner.origin == origin:
                 if config.enabled and self.started:
@@ -164,33 +124,15 @@ class McpManager:
             runner = ServerRunner(name, config, origin, home=self.home, on_event=self.on_event,
                                   ask=self.ask, on_change=self._changed, retry=self.retry)
             self.runners[name] = runner
-            self._register(name)
             if config.enabled and self.started:
                 runner.start()
             self._changed(name)
 
-    # -- plugin registration -------------------------------------------------------------
-
-    def _register(self, name: str) -> None:
-        if self.pm is None:
-            return
-        self._unregister(name)
-        self.pm.register(McpServerPlugin(self, name), name=f"mcp:{name}")
-
-    def _unregister(self, name: str) -> None:
-        if self.pm is not None and self.pm.get_plugin(f"mcp:{name}") is not None:
-            self.pm.unregister(name=f"mcp:{name}")
-
     # -- change notification -------------------------------------------------------------
 
     def _changed(self, name: str) -> None:
-        for listener in list(self.listeners):
-            try:
-                value = listener(name)
-                if inspect.isawaitable(value):
-                    self._tasks.spawn(value)
-            except Exception:
-                logger.exception("MCP tools listener failed")
+        """A server's state or tools changed: tell other processes (the registry needs no
+        telling, it asks for the tools every round)."""
         if self.publish_status and self.started:
             self._publish()
 
@@ -213,9 +155,9 @@ class McpManager:
         out = [runner.status() for runner in self.runners.values()]
         for name, row in self.shadowed.items():
             transport, target = describe(row.config)
-            out.append(ServerStatus(name, "db", row.config.enabled, "shadowed",
+            out.append(ServerStatus(name, roster.TABLE, row.config.enabled, "shadowed",
                                     transport=transport, target=target, note=SHADOWED_NOTE))
-        return sorted(out, key=lambda s: (s.name, s.origin != "config"))
+        return sorted(out, key=lambda s: (s.name, s.origin != roster.CONFIG))
 
     def not_ready(self) -> list[ServerStatus]:
         """Enabled servers that are not (yet) ready: still starting, or failed."""
@@ -229,7 +171,7 @@ class McpManager:
 
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any] | None = None,
                         timeout: float | None = None, on_progress: Callable[..., Any] | None = None,
-                        ask: Callable[..., Any] | None = None) -> CallResult:
+                        ask: Asker | Ask | None = None) -> CallResult:
         """Call a tool; every failure is an error result (unknown server, not running, …)."""
         runner = self.runners.get(server)
         if runner is None:
@@ -241,9 +183,9 @@ class McpManager:
     async def add_server(self, name: str, config: McpServerConfig,
                          origin: str = "cli") -> ServerStatus:
         """Add (or replace) a server in the table and start it if enabled."""
-        if not NAME.fullmatch(name):
-            raise McpManagerError(f"{name!r}: a server name uses letters, digits, _ and - "
-                                  "(at most 40)")
+        problem = roster.name_problem(name)
+        if problem:
+            raise McpManagerError(problem)
         if bool(config.command) == bool(config.url):
             raise McpManagerError(f"{name}: give exactly one of a command (stdio) or a URL")
         await self.store.run(lambda db: stored.save(db, name, config, origin))

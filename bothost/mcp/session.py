@@ -7,6 +7,12 @@ once when the transport closes. What the *server* sends unasked — requests suc
 ``elicitation/create`` and notifications such as ``event/*`` — is handled in
 :mod:`bothost.mcp.inbound`; turning tool results into text and media in
 :mod:`bothost.mcp.content`.
+
+The session owns its state (pending calls, the tool list, the server's info); the inbound
+side reaches it only through the few methods of :class:`~bothost.mcp.inbound.InboundOwner`
+(send, whose question is it, whose progress is it, re-list, hand over an event) and never
+writes it. A server's question is routed by the :class:`~bothost.mcp.elicitation.Asker`
+each pending call carries (see :meth:`ClientSession.asker_for`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bothost.mcp import content, inbound, jsonrpc
+from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.transport import Transport, TransportError
 
@@ -54,14 +61,14 @@ class Pending:
     method: str
     future: asyncio.Future
     on_progress: Callback | None = None
-    ask: Callback | None = None
+    asker: Asker | None = None  # who answers the server's questions during this call
 
 
 class ClientSession:
     """One initialized MCP connection (see module docstring)."""
 
     def __init__(self, transport: Transport, *, name: str, log: logging.Logger,
-                 media_dir: Path | None = None, ask: Callback | None = None,
+                 media_dir: Path | None = None, ask: Ask | None = None,
                  roots: list[dict[str, str]] | None = None, on_event: Callback | None = None,
                  on_tools_changed: Callback | None = None, on_closed: Callback | None = None,
                  client_info: dict[str, str] | None = None, elicitation: bool = True) -> None:
@@ -87,7 +94,8 @@ class ClientSession:
         self.closed_reason: str | None = None
         self.pending: dict[Any, Pending] = {}
         self._ids = itertools.count(1)
-        self.inbound = inbound.Inbound(self)
+        self._solo_askers = itertools.count(1)  # keys for calls that brought a bare callable
+        self.inbound = inbound.Inbound(self, name=name, log=log, roots=self.roots)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -151,7 +159,7 @@ class ClientSession:
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       timeout: float = REQUEST_TIMEOUT, on_progress: Callback | None = None,
-                      ask: Callback | None = None) -> dict[str, Any]:
+                      asker: Asker | None = None) -> dict[str, Any]:
         """Send a request and wait for its result; raises :class:`McpError`."""
         if self.closed_reason is not None:
             raise McpError(jsonrpc.CONNECTION_CLOSED, f"server {self.closed_reason}")
@@ -160,7 +168,7 @@ class ClientSession:
         if on_progress is not None:
             params["_meta"] = {**params.get("_meta", {}), "progressToken": id_}
         future = asyncio.get_running_loop().create_future()
-        self.pending[id_] = Pending(method, future, on_progress, ask)
+        self.pending[id_] = Pending(method, future, on_progress, asker)
         try:
             async with asyncio.timeout(timeout):
                 await self.transport.send(jsonrpc.request(id_, method, params))
@@ -191,6 +199,10 @@ class ClientSession:
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self.transport.send(jsonrpc.notification(method, params))
+
+    async def send(self, message: jsonrpc.Message) -> None:
+        """Write one message (an answer to a server request); raises TransportError."""
+        await self.transport.send(message)
 
     async def ping(self, timeout: float = 10.0) -> None:
         await self.request("ping", timeout=timeout)
@@ -249,15 +261,32 @@ class ClientSession:
 
     async def refresh_tools(self) -> list[dict[str, Any]]:
         """Re-list tools; concurrent calls and list_changed bursts share one listing."""
-        return await self.inbound.refresh_tools()
+        await self.inbound.refresh_tools()
+        return self.tools
+
+    async def relist(self) -> None:
+        """List the tools now and keep them (the inbound side decides when); raises McpError."""
+        self.tools = await self.list_tools()
+        if self.on_tools_changed is not None:
+            try:
+                await inbound.await_maybe(self.on_tools_changed(self.tools))
+            except Exception:  # boundary: the owner's listener
+                self.log.exception("tools-changed listener failed")
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
                         timeout: float = REQUEST_TIMEOUT, on_progress: Callback | None = None,
-                        ask: Callback | None = None) -> content.CallResult:
-        """Call a tool; failures (error answers, timeouts, a dead server) are error results."""
+                        ask: Asker | Ask | None = None) -> content.CallResult:
+        """Call a tool; failures (error answers, timeouts, a dead server) are error results.
+
+        ``ask`` answers the server's questions during the call: an :class:`Asker` (whose
+        key says which conversation the call belongs to), or a bare callable, which counts
+        as a conversation of its own.
+        """
+        if ask is not None and not isinstance(ask, Asker):
+            ask = Asker(f"call:{next(self._solo_askers)}", ask)
         try:
             answer = await self.request("tools/call", {"name": name, "arguments": arguments or {}},
-                                        timeout=timeout, on_progress=on_progress, ask=ask)
+                                        timeout=timeout, on_progress=on_progress, asker=ask)
         except McpError as exc:
             return content.CallResult.failure(f"{self.name}/{name} failed: {exc.message}")
         return content.from_result(answer, self.media_dir)
@@ -279,6 +308,35 @@ class ClientSession:
             self.inbound.on_request(message, related)
         elif jsonrpc.is_notification(message):
             self.inbound.on_notification(message, size)
+
+    # -- what the inbound side asks ------------------------------------------------------
+
+    def asker_for(self, related: Any) -> Ask | None:
+        """Who answers a server's question: the asker of the call it belongs to.
+
+        Over HTTP the server asks on the stream of the call that caused it (``related``).
+        Over stdio nothing names the call, so while every call in flight that brought an
+        asker belongs to one conversation (one key), the question is that conversation's;
+        with calls of several conversations in flight it could be anyone's, and it goes to
+        the session's default (usually nobody: the answer is ``cancel``).
+        """
+        call = self._find(related) if inbound.hashable(related) else None
+        if call is not None and call.asker is not None:
+            return call.asker.ask
+        askers = {p.asker.key: p.asker for p in self.pending.values() if p.asker is not None}
+        if len(askers) == 1:
+            return next(iter(askers.values())).ask
+        return self.ask
+
+    def progress_for(self, token: Any) -> Callback | None:
+        """The progress callback of the call in flight that `token` names, if any."""
+        pending = self._find(token) if inbound.hashable(token) else None
+        return pending.on_progress if pending is not None else None
+
+    async def event(self, method: str, params: dict[str, Any]) -> None:
+        """Hand one ``event/*`` notification to the owner's ``on_event``."""
+        if self.on_event is not None:
+            await inbound.await_maybe(self.on_event(self.name, method, params))
 
     def _find(self, id_: Any) -> Pending | None:
         pending = self.pending.get(id_)

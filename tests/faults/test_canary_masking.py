@@ -142,7 +142,7 @@ async def test_running_server_shows_no_secret_in_status_log_or_status_file(home,
     config = McpServerConfig(command=sys.executable,
                              args=[str(SERVER), "--token", token, f"--password={pw}"],
                              env={"CANARY_ENV": env_value})
-    manager = McpManager({"canary": config}, store, None, home)
+    manager = McpManager({"canary": config}, store, home)
     await manager.start(wait=30)
     try:
         await until(lambda: any(s.state == "ready" for s in manager.status()), 30)

@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pluggy
 import pytest
 from mcp_helpers import free_port, listening, wait_for
 
@@ -52,8 +51,7 @@ async def test_http_server_push_becomes_event_rows(home, echo_http, monkeypatch)
             "received_at": time.time(), "dedupe_key": f"{source}:{type}:{payload['id']}"}))
 
     config = McpServerConfig(url=echo_http, headers={"Authorization": "Bearer ${env:ECHO_TOKEN}"})
-    manager = McpManager({"echo": config}, store, pluggy.PluginManager("bothost"), home,
-                         on_event=insert)
+    manager = McpManager({"echo": config}, store, home, on_event=insert)
     try:
         await manager.start(wait=WAIT)
         status = manager.status()[0]
@@ -86,7 +84,7 @@ async def test_http_server_that_goes_away_is_failed_and_dialed_again(home, tmp_p
                                 start_new_session=True)
 
     store = Store(home / "bothost.db", core_migrations())
-    manager = McpManager({"echo": McpServerConfig(url=url)}, store, None, home)
+    manager = McpManager({"echo": McpServerConfig(url=url)}, store, home)
     proc = serve()
     try:
         await wait_for(lambda: listening(port), timeout=15)

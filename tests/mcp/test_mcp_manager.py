@@ -8,7 +8,6 @@ import os
 import sys
 import time
 
-import pluggy
 import pytest
 from mcp_helpers import PAGING_SERVER, wait_for
 
@@ -32,12 +31,7 @@ def store(home):
 
 
 @pytest.fixture
-def pm():
-    return pluggy.PluginManager("bothost")
-
-
-@pytest.fixture
-async def make_manager(home, store, pm):
+async def make_manager(home, store):
     managers = []
 
     async def insert_event(source, type, payload):
@@ -48,7 +42,7 @@ async def make_manager(home, store, pm):
         await store.run(insert)
 
     async def make(servers, start=True, **kwargs):
-        manager = McpManager(servers, store, pm, home, on_event=insert_event, **kwargs)
+        manager = McpManager(servers, store, home, on_event=insert_event, **kwargs)
         managers.append(manager)
         if start:
             await manager.start(wait=WAIT)
@@ -63,12 +57,12 @@ def state(manager, name):
     return next(s for s in manager.status() if s.name == name and s.state != "shadowed")
 
 
-async def test_config_server_starts_registers_and_answers(make_manager, pm, home):
+async def test_config_server_starts_and_answers(make_manager, home):
     manager = await make_manager({"paging": paging()})
     status = state(manager, "paging")
     assert (status.state, status.origin, status.error) == ("ready", "config", None)
     assert status.pid and status.tools == 16
-    assert pm.get_plugin("mcp:paging").tools()[0]["name"] == "echo"
+    assert manager.tools("paging")[0]["name"] == "echo"
     result = await manager.call_tool("paging", "echo", {"text": "hi"})
     assert (result.text, result.is_error) == ("hi", False)
     published = json.loads(status_path(home).read_text())
@@ -177,12 +171,11 @@ async def test_tools_allowlist_and_timeout_per_server(make_manager):
     assert slow.is_error and "timed out after 0.3 s" in slow.text
 
 
-async def test_runtime_add_disable_enable_remove(make_manager, store, pm):
+async def test_runtime_add_disable_enable_remove(make_manager, store):
     manager = await make_manager({})
     status = await manager.add_server("extra", paging(), origin="cli")
     assert status.origin == "db"
     await wait_for(lambda: state(manager, "extra").state == "ready")
-    assert pm.get_plugin("mcp:extra") is not None
     row = store.call(lambda db: db["mcp_servers"].get("extra"))
     assert row["origin"] == "cli" and json.loads(row["args"]) == [str(PAGING_SERVER)]
 
@@ -193,7 +186,6 @@ async def test_runtime_add_disable_enable_remove(make_manager, store, pm):
 
     await manager.remove_server("extra")
     assert not [s for s in manager.status() if s.name == "extra"]
-    assert pm.get_plugin("mcp:extra") is None
     assert store.call(lambda db: db["mcp_servers"].count) == 0
     with pytest.raises(McpManagerError):
         await manager.add_server("bad name", paging())
@@ -208,7 +200,7 @@ async def test_config_wins_over_a_stored_server_of_the_same_name(make_manager):
         await manager.remove_server("nope")
 
 
-async def test_disabling_a_config_server_is_kept_in_the_table(make_manager, store, home, pm):
+async def test_disabling_a_config_server_is_kept_in_the_table(make_manager, store, home):
     manager = await make_manager({"paging": paging()})
     await manager.set_enabled("paging", False)
     assert state(manager, "paging").state == "disabled"
@@ -218,25 +210,24 @@ async def test_disabling_a_config_server_is_kept_in_the_table(make_manager, stor
     assert state(again, "paging").state == "disabled"
 
 
-async def test_changes_from_another_process_are_picked_up(make_manager, store, home, pm):
+async def test_changes_from_another_process_are_picked_up(make_manager, store, home):
     running = await make_manager({})
-    cli = McpManager({}, store, None, home, publish_status=False)  # as `bothost mcp add` does
+    cli = McpManager({}, store, home, publish_status=False)  # as `bothost mcp add` does
     await cli.add_server("late", paging())
     await running.reload()  # the running manager does this every few seconds
     await wait_for(lambda: state(running, "late").state == "ready")
 
 
-async def test_listeners_hear_tool_changes(make_manager):
-    manager = await make_manager({}, start=False)
-    heard = []
-    manager.listeners.append(heard.append)
-    await manager.start(wait=WAIT)
-    await manager.add_server("paging", paging())
-    await wait_for(lambda: state(manager, "paging").state == "ready")
-    before = len(heard)
+async def test_a_tool_list_change_is_published_for_other_processes(make_manager, home):
+    manager = await make_manager({"paging": paging()})
+
+    def published():
+        return json.loads(status_path(home).read_text())["updated_at"]
+
+    before = published()
     await manager.call_tool("paging", "push", {"type": "notifications/tools/list_changed"})
-    await wait_for(lambda: len(heard) > before)
-    assert set(heard) == {"paging"}
+    await wait_for(lambda: published() > before)
+    assert json.loads(status_path(home).read_text())["servers"][0]["tools"] == 16
 
 
 async def test_stop_terminates_the_group_and_kills_after_grace(make_manager):
@@ -265,7 +256,7 @@ async def test_listing_from_another_process_shows_the_running_hosts_state(make_m
 
     await make_manager({"paging": paging(), "broken": McpServerConfig(command="/nonexistent")})
     cli = McpManager({"paging": paging(), "broken": McpServerConfig(command="/nonexistent")},
-                     store, None, home, publish_status=False)
+                     store, home, publish_status=False)
     listing = {s.name: s for s in await commands.list_servers(cli)}
     assert listing["paging"].state == "ready" and listing["paging"].tools == 16
     assert listing["broken"].state == "failed" and "cannot start" in listing["broken"].error
