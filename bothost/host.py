@@ -181,13 +181,6 @@ class Host:
             return None
         return await self.events.ingest(event)
 
-    async def run_tick_agent(self, system_prompt: str, user_content: str,
-                             tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The tick agent (used by the ticker when a model is configured)."""
-        from bothost.agent.tick_agent import run_tick_agent
-
-        return await run_tick_agent(self, system_prompt, user_content, tools)
-
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""
         return await self._deliver(target, briefing)

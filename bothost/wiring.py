@@ -1,37 +1,105 @@
 """Connecting the host to its subsystems: the event queue and tick, and the MCP manager.
 
 Kept apart from :mod:`bothost.host` so the host reads as the flow of a message, and each
-subsystem's construction (which needs several parts of the host) lives in one place.
+subsystem's construction (which needs several parts of the host) lives in one place. The
+tick in particular is assembled only here (:func:`build_ticker`), from explicit parts: the
+store, the ``tick`` config, ``deliver``, the ``on_briefing`` hooks and, with a model
+configured, the tick agent's triage; :func:`tick_once` is the one way to run a tick outside
+the schedule (``bothost tick``, the ``tick_now`` tool).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import logging
+from typing import TYPE_CHECKING, Any
 
 from bothost.agent.mcp_tools import McpToolSource
+from bothost.agent.tick_agent import run_tick_agent
+from bothost.events.delivery import Deliver
+from bothost.events.llm_triage import LlmTriage
 from bothost.events.queue import EventQueue
-from bothost.events.tick import Ticker
+from bothost.events.tick import Ticker, TickResult
+from bothost.hookcall import call_each
 from bothost.mcp.manager import McpManager
+from bothost.models import Briefing
+
+if TYPE_CHECKING:
+    from bothost.host import Host
+
+logger = logging.getLogger(__name__)
 
 ONE_SHOT_WAIT = 5.0  # long enough for a local server to start, short enough for a command
+OFFLINE = ("", "offline")  # llm.provider values that mean "no model": the rules triage
 
 
-async def start_events(host: Any, tick: bool = True) -> Any:
+async def start_events(host: Host, tick: bool = True) -> EventQueue:
     queue = EventQueue(host.store, host.config.tick)
     if tick and host.config.tick.enabled:
-        host.ticker = Ticker.for_host(host)
+        host.ticker = build_ticker(host)
         queue.on_urgent = host.ticker.poke
         host.supervise("tick", host.ticker.run_forever)
     return queue
 
 
-async def start_mcp(host: Any, wait: bool = False) -> Any:
+def build_ticker(host: Host, deliver: Deliver | None = None) -> Ticker:
+    """The host's ticker; `deliver` replaces the host's (``bothost tick --json`` prints
+    ``console:`` briefings on stderr)."""
+    llm_triage = None
+    if host.config.llm.provider not in OFFLINE:
+        llm_triage = LlmTriage(functools.partial(run_tick_agent, host))
+
+    async def on_briefing(briefing: Briefing) -> None:
+        await call_each(host.pm, "on_briefing", briefing=briefing)
+
+    return Ticker(host.store, host.config.tick, deliver or host.deliver,
+                  llm_triage=llm_triage, on_briefing=on_briefing)
+
+
+async def tick_once(host: Host, trigger: str, deliver: Deliver | None = None) -> TickResult:
+    """One tick now: the running ticker's, or — in a process that runs none (``bothost
+    tick``, ``bothost chat``) — one of its own, for which the platforms that can deliver
+    without being started are bound, and stopped again afterwards."""
+    if host.ticker is not None and deliver is None:
+        return await host.ticker.tick(trigger)
+    bound = bind_platforms(host)
+    try:
+        return await build_ticker(host, deliver).tick(trigger)
+    finally:
+        await unbind_platforms(bound)
+
+
+def bind_platforms(host: Host) -> list[Any]:
+    """Attach the platforms nobody started that can deliver without a connection of their
+    own (web keeps briefings for its page; Slack posts with its token alone); those that
+    attached, to be stopped after the tick."""
+    bound = []
+    for platform in host.platforms.values():
+        bind = getattr(platform, "bind", None)  # optional: platforms that cannot bind lack it
+        if callable(bind) and getattr(platform, "host", None) is None:
+            bind(host)
+            if getattr(platform, "host", None) is not None:
+                bound.append(platform)
+    return bound
+
+
+async def unbind_platforms(bound: list[Any]) -> None:
+    """Stop what :func:`bind_platforms` attached: a process that only ticks must close what
+    they opened to deliver (the webhook platform's HTTP client) before it exits."""
+    for platform in bound:
+        try:
+            await platform.stop()
+        except Exception:  # one platform's cleanup must not hide the tick's result
+            logger.exception("stopping the bound platform %s failed", platform.name)
+
+
+async def start_mcp(host: Host, wait: bool = False) -> McpManager:
     """Start the MCP servers in the background (issue 14: one stuck server held the HTTP
     listener 15 s on every start). With `wait` — a one-shot host such as ``bothost chat``
     — give them ``ONE_SHOT_WAIT`` to be ready; whatever is not is simply not listed yet."""
     # Only the long-running host publishes state/mcp-status.json (what `bothost mcp list`
     # shows in other processes); a one-shot host's servers must not overwrite it (issue 13).
-    manager = McpManager(host.config.mcp.servers, host.store, host.pm, host.home,
+    manager = McpManager(host.config.mcp.servers, host.store, host.home,
                          on_event=host.ingest_event, ask=nobody_to_ask, publish_status=not wait)
     await manager.start(wait=ONE_SHOT_WAIT if wait else 0.0)
     host.registry.add_source(McpToolSource(manager, host.config))

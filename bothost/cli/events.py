@@ -19,7 +19,7 @@ from bothost import jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.events import feedback
 from bothost.events.delivery import platform_deliver, to_console
-from bothost.events.tick import Ticker, TickResult
+from bothost.events.tick import TickResult
 
 pass_runtime = click.make_pass_decorator(Runtime)
 STATUSES = ("pending", "claimed", "done", "failed", "snoozed")
@@ -94,14 +94,11 @@ def retry(runtime: Runtime, ids: tuple[int, ...]) -> None:
 async def tick_once(runtime: Runtime, console: TextIO | None = None) -> TickResult:
     """One tick; a ``console:`` delivery prints on ``console`` (default: standard output)
     and is recorded only after that text is written and flushed."""
+    from bothost.wiring import tick_once as host_tick_once
+
     host = runtime.host()
-    ticker = Ticker.for_host(host)
-    if console is not None:
-        ticker.deliver = platform_deliver(host.platforms, console)
-    try:
-        return await ticker.tick("cli")
-    finally:
-        await ticker.unbind()
+    deliver = platform_deliver(host.platforms, console) if console is not None else None
+    return await host_tick_once(host, "cli", deliver)
 
 
 @click.command("tick")

@@ -2,11 +2,12 @@
 
 The LLM loop itself belongs to the agent (it may activate MCP servers to look things up);
 this module gives it a system prompt (``config/agents/tick.md``), the events as untrusted
-content, and the ``notify(items)`` tool, and takes back the items the model passed to
-``notify``. Those are checked here: unknown priorities and actions are refused, event ids
-must be ones we showed, text fields become single short lines, and nothing in an item can
-name a recipient (targets come only from ``tick.deliver_to``). Events no item covers are
-counted as ``low`` so nothing the model skipped disappears silently.
+content, and the ``notify(items)`` tool (:func:`notify_tool`, which the agent adds to its
+turn), and takes back the items the model passed to ``notify``. Those are checked here:
+unknown priorities and actions are refused, event ids must be ones we showed, text fields
+become single short lines, and nothing in an item can name a recipient (targets come only
+from ``tick.deliver_to``). Events no item covers are counted as ``low`` so nothing the model
+skipped disappears silently.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datetime import datetime, tzinfo
 from importlib import resources
 from typing import Any
 
+from bothost.agent.tools import Tool, tool_from_function
 from bothost.agent.untrusted import escape_attribute
 from bothost.events.render import ACTION_LABELS, WHY_CHARS
 from bothost.events.triage import PRIORITIES, QueuedEvent, one_line
@@ -27,39 +29,50 @@ from bothost.models import BriefingItem
 
 logger = logging.getLogger(__name__)
 
-RunAgent = Callable[[str, str, list[dict[str, Any]]], Awaitable[list[dict[str, Any]]]]
+# (system prompt, events as the model sees them) -> the items the model passed to notify
+RunAgent = Callable[[str, str], Awaitable[list[dict[str, Any]]]]
 LLM_TIMEOUT = 240.0  # under the default 5 min lease, so the claims outlive the agent
 PAYLOAD_CHARS = 4000  # per event shown to the model; long bodies are cut, not dropped
 RANK = {p: i for i, p in enumerate(PRIORITIES)}
 
-NOTIFY_TOOL: dict[str, Any] = {
-    "name": "notify",
-    "description": "Report what the user should know from these events, grouped into items. "
-                   "Call once with every item.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
+NOTIFY_DESCRIPTION = ("Report what the user should know from these events, grouped into items. "
+                      "Call once with every item.")
+NOTIFY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "items": {
+            "type": "array",
             "items": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "priority": {"type": "string", "enum": list(PRIORITIES)},
-                        "summary": {"type": "string", "description": "One plain line."},
-                        "why": {"type": "string", "description": "Why it matters, briefly."},
-                        "event_ids": {"type": "array", "items": {"type": "integer"}},
-                        "actions": {"type": "array",
-                                    "items": {"type": "string", "enum": list(ACTION_LABELS)}},
-                    },
-                    "required": ["priority", "summary", "event_ids"],
-                    "additionalProperties": False,
+                "type": "object",
+                "properties": {
+                    "priority": {"type": "string", "enum": list(PRIORITIES)},
+                    "summary": {"type": "string", "description": "One plain line."},
+                    "why": {"type": "string", "description": "Why it matters, briefly."},
+                    "event_ids": {"type": "array", "items": {"type": "integer"}},
+                    "actions": {"type": "array",
+                                "items": {"type": "string", "enum": list(ACTION_LABELS)}},
                 },
+                "required": ["priority", "summary", "event_ids"],
+                "additionalProperties": False,
             },
         },
-        "required": ["items"],
-        "additionalProperties": False,
     },
+    "required": ["items"],
+    "additionalProperties": False,
 }
+
+
+def notify_tool(take: Callable[[list[dict[str, Any]]], None]) -> Tool:
+    """The tick agent's ``notify(items)`` tool; `take` receives the items of each call
+    (checked later, by :func:`accept_items`)."""
+
+    def notify(items: Any = None, **_ignored: Any) -> str:
+        # a model that adds a key the schema does not have must not lose its items
+        found = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+        take(found)
+        return f"Noted {len(found)} items."
+
+    return tool_from_function(notify, description=NOTIFY_DESCRIPTION, schema=NOTIFY_SCHEMA)
 
 
 def tick_prompt() -> str:
@@ -121,7 +134,7 @@ class LlmTriage:
     ) -> tuple[list[BriefingItem], dict[int, str]]:
         prompt = self.prompt if self.prompt is not None else tick_prompt()
         async with asyncio.timeout(self.timeout):
-            result = self.run_agent(prompt, render_events(events, tz), [NOTIFY_TOOL])
+            result = self.run_agent(prompt, render_events(events, tz))
             raw = await result if inspect.isawaitable(result) else result
         items = accept_items(raw, {e.id for e in events})
         priorities: dict[int, str] = {}

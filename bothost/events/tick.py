@@ -3,7 +3,8 @@
 ``run_tick`` is one tick with explicit dependencies (store, ``tick`` config, a ``deliver``
 callable, an optional LLM triage, a clock); ``Ticker`` runs it on the timetable of
 :mod:`bothost.events.schedule` as a long-lived coroutine the host supervises, and soon after
-``poke()`` (the queue pokes on an urgent event). The order of steps is what makes the
+``poke()`` (the queue pokes on an urgent event). The host's ticker is assembled from its
+parts in one place, :func:`bothost.wiring.build_ticker`. The order of steps is what makes the
 guarantee hold: the briefing and its deliveries are recorded before anything is sent, and
 events become ``done`` only once a delivery of their briefing is recorded (see
 :mod:`bothost.events.ledger`). A tick that dies leaves claims that expire with the lease.
@@ -227,52 +228,6 @@ class Ticker:
         check_rules(config.rules)
         self._poked = asyncio.Event()
         self.results: list[TickResult] = []  # recent results, for status pages and tests
-        self.bound: list[Any] = []  # platforms for_host attached; see unbind
-
-    @classmethod
-    def for_host(cls, host: Any) -> Ticker:
-        """The host's ticker: its store, ``tick`` config, ``deliver`` and ``on_briefing`` hook.
-
-        With a model configured, the host may offer ``run_tick_agent(system_prompt,
-        user_content, tools)`` returning the items passed to ``notify``; then the tick agent
-        triages, else the offline rules do.
-        """
-        from bothost.hookcall import call_each
-
-        bound = []
-        for platform in getattr(host, "platforms", {}).values():
-            # a CLI command or a chat does not start the platforms; those that can deliver
-            # without a connection of their own (web keeps briefings for its page) attach
-            bind = getattr(platform, "bind", None)
-            if callable(bind) and getattr(platform, "host", None) is None:
-                bind(host)
-                if getattr(platform, "host", None) is not None:
-                    bound.append(platform)
-        run_agent = getattr(host, "run_tick_agent", None)
-        llm_triage: LlmTriage | None = None
-        if run_agent is not None and host.config.llm.provider not in ("", "offline"):
-            llm_triage = LlmTriage(run_agent)
-
-        async def on_briefing(briefing: Briefing) -> None:
-            await call_each(host.pm, "on_briefing", briefing=briefing)
-
-        ticker = cls(host.store, host.config.tick, host.deliver,
-                     llm_triage=llm_triage, on_briefing=on_briefing)
-        ticker.bound = bound
-        return ticker
-
-    async def unbind(self) -> None:
-        """Stop the platforms :meth:`for_host` attached (those no one had started).
-
-        A process that only ticks (``bothost tick``, a chat's ``tick``) must close what they
-        opened to deliver (the webhook platform's HTTP client) before it exits.
-        """
-        bound, self.bound = self.bound, []
-        for platform in bound:
-            try:
-                await platform.stop()
-            except Exception:  # one platform's cleanup must not hide the tick's result
-                logger.exception("stopping the bound platform %s failed", platform.name)
 
     def poke(self) -> None:
         """Ask for a tick soon (an urgent event arrived). Call from the event loop."""

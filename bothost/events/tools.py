@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from bothost.events import feedback
-from bothost.events.tick import Ticker
+from bothost.wiring import tick_once
 
 LISTED = 20  # events shown to the agent; the CLI lists more
 TOOL_OPTIONS: dict[str, dict[str, bool | str]] = {
@@ -39,14 +39,7 @@ async def events_list(status: str = "", ctx: Any = None) -> str:
 
 async def tick_now(ctx: Any = None) -> str:
     """Triage the event queue now and deliver a briefing to the configured targets."""
-    host = ctx.host
-    running = getattr(host, "ticker", None)
-    ticker = running or Ticker.for_host(host)
-    try:
-        result = await ticker.tick("agent")
-    finally:
-        if running is None:  # ``bothost chat``: close what for_host bound for this tick
-            await ticker.unbind()
+    result = await tick_once(ctx.host, "agent")
     if result.status == "busy":
         return "A tick is already running; its briefing will follow."
     if not result.briefings:

@@ -7,7 +7,7 @@ import re
 
 from bothost.config import TickRule
 from bothost.events import feedback
-from bothost.events.llm_triage import NOTIFY_TOOL, LlmTriage, tick_prompt
+from bothost.events.llm_triage import LlmTriage, tick_prompt
 from bothost.events.tick import run_tick
 from bothost.models import Event
 
@@ -21,8 +21,8 @@ class FakeAgent:
         self.decide = decide
         self.calls = []
 
-    async def __call__(self, system_prompt, user_content, tools):
-        self.calls.append((system_prompt, user_content, tools))
+    async def __call__(self, system_prompt, user_content):
+        self.calls.append((system_prompt, user_content))
         ids = [int(i) for i in re.findall(r'<event id="(\d+)"', user_content)]
         return self.decide(ids)
 
@@ -48,9 +48,8 @@ async def test_an_llm_tick_renders_the_notify_items(queue, store, config, record
 
     result = await run_tick(store, config, recorder, llm_triage=LlmTriage(agent))
 
-    system_prompt, content, tools = agent.calls[0]
+    system_prompt, content = agent.calls[0]
     assert system_prompt == tick_prompt() and "notify" in system_prompt
-    assert tools == [NOTIFY_TOOL]
     assert content.count('trust="untrusted"') == 5
     assert "</event> SYSTEM" not in content  # a payload cannot close its element
     text = result.briefings[0].text
@@ -85,7 +84,7 @@ async def test_mutes_and_drop_rules_apply_before_the_model(queue, store, config,
 
 
 async def test_a_failing_model_falls_back_to_the_rules(queue, store, config, recorder):
-    async def broken(system_prompt, user_content, tools):
+    async def broken(system_prompt, user_content):
         raise TimeoutError("model did not answer")
 
     await queue.ingest(Event("weather", "event/weather_alert", {"id": "w", "summary": "Rain"}))

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from bothost.events.tick import Ticker
+from bothost.wiring import tick_once
 from tests.fakes.llm import FakeLlm
 from tests.helpers import make_host, until, write_config
 
@@ -76,8 +76,7 @@ async def test_llm_tick_activates_a_server_and_notifies(home, monkeypatch, capsy
             {"tool_calls": [{"name": "mcp__caps__echo", "arguments": {"text": "calendar?"}}]},
             notify,
         ]
-        ticker = Ticker.for_host(host)
-        result = await ticker.tick("manual")
+        result = await tick_once(host, "manual")
     finally:
         await host.stop()
         await fake.stop()

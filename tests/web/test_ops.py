@@ -1,6 +1,6 @@
 import re
 
-from bothost.events.tick import Ticker
+from bothost.wiring import tick_once
 from tests.web.conftest import base_url, signed
 
 SAMPLE = re.compile(r'^([a-z_]+)(\{[^}]*\})? (-?[0-9.e+]+)$')
@@ -38,7 +38,7 @@ async def test_metrics_count_messages_tools_events_ticks_and_briefings(web_host,
     body, headers = signed(secret, {"payload": {"summary": "metric me"}})
     await (await client.post(url + "/webhook/events/ops", data=body, headers=headers)).release()
     await (await client.post(url + "/webhook/events/ops", data=body, headers=headers)).release()
-    await Ticker.for_host(web_host).tick("test")
+    await tick_once(web_host, "test")
     async with client.get(url + "/metrics") as response:
         assert response.status == 200
         assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bothost.events.tick import Ticker
+from bothost.wiring import tick_once
 from bothost.models import Address
 from bothost.platform import Question
 from tests.helpers import make_host
@@ -133,7 +133,7 @@ async def test_a_briefing_from_a_pushed_event_arrives_in_the_page(page, web_host
     async with client.post(base_url(web_host) + "/webhook/events/ops", data=body,
                            headers=headers) as response:
         assert response.status == 200
-    result = await Ticker.for_host(web_host).tick("test")
+    result = await tick_once(web_host, "test")
     assert [b.text for b in result.briefings if "db-1 disk at 95%" in b.text]
     await page.wait_for("#briefings .briefing", "db-1 disk at 95%")
     # remind me later: the event comes back at the first tick after an hour

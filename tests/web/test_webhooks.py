@@ -7,7 +7,7 @@ from aiohttp import web
 from bothost.plugins.web import outbound
 from bothost.plugins.web.signing import verify
 
-from bothost.events.tick import Ticker
+from bothost.wiring import tick_once
 from bothost.models import Briefing, BriefingItem
 from tests.helpers import make_host
 from tests.web.conftest import base_url, host_config, signed
@@ -115,7 +115,7 @@ async def test_a_pushed_event_reaches_the_next_briefing(web_host, client, secret
     body, headers = signed(secret, {"type": "alert",
                                     "payload": {"id": "a1", "summary": "db-1 disk at 95%"}})
     assert (await post(client, web_host, "/webhook/events/ops", body, headers))[0] == 200
-    result = await Ticker.for_host(web_host).tick("test")
+    result = await tick_once(web_host, "test")
     assert result.status == "ok" and len(result.briefings) == 1
     assert "db-1 disk at 95%" in result.briefings[0].text
     async with client.get(base_url(web_host) + "/api/dashboard") as response:
