@@ -22,6 +22,7 @@ from bothost.agent.registry import ToolRegistry
 from bothost.agent.turn import Turn
 from bothost.config import Config
 from bothost.events.delivery import platform_deliver
+from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.home import ensure_home
 from bothost.hookcall import call_each
 from bothost.http import HttpServer
@@ -89,6 +90,14 @@ class Host:
         if serve_http and self.config.platforms.web.enabled:
             await self.http.start()
         self.started = True
+
+    def platform(self, name: str) -> Any:
+        """The platform registered under ``name`` (started or not), or None."""
+        return self.platforms.get(name)
+
+    @property
+    def max_event_payload(self) -> int:
+        return self.events.max_payload if self.events is not None else MAX_PAYLOAD_BYTES
 
     def platform_enabled(self, name: str, platform: Any) -> bool:
         try:

@@ -12,13 +12,16 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.blocks import clip, context, section
 from bothost.plugins.slack.mrkdwn import escape, sanitize
 
 from bothost.models import Address
 from bothost.platform import Question
+
+if TYPE_CHECKING:
+    from bothost.plugins.slack.platform import SlackPlatform
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ class Pending:
 
 
 class Approvals:
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: SlackPlatform) -> None:
         self.platform = platform
         self.pending: dict[str, Pending] = {}
 

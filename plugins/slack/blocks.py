@@ -123,7 +123,7 @@ def encode_ids(ids: list[int]) -> str | None:
     ordered = sorted(set(int(i) for i in ids))
     start = prev = None
     for i in [*ordered, None]:
-        if start is not None and (i is None or i != prev + 1):
+        if start is not None and prev is not None and (i is None or i != prev + 1):
             parts.append(str(start) if start == prev else f"{start}-{prev}")
             start = None
         if i is not None and start is None:

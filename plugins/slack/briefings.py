@@ -9,15 +9,17 @@ that all of them share, so muting one newsletter does not silence all mail.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.blocks import ACK, MUTE, SNOOZE, context, decode_ids, render
 
-from bothost.events import feedback
 from bothost.models import Address, Briefing
+from bothost.queries import Queries
+
+if TYPE_CHECKING:
+    from bothost.plugins.slack.platform import SlackPlatform
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +29,7 @@ MUTE_FIELDS = ("from", "sender", "host", "alias", "service", "unit", "calendar_i
 
 
 class Briefings:
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: SlackPlatform) -> None:
         self.platform = platform
 
     def register(self, app: Any) -> None:
@@ -49,15 +51,15 @@ class Briefings:
                                           message.get("thread_ts"))
             return
         ids = decode_ids(action.get("value") or "")
-        store = self.platform.host.store
+        queries = self.platform.host.queries
         if action["action_id"] == ACK:
-            await feedback.acknowledge(store, ids)
+            await queries.acknowledge(ids)
             note = f"✓ Acknowledged by <@{user}>"
         elif action["action_id"] == SNOOZE:
-            await feedback.snooze(store, ids, time.time() + SNOOZE_FOR)
+            await queries.snooze(ids, time.time() + SNOOZE_FOR)
             note = f"💤 Snoozed for {SNOOZE_FOR / 3600:g} h by <@{user}>"
         else:
-            count = await mute_events(store, ids, user)
+            count = await mute_events(queries, ids, user)
             note = f"🔇 Muted by <@{user}> ({count} rule{'s' if count != 1 else ''})"
         blocks = [context(note) if b.get("block_id") == action.get("block_id") else b
                   for b in message.get("blocks") or []]
@@ -66,20 +68,14 @@ class Briefings:
                                        blocks=blocks)
 
 
-async def mute_events(store: Any, ids: list[int], user: str) -> int:
+async def mute_events(queries: Queries, ids: list[int], user: str) -> int:
     """A mute per (source, type) of the events, narrowed by their shared payload fields."""
-    def load(db: Any) -> list[tuple[str, str, str]]:
-        marks = ",".join("?" * len(ids))
-        return db.execute(f"SELECT source, type, payload FROM events WHERE id IN ({marks})",
-                          ids).fetchall() if ids else []
-
-    rows = await store.run(load)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for source, type_, payload in rows:
-        groups.setdefault((source, type_), []).append(json.loads(payload or "{}"))
+    for event in await queries.events(ids):
+        groups.setdefault((event.source, event.type), []).append(event.payload)
     for (source, type_), payloads in groups.items():
         match = shared_fields(payloads)
-        await feedback.mute(store, source, type_, match, created_by=f"slack:{user}")
+        await queries.mute(source, type_, match, created_by=f"slack:{user}")
     return len(groups)
 
 

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.approvals import CANCELLED
 from bothost.plugins.slack.blocks import clip, context, section
@@ -22,6 +22,9 @@ from bothost.plugins.slack.mrkdwn import escape, sanitize
 
 from bothost.models import Address
 from bothost.platform import Question
+
+if TYPE_CHECKING:
+    from bothost.plugins.slack.platform import SlackPlatform
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ class PendingForm:
 
 
 class Forms:
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: SlackPlatform) -> None:
         self.platform = platform
         self.pending: dict[str, PendingForm] = {}
 
@@ -166,7 +169,7 @@ def choices(prop: dict[str, Any]) -> list[tuple[str, str]]:
 def element(prop: dict[str, Any], secret: bool) -> dict[str, Any]:
     kind = prop.get("type")
     default = None if secret else prop.get("default")
-    items = prop.get("items") if isinstance(prop.get("items"), dict) else {}
+    items = prop["items"] if isinstance(prop.get("items"), dict) else {}
     if kind == "array" and choices(items):
         return select("multi_static_select", choices(items), default)
     if choices(prop):

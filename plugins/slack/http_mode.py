@@ -10,9 +10,10 @@ the route answers 404, so nothing is accepted by accident.
 from __future__ import annotations
 
 from aiohttp import web
+from bothost.plugins.slack.platform import SlackPlatform
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 
-from bothost.http import HOST
+from bothost.api import HOST
 
 PATH = "/slack/events"
 
@@ -22,9 +23,9 @@ def add_routes(app: web.Application) -> None:
 
 
 async def handle(request: web.Request) -> web.Response:
-    platform = request.app[HOST].active.get("slack")
-    bolt = getattr(platform, "bolt", None)
-    if bolt is None or platform.config.mode != "http":
+    platform = request.app[HOST].platform("slack")
+    if (not isinstance(platform, SlackPlatform) or platform.bolt is None  # bolt: set by start
+            or platform.config.mode != "http"):
         raise web.HTTPNotFound(text="Slack HTTP mode is not enabled (platforms.slack.mode)")
     bolt_request = await to_bolt_request(request)
-    return await to_aiohttp_response(await bolt.async_dispatch(bolt_request))
+    return await to_aiohttp_response(await platform.bolt.async_dispatch(bolt_request))

@@ -38,6 +38,7 @@ from bothost.plugins.slack.streaming import STATUS_INTERVAL, STREAM_INTERVAL
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 
+from bothost.api import HostApi
 from bothost.models import Address, Briefing
 from bothost.platform import Question
 
@@ -55,11 +56,11 @@ PERMANENT_ERRORS = {"unknown_method", "missing_scope", "not_allowed_token_type",
 
 class SlackPlatform:
     name = "slack"
+    host: HostApi  # set by start() or bind(); nothing that uses it runs before
+    access: Access  # set by start(); only the parts answering Slack's events use it
 
     def __init__(self) -> None:
-        self.host: Any = None
         self.config: Any = None
-        self.access: Access | None = None
         self.client: Any = None
         self.bolt: Any = None
         self.socket: AsyncSocketModeHandler | None = None
@@ -76,10 +77,10 @@ class SlackPlatform:
         self.forms = Forms(self)
         self.briefings = Briefings(self)
 
-    def enabled(self, host: Any) -> bool:
+    def enabled(self, host: HostApi) -> bool:
         return bool(host.config.platforms.slack.enabled)
 
-    async def start(self, host: Any) -> None:
+    async def start(self, host: HostApi) -> None:
         self.host = host
         self.config = host.config.platforms.slack
         missing = missing_settings(self.config)
@@ -97,7 +98,7 @@ class SlackPlatform:
         logger.info("slack: connected as %s (%s) in %s mode", self.identity.name,
                     self.identity.user_id, self.config.mode)
 
-    def bind(self, host: Any) -> None:
+    def bind(self, host: HostApi) -> None:
         """Deliver briefings without being started (``bothost tick``): a Web API client only.
 
         Posting needs nothing but the bot token — no Socket Mode connection, no bolt app —
@@ -157,9 +158,7 @@ class SlackPlatform:
 
     async def in_thread(self, channel: str, thread: str) -> bool:
         """Whether the bot already talks in this thread (it has a session there)."""
-        session_id = str(Address("slack", channel, thread))
-        return await self.host.store.run(lambda db: db.execute(
-            "SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone() is not None)
+        return await self.host.queries.session(Address("slack", channel, thread)) is not None
 
     # --- posting -----------------------------------------------------------------------------
 

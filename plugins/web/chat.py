@@ -29,6 +29,7 @@ from bothost.plugins.web.security import (
 )
 
 from bothost import jsondecode
+from bothost.api import HostApi
 from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ def session_of(value: Any) -> str:
 
 
 class ChatRoutes:
-    def __init__(self, host: Any, platform: WebPlatform, access: Access) -> None:
+    def __init__(self, host: HostApi, platform: WebPlatform, access: Access) -> None:
         self.host, self.platform, self.access = host, platform, access
 
     def add(self, app: web.Application) -> None:
@@ -81,9 +82,9 @@ class ChatRoutes:
         offered = request.query.get("token")
         if token is not None and offered is not None and same(offered, token):
             # keep the token out of the address bar and history: cookie, then a clean URL
-            response = web.HTTPSeeOther("/", headers=PAGE_HEADERS)
-            set_page_cookies(response, csrf_token(request), token, secure=request.secure)
-            raise response
+            redirect = web.HTTPSeeOther("/", headers=PAGE_HEADERS)
+            set_page_cookies(redirect, csrf_token(request), token, secure=request.secure)
+            raise redirect
         self.access.check_reader(request)
         csrf = csrf_token(request)
         html = static_text("index.html").replace("__CSRF__", csrf)
@@ -172,16 +173,10 @@ class ChatRoutes:
         return response
 
     async def history(self, request: web.Request) -> web.Response:
-        session_id = str(Address("web", session_of(request.query.get("session"))))
-
-        def read(db: Any) -> list[dict[str, Any]]:
-            rows = db.conn.execute(
-                "SELECT role, content, created_at FROM messages WHERE session_id = ? AND role IN"
-                " ('user', 'assistant') AND content IS NOT NULL AND content != ''"
-                " ORDER BY id DESC LIMIT ?", (session_id, HISTORY)).fetchall()
-            return [{"role": r[0], "text": r[1], "at": r[2]} for r in reversed(rows)]
-
-        return web.json_response({"messages": await self.host.store.run(read)})
+        address = Address("web", session_of(request.query.get("session")))
+        lines = await self.host.queries.transcript(address, HISTORY)
+        return web.json_response(
+            {"messages": [{"role": m.role, "text": m.text, "at": m.at} for m in lines]})
 
     async def dashboard(self, request: web.Request) -> web.Response:
         data = await dashboard.snapshot(self.host)

@@ -1,6 +1,6 @@
 """``POST /api/feedback``: the [Ack] and [Snooze] buttons on the dashboard's briefings.
 
-Both are the host's idempotent feedback functions (:mod:`bothost.events.feedback`), so a
+Both are the host's idempotent feedback functions (``host.queries``), so a
 double click or two open pages leave the same state: acknowledge marks the item's events
 done, snooze hides them until the given number of minutes has passed.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bothost.events import feedback
+from bothost.api import HostApi
 
 MAX_IDS = 1000  # one briefing item never groups more events than a tick shows
 MAX_SNOOZE_MINUTES = 7 * 24 * 60
@@ -33,15 +33,15 @@ def problem(body: dict[str, Any]) -> str | None:
     return None
 
 
-async def apply(host: Any, body: dict[str, Any]) -> web.Response:
+async def apply(host: HostApi, body: dict[str, Any]) -> web.Response:
     """Run the feedback ``body`` asks for; the JSON answer (or 400)."""
     reason = problem(body)
     if reason:
         return web.json_response({"error": reason}, status=400)
     ids = list(body["event_ids"])
     if body["action"] == "ack":
-        changed = await feedback.acknowledge(host.store, ids)
+        changed = await host.queries.acknowledge(ids)
     else:
         until = time.time() + 60 * body.get("minutes", DEFAULT_SNOOZE_MINUTES)
-        changed = await feedback.snooze(host.store, ids, until)
+        changed = await host.queries.snooze(ids, until)
     return web.json_response({"ok": True, "changed": changed})

@@ -11,9 +11,10 @@ from __future__ import annotations
 import mimetypes
 import re
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
+
+from bothost.api import HostApi
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
 ACTIVE_TYPES = ("text/html", "image/svg+xml", "application/xhtml+xml", "text/xml",
@@ -32,12 +33,12 @@ def media_path(home: Path, name: str) -> Path | None:
 
 
 class MediaRoutes:
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: HostApi) -> None:
         self.host = host
 
     async def get(self, request: web.Request) -> web.StreamResponse:
         name = request.match_info["file"]
-        path = media_path(Path(self.host.home), name)
+        path = media_path(self.host.home, name)
         if path is None:
             raise web.HTTPNotFound(text="no such media file\n")
         kind = mimetypes.guess_type(name)[0] or "application/octet-stream"

@@ -1,18 +1,26 @@
 """``GET /metrics``: the host's figures in the Prometheus text format (version 0.0.4).
 
-Most figures are computed from the store at scrape time — messages, turns, tool calls and
-errors by tool, events by status, tick durations, briefing deliveries — so they survive
-restarts and include what CLI processes did; they are counters as long as rows are kept.
-MCP servers come from the running manager; the web parts add the counters they keep in
-memory (webhook requests by outcome, outbound webhook deliveries, connected pages).
+Most figures are computed from the store at scrape time (``host.queries.figures()``) —
+messages, turns, tool calls and errors by tool, events by status, tick durations, briefing
+deliveries — so they survive restarts and include what CLI processes did; they are
+counters as long as rows are kept. MCP servers, HTTP connections and whether the store can
+write come from the running host, through ``host.queries`` too; the web parts add the
+counters they keep in memory (webhook requests by outcome, outbound webhook deliveries,
+connected pages).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
+from bothost.api import HostApi
+
+if TYPE_CHECKING:  # the web parts that keep counters in memory
+    from bothost.plugins.web.outbound import WebhookPlatform
+    from bothost.plugins.web.platform import WebPlatform
+    from bothost.plugins.web.webhooks import WebhookRoutes
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -28,7 +36,7 @@ class Exposition:
         self.lines: list[str] = []
 
     def family(self, name: str, kind: str, help_text: str,
-               samples: Iterable[tuple[dict[str, Any], float]]) -> None:
+               samples: Samples) -> None:
         self.lines.append(f"# HELP {name} {help_text}")
         self.lines.append(f"# TYPE {name} {kind}")
         for labels, value in samples:
@@ -45,72 +53,49 @@ class Exposition:
         return "\n".join(self.lines) + "\n"
 
 
-def read_tables(db: sqlite_utils.Database) -> dict[str, Any]:
-    q = db.conn.execute
-    return {
-        "messages": q("SELECT COALESCE(s.platform, 'unknown'), COUNT(*) FROM messages m"
-                      " LEFT JOIN sessions s ON s.id = m.session_id WHERE m.role = 'user'"
-                      " GROUP BY 1").fetchall(),
-        "turns": q("SELECT COUNT(DISTINCT turn_id) FROM messages"
-                   " WHERE turn_id IS NOT NULL").fetchone()[0],
-        "tools": q("SELECT tool, COUNT(*), SUM(is_error), SUM(COALESCE(duration_ms, 0))"
-                   " FROM tool_calls GROUP BY tool").fetchall(),
-        "events": q("SELECT status, COUNT(*) FROM events GROUP BY status").fetchall(),
-        "ticks": q("SELECT COUNT(*), COALESCE(SUM(finished_at - started_at), 0) FROM ticks"
-                   " WHERE finished_at IS NOT NULL").fetchone(),
-        "last_tick": q("SELECT finished_at - started_at, finished_at FROM ticks"
-                       " WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1").fetchone(),
-        "ticks_by_status": q("SELECT status, COUNT(*) FROM ticks GROUP BY status").fetchall(),
-        "deliveries": q("SELECT status, COUNT(*) FROM deliveries GROUP BY status").fetchall(),
-        "webhook_ids": q("SELECT COUNT(*) FROM webhook_ids").fetchone()[0],
-    }
+Samples = Iterable[tuple[dict[str, Any], float]]
 
 
-def mcp_rows(host: Any) -> list[Any]:
-    if host.mcp is None or not hasattr(host.mcp, "status"):
-        return []
-    return list(host.mcp.status())
-
-
-def counter_samples(counters: Any, metric: str, labels: tuple[str, ...]):
+def counter_samples(counters: Counter[tuple[str, ...]], metric: str,
+                    labels: tuple[str, ...]) -> Iterator[tuple[dict[str, Any], float]]:
     for key, value in sorted(counters.items()):
         if key[0] == metric:
             yield dict(zip(labels, key[1:], strict=True)), value
 
 
-async def render(host: Any, web: Any, webhook: Any, inbound: Any) -> str:
+async def render(host: HostApi, web: WebPlatform, webhook: WebhookPlatform,
+                 inbound: WebhookRoutes) -> str:
     """The whole exposition for one scrape."""
-    t = await host.store.run(read_tables)
+    t = await host.queries.figures()
     out = Exposition()
     out.family("bothost_messages_total", "counter", "Messages people sent, by platform.",
-               (({"platform": p}, n) for p, n in t["messages"]))
-    out.family("bothost_turns_total", "counter", "Agent turns run.", [({}, t["turns"])])
+               (({"platform": p}, n) for p, n in t.messages_by_platform.items()))
+    out.family("bothost_turns_total", "counter", "Agent turns run.", [({}, t.turns)])
     out.family("bothost_tool_calls_total", "counter", "Tool calls, by tool.",
-               (({"tool": tool}, n) for tool, n, _, _ in t["tools"]))
+               (({"tool": s.tool}, s.calls) for s in t.tools))
     out.family("bothost_tool_errors_total", "counter", "Tool calls that ended in an error.",
-               (({"tool": tool}, errors or 0) for tool, _, errors, _ in t["tools"]))
+               (({"tool": s.tool}, s.errors) for s in t.tools))
     out.family("bothost_tool_duration_seconds_total", "counter", "Time spent in tools.",
-               (({"tool": tool}, (ms or 0) / 1000) for tool, _, _, ms in t["tools"]))
-    servers = mcp_rows(host)
+               (({"tool": s.tool}, s.duration_ms / 1000) for s in t.tools))
+    servers = host.queries.mcp_servers()
     out.family("bothost_mcp_server_up", "gauge", "1 when the MCP server is ready.",
-               (({"server": s.name}, 1 if getattr(s, "state", "") == "ready" else 0)
-                for s in servers))
+               (({"server": s.name}, 1 if s.state == "ready" else 0) for s in servers))
     out.family("bothost_mcp_server_restarts_total", "counter", "Restarts of the MCP server.",
-               (({"server": s.name}, getattr(s, "restarts", 0) or 0) for s in servers))
+               (({"server": s.name}, s.restarts) for s in servers))
     out.family("bothost_events", "gauge", "Events in the queue, by status.",
-               (({"status": s}, n) for s, n in t["events"]))
-    count, total = t["ticks"]
+               (({"status": s}, n) for s, n in t.events_by_status.items()))
     out.family("bothost_tick_duration_seconds", "summary", "Duration of finished ticks.", [])
-    out.sample("bothost_tick_duration_seconds_count", {}, count)
-    out.sample("bothost_tick_duration_seconds_sum", {}, total)
-    last = t["last_tick"]
+    out.sample("bothost_tick_duration_seconds_count", {}, t.finished_ticks)
+    out.sample("bothost_tick_duration_seconds_sum", {}, t.tick_seconds)
+    last = t.last_tick
+    duration = last.finished_at - last.started_at if last and last.finished_at else 0
     out.family("bothost_tick_last_duration_seconds", "gauge", "Duration of the last tick.",
-               [({}, last[0] if last else 0)])
+               [({}, duration)])
     out.family("bothost_tick_last_finished_timestamp_seconds", "gauge",
-               "When the last tick finished.", [({}, last[1] if last else 0)])
+               "When the last tick finished.", [({}, (last.finished_at or 0) if last else 0)])
     out.family("bothost_ticks_total", "counter", "Ticks, by outcome.",
-               (({"status": s}, n) for s, n in t["ticks_by_status"]))
-    deliveries = dict(t["deliveries"])
+               (({"status": s}, n) for s, n in t.ticks_by_status.items()))
+    deliveries = t.deliveries_by_status
     out.family("bothost_briefings_delivered_total", "counter", "Briefing deliveries made.",
                [({}, deliveries.get("delivered", 0))])
     out.family("bothost_briefings_failed_total", "counter",
@@ -132,21 +117,19 @@ async def render(host: Any, web: Any, webhook: Any, inbound: Any) -> str:
                "Outbound signed webhook POSTs, by target and outcome.",
                counter_samples(webhook.counters, "webhook_out", ("target", "outcome")))
     out.family("bothost_webhook_ids", "gauge", "Webhook ids remembered for dedupe.",
-               [({}, t["webhook_ids"])])
-    http = getattr(host, "http", None)
-    guard = getattr(http, "guard", None)
-    if guard is not None and guard.server is not None:
+               [({}, t.webhook_ids)])
+    connections = host.queries.connections()
+    if connections is not None:
         out.family("bothost_http_connections", "gauge", "Open HTTP connections.",
-                   [({}, guard.open_count())])
+                   [({}, connections.open)])
         out.family("bothost_http_connection_cap", "gauge",
                    "Most HTTP connections kept open (from the open-file limit).",
-                   [({}, guard.cap)])
+                   [({}, connections.cap)])
         out.family("bothost_http_connections_closed_total", "counter",
                    "Connections the listener closed early: evicted at the cap, refused with "
                    "503, or a body that did not arrive in time.",
-                   (({"reason": reason}, n) for reason, n in sorted(guard.counts.items())))
-    write = host.store.health.report()
+                   (({"reason": reason}, n) for reason, n in sorted(connections.closed.items())))
     out.family("bothost_store_writable", "gauge",
                "1 unless the last write failed with a storage error (disk full, I/O, corrupt).",
-               [({}, 1 if write["ok"] else 0)])
+               [({}, 1 if host.queries.store_writable() else 0)])
     return out.text()

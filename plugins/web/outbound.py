@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 from bothost.plugins.web.signing import sign_headers
 
+from bothost.api import HostApi
 from bothost.models import Address, Briefing
 from bothost.platform import Question
 from bothost.redact import mask_url, redact
@@ -79,18 +80,18 @@ class WebhookPlatform:
     name = "webhook"
 
     def __init__(self) -> None:
-        self.host: Any = None
+        self.host: HostApi | None = None
         self.client: aiohttp.ClientSession | None = None
         self.counters: Counter[tuple[str, ...]] = Counter()
 
-    def enabled(self, host: Any) -> bool:
+    def enabled(self, host: HostApi) -> bool:
         config = host.config.platforms.webhook
         return bool(config.secret or config.targets)
 
-    async def start(self, host: Any) -> None:
+    async def start(self, host: HostApi) -> None:
         self.host = host
 
-    def bind(self, host: Any) -> None:
+    def bind(self, host: HostApi) -> None:
         """Attach to ``host`` when routes are served without the platform being started."""
         if self.host is None:
             self.host = host
@@ -101,8 +102,13 @@ class WebhookPlatform:
             self.client = None
 
     def health(self) -> dict[str, Any]:
-        config = self.host.config.platforms.webhook
+        config = self.bound().config.platforms.webhook
         return {"inbound": bool(config.secret), "targets": sorted(config.targets)}
+
+    def bound(self) -> HostApi:
+        if self.host is None:
+            raise DeliveryError("the webhook platform is not bound to a host")
+        return self.host
 
     def session(self) -> aiohttp.ClientSession:
         if self.client is None or self.client.closed:
@@ -120,7 +126,7 @@ class WebhookPlatform:
         return f"{msg_id} HTTP {status}"
 
     async def to_target(self, target: str, payload: dict[str, Any], msg_id: str) -> str:
-        config = self.host.config.platforms.webhook
+        config = self.bound().config.platforms.webhook
         found = config.targets.get(target)
         if found is None or not found.url:
             raise DeliveryError(f"platforms.webhook.targets.{target}: no such target")

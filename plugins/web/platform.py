@@ -18,6 +18,7 @@ from typing import Any
 from bothost.plugins.web import briefings
 from bothost.plugins.web.hub import Hub
 
+from bothost.api import HostApi
 from bothost.models import Address, Briefing
 from bothost.platform import Question
 
@@ -31,21 +32,21 @@ class WebPlatform:
     name = "web"
 
     def __init__(self) -> None:
-        self.host: Any = None
+        self.host: HostApi | None = None
         self.hub = Hub()
         self.counters: Counter[tuple[str, ...]] = Counter()  # (metric, label values...) → n
 
-    def enabled(self, host: Any) -> bool:
+    def enabled(self, host: HostApi) -> bool:
         return bool(host.config.platforms.web.enabled)
 
-    async def start(self, host: Any) -> None:
+    async def start(self, host: HostApi) -> None:
         self.host = host
         self.hub.closed = False
 
     async def stop(self) -> None:
         self.hub.close()
 
-    def bind(self, host: Any) -> None:
+    def bind(self, host: HostApi) -> None:
         """Attach to ``host`` when routes are served without the platform being started."""
         if self.host is None:
             self.host = host
@@ -60,8 +61,11 @@ class WebPlatform:
         return f"web:{address.channel}" if delivered else None
 
     async def send_briefing(self, address: Address, briefing: Briefing) -> str:
+        if self.host is None:
+            raise RuntimeError("the web platform is not bound to a host")
+        store = self.host.store
         try:
-            row = await self.host.store.run(lambda db: briefings.insert(db, address, briefing))
+            row = await store.run(lambda db: briefings.insert(db, address, briefing))
         except Exception:
             self.counters["briefings", "failed"] += 1
             raise

@@ -9,9 +9,9 @@ counters; on shutdown the hub ends every live stream, which lets the server stop
 
 from __future__ import annotations
 
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from aiohttp import web
 from bothost.plugins.web import metrics, openapi
@@ -22,16 +22,23 @@ from bothost.plugins.web.platform import WebPlatform
 from bothost.plugins.web.security import Access
 from bothost.plugins.web.webhooks import WebhookRoutes
 
-import bothost
-from bothost.http import HOST
+from bothost.api import HOST, HostApi
+
+P = TypeVar("P", WebPlatform, WebhookPlatform)
 
 
-def platform(host: Any, name: str, kind: type) -> Any:
-    found = host.platforms.get(name)
-    if not isinstance(found, kind):  # the platform hook was not run (a test's bare app)
-        found = kind()
-    found.bind(host)
-    return found
+def platform(host: HostApi, name: str, kind: type[P]) -> P:
+    found = host.platform(name)
+    made = found if isinstance(found, kind) else kind()  # a test's bare app: no platform hook
+    made.bind(host)
+    return made
+
+
+def version() -> str:
+    try:
+        return metadata.version("bothost")
+    except metadata.PackageNotFoundError:  # running from a checkout that was never installed
+        return "0"
 
 
 def setup(app: web.Application) -> None:
@@ -47,7 +54,7 @@ def setup(app: web.Application) -> None:
         text = await metrics.render(host, web_platform, webhook_platform, inbound)
         return web.Response(body=text.encode(), headers={"Content-Type": metrics.CONTENT_TYPE})
 
-    doc = openapi.document(getattr(bothost, "__version__", "0"))
+    doc = openapi.document(version())
 
     async def openapi_route(request: web.Request) -> web.Response:
         return web.json_response(doc)

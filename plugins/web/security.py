@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
-from bothost.http import is_loopback
+from bothost.api import HostApi
 
 TOKEN_COOKIE = "bothost_token"
 CSRF_COOKIE = "bothost_csrf"
@@ -49,6 +50,15 @@ PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def forbidden(reason: str) -> web.HTTPForbidden:
@@ -88,7 +98,7 @@ def same(a: str, b: str) -> bool:
 class Access:
     """The checks for one host's web config; ``guard`` wraps route handlers with them."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: HostApi) -> None:
         self.host = host
 
     @property

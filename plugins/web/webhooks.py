@@ -5,8 +5,8 @@ while that secret is set (404 otherwise). Order of checks, cheapest and least re
 first: size (413, before reading more than the limit), signature headers and timestamp
 (401 / 400), the id's length (400), JSON through :mod:`bothost.jsondecode` (400: not
 JSON, too deep, a lone surrogate, NaN; a sender retries a 5xx for days, so a body we cannot
-use must never get one). A ``webhook-id`` is processed once: it is recorded in
-``webhook_ids`` before the answer, and the same id again is answered 200
+use must never get one). A ``webhook-id`` is processed once: it is recorded (through
+``host.queries``) before the answer, and the same id again is answered 200
 ``{"duplicate": true}``; concurrent requests with one id are serialised in-process, and for
 events the queue's own dedupe on the same key covers a crash between queueing and
 recording. An event is answered 2xx only after ``host.ingest_event`` has written it.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 import time
@@ -32,8 +33,7 @@ from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_si
 from bothost.plugins.web.signing import SignatureError, TimestampError, verify
 
 from bothost import jsondecode
-from bothost.events.dedupe import canonical_json
-from bothost.events.queue import EventRejectedError
+from bothost.api import EventRejectedError, HostApi
 from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def error(status: int, reason: str, **extra: Any) -> web.Response:
 
 
 class WebhookRoutes:
-    def __init__(self, host: Any, platform: WebhookPlatform) -> None:
+    def __init__(self, host: HostApi, platform: WebhookPlatform) -> None:
         self.host, self.platform = host, platform
         self.inflight: dict[str, asyncio.Event] = {}
         self.replies: set[asyncio.Task[None]] = set()
@@ -131,33 +131,22 @@ class WebhookRoutes:
     async def seen(self, msg_id: str) -> bool:
         if msg_id in self.recent:
             return True
-        row = await self.host.store.run(lambda db: db.conn.execute(
-            "SELECT 1 FROM webhook_ids WHERE id = ?", (msg_id,)).fetchone())
-        return row is not None
+        return await self.host.queries.webhook_seen(msg_id)
 
     async def remember(self, msg_id: str) -> None:
         now = time.time()
         prune = now - self.pruned_at > PRUNE_EVERY
         if prune:
             self.pruned_at = now
-
-        def write(db: Any) -> None:
-            conn = db.conn
-            conn.execute("INSERT OR IGNORE INTO webhook_ids (id, received_at) VALUES (?, ?)",
-                         (msg_id, now))
-            if prune:
-                conn.execute("DELETE FROM webhook_ids WHERE received_at < ?",
-                             (now - ID_RETENTION,))
-
-        await self.host.store.run(write)
+        await self.host.queries.remember_webhook(
+            msg_id, now, forget_before=now - ID_RETENTION if prune else None)
         self.recent[msg_id] = None
         if len(self.recent) > RECENT_IDS:
             self.recent.popitem(last=False)
 
     async def forget(self, msg_id: str) -> None:
         self.recent.pop(msg_id, None)
-        await self.host.store.run(lambda db: db.conn.execute(
-            "DELETE FROM webhook_ids WHERE id = ?", (msg_id,)))
+        await self.host.queries.forget_webhook(msg_id)
 
     def duplicate(self, route: str) -> web.Response:
         self.counters[route, "duplicate"] += 1
@@ -179,8 +168,8 @@ class WebhookRoutes:
             return error(400, f"type must be a non-empty string of at most {MAX_FIELD} chars")
         if not isinstance(payload, dict):
             return error(400, "payload must be a JSON object")
-        limit = getattr(self.host.events, "max_payload", None)
-        if limit is not None and len(canonical_json(payload).encode()) > limit:
+        limit = self.host.max_event_payload
+        if payload_bytes(payload) > limit:
             self.counters["events", "too_large"] += 1
             return error(413, f"payload larger than the queue's {limit} bytes")
         async with self.once(msg_id):
@@ -202,9 +191,7 @@ class WebhookRoutes:
         return web.json_response({"accepted": True, "event_id": row_id})
 
     async def queued(self, msg_id: str) -> bool:
-        row = await self.host.store.run(lambda db: db.conn.execute(
-            "SELECT 1 FROM events WHERE dedupe_key = ? LIMIT 1", (msg_id,)).fetchone())
-        return row is not None
+        return await self.host.queries.event_queued(msg_id)
 
     # --- POST /webhook/message ------------------------------------------------------------
 
@@ -252,6 +239,11 @@ class WebhookRoutes:
         except Exception:  # a background reply fails alone
             self.counters["callback", "failed"] += 1
             logger.exception("reply to webhook %s failed", msg_id)
+
+
+def payload_bytes(payload: dict[str, Any]) -> int:
+    """The payload's size as the queue measures it: compact UTF-8 JSON."""
+    return len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def message_problem(data: dict[str, Any]) -> str | None:
