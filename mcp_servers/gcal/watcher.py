@@ -92,22 +92,27 @@ class CalendarWatcher:
     async def _list(self, calendar_id: str, sync_token: str | None) -> tuple[list[dict], str]:
         """Every page of a full (sync_token None) or incremental listing, and the next token."""
         items: list[dict[str, Any]] = []
-        page_token = None
+        page_token: str | None = None
         while True:
-            response = await self.client.call(
-                lambda api, page=page_token: api.events().list(
-                    calendarId=calendar_id,
-                    syncToken=sync_token,
-                    pageToken=page,
-                    maxResults=PAGE_SIZE,
-                    # Deleted events only matter in incremental answers (to see them go).
-                    showDeleted=bool(sync_token),
-                )
-            )
+            response = await self._page(calendar_id, sync_token, page_token)
             items.extend(response.get("items", []))
             page_token = response.get("nextPageToken")
             if not page_token:
                 return items, response["nextSyncToken"]
+
+    async def _page(
+        self, calendar_id: str, sync_token: str | None, page_token: str | None
+    ) -> dict[str, Any]:
+        return await self.client.call(
+            lambda api: api.events().list(
+                calendarId=calendar_id,
+                syncToken=sync_token,
+                pageToken=page_token,
+                maxResults=PAGE_SIZE,
+                # Deleted events only matter in incremental answers (to see them go).
+                showDeleted=bool(sync_token),
+            )
+        )
 
 
 def _memo(event: dict[str, Any]) -> dict[str, Any]:

@@ -168,7 +168,7 @@ class GmailTools:
             reply_to=original,
         )
         message: dict[str, Any] = {"raw": raw}
-        if (original or {}).get("threadId"):
+        if original is not None and original.get("threadId"):
             message["threadId"] = original["threadId"]
         return message
 

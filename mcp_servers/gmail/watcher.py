@@ -71,22 +71,9 @@ class MailWatcher:
     async def _history_since(self, history_id: str) -> tuple[list[str], str]:
         """Ids of messages added to INBOX after `history_id`, oldest first, and the new id."""
         ids: list[str] = []
-        page_token = None
+        page_token: str | None = None
         while True:
-            response = await self.client.call(
-                lambda api, token=page_token: (
-                    api.users()
-                    .history()
-                    .list(
-                        userId="me",
-                        startHistoryId=history_id,
-                        historyTypes=["messageAdded"],
-                        labelId="INBOX",
-                        maxResults=HISTORY_PAGE_SIZE,
-                        pageToken=token,
-                    )
-                )
-            )
+            response = await self._history_page(history_id, page_token)
             for record in response.get("history", []):
                 for added in record.get("messagesAdded", []):
                     message_id = added["message"]["id"]
@@ -95,6 +82,22 @@ class MailWatcher:
             page_token = response.get("nextPageToken")
             if not page_token:
                 return ids, response["historyId"]
+
+    async def _history_page(self, history_id: str, page_token: str | None) -> dict[str, Any]:
+        return await self.client.call(
+            lambda api: (
+                api.users()
+                .history()
+                .list(
+                    userId="me",
+                    startHistoryId=history_id,
+                    historyTypes=["messageAdded"],
+                    labelId="INBOX",
+                    maxResults=HISTORY_PAGE_SIZE,
+                    pageToken=page_token,
+                )
+            )
+        )
 
     async def _resync(self, state: dict[str, Any]) -> tuple[list[str], str]:
         profile = await self.client.call(lambda api: api.users().getProfile(userId="me"))

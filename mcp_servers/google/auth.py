@@ -8,6 +8,7 @@ per server so each keeps only the scopes it needs. Files are written atomically 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -123,7 +124,8 @@ def run_auth(server: str, argv: list[str]) -> int:
     args = _parse_auth_args(server, argv)
     # The flow prints the URL and then blocks on the redirect: flush it at once even when
     # stdout is a pipe (an ssh session, a test).
-    sys.stdout.reconfigure(line_buffering=True)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
     if not args.client_secrets:
         print(
             "error: no OAuth client file; pass --client-secrets FILE or set GOOGLE_CLIENT_SECRETS",

@@ -42,11 +42,11 @@ def schema_for(hint: Any) -> dict[str, Any]:
     origin = get_origin(hint)
     if origin is typing.Annotated:
         base, *extra = get_args(hint)
-        schema = schema_for(base)
+        described = schema_for(base)
         for item in extra:
             if isinstance(item, str):
-                schema["description"] = item
-        return schema
+                described["description"] = item
+        return described
     if hint in _SCALARS:
         return {"type": _SCALARS[hint]}
     if origin is Literal:

@@ -209,11 +209,8 @@ class AlertWatcher:
 
 def _peak(hourly: dict[str, list[Any]], column: str, threshold: float | None) -> Measure:
     """The highest value ahead, at the first hour that reaches the threshold (or the peak)."""
-    values = [
-        (_number(v), t)
-        for v, t in zip(hourly.get(column) or [], hourly.get("time") or [], strict=False)
-    ]
-    values = [(v, t) for v, t in values if v is not None]
+    rows = zip(hourly.get(column) or [], hourly.get("time") or [], strict=False)
+    values = [(n, t) for n, t in ((_number(v), t) for v, t in rows) if n is not None]
     if not values:
         return Measure(None)
     peak = max(v for v, _ in values)
