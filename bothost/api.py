@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
 
@@ -75,6 +75,7 @@ class Reply:
         return cls(NOTHING_RUNNING_TEXT, Outcome.NOTHING_RUNNING)
 
 
+@runtime_checkable
 class HostApi(Protocol):
     """What plugins, platforms, hooks and tools may use of the host."""
 

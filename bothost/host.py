@@ -13,28 +13,31 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import ToolRegistry
 from bothost.agent.turn import Turn
+from bothost.api import STOPPED_TEXT, Outcome, Reply, TextSink, is_stop
 from bothost.config import Config
 from bothost.events.delivery import platform_deliver
 from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.home import ensure_home
 from bothost.hookcall import call_each
 from bothost.http import HttpServer
-from bothost.models import Briefing, Event, IncomingMessage, Session
+from bothost.models import Address, Briefing, Event, IncomingMessage, Session
+from bothost.platform import Question
 from bothost.queries import Queries
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
 from bothost.store import Store
 from bothost.supervisor import Supervisor
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from bothost.api import HostApi
 
-STOP_WORDS = {"stop", "/stop", "cancel"}
+logger = logging.getLogger(__name__)
 
 
 class HostError(Exception):
@@ -63,7 +66,7 @@ class Host:
         self.mcp: Any = None
         self.events: Any = None
         self.ticker: Any = None
-        self.turns: dict[str, asyncio.Task[str]] = {}
+        self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
         self.started = False
 
     def make_provider(self) -> Any:
@@ -117,8 +120,9 @@ class Host:
         self.active[name] = platform
 
     async def stop(self) -> None:
-        for task in list(self.turns.values()):
-            task.cancel()
+        for tasks in list(self.turns.values()):
+            for task in tasks:
+                task.cancel()
         await self.supervisor.stop()
         for name, platform in list(self.active.items()):
             try:
@@ -150,33 +154,53 @@ class Host:
                        platform=self.active.get(message.address.platform)
                        or self.platforms.get(message.address.platform))
 
-    async def handle_message(self, message: IncomingMessage, *,
-                             on_text: Callable[[str], Awaitable[None]] | None = None,
-                             on_status: Callable[[str], Awaitable[None]] | None = None,
-                             platform: Any = None) -> str:
-        """Run an agent turn for ``message``; return the reply text."""
+    async def handle_message(self, message: IncomingMessage, *, on_text: TextSink | None = None,
+                             on_status: TextSink | None = None, platform: Any = None) -> Reply:
+        """Run an agent turn for ``message``, or stop the session's turns if it says to."""
         await call_each(self.pm, "on_message", message=message)
         session = self.session_for(message)
+        if is_stop(message.text):
+            return Reply.for_stop(self.cancel(message.address))
         if platform is not None:
             session.platform = platform
-        running = self.turns.get(session.id)
-        if message.text.strip().lower() in STOP_WORDS:
-            if running and not running.done():
-                running.cancel()
-                return "Stopped."
-            return "Nothing is running."
         turn = Turn(self, session, on_text=on_text, on_status=on_status)
         task = asyncio.ensure_future(turn.run(with_context(message)))
-        self.turns[session.id] = task
+        running = self.turns.setdefault(message.address, set())
+        running.add(task)
         try:
             return await task
         except asyncio.CancelledError:
             if task.cancelled() and not current_task_cancelling():
-                return "Stopped."
+                return Reply(STOPPED_TEXT, Outcome.STOPPED)  # stopped by cancel(), not by us
             raise
         finally:
-            if self.turns.get(session.id) is task:
-                del self.turns[session.id]
+            running.discard(task)
+            if not running and self.turns.get(message.address) is running:
+                del self.turns[message.address]
+
+    def cancel(self, address: Address, within: bool = False) -> list[Address]:
+        """Cancel every running turn of the session at ``address``; the sessions cancelled.
+
+        With ``within``, every session in that address's channel (its threads) too.
+        """
+        cancelled = []
+        for where, tasks in list(self.turns.items()):
+            inside = where.platform == address.platform and where.channel == address.channel
+            if where != address and not (within and inside):
+                continue
+            live = [task for task in tasks if not task.done()]
+            for task in live:
+                task.cancel()
+            if live:
+                cancelled.append(where)
+        return cancelled
+
+    async def ask(self, address: Address, question: Question) -> Any:
+        """Ask a person through the platform of ``address``; None when nobody can answer."""
+        platform = self.active.get(address.platform)
+        if platform is None or not hasattr(platform, "ask"):
+            return None
+        return await platform.ask(address, question)
 
     # --- events and briefings -----------------------------------------------------------------
 
@@ -208,3 +232,9 @@ def with_context(message: IncomingMessage) -> str:
 def current_task_cancelling() -> bool:
     task = asyncio.current_task()
     return bool(task and task.cancelling())
+
+
+if TYPE_CHECKING:  # mypy checks here that the host provides everything plugins are promised
+
+    def _as_host_api(host: Host) -> HostApi:
+        return host

@@ -22,6 +22,7 @@ from bothost.agent.approvals import ToolCall, decide
 from bothost.agent.prompt import system_prompt
 from bothost.agent.tools import Tool, ToolContext, ToolError, ToolResult
 from bothost.agent.validate import validate
+from bothost.api import Outcome, Reply
 from bothost.llm.base import ChatRequest, LlmError, ToolCallRequest
 from bothost.models import Session
 
@@ -44,7 +45,7 @@ class Turn:
         self.id = uuid.uuid4().hex[:12]
         self.messages: list[dict[str, Any]] = []
 
-    async def run(self, text: str) -> str:
+    async def run(self, text: str) -> Reply:
         config = self.host.config
         await history.ensure_session(self.host.store, self.session)
         await self.add({"role": "user", "content": text})
@@ -57,9 +58,9 @@ class Turn:
         except LlmError as exc:
             reply = str(exc)
         await self.add({"role": "assistant", "content": reply})
-        return reply
+        return Reply(reply, Outcome.FAILED)
 
-    async def rounds(self, budget: int) -> str:
+    async def rounds(self, budget: int) -> Reply:
         config = self.host.config
         wants_catalog = getattr(self.host.llm, "wants_catalog", False)
         for _ in range(config.agent.max_rounds):
@@ -77,15 +78,15 @@ class Turn:
                      for c in response.tool_calls]
             await self.add({"role": "assistant", "content": response.text, "tool_calls": calls})
             if not response.tool_calls:
-                return response.text
+                return Reply(response.text)
             visible = {t.name: t for t in tools}
             for message in await self.execute(response.tool_calls, visible):
                 await self.add(message)
             if self.done:
-                return response.text
+                return Reply(response.text)
         reply = f"Stopped after {config.agent.max_rounds} rounds of tool calls (agent.max_rounds)."
         await self.add({"role": "assistant", "content": reply})
-        return reply
+        return Reply(reply, Outcome.FAILED)
 
     def catalog(self) -> list[dict[str, Any]]:
         registry = self.host.registry

@@ -14,6 +14,7 @@ import logging
 import sys
 from typing import Any
 
+from bothost.api import HostApi, Reply
 from bothost.models import Address, Briefing, IncomingMessage
 from bothost.platform import Question
 
@@ -26,13 +27,13 @@ class ConsolePlatform:
     name = "console"
 
     def __init__(self) -> None:
-        self.host: Any = None
+        self.host: HostApi | None = None
         self.lock = asyncio.Lock()  # one question or reply on the terminal at a time
 
-    def enabled(self, host: Any) -> bool:
+    def enabled(self, host: HostApi) -> bool:
         return host.config.platforms.console.enabled and sys.stdin.isatty()
 
-    async def start(self, host: Any) -> None:
+    async def start(self, host: HostApi) -> None:
         self.host = host
         host.supervise("console", self.read_loop)
 
@@ -49,7 +50,9 @@ class ConsolePlatform:
             if line.strip():
                 await self.converse(line)
 
-    async def converse(self, text: str) -> str:
+    async def converse(self, text: str) -> Reply:
+        if self.host is None:
+            raise RuntimeError("the console platform was not started")
         return await converse(self.host, text, platform=self)
 
     async def send(self, address: Address, text: str, **kwargs: Any) -> str:
@@ -94,7 +97,7 @@ def coerce(raw: str, prop: dict[str, Any]) -> Any:
     return raw
 
 
-async def converse(host: Any, text: str, platform: Any = None) -> str:
+async def converse(host: HostApi, text: str, platform: Any = None) -> Reply:
     """One message from the local operator; the reply streams to stdout."""
     streamed = False
 
@@ -110,6 +113,6 @@ async def converse(host: Any, text: str, platform: Any = None) -> str:
     if streamed:
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(reply + "\n")
+        sys.stdout.write(reply.text + "\n")
     sys.stdout.flush()
     return reply

@@ -8,7 +8,8 @@ so events are deduplicated by ``event_id`` and by the message's own ``(channel, 
 reply goes to the thread the message was in (a new thread under a top-level message);
 mentioned in the middle of a thread, the bot first reads what was said there since it last
 spoke. Turns run as tasks owned by the platform; one turn per thread at a time, except that
-``stop`` goes straight through to cancel the running one.
+``stop`` goes straight through to the host's ``cancel`` (a top-level ``stop`` in a DM stops
+every thread of that DM).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from bothost.plugins.slack.streaming import Reply
 from slack_sdk.errors import SlackApiError
 
-from bothost.host import STOP_WORDS
+from bothost import api
 from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ class Conversations:
             is_admin=access.is_admin(user),
             meta={"event_id": body.get("event_id"), "ts": ts, "team": team_of(body, event)},
         )
-        if text.lower() in STOP_WORDS:
+        if api.is_stop(text):
             await self.stop(message, top_level_dm=is_dm(event) and not event.get("thread_ts"))
             return
         key = str(message.address)
@@ -137,19 +138,15 @@ class Conversations:
                 del self.waiting[key], self.locks[key]
 
     async def stop(self, message: IncomingMessage, top_level_dm: bool) -> None:
-        """Cancel the thread's running turn; in a DM, a top-level ``stop`` means any of them."""
-        host, address = self.platform.host, message.address
-        targets = [address]
-        if top_level_dm:
-            prefix = f"slack:{address.channel}:"
-            running = [Address.parse(key) for key, task in list(host.turns.items())
-                       if key.startswith(prefix) and not task.done()]
-            targets = running or targets
-        for target in targets:
-            stop = IncomingMessage(address=target, text=message.text, user=message.user,
-                                   is_admin=message.is_admin, meta=message.meta)
-            reply = await host.handle_message(stop, platform=self.platform)
-            await self.platform.send_text(target.channel, target.thread, reply)
+        """Cancel the thread's running turn; in a DM, a top-level ``stop`` means all of them.
+
+        Each stopped thread is told so; with nothing to stop, the thread of the ``stop``.
+        """
+        address = message.address
+        cancelled = self.platform.host.cancel(address, within=top_level_dm)
+        reply = api.Reply.for_stop(cancelled)
+        for target in cancelled or [address]:
+            await self.platform.send_text(target.channel, target.thread, reply.text)
 
     async def converse(self, message: IncomingMessage) -> None:
         address = message.address
@@ -158,16 +155,17 @@ class Conversations:
         self.platform.remember_requester(str(address), message.user)
         await reply.begin()
         try:
-            text = await self.platform.host.handle_message(
+            answer = await self.platform.host.handle_message(
                 message, on_text=reply.text, on_status=reply.status, platform=self.platform)
         except asyncio.CancelledError:
             raise
         except Exception:
             ref = uuid.uuid4().hex[:8]
             logger.exception("slack turn in %s failed (ref %s)", address, ref)
-            text = f"Something went wrong on my side (ref {ref} in the log)."
+            answer = api.Reply(f"Something went wrong on my side (ref {ref} in the log).",
+                               api.Outcome.FAILED)
         try:
-            await reply.finish(text)
+            await reply.finish(answer)
         except Exception:  # Slack unreachable or refusing: the transcript is kept anyway
             logger.exception("slack: could not post the reply in %s", address)
 

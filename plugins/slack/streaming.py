@@ -20,6 +20,9 @@ import aiohttp
 from bothost.plugins.slack.mrkdwn import StreamCleaner, split, to_mrkdwn, undisguise_markdown
 from slack_sdk.errors import SlackApiError
 
+from bothost.api import Outcome
+from bothost.api import Reply as TurnReply
+
 logger = logging.getLogger(__name__)
 
 THINKING = "is thinking…"
@@ -28,7 +31,6 @@ STATUS_LIMIT = 250  # characters of a status line worth showing
 STREAM_INTERVAL = 0.8  # seconds between appendStream calls
 APPEND_LIMIT = 12_000  # markdown_text accepted by one startStream/appendStream call
 FALLBACK_REACTION = "hourglass_flowing_sand"
-STOPPED = "Stopped."  # the host's reply to a cancelled turn; the `stop` message says it
 
 
 class Reply:
@@ -145,8 +147,11 @@ class Reply:
 
     # --- the end -----------------------------------------------------------------------------
 
-    async def finish(self, reply: str) -> None:
-        """Send what is left, close the stream, and post the reply if it was not streamed."""
+    async def finish(self, reply: TurnReply) -> None:
+        """Send what is left, close the stream, and post the reply if it was not streamed.
+
+        A stopped turn posts nothing more: the answer to the ``stop`` message says so.
+        """
         self.finished = True
         if self.status_timer is not None:
             self.status_timer.cancel()
@@ -156,8 +161,9 @@ class Reply:
         if self.buffer.strip() or (not self.streaming and self.said.strip()):
             await self.flush()
         await self.end_stream()
-        final = reply.strip()
-        if final and final != STOPPED and undisguise_markdown(final) not in self.said:
+        final = reply.text.strip()
+        stopped = reply.outcome is Outcome.STOPPED
+        if final and not stopped and undisguise_markdown(final) not in self.said:
             await self.platform.send_text(self.channel, self.thread_ts, final)
         elif self.status_set and not self.said.strip():
             await self.quietly("assistant_threads_setStatus", channel_id=self.channel,

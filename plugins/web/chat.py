@@ -106,7 +106,8 @@ class ChatRoutes:
         message = self.message(await json_body(request))
         self.platform.counters["chat", "plain"] += 1
         reply = await self.host.handle_message(message, platform=self.platform)
-        return web.json_response({"session": message.address.channel, "reply": reply})
+        return web.json_response({"session": message.address.channel, "reply": reply.text,
+                                  "outcome": reply.outcome})
 
     async def chat_stream(self, request: web.Request) -> web.StreamResponse:
         message = self.message(await json_body(request))
@@ -131,7 +132,8 @@ class ChatRoutes:
 
         reply = await self.host.handle_message(message, on_text=on_text, on_status=on_status,
                                                platform=self.platform)
-        await emit("done", {"session": message.address.channel, "reply": reply})
+        await emit("done", {"session": message.address.channel, "reply": reply.text,
+                            "outcome": reply.outcome})
         if not gone:
             await response.write_eof()
         return response

@@ -40,8 +40,9 @@ def answer(description: str, schema: dict[str, Any] | None = None,
 
 CHAT_BODY = {"type": "object", "required": ["text"],
              "properties": {"session": SESSION, "text": {"type": "string", "minLength": 1}}}
+OUTCOME = {"enum": ["replied", "stopped", "nothing-running", "failed"]}  # bothost.api.Outcome
 REPLY = {"type": "object", "properties": {"session": {"type": "string"},
-                                          "reply": {"type": "string"}}}
+                                          "reply": {"type": "string"}, "outcome": OUTCOME}}
 # every route: a body that stops arriving, and a store that cannot write (retry later)
 LISTENER_ERRORS = {"408": answer("The body did not arrive in time", ERROR),
                    "503": answer("The store cannot write now; retry after Retry-After seconds",
@@ -117,7 +118,8 @@ def paths() -> dict[str, Any]:
             "responses": {"200": answer("Reply, or a duplicate id",
                                         {"oneOf": [{"type": "object", "properties": {
                                             "id": {"type": "string"},
-                                            "reply": {"type": "string"}}}, DUPLICATE]}),
+                                            "reply": {"type": "string"},
+                                            "outcome": OUTCOME}}, DUPLICATE]}),
                           "202": answer("Accepted; the reply goes to callback_url"),
                           **HOOK_ERRORS}}},
         "/webhook/events/{source}": {"post": {

@@ -223,12 +223,13 @@ class WebhookRoutes:
         except Exception:
             await self.forget(msg_id)  # nothing was answered: the sender's retry may run it
             raise
-        return web.json_response({"id": msg_id, "reply": reply})
+        return web.json_response({"id": msg_id, "reply": reply.text, "outcome": reply.outcome})
 
     async def reply_later(self, message: IncomingMessage, url: str, msg_id: str) -> None:
         try:
             reply = await self.host.handle_message(message, platform=self.platform)
-            payload = {"type": "reply", "in_reply_to": msg_id, "text": reply,
+            payload = {"type": "reply", "in_reply_to": msg_id, "text": reply.text,
+                       "outcome": reply.outcome,
                        "user": message.user, "channel": message.address.channel}
             await post_signed(self.platform.session(), url, self.config.secret, payload,
                               f"rpl_{uuid.uuid4().hex}")

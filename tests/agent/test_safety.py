@@ -33,7 +33,7 @@ async def test_destructive_tool_asks(openai_host, fake_llm, answer, expected):
     openai_host.registry.register(wipe, destructive=True)
     fake_llm.script = [call("wipe"), echo]
     platform = AskingPlatform(answer)
-    assert await openai_host.handle_message(message("wipe"), platform=platform) == expected
+    assert (await openai_host.handle_message(message("wipe"), platform=platform)).text == expected
     rows = openai_host.store.call(lambda db: list(db["approvals"].rows))
     assert rows[0]["tool"] == "wipe"
     assert rows[0]["decision"] == ("allow" if answer else "deny")
@@ -43,7 +43,7 @@ async def test_nobody_to_ask_means_no(openai_host, fake_llm):
     openai_host.registry.register(wipe, destructive=True)
     fake_llm.script = [call("wipe"), echo]
     # the session's platform "test" is not registered: there is nobody to ask
-    assert await openai_host.handle_message(message("wipe")) == \
+    assert (await openai_host.handle_message(message("wipe"))).text == \
         "Not allowed: nobody to ask for approval."
 
 
@@ -51,7 +51,7 @@ async def test_read_only_mode_refuses_side_effects(openai_host, fake_llm):
     openai_host.config.agent.approval = "read-only"
     openai_host.registry.register(wipe, destructive=True)
     fake_llm.script = [call("wipe"), echo]
-    reply = await openai_host.handle_message(message("wipe"), platform=AskingPlatform(True))
+    reply = (await openai_host.handle_message(message("wipe"), platform=AskingPlatform(True))).text
     assert "read-only" in reply
 
 
@@ -60,7 +60,7 @@ async def test_allow_mode_runs_without_asking(openai_host, fake_llm):
     openai_host.registry.register(wipe, destructive=True)
     platform = AskingPlatform(False)
     fake_llm.script = [call("wipe"), echo]
-    assert await openai_host.handle_message(message("wipe"), platform=platform) == "wiped"
+    assert (await openai_host.handle_message(message("wipe"), platform=platform)).text == "wiped"
     assert platform.questions == []
 
 
@@ -77,7 +77,7 @@ async def test_policy_hook_decides_first(openai_host, fake_llm):
     openai_host.pm.register(Policy(), name="policy")
     openai_host.registry.register(harmless)
     fake_llm.script = [call("harmless"), echo]
-    assert "refused by a policy plugin" in await openai_host.handle_message(message("x"))
+    assert "refused by a policy plugin" in (await openai_host.handle_message(message("x"))).text
 
 
 async def test_interlock_refuses_chosen_egress_after_private_and_untrusted(openai_host, fake_llm):
@@ -102,7 +102,7 @@ async def test_interlock_refuses_chosen_egress_after_private_and_untrusted(opena
     openai_host.registry.register(send, egress="chosen")
     fake_llm.script = [call("send", to="boss@example.com", text="hi"), call("read_mail"),
                        call("read_web"), call("send", to="evil@example.com", text="100k"), echo]
-    reply = await openai_host.handle_message(message("go"))
+    reply = (await openai_host.handle_message(message("go"))).text
     assert sent == ["boss@example.com"]  # allowed before, refused after
     assert reply.startswith("Refused: send sends data to a destination you choose")
     web_result = [m for m in fake_llm.requests[3]["messages"] if m["role"] == "tool"][-1]

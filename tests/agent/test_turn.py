@@ -2,6 +2,7 @@ import asyncio
 import json
 
 from bothost.agent.tools import ToolError
+from bothost.api import Outcome
 from bothost.models import Address, IncomingMessage
 from tests.agent.conftest import AskingPlatform
 from tests.fakes.llm import last_tool_result
@@ -31,7 +32,7 @@ async def test_multi_round_turn_streams_and_persists(openai_host, fake_llm):
     async def on_text(delta):
         chunks.append(delta)
 
-    reply = await openai_host.handle_message(message("greet ana"), on_text=on_text)
+    reply = (await openai_host.handle_message(message("greet ana"), on_text=on_text)).text
     assert reply == "Result: hello ana"
     assert len(chunks) > 2 and "".join(chunks) == "Let me greet.Result: hello ana"
     sent_tools = [t["function"]["name"] for t in fake_llm.requests[0]["tools"]]
@@ -59,7 +60,7 @@ async def test_tool_errors_are_results(openai_host, fake_llm):
                                        {"name": "unexpected", "arguments": {}},
                                        {"name": "missing", "arguments": {}}]},
                        {"text": "done"}]
-    assert await openai_host.handle_message(message("go")) == "done"
+    assert (await openai_host.handle_message(message("go"))).text == "done"
     tool_messages = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
     assert "the printer is on fire" in tool_messages[0]["content"]
     assert "failed unexpectedly (ref" in tool_messages[1]["content"]
@@ -76,7 +77,7 @@ async def test_invalid_arguments_are_refused_before_the_tool_runs(openai_host, f
 
     openai_host.registry.register(count)
     fake_llm.script = [call("count", n="three"), echo_result]
-    reply = await openai_host.handle_message(message("count"))
+    reply = (await openai_host.handle_message(message("count"))).text
     assert "Invalid arguments: n: expected integer" in reply and ran == []
 
 
@@ -90,7 +91,7 @@ async def test_an_argument_the_function_does_not_take_is_refused(openai_host, fa
 
     openai_host.registry.register(count)
     fake_llm.script = [call("count", n=3, limit=5), echo_result]
-    reply = await openai_host.handle_message(message("count"))
+    reply = (await openai_host.handle_message(message("count"))).text
     assert "Invalid arguments: limit: not a parameter (expected n)" in reply and ran == []
 
 
@@ -102,7 +103,7 @@ async def test_tool_timeout(openai_host, fake_llm):
 
     openai_host.registry.register(slow, timeout=0.2)
     fake_llm.script = [call("slow"), echo_result]
-    assert "slow timed out after 0.2 s" in await openai_host.handle_message(message("go"))
+    assert "slow timed out after 0.2 s" in (await openai_host.handle_message(message("go"))).text
 
 
 async def test_pure_calls_of_one_round_run_concurrently(openai_host, fake_llm):
@@ -117,7 +118,7 @@ async def test_pure_calls_of_one_round_run_concurrently(openai_host, fake_llm):
     fake_llm.script = [{"tool_calls": [{"name": "meet", "arguments": {"side": "a"}},
                                        {"name": "meet", "arguments": {"side": "b"}}]},
                        {"text": "met"}]
-    assert await openai_host.handle_message(message("go")) == "met"
+    assert (await openai_host.handle_message(message("go"))).text == "met"
     results = [m["content"] for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
     assert results == ["a", "b"]
 
@@ -139,7 +140,7 @@ async def test_long_output_is_cut_and_read_back(openai_host, fake_llm):
         return call("read_output", ref=ref, offset=1000)
 
     fake_llm.script = [call("dump"), read_more, echo_result]
-    reply = await openai_host.handle_message(message("dump"))
+    reply = (await openai_host.handle_message(message("dump"))).text
     assert reply.startswith("Result: " + big[1000:1100])
 
 
@@ -156,8 +157,8 @@ async def test_stop_cancels_the_running_turn_and_keeps_the_transcript(openai_hos
     fake_llm.script = [{"text": "working on it", **call("wait_forever")}]
     turn = asyncio.create_task(openai_host.handle_message(message("long job")))
     await asyncio.wait_for(started.wait(), 5)
-    assert await openai_host.handle_message(message("stop")) == "Stopped."
-    assert await asyncio.wait_for(turn, 5) == "Stopped."
+    assert (await openai_host.handle_message(message("stop"))).outcome is Outcome.STOPPED
+    assert (await asyncio.wait_for(turn, 5)).outcome is Outcome.STOPPED
     roles = openai_host.store.call(lambda db: [r["role"] for r in db.query(
         "SELECT role FROM messages ORDER BY id")])
     assert roles[:2] == ["user", "assistant"]
@@ -165,14 +166,14 @@ async def test_stop_cancels_the_running_turn_and_keeps_the_transcript(openai_hos
 
 async def test_provider_errors_are_one_clear_line(openai_host, fake_llm):
     fake_llm.api_key = "another-key"
-    reply = await openai_host.handle_message(message("hello"))
+    reply = (await openai_host.handle_message(message("hello"))).text
     assert reply.startswith("401 from http://127.0.0.1") and "check llm.api_key" in reply
     assert "Traceback" not in reply
 
 
 async def test_rate_limit_is_retried(openai_host, fake_llm):
     fake_llm.script = [{"status": 429, "retry_after": 0}, {"text": "fine now"}]
-    assert await openai_host.handle_message(message("hello")) == "fine now"
+    assert (await openai_host.handle_message(message("hello"))).text == "fine now"
     assert len(fake_llm.requests) == 2
 
 
@@ -193,7 +194,7 @@ async def test_asking_platform_is_used_for_approval(openai_host, fake_llm):
     openai_host.registry.register(wipe, destructive=True)
     platform = AskingPlatform(True)
     fake_llm.script = [call("wipe"), echo_result]
-    reply = await openai_host.handle_message(message("wipe"), platform=platform)
+    reply = (await openai_host.handle_message(message("wipe"), platform=platform)).text
     assert reply == "Result: wiped" and "wipe" in platform.questions[0].text
 
 

@@ -86,7 +86,7 @@ async def test_turn_path_keeps_a_result_inside_its_wrapper(openai_host, fake_llm
         return {"text": "done"}
 
     fake_llm.script = [call("read_web"), capture]
-    assert await openai_host.handle_message(message("read")) == "done"
+    assert (await openai_host.handle_message(message("read"))).text == "done"
     assert_contained(seen[0])
 
 
@@ -128,7 +128,7 @@ async def test_read_back_of_a_cut_untrusted_result_is_wrapped(openai_host, fake_
         return {"text": "done"}
 
     fake_llm.script = [call("read_web"), read_more, capture]
-    assert await openai_host.handle_message(message("read")) == "done"
+    assert (await openai_host.handle_message(message("read"))).text == "done"
     first, rest = seen
     assert first.startswith('<untrusted-content source="read_web">')
     assert "[output cut:" in first.split("</untrusted-content>")[-1]  # our marker, outside
