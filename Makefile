@@ -1,15 +1,16 @@
 # The two commands of the README (`make run`, `make test`) and what CI runs (.ci/run).
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# pip's update notice is noise before "bothost is running"; --quiet keeps the install to
-# errors. --no-compile: byte-compiling every module of every dependency (openai, anthropic,
+# Nothing but errors before "bothost is running": -qq keeps pip to errors (one -q still
+# prints warnings about a machine's own pip configuration, e.g. an extra index folder that
+# does not exist, dozens of lines on a first run) and the update notice is off. --no-compile: byte-compiling every module of every dependency (openai, anthropic,
 # google…) was half the install's CPU time; Python compiles the ones it imports on first use.
 # --no-build-isolation: the venv's own setuptools (upgraded below) builds bothost, instead of
 # a throwaway env installed for each build (60 % of the editable build's CPU). The warning
 # filter drops setuptools' notice that an editable install maps folders, as setup.py does on
 # purpose.
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip \
-	--disable-pip-version-check install --quiet --no-compile --no-build-isolation
+	--disable-pip-version-check install -qq --no-compile --no-build-isolation
 # `make run` needs the runtime only; `make test` adds the test extra (mypy, selenium, …) to
 # the same venv, so `make test` after `make run` installs just what is missing.
 RUNTIME := $(VENV)/.runtime-installed
@@ -23,7 +24,7 @@ PEERS := .peers
 # is made without pip (ensurepip's bootstrap was a fifth of a first `make run`) and the
 # system's pip, when it can target another interpreter (--python, pip >= 22.3), installs the
 # current pip into it; without one, venv's own pip is bootstrapped and upgraded as before.
-BOOTSTRAP := --disable-pip-version-check install --quiet --no-compile --upgrade pip 'setuptools>=77'
+BOOTSTRAP := --disable-pip-version-check install -qq --no-compile --upgrade pip 'setuptools>=77'
 
 $(PY):
 	if python3 -m pip --python python3 --version >/dev/null 2>&1; then \
