@@ -1,7 +1,11 @@
 """The gcal server's tools: calendars and events, read and written, and answering invites.
 
-Each public coroutine of `CalendarTools` is one MCP tool; `server.py` registers them with
-their capabilities. Writes are patches: `update_event` sends only the fields given, so a
+`register(server, client)` declares each tool with `@server.tool`: its capabilities and
+annotations above it, its name, docstring and type hints as its definition. Capabilities
+follow DESIGN: what returns events is private and untrusted (anyone can send an
+invitation), creating or updating an event may invite addresses the model names (egress
+`chosen`), deleting is destructive, and an RSVP only reaches the event's own organizer
+(egress `fixed`). Writes are patches: `update_event` sends only the fields given, so a
 change of title never resets the attendees someone else added. Invitations go out only
 when `send_updates` asks for it.
 """
@@ -13,22 +17,45 @@ from typing import Any, Literal
 
 from ..google.client import GoogleClient
 from ..google.errors import GoogleError
+from ..kit import Server
 from .event import attendee_list, bound, parse_when, shape, time_field, times
+
+READ = {"private": True, "untrusted": True, "egress": "none", "destructive": False}
+READ_OWN = {"private": True, "untrusted": False, "egress": "none", "destructive": False}
+CREATE = {"private": False, "untrusted": False, "egress": "chosen", "destructive": False}
+UPDATE = {"private": True, "untrusted": True, "egress": "chosen", "destructive": False}
+DELETE = {"private": False, "untrusted": False, "egress": "fixed", "destructive": True}
+RSVP = {"private": False, "untrusted": False, "egress": "fixed", "destructive": False}
+
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+WRITE = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": True}
+REMOVE = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": True,
+    "openWorldHint": True,
+}
+ANSWER = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": True,
+}
+# Every tool answers with a JSON object; declaring that gives clients `structuredContent`.
+OBJECT = {"type": "object"}
 
 MAX_LIST_RESULTS = 250
 SendUpdates = Literal["all", "externalOnly", "none"]
 Response = Literal["accepted", "declined", "tentative"]
 
 
-class CalendarTools:
-    """The tools, for the calendars the stored token can see."""
+def register(server: Server, client: GoogleClient) -> None:
+    """Declare the calendar tools on `server`, for the calendars `client`'s token can see."""
 
-    def __init__(self, client: GoogleClient) -> None:
-        self.client = client
-
-    async def list_calendars(self) -> dict[str, Any]:
+    @server.tool(capabilities=READ_OWN, annotations=READ_ONLY, output_schema=OBJECT)
+    async def list_calendars() -> dict[str, Any]:
         """The user's calendars (ids to pass as calendar_id; "primary" is always valid)."""
-        response = await self.client.call(lambda api: api.calendarList().list())
+        response = await client.call(lambda api: api.calendarList().list())
         calendars = [
             {
                 "id": c["id"],
@@ -41,8 +68,8 @@ class CalendarTools:
         ]
         return {"calendars": calendars}
 
+    @server.tool(capabilities=READ, annotations=READ_ONLY, output_schema=OBJECT)
     async def list_events(
-        self,
         calendar_id: str = "primary",
         time_min: str | None = None,
         time_max: str | None = None,
@@ -64,7 +91,7 @@ class CalendarTools:
         """
         lower = bound(time_min, "time_min") if time_min else datetime.now(UTC).isoformat()
         upper = bound(time_max, "time_max") if time_max else None
-        response = await self.client.call(
+        response = await client.call(
             lambda api: api.events().list(
                 calendarId=calendar_id,
                 timeMin=lower,
@@ -84,20 +111,21 @@ class CalendarTools:
             "next_page_token": response.get("nextPageToken"),
         }
 
-    async def get_event(self, event_id: str, calendar_id: str = "primary") -> dict[str, Any]:
+    @server.tool(capabilities=READ, annotations=READ_ONLY, output_schema=OBJECT)
+    async def get_event(event_id: str, calendar_id: str = "primary") -> dict[str, Any]:
         """One event with its description and attendees' answers.
 
         Args:
             event_id: The event id.
             calendar_id: Calendar id, or "primary".
         """
-        event = await self.client.call(
+        event = await client.call(
             lambda api: api.events().get(calendarId=calendar_id, eventId=event_id)
         )
         return shape(event, calendar_id)
 
+    @server.tool(capabilities=CREATE, annotations=WRITE, output_schema=OBJECT)
     async def create_event(
-        self,
         title: str,
         start: str,
         end: str | None = None,
@@ -129,15 +157,15 @@ class CalendarTools:
             body["location"] = location
         if attendees:
             body["attendees"] = attendee_list(attendees)
-        event = await self.client.call(
+        event = await client.call(
             lambda api: api.events().insert(
                 calendarId=calendar_id, body=body, sendUpdates=send_updates
             )
         )
         return shape(event, calendar_id)
 
+    @server.tool(capabilities=UPDATE, annotations=WRITE, output_schema=OBJECT)
     async def update_event(
-        self,
         event_id: str,
         calendar_id: str = "primary",
         title: str | None = None,
@@ -175,34 +203,21 @@ class CalendarTools:
         if start and end:
             patch["start"], patch["end"] = times(start, end, time_zone)
         elif start:
-            patch.update(await self._moved(calendar_id, event_id, start, time_zone))
+            patch.update(await _moved(client, calendar_id, event_id, start, time_zone))
         elif end:
             patch["end"] = time_field(parse_when(end, "end"), time_zone)
         if not patch:
             raise GoogleError("Nothing to change: give at least one field.")
-        event = await self.client.call(
+        event = await client.call(
             lambda api: api.events().patch(
                 calendarId=calendar_id, eventId=event_id, body=patch, sendUpdates=send_updates
             )
         )
         return shape(event, calendar_id)
 
-    async def _moved(self, calendar_id, event_id, start, time_zone) -> dict[str, Any]:
-        """A new start alone moves the event and keeps its length ("move it to 15:00")."""
-        event = await self.client.call(
-            lambda api: api.events().get(calendarId=calendar_id, eventId=event_id)
-        )
-        old_start = parse_when(_when(event.get("start")), "start")
-        old_end = parse_when(_when(event.get("end")), "end")
-        new_start = parse_when(start, "start")
-        if isinstance(new_start, datetime) != isinstance(old_start, datetime):
-            raise GoogleError("Give `end` too when changing between all-day and timed.")
-        zone = time_zone or (event.get("start") or {}).get("timeZone")
-        new_end = new_start + (old_end - old_start)
-        return {"start": time_field(new_start, zone), "end": time_field(new_end, zone)}
-
+    @server.tool(capabilities=DELETE, annotations=REMOVE, output_schema=OBJECT)
     async def delete_event(
-        self, event_id: str, calendar_id: str = "primary", send_updates: SendUpdates = "none"
+        event_id: str, calendar_id: str = "primary", send_updates: SendUpdates = "none"
     ) -> dict[str, Any]:
         """Delete (cancel) an event.
 
@@ -211,15 +226,15 @@ class CalendarTools:
             calendar_id: Calendar id, or "primary".
             send_updates: Who is told: all, externalOnly or none.
         """
-        await self.client.call(
+        await client.call(
             lambda api: api.events().delete(
                 calendarId=calendar_id, eventId=event_id, sendUpdates=send_updates
             )
         )
         return {"deleted": True, "id": event_id, "calendar_id": calendar_id}
 
+    @server.tool(capabilities=RSVP, annotations=ANSWER, output_schema=OBJECT)
     async def respond_to_event(
-        self,
         event_id: str,
         response: Response,
         calendar_id: str = "primary",
@@ -233,7 +248,7 @@ class CalendarTools:
             calendar_id: Calendar id, or "primary".
             comment: A short note to the organizer.
         """
-        event = await self.client.call(
+        event = await client.call(
             lambda api: api.events().get(calendarId=calendar_id, eventId=event_id)
         )
         attendees = event.get("attendees") or []
@@ -246,13 +261,30 @@ class CalendarTools:
         if comment is not None:
             mine[0]["comment"] = comment
         # The attendee list is patched whole: Calendar has no per-attendee update.
-        await self.client.call(
+        await client.call(
             lambda api: api.events().patch(
                 calendarId=calendar_id, eventId=event_id, body={"attendees": attendees}
             )
         )
         # Only the answer comes back: the event's text is the organizer's, not the model's.
         return {"id": event_id, "calendar_id": calendar_id, "response": response}
+
+
+async def _moved(
+    client: GoogleClient, calendar_id: str, event_id: str, start: str, time_zone: str | None
+) -> dict[str, Any]:
+    """A new start alone moves the event and keeps its length ("move it to 15:00")."""
+    event = await client.call(
+        lambda api: api.events().get(calendarId=calendar_id, eventId=event_id)
+    )
+    old_start = parse_when(_when(event.get("start")), "start")
+    old_end = parse_when(_when(event.get("end")), "end")
+    new_start = parse_when(start, "start")
+    if isinstance(new_start, datetime) != isinstance(old_start, datetime):
+        raise GoogleError("Give `end` too when changing between all-day and timed.")
+    zone = time_zone or (event.get("start") or {}).get("timeZone")
+    new_end = new_start + (old_end - old_start)
+    return {"start": time_field(new_start, zone), "end": time_field(new_end, zone)}
 
 
 def _when(field: dict[str, str] | None) -> str:
