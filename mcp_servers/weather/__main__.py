@@ -1,6 +1,6 @@
 """Entry point of `bothost-mcp-weather` and `python -m bothost.mcp_servers.weather`."""
 
-from bothost.mcp_servers.weather.tools import build_server
+from bothost.mcp_servers.weather.server import build_server
 
 
 def main() -> None:

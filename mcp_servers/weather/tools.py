@@ -1,33 +1,20 @@
-"""The weather server's tools and watcher, declared on the kit.
+"""The weather server's tools, declared on the kit.
 
-`build_server()` wires one `OpenMeteo` client, one `WeatherService` and one `AlertWatcher`
-into a kit `Server`; the decorated functions are thin: argument shapes and descriptions
-here, behaviour in `service` and `alerts`. All tools only read: they send the location to
-Open-Meteo (a fixed destination) and return public weather data.
+`register(server, weather, watch_status)` declares each tool with `@server.tool`; the functions
+are thin: argument shapes and descriptions here, behaviour in `service` (and, for `status`,
+the alert watcher's state). All tools only read: they send the location to Open-Meteo (a
+fixed destination) and return public weather data.
 """
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
 from typing import Any, Literal
 
 from bothost.mcp_servers.kit import Server
 
-from . import watchconfig
-from .alerts import AlertWatcher
-from .api import OpenMeteo
 from .service import WeatherService
 
-logger = logging.getLogger(__name__)
-
-VERSION = "0.1.0"
-POLL_ENV = "WEATHER_POLL_SECONDS"
-DEFAULT_POLL_SECONDS = 600
-INSTRUCTIONS = (
-    "Weather, forecasts and air quality from Open-Meteo for any place. Every tool takes "
-    "`location`: a place name (optionally qualified: 'Springfield, Illinois', 'Paris, FR') "
-    "or 'lat,lon'. Use geocode when a name is ambiguous."
-)
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": True}
 # The location leaves to Open-Meteo only (fixed destination); replies are public data.
 LOOKUP = {"private": False, "untrusted": True, "egress": "fixed", "destructive": False}
@@ -115,12 +102,11 @@ GEOCODE_SCHEMA = {
 }
 
 
-def build_server(api: OpenMeteo | None = None) -> Server:
-    """The weather `Server`, talking to `api` (default: Open-Meteo or $WEATHER_API_BASE)."""
-    api = api or OpenMeteo()
-    weather = WeatherService(api)
-    server = Server("weather", version=VERSION, instructions=INSTRUCTIONS)
-    watch = _Watch(api, weather, server)
+def register(
+    server: Server, weather: WeatherService, watch_status: Callable[[str | None], dict[str, Any]]
+) -> None:
+    """Declare the weather tools on `server`: lookups go through `weather`; the `status`
+    tool answers with `watch_status(location)`, the alert watcher's state."""
 
     @server.tool(annotations=READ_ONLY, capabilities=LOOKUP, output_schema=GEOCODE_SCHEMA)
     async def geocode(location: str, count: int = 5) -> dict:
@@ -173,57 +159,4 @@ def build_server(api: OpenMeteo | None = None) -> Server:
         Args:
             location: Only this watched place (as configured); all places when omitted.
         """
-        return watch.status(location)
-
-    server.on_shutdown(api.close)
-
-    @server.watcher(interval_env=POLL_ENV, default_interval=DEFAULT_POLL_SECONDS)
-    async def weather_alerts(server: Server) -> None:
-        await watch.poll()
-
-    return server
-
-
-class _Watch:
-    """The alert watcher, built lazily so a bad watch file only disables alerts."""
-
-    def __init__(self, api: OpenMeteo, weather: WeatherService, server: Server) -> None:
-        self.api, self.weather, self.server = api, weather, server
-        self.error: str | None = None
-        self.watcher: AlertWatcher | None = None
-        try:
-            self.config = watchconfig.load()
-        except watchconfig.WatchConfigError as exc:
-            logger.error("weather alerts disabled: %s", exc)
-            self.config, self.error = watchconfig.WatchConfig(), str(exc)
-
-    async def poll(self) -> None:
-        if not self.config.places:
-            return
-        if self.watcher is None:
-            self.watcher = AlertWatcher(
-                self.api, self.weather.places, self.config, self.server.state_dir()
-            )
-        await self.watcher.poll(self.server.notify)
-
-    def status(self, location: str | None) -> dict[str, Any]:
-        config = self.config.describe()
-        alerts = self.watcher.active_alerts() if self.watcher else []
-        errors = dict(self.watcher.last_errors) if self.watcher else {}
-        if location:
-            key = " ".join(location.casefold().split())
-            config["places"] = [p for p in config["places"] if p["location"].casefold() == key]
-            if not config["places"]:
-                config["note"] = f"{location!r} is not a watched place"
-            alerts = [a for a in alerts if a["key"].startswith(f"{key}|")]
-            errors = {k: v for k, v in errors.items() if k.casefold() == key}
-        return {
-            "server": f"weather {VERSION}",
-            "api": {name: self.api.url(name) for name in ("search", "forecast", "air-quality")},
-            "watch": config,
-            "watch_config_error": self.error,
-            "poll_seconds": self.server.watchers[0].interval() if self.server.watchers else None,
-            "last_poll": self.watcher.last_poll if self.watcher else None,
-            "active_alerts": alerts,
-            "errors": errors,
-        }
+        return watch_status(location)

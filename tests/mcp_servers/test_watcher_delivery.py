@@ -25,7 +25,7 @@ from bothost.mcp_servers.ssh.passwords import PasswordCache
 from bothost.mcp_servers.ssh.server import build_server as build_ssh
 from bothost.mcp_servers.ssh.service import SshService
 from bothost.mcp_servers.weather.api import OpenMeteo
-from bothost.mcp_servers.weather.tools import build_server as build_weather
+from bothost.mcp_servers.weather.server import build_server as build_weather
 
 from tests.fakes.open_meteo import ZURICH
 
