@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .server import Server
     from .session import Session, Sink
 
 logger = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class Context:
         self._sink = sink
 
     @property
-    def server(self) -> Any:
+    def server(self) -> Server:
         return self.session.server
 
     @property

@@ -18,12 +18,15 @@ import ipaddress
 import json
 import logging
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from .session import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_PROTOCOLS, Session
+
+if TYPE_CHECKING:
+    from .server import Server
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 class HttpSession:
     """A protocol `Session` plus its optional standalone GET stream."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Server) -> None:
         self.id = secrets.token_hex(16)
         self.stream: web.StreamResponse | None = None
         self.stream_lock = asyncio.Lock()
@@ -77,7 +80,7 @@ def allowed_hosts(host: str, port: int, extra: list[str]) -> set[str]:
 class HttpTransport:
     """The aiohttp application that serves one `Server` at `/mcp`."""
 
-    def __init__(self, server: Any, hosts: set[str]) -> None:
+    def __init__(self, server: Server, hosts: set[str]) -> None:
         self.server = server
         self.hosts = hosts
         self.sessions: dict[str, HttpSession] = {}
@@ -240,7 +243,9 @@ def _error_response(status: int, code: int, message: str) -> web.Response:
     return web.json_response(body, status=status)
 
 
-async def serve_http(server: Any, host: str, port: int, extra_hosts: list[str] | None = None):
+async def serve_http(
+    server: Server, host: str, port: int, extra_hosts: list[str] | None = None
+) -> None:
     """Serve `server` at http://host:port/mcp until cancelled."""
     transport = HttpTransport(server, allowed_hosts(host, port, extra_hosts or []))
     runner = web.AppRunner(transport.app, access_log=None, shutdown_timeout=SHUTDOWN_SECONDS)

@@ -24,7 +24,7 @@ from typing import Any
 
 from .session import Session, Sink
 from .tool import Tool
-from .watchers import Watcher
+from .watchers import Watcher, WatchFunction
 
 logger = logging.getLogger(__name__)
 
@@ -85,10 +85,10 @@ class Server:
 
     def watcher(
         self, *, interval_env: str | None = None, default_interval: float = DEFAULT_WATCH_INTERVAL
-    ) -> Callable[[Callable[[Any], Awaitable[None]]], Callable[[Any], Awaitable[None]]]:
+    ) -> Callable[[WatchFunction], WatchFunction]:
         """Register `async def fn(server)` to run at start-up and then every interval."""
 
-        def register(fn: Callable[[Any], Awaitable[None]]) -> Callable[[Any], Awaitable[None]]:
+        def register(fn: WatchFunction) -> WatchFunction:
             self.watchers.append(Watcher(fn, interval_env, default_interval))
             return fn
 

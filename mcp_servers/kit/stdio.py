@@ -14,9 +14,12 @@ import json
 import logging
 import os
 import sys
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .session import PARSE_ERROR
+
+if TYPE_CHECKING:
+    from .server import Server
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +91,7 @@ def _claim_stdout() -> BinaryIO:
     return protocol
 
 
-async def serve_stdio(server: Any) -> None:
+async def serve_stdio(server: Server) -> None:
     """Serve one client on stdin/stdout until stdin closes."""
     writer = StdoutWriter(_claim_stdout())
     await writer.open()

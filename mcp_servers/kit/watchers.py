@@ -17,13 +17,18 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .server import Server
 
 logger = logging.getLogger(__name__)
 
 # A poll faster than this would hammer the APIs the bundled servers talk to.
 MIN_INTERVAL_SECONDS = 0.05
 
+WatchFunction = Callable[["Server"], Awaitable[None]]
+"""A watcher's body: `async def fn(server)`, one look at the outside world."""
 Notify = Callable[[str, dict[str, Any]], Awaitable[int]]
 """`Server.notify`: push one notification, return how many clients got it."""
 
@@ -59,7 +64,7 @@ class Outbox:
 class Watcher:
     """A registered watcher function and where its interval comes from."""
 
-    fn: Callable[[Any], Awaitable[None]]
+    fn: WatchFunction
     interval_env: str | None
     default_interval: float
 
@@ -82,7 +87,7 @@ class Watcher:
                 )
         return max(MIN_INTERVAL_SECONDS, float(self.default_interval))
 
-    async def run_forever(self, server: Any) -> None:
+    async def run_forever(self, server: Server) -> None:
         interval = self.interval()
         logger.info("watcher %s: every %s s", self.name, interval)
         while True:
