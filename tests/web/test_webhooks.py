@@ -7,8 +7,8 @@ from aiohttp import web
 from bothost.plugins.web import outbound
 from bothost.plugins.web.signing import verify
 
-from bothost.wiring import tick_once
 from bothost.models import Briefing, BriefingItem
+from bothost.wiring import tick_once
 from tests.helpers import make_host
 from tests.web.conftest import base_url, host_config, signed
 
