@@ -33,6 +33,7 @@ CHANGED = "event/calendar_event_changed"
 CANCELLED = "event/calendar_event_cancelled"
 PAGE_SIZE = 250  # Google's default page; the maximum (2500) makes single answers slow
 
+
 class CalendarWatcher:
     """Watches the given calendars; `poll(notify)` is the kit watcher's body."""
 

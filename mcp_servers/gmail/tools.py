@@ -127,9 +127,7 @@ def register(server: Server, client: GoogleClient) -> None:
             reply_to_message_id: The message this answers.
         """
         message = await _compose(client, body, to, subject, cc, reply_to_message_id)
-        sent = await client.call(
-            lambda api: _messages(api).send(userId="me", body=message)
-        )
+        sent = await client.call(lambda api: _messages(api).send(userId="me", body=message))
         return {"id": sent["id"], "thread_id": sent.get("threadId"), "labels": sent.get("labelIds")}
 
     @server.tool(capabilities=CHANGE_OWN, annotations=DRAFT, output_schema=OBJECT)

@@ -35,6 +35,7 @@ RESYNC_LIMIT = 25
 # and clocks differ; the announced-id set removes the overlap.
 RESYNC_OVERLAP_SECONDS = 300
 
+
 class MailWatcher:
     """Polls one mailbox; `poll(notify)` is the kit watcher's body."""
 

@@ -55,7 +55,8 @@ async def list_tools(name: str, home: Path) -> list[dict[str, Any]]:
             proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
             request_id = 2
             while True:
-                await _send(proc.stdin, request_id, "tools/list", {"cursor": cursor} if cursor else {})
+                params = {"cursor": cursor} if cursor else {}
+                await _send(proc.stdin, request_id, "tools/list", params)
                 page = await _reply(proc.stdout, request_id)
                 tools += page["tools"]
                 cursor = page.get("nextCursor")

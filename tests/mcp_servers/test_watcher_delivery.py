@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from bothost.mcp_servers.google.auth import SCOPES
 from bothost.mcp_servers.google.client import GoogleClient
-from bothost.mcp_servers.kit import Server
+from bothost.mcp_servers.kit import Outbox, Server
 from bothost.mcp_servers.kit.http import HttpSession
 from bothost.mcp_servers.ssh.aliases import Alias, AliasStore, Monitors
 from bothost.mcp_servers.ssh.connections import ConnectionPool
@@ -92,9 +92,8 @@ async def test_weather_alert_waits_for_a_client(open_meteo, home, monkeypatch, a
     open_meteo.at(ZURICH).hourly_precipitation_probability = [90]
     api = OpenMeteo(open_meteo.base)
     try:
-        await check_sent_only_when_heard(
-            Harness(build_weather(api)), "event/weather_alert", absent
-        )
+        harness = Harness(build_weather(api))
+        await check_sent_only_when_heard(harness, "event/weather_alert", absent)
     finally:
         await api.close()
 
@@ -139,3 +138,21 @@ async def test_ssh_alert_waits_for_a_client(tmp_path, absent):
     pool = ConnectionPool(tmp_path / "known_hosts", connect_timeout=2)
     svc = SshService(store, pool, PasswordCache(), tmp_path)
     await check_sent_only_when_heard(Harness(build_ssh(svc)), "event/ssh_alert", absent)
+
+
+async def test_after_a_miss_the_outbox_sends_nothing_more_that_poll():
+    """A later event must not overtake one that waits for a client (positions move in order)."""
+    clients = [0, 1, 1]  # how many clients get each push: none at first, then one
+    pushed: list[str] = []
+
+    async def notify(method: str, params: dict[str, Any]) -> int:
+        pushed.append(params["id"])
+        return clients.pop(0)
+
+    outbox = Outbox(notify)
+    assert not await outbox.send("event/x", {"id": "1"})
+    assert not await outbox.send("event/x", {"id": "2"})
+    assert pushed == ["1"] and outbox.sent == 0
+    again = Outbox(notify)  # the next poll
+    assert await again.send("event/x", {"id": "1"}) and await again.send("event/x", {"id": "2"})
+    assert pushed == ["1", "1", "2"] and again.sent == 2
