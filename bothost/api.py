@@ -23,12 +23,15 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
 
-from bothost.models import Address, Briefing, IncomingMessage
+from bothost.models import Address, Briefing, IncomingMessage, Session
 
 if TYPE_CHECKING:
-    from bothost.config import Config
+    from bothost.agent.registry import Group
+    from bothost.agent.tools import Tool
+    from bothost.config import Config, McpServerConfig
+    from bothost.events.tick import TickResult
     from bothost.platform import Platform, Question
-    from bothost.queries import Queries
+    from bothost.queries import McpServerRow, Queries
     from bothost.store import Store
 
 TextSink = Callable[[str], Awaitable[None]]
@@ -131,6 +134,37 @@ class HostApi(Protocol):
 
     def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:
         """Run a long-lived coroutine under the host; logged and restarted if it fails."""
+
+    # --- for tools: what the built-in, events and admin tools need ---------------------------
+
+    def tool_groups(self, session: Session) -> list[Group]:
+        """The tool groups (MCP servers, ``config``) this session may activate."""
+
+    def group_tools(self, group: str) -> list[Tool]:
+        """The tools of one group, as the model would see them once it is activated."""
+
+    async def grant_tools(self, session: Session, groups: list[str]) -> None:
+        """Make these groups' tools visible to the session from its next round on."""
+
+    def read_spill(self, ref: str, offset: int = 0) -> str:
+        """A chunk of a cut tool output, from ``offset``; ValueError for an unknown ``ref``."""
+
+    async def tick_now(self, trigger: str) -> TickResult:
+        """Triage the event queue now and deliver briefings to ``tick.deliver_to``."""
+
+    async def add_mcp_server(self, name: str, config: McpServerConfig, origin: str,
+                             settle: float) -> McpServerRow:
+        """Add (or replace) a run-time MCP server, start it and wait up to ``settle`` s.
+
+        Raises ValueError with a message for the person when the change cannot be made
+        (a bad name, a server defined in config, no MCP servers in this process).
+        """
+
+    async def remove_mcp_server(self, name: str) -> None:
+        """Remove a run-time MCP server; ValueError as for :meth:`add_mcp_server`."""
+
+    async def set_mcp_enabled(self, name: str, enabled: bool) -> McpServerRow:
+        """Enable or disable an MCP server; ValueError as for :meth:`add_mcp_server`."""
 
 
 HOST: web.AppKey[HostApi] = web.AppKey("host")  # in a route handler, request.app[HOST]

@@ -20,9 +20,12 @@ them. Parameters are only ever added, never renamed or removed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:
+    from bothost.api import HostApi
 
 PROJECT = "bothost"
 
@@ -102,20 +105,22 @@ def register_migrations(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def startup(host: Any) -> None:
+def startup(host: HostApi) -> None:
     """The host has opened its store and plugins and is about to serve.
 
-    Called once per run with the :class:`bothost.host.Host`. May be async. An exception is
-    logged with the plugin's name and the host starts anyway.
+    Called once per run with the host, as the interface plugins may use
+    (:class:`bothost.api.HostApi`). May be async. An exception is logged with the plugin's
+    name and the host starts anyway.
     """
 
 
 @hookspec
-def shutdown(host: Any) -> None:
+def shutdown(host: HostApi) -> None:
     """The host is stopping (SIGINT, SIGTERM or the end of a CLI command).
 
-    May be async; each implementation gets a few seconds. An exception is logged and the
-    other implementations still run.
+    Called with the same :class:`bothost.api.HostApi` as ``startup``. May be async; each
+    implementation gets a few seconds. An exception is logged and the other implementations
+    still run.
     """
 
 

@@ -17,25 +17,29 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from bothost.agent import history, spill
 from bothost.agent.admin import AdminToolSource
-from bothost.agent.registry import ToolRegistry
+from bothost.agent.registry import Group, ToolRegistry
+from bothost.agent.tools import Tool
 from bothost.agent.turn import Turn
 from bothost.api import STOPPED_TEXT, Outcome, Reply, TextSink, is_stop
-from bothost.config import Config
+from bothost.config import Config, McpServerConfig
 from bothost.events.delivery import platform_deliver
 from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.home import ensure_home
 from bothost.hookcall import call_each
 from bothost.http import HttpServer
+from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
-from bothost.platform import Question
-from bothost.queries import Queries
+from bothost.platform import Asking, Platform, Question, Requiring
+from bothost.queries import McpServerRow, Queries
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
 from bothost.store import Store
 from bothost.supervisor import Supervisor
 
 if TYPE_CHECKING:
     from bothost.api import HostApi
+    from bothost.events.tick import TickResult
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +98,7 @@ class Host:
             await self.http.start()
         self.started = True
 
-    def platform(self, name: str) -> Any:
+    def platform(self, name: str) -> Platform | None:
         """The platform registered under ``name`` (started or not), or None."""
         return self.platforms.get(name)
 
@@ -114,7 +118,7 @@ class Host:
             await platform.start(self)
         except Exception as exc:
             logger.exception("platform %s failed to start", name)
-            if getattr(platform, "required", False):
+            if isinstance(platform, Requiring) and platform.required:
                 raise HostError(f"platforms.{name}: failed to start: {exc}") from exc
             return
         self.active[name] = platform
@@ -158,9 +162,9 @@ class Host:
                              on_status: TextSink | None = None, platform: Any = None) -> Reply:
         """Run an agent turn for ``message``, or stop the session's turns if it says to."""
         await call_each(self.pm, "on_message", message=message)
-        session = self.session_for(message)
         if is_stop(message.text):
             return Reply.for_stop(self.cancel(message.address))
+        session = self.session_for(message)
         if platform is not None:
             session.platform = platform
         turn = Turn(self, session, on_text=on_text, on_status=on_status)
@@ -198,7 +202,7 @@ class Host:
     async def ask(self, address: Address, question: Question) -> Any:
         """Ask a person through the platform of ``address``; None when nobody can answer."""
         platform = self.active.get(address.platform)
-        if platform is None or not hasattr(platform, "ask"):
+        if not isinstance(platform, Asking):
             return None
         return await platform.ask(address, question)
 
@@ -217,6 +221,51 @@ class Host:
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""
         return await self._deliver(target, briefing)
+
+    async def tick_now(self, trigger: str) -> TickResult:
+        """One tick now: the running ticker's, or one of its own in a CLI process."""
+        from bothost.wiring import tick_once
+
+        return await tick_once(self, trigger)
+
+    # --- for tools (see bothost.api.HostApi) --------------------------------------------------
+
+    def tool_groups(self, session: Session) -> list[Group]:
+        return self.registry.groups(session.is_admin)
+
+    def group_tools(self, group: str) -> list[Tool]:
+        return self.registry.group_tools(group)
+
+    async def grant_tools(self, session: Session, groups: list[str]) -> None:
+        await history.grant(self.store, session.id, groups)
+
+    def read_spill(self, ref: str, offset: int = 0) -> str:
+        return spill.read(self.home / "spill", ref, offset,
+                          spill.chunk_size(self.config.agent.output_budget))
+
+    async def add_mcp_server(self, name: str, config: McpServerConfig, origin: str,
+                             settle: float) -> McpServerRow:
+        manager = self.mcp_manager()
+        await manager.add_server(name, config, origin=origin)
+        runner = manager.runners.get(name)
+        if runner is not None:
+            await runner.wait_settled(settle)
+        return self.mcp_row(name)
+
+    async def remove_mcp_server(self, name: str) -> None:
+        await self.mcp_manager().remove_server(name)
+
+    async def set_mcp_enabled(self, name: str, enabled: bool) -> McpServerRow:
+        await self.mcp_manager().set_enabled(name, enabled)
+        return self.mcp_row(name)
+
+    def mcp_manager(self) -> Any:
+        if self.mcp is None:
+            raise McpManagerError("MCP servers are not running in this process.")
+        return self.mcp
+
+    def mcp_row(self, name: str) -> McpServerRow:
+        return next(row for row in self.queries.mcp_servers() if row.name == name)
 
 
 def with_context(message: IncomingMessage) -> str:

@@ -1,18 +1,23 @@
-"""What a chat platform is to the host: a name, a lifecycle, ``send`` and ``ask``.
+"""What a chat platform is to the host: a name, a lifecycle, ``send``, and optional parts.
 
 Platforms are registered through the ``register_platforms`` hook. The host starts the
-enabled ones, routes each :class:`~bothost.models.IncomingMessage` they hand it to an agent
-turn, and delivers replies and briefings through ``send``. Asking a person (an approval, an
-elicitation) is the platform's job: ``ask`` returns the answer, or ``None`` when nobody is
-there to answer, which callers treat as "no".
+enabled ones with its :class:`~bothost.api.HostApi`, routes each
+:class:`~bothost.models.IncomingMessage` they hand it to an agent turn, and delivers replies
+and briefings through ``send``. Asking a person (an approval, an elicitation) is the
+platform's job: ``ask`` returns the answer, or ``None`` when nobody is there to answer,
+which callers treat as "no". ``ask``, ``bind``, ``health`` and ``required`` are optional,
+each declared as its own small protocol so code that uses one can check for it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bothost.models import Address, Briefing
+
+if TYPE_CHECKING:
+    from bothost.api import HostApi
 
 
 @dataclass
@@ -29,15 +34,29 @@ class Question:
 
 @runtime_checkable
 class Platform(Protocol):
-    name: str
+    """What every platform has. The optional members below it are looked up when used.
 
-    def enabled(self, host: Any) -> bool:
+    Optional members (a platform defines those it can provide; leaving one out is normal):
+
+    - ``ask(address, question)`` (:class:`Asking`): ask a person; without it, nobody is there
+      to ask on this platform, which approvals and elicitations treat as "no".
+    - ``bind(host)`` (:class:`Binding`): attach to the host without being started, so a
+      process that does not run the platform (``bothost tick``) can still deliver through it.
+    - ``health()`` (:class:`Reporting`): a small JSON-able dict for ``GET /healthz``.
+    - ``required`` (:class:`Requiring`): ``True`` makes a failed ``start`` stop the host;
+      by default a platform that fails to start is logged and left out.
+    """
+
+    name: str  # the address prefix it serves: "slack" for "slack:C0123:…"
+
+    def enabled(self, host: HostApi) -> bool:
         """Whether to start this platform with the current config."""
 
-    async def start(self, host: Any) -> None:
+    async def start(self, host: HostApi) -> None:
         """Connect and begin handing messages to ``host.handle_message``; return promptly."""
 
-    async def stop(self) -> None: ...
+    async def stop(self) -> None:
+        """Disconnect; the host gives it a few seconds."""
 
     async def send(self, address: Address, text: str, **kwargs: Any) -> Any:
         """Post ``text`` to ``address``; return a platform reference (e.g. a message ts)."""
@@ -45,5 +64,34 @@ class Platform(Protocol):
     async def send_briefing(self, address: Address, briefing: Briefing) -> Any:
         """Deliver a briefing; raise on failure so the delivery is retried."""
 
+
+@runtime_checkable
+class Asking(Protocol):
+    """A platform that can ask a person (approvals, MCP elicitation forms)."""
+
     async def ask(self, address: Address, question: Question) -> Any:
-        """Ask a person; ``True``/``False`` for approvals, a dict for forms, ``None`` if nobody."""
+        """Ask a person; ``True``/``False`` for approvals, a dict for forms, ``None`` if nobody
+        answered (or nobody can) before ``question.timeout``."""
+
+
+@runtime_checkable
+class Binding(Protocol):
+    """A platform that can deliver without being started."""
+
+    def bind(self, host: HostApi) -> None:
+        """Attach to ``host`` (no connection of its own); a no-op if it cannot deliver so."""
+
+
+@runtime_checkable
+class Reporting(Protocol):
+    """A platform with its own part of ``GET /healthz``."""
+
+    def health(self) -> dict[str, Any]:
+        """Its state, JSON-able; ``"ok": False`` marks it unhealthy. Must not raise or block."""
+
+
+@runtime_checkable
+class Requiring(Protocol):
+    """A platform that can say the host must not run without it."""
+
+    required: bool

@@ -191,6 +191,12 @@ class Queries:
 
         return {**dict.fromkeys(EVENT_STATUSES, 0), **await self.store.run(read)}
 
+    async def recent_events(self, status: str | None = None,
+                            limit: int = RECENT) -> list[dict[str, Any]]:
+        """The newest events, every status unless ``status`` is given (``events list`` rows:
+        id, source, type, payload, status, priority, attempts, …)."""
+        return await self.store.run(lambda db: feedback.list_events(db, status, limit))
+
     async def events(self, ids: Iterable[int]) -> list[EventRow]:
         """The events with these ids (unknown ids are left out), in id order."""
         wanted = json.dumps(sorted(set(ids)))

@@ -19,12 +19,6 @@ GROUP = "config"
 START_WAIT = 30.0  # seconds register_mcp waits for the new server to be ready or fail
 
 
-def manager(ctx: ToolContext) -> Any:
-    if ctx.host.mcp is None:
-        raise ToolError("MCP servers are not running in this process.")
-    return ctx.host.mcp
-
-
 async def register_mcp(name: str, ctx: ToolContext, command: str | None = None,
                        args: list[str] | None = None, url: str | None = None,
                        env: dict | None = None, description: str = "") -> str:
@@ -38,20 +32,13 @@ async def register_mcp(name: str, ctx: ToolContext, command: str | None = None,
         env: extra environment variables for the server.
         description: one line saying what the server is for.
     """
-    from bothost.mcp.manager import McpManagerError
-
     config = McpServerConfig(command=command, args=list(args or []), url=url,
                              env={str(k): str(v) for k, v in (env or {}).items()},
                              description=description)
-    mcp = manager(ctx)
     try:
-        await mcp.add_server(name, config, origin="register_mcp")
-    except McpManagerError as exc:
+        status = await ctx.host.add_mcp_server(name, config, "register_mcp", START_WAIT)
+    except ValueError as exc:  # the host's "cannot make this change", said for the person
         raise ToolError(str(exc)) from None
-    runner = mcp.runners.get(name)
-    if runner is not None:
-        await runner.wait_settled(START_WAIT)
-    status = next(s for s in mcp.status() if s.name == name)
     detail = f" ({status.error})" if status.error else ""
     return f"MCP server {name}: {status.state}{detail}, {status.tools} tools."
 
@@ -62,11 +49,9 @@ async def delete_mcp(name: str, ctx: ToolContext) -> str:
     Args:
         name: the server's name.
     """
-    from bothost.mcp.manager import McpManagerError
-
     try:
-        await manager(ctx).remove_server(name)
-    except McpManagerError as exc:
+        await ctx.host.remove_mcp_server(name)
+    except ValueError as exc:
         raise ToolError(str(exc)) from None
     return f"MCP server {name} removed."
 
@@ -79,13 +64,11 @@ async def toggle_item(name: str, enabled: bool, ctx: ToolContext, kind: str = "m
         enabled: true to enable, false to disable.
         kind: what to toggle; only "mcp" (servers) for now.
     """
-    from bothost.mcp.manager import McpManagerError
-
     if kind != "mcp":
         raise ToolError(f"cannot toggle items of kind {kind!r}; only 'mcp'")
     try:
-        status = await manager(ctx).set_enabled(name, enabled)
-    except McpManagerError as exc:
+        status = await ctx.host.set_mcp_enabled(name, enabled)
+    except ValueError as exc:
         raise ToolError(str(exc)) from None
     return f"MCP server {name}: {'enabled' if enabled else 'disabled'} ({status.state})."
 
@@ -94,7 +77,7 @@ async def list_items(ctx: ToolContext) -> list[dict[str, Any]]:
     """List the MCP servers with their origin, state, error and tool count."""
     return [{"name": s.name, "origin": s.origin, "enabled": s.enabled, "state": s.state,
              "error": s.error, "tools": s.tools, "target": s.target}
-            for s in manager(ctx).status()]
+            for s in ctx.host.queries.mcp_servers()]
 
 
 class AdminToolSource:

@@ -15,7 +15,12 @@ import types
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from bothost.models import Session
+
+if TYPE_CHECKING:
+    from bothost.api import HostApi
 
 EGRESS = ("none", "fixed", "chosen")
 
@@ -64,10 +69,10 @@ class ToolResult:
 
 @dataclass
 class ToolContext:
-    """What a running tool may use: its session, the host, and a progress reporter."""
+    """What a running tool may use: its session, the host interface, a progress reporter."""
 
-    session: Any
-    host: Any
+    session: Session
+    host: HostApi
     call_id: str = ""
     progress: Callable[[str], Awaitable[None]] | None = None
 

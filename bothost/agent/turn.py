@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bothost.agent import history, interlock, spill
 from bothost.agent.approvals import ToolCall, decide
@@ -26,13 +26,16 @@ from bothost.api import Outcome, Reply
 from bothost.llm.base import ChatRequest, LlmError, ToolCallRequest
 from bothost.models import Session
 
+if TYPE_CHECKING:
+    from bothost.host import Host
+
 logger = logging.getLogger(__name__)
 
 TextSink = Callable[[str], Awaitable[None]]
 
 
 class Turn:
-    def __init__(self, host: Any, session: Session, on_text: TextSink | None = None,
+    def __init__(self, host: Host, session: Session, on_text: TextSink | None = None,
                  on_status: TextSink | None = None, extra_tools: list[Tool] | None = None,
                  system: str | None = None) -> None:
         self.host = host
@@ -178,7 +181,7 @@ class Turn:
                "result": result.content[:100_000], "is_error": int(result.is_error),
                "error": result.content[:500] if result.is_error else None, "status": status,
                "duration_ms": (time.time() - started) * 1000, "started_at": started}
-        await self.host.store.run(lambda db: db["tool_calls"].insert(row))
+        await self.host.store.run(lambda db: db.table("tool_calls").insert(row))
 
 
 def as_result(value: Any) -> ToolResult:

@@ -1,7 +1,8 @@
 """The agent's handle on the queue: ``events_list`` and ``tick_now`` tools, offline commands.
 
-Both tools reach the host through their :class:`~bothost.agent.tools.ToolContext`, so they
-are plain functions the ``events`` plugin registers with ``register_tools``. Listing
+Both tools reach the host through the interface in their
+:class:`~bothost.agent.tools.ToolContext` (:class:`bothost.api.HostApi`), so they are plain
+functions the ``events`` plugin registers with ``register_tools``. Listing
 returns payload text third parties wrote (an email subject), so it is ``private`` and
 ``untrusted``; a tick sends briefings only to ``tick.deliver_to``, so its egress is
 ``fixed``. :func:`add_offline_commands` teaches the offline agent ``events [STATUS]`` and
@@ -12,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bothost.events import feedback
-from bothost.wiring import tick_once
+from bothost.agent.tools import ToolContext
 
 LISTED = 20  # events shown to the agent; the CLI lists more
 TOOL_OPTIONS: dict[str, dict[str, bool | str]] = {
@@ -22,13 +22,13 @@ TOOL_OPTIONS: dict[str, dict[str, bool | str]] = {
 }
 
 
-async def events_list(status: str = "", ctx: Any = None) -> str:
+async def events_list(ctx: ToolContext, status: str = "") -> str:
     """List the newest queued events (pending, claimed, done, failed or snoozed).
 
     Args:
         status: only events in this state; empty for all.
     """
-    rows = await ctx.host.store.run(lambda db: feedback.list_events(db, status or None, LISTED))
+    rows = await ctx.host.queries.recent_events(status or None, LISTED)
     if not rows:
         return f"No {status} events." if status else "No events."
     return "\n".join(
@@ -37,9 +37,9 @@ async def events_list(status: str = "", ctx: Any = None) -> str:
         for r in rows)
 
 
-async def tick_now(ctx: Any = None) -> str:
+async def tick_now(ctx: ToolContext) -> str:
     """Triage the event queue now and deliver a briefing to the configured targets."""
-    result = await tick_once(ctx.host, "agent")
+    result = await ctx.host.tick_now("agent")
     if result.status == "busy":
         return "A tick is already running; its briefing will follow."
     if not result.briefings:

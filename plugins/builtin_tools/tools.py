@@ -1,8 +1,10 @@
-"""The implementations of the built-in tools (the plugin module only registers them)."""
+"""The implementations of the built-in tools (the plugin module only registers them).
+
+They reach the host only through ``ctx.host`` (:class:`bothost.api.HostApi`).
+"""
 
 from __future__ import annotations
 
-from bothost.agent import history, spill
 from bothost.agent.tools import ToolContext, ToolError
 
 
@@ -14,16 +16,15 @@ async def activate_tools(groups: list[str], ctx: ToolContext) -> str:
     Args:
         groups: group names from the tool groups table, e.g. ["weather"].
     """
-    registry = ctx.host.registry
-    known = {g.name: g for g in registry.groups(ctx.session.is_admin)}
+    known = {g.name: g for g in ctx.host.tool_groups(ctx.session)}
     unknown = [g for g in groups if g not in known]
     if unknown:
         raise ToolError(f"Unknown tool group(s): {', '.join(unknown)}. "
                         f"Available: {', '.join(sorted(known)) or 'none'}.")
-    await history.grant(ctx.host.store, ctx.session.id, groups)
+    await ctx.host.grant_tools(ctx.session, groups)
     lines = []
     for name in groups:
-        tools = registry.group_tools(name)
+        tools = ctx.host.group_tools(name)
         lines.append(f"{name}: {len(tools)} tools now available"
                      + (f" ({', '.join(t.name for t in tools[:12])})" if tools else ""))
     return "\n".join(lines)
@@ -37,7 +38,6 @@ async def read_output(ref: str, ctx: ToolContext, offset: int = 0) -> str:
         offset: the character offset to read from.
     """
     try:
-        return spill.read(ctx.host.home / "spill", ref, offset,
-                          spill.chunk_size(ctx.host.config.agent.output_budget))
+        return ctx.host.read_spill(ref, offset)
     except ValueError as exc:
         raise ToolError(str(exc)) from None
