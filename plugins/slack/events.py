@@ -19,13 +19,16 @@ import logging
 import re
 import uuid
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.streaming import Reply
 from slack_sdk.errors import SlackApiError
 
 from bothost import api
 from bothost.models import Address, IncomingMessage
+
+if TYPE_CHECKING:
+    from bothost.plugins.slack.platform import SlackPlatform
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +60,7 @@ class Seen:
 
 
 class Conversations:
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: SlackPlatform) -> None:
         self.platform = platform
         self.seen = Seen()
         self.locks: dict[str, asyncio.Lock] = {}  # one turn per thread at a time

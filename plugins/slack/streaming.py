@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from bothost.plugins.slack.mrkdwn import StreamCleaner, split, to_mrkdwn, undisguise_markdown
@@ -22,6 +22,9 @@ from slack_sdk.errors import SlackApiError
 
 from bothost.api import Outcome
 from bothost.api import Reply as TurnReply
+
+if TYPE_CHECKING:
+    from bothost.plugins.slack.platform import SlackPlatform
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ FALLBACK_REACTION = "hourglass_flowing_sand"
 
 
 class Reply:
-    def __init__(self, platform: Any, channel: str, thread_ts: str, user: str, team: str,
+    def __init__(self, platform: SlackPlatform, channel: str, thread_ts: str, user: str, team: str,
                  message_ts: str) -> None:
         self.platform = platform
         self.client = platform.client
