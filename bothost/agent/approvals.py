@@ -15,11 +15,15 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bothost.agent.tools import Tool
 from bothost.hookcall import call_policy
+from bothost.models import Session
 from bothost.platform import Question
+
+if TYPE_CHECKING:
+    from bothost.host import Host
 
 logger = logging.getLogger(__name__)
 
@@ -47,13 +51,13 @@ def needs_approval(tool: Tool) -> bool:
     return caps.destructive or caps.egress == "chosen" or tool.name in ALWAYS_ASK
 
 
-async def decide(host: Any, session: Any, call: ToolCall) -> Decision:
+async def decide(host: Host, session: Session, call: ToolCall) -> Decision:
     decision = await _decide(host, session, call)
     await record(host, session, call, decision)
     return decision
 
 
-async def _decide(host: Any, session: Any, call: ToolCall) -> Decision:
+async def _decide(host: Host, session: Session, call: ToolCall) -> Decision:
     verdict = call_policy(host.pm, "approve_tool_call", "deny", call=call, session=session)
     mode = host.config.agent.approval
     if verdict == "deny":
@@ -73,7 +77,7 @@ async def _decide(host: Any, session: Any, call: ToolCall) -> Decision:
     return await ask(host, session, call)
 
 
-async def ask(host: Any, session: Any, call: ToolCall) -> Decision:
+async def ask(host: Host, session: Session, call: ToolCall) -> Decision:
     platform = session.platform
     if platform is None:
         return Decision(False, "nobody", "nobody to ask for approval")
@@ -100,7 +104,7 @@ async def ask(host: Any, session: Any, call: ToolCall) -> Decision:
     return Decision(bool(answer), who, "" if answer else "the user said no")
 
 
-async def record(host: Any, session: Any, call: ToolCall, decision: Decision) -> None:
+async def record(host: Host, session: Session, call: ToolCall, decision: Decision) -> None:
     if decision.by == "auto":
         return
     row = {
@@ -109,4 +113,4 @@ async def record(host: Any, session: Any, call: ToolCall, decision: Decision) ->
         "decision": "allow" if decision.allowed else "deny", "decided_by": decision.by,
         "reason": decision.reason, "created_at": time.time(),
     }
-    await host.store.run(lambda db: db["approvals"].insert(row))
+    await host.store.run(lambda db: db.table("approvals").insert(row))

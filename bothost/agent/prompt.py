@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bothost.agent.interlock import UNTRUSTED_NOTE
 from bothost.hookcall import call_each
 from bothost.models import Session
+
+if TYPE_CHECKING:
+    from bothost.host import Host
 
 
 def main_prompt(path: str | None = None) -> str:
@@ -21,7 +24,7 @@ def main_prompt(path: str | None = None) -> str:
     return (resources.files("bothost.defaults") / "agents" / "main.md").read_text("utf-8")
 
 
-def groups_table(host: Any, session: Session, granted: set[str]) -> str:
+def groups_table(host: Host, session: Session, granted: set[str]) -> str:
     groups = host.registry.groups(session.is_admin)
     if not groups:
         return ""
@@ -33,7 +36,7 @@ def groups_table(host: Any, session: Session, granted: set[str]) -> str:
     return "\n".join(lines)
 
 
-async def system_prompt(host: Any, session: Session, granted: set[str],
+async def system_prompt(host: Host, session: Session, granted: set[str],
                         base: str | None = None) -> str:
     parts = [(base or main_prompt(host.config.agent.prompt)).strip(), UNTRUSTED_NOTE]
     for fragment in await call_each(host.pm, "system_prompt", session=session):
