@@ -5,6 +5,12 @@ packaged ``config/bothost.yaml``, ``$BOTHOST_HOME/bothost.yaml``, then ``--confi
 ``BOTHOST_CONFIG``. Each source is checked on its own for unknown keys and wrong types, so an
 error names the file it came from, the key path and what was expected. ``${env:NAME}`` is
 resolved while building; an unset name is an error only inside a part that is enabled.
+
+The model here holds core's keys only. The sections under ``platforms`` (and any other
+top-level key) belong to the plugins that declare them through ``register_config``
+(:mod:`bothost.configsections`): :func:`load_core` reads core's keys and sets those parts
+aside, :func:`bind_sections` checks and builds them once the plugins are loaded, and
+:func:`load` does both.
 """
 
 from __future__ import annotations
@@ -15,19 +21,28 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bothost.configcheck import check_registered, check_semantics
 from bothost.configfile import read_yaml
-from bothost.configschema import ConfigError, Unset, build, check_source, parse_duration
+from bothost.configschema import (
+    ConfigError,
+    Unset,
+    build,
+    check_source,
+    clear_unset,
+    parse_duration,
+)
+from bothost.configsections import PLATFORMS, Platforms, Section, bind, collect_sections
 from bothost.home import HomeError
 
-__all__ = ["Config", "ConfigError", "load", "default_home", "mask_secrets", "parse_duration",
-           "check_registered", "read_yaml"]
+if TYPE_CHECKING:
+    import pluggy
+
+__all__ = ["Config", "ConfigError", "load", "load_core", "bind_sections", "default_home",
+           "mask_secrets", "parse_duration", "check_registered", "read_yaml"]
 
 ENV_PATTERN = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-SECRET_KEYS = {"api_key", "token", "bot_token", "app_token", "signing_secret", "secret"}
-MASKED_MAPPINGS = {"env", "headers"}  # every value under these may hold a credential
 
 
 @dataclass
@@ -53,56 +68,6 @@ class AgentConfig:
     prompt: str | None = None
 
     CHOICES = {"approval": ("ask", "allow", "read-only")}
-
-
-@dataclass
-class ConsoleConfig:
-    enabled: bool = True
-
-
-@dataclass
-class WebConfig:
-    enabled: bool = True
-    host: str = "127.0.0.1"
-    port: int = 8765
-    token: str | None = None
-
-
-@dataclass
-class WebhookTarget:
-    url: str = ""
-    secret: str | None = None
-
-
-@dataclass
-class WebhookConfig:
-    secret: str | None = None
-    targets: dict[str, WebhookTarget] = field(default_factory=dict)
-    max_body: int = 1_000_000
-
-
-@dataclass
-class SlackConfig:
-    enabled: bool = False
-    mode: str = "socket"
-    bot_token: str | None = None
-    app_token: str | None = None
-    signing_secret: str | None = None
-    api_url: str = "https://slack.com/api/"
-    allowed_users: list[str] = field(default_factory=list)
-    allowed_channels: list[str] = field(default_factory=list)
-    admins: list[str] = field(default_factory=list)
-    require_mention: bool = True
-
-    CHOICES = {"mode": ("socket", "http")}
-
-
-@dataclass
-class PlatformsConfig:
-    console: ConsoleConfig = field(default_factory=ConsoleConfig)
-    web: WebConfig = field(default_factory=WebConfig)
-    webhook: WebhookConfig = field(default_factory=WebhookConfig)
-    slack: SlackConfig = field(default_factory=SlackConfig)
 
 
 @dataclass
@@ -154,20 +119,55 @@ class PluginsConfig:
 
 
 @dataclass
+class PluginParts:
+    """What :func:`load_core` set aside for the plugins' sections: the merged data with
+    ``${env:…}`` resolved, and the unset names found in it (key path, variable)."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    unset: list[tuple[str, str]] = field(default_factory=list)
+
+
+T = TypeVar("T")
+
+
+@dataclass
 class Config:
     llm: LlmConfig = field(default_factory=LlmConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
-    platforms: PlatformsConfig = field(default_factory=PlatformsConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
     tick: TickConfig = field(default_factory=TickConfig)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
     log_level: str = "info"
+    # the plugins' sections (filled by bind_sections): platforms.NAME, then top-level ones
+    platforms: Platforms = field(default_factory=Platforms)
+    sections: dict[str, Any] = field(default_factory=dict)
+    declared: dict[str, Section] = field(default_factory=dict, repr=False)
+    pending: PluginParts = field(default_factory=PluginParts, repr=False)
     sources: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     layers: list[tuple[str, dict[str, Any]]] = field(default_factory=list, repr=False)
 
     CHOICES = {"log_level": ("debug", "info", "warning", "error")}
-    INTERNAL = ("sources", "raw", "layers")
+    INTERNAL = ("platforms", "sections", "declared", "pending", "sources", "raw", "layers")
+
+    def section(self, path: str, kind: type[T] | None = None) -> T:
+        """The section a plugin declared at ``path`` (``"platforms.discord"``, ``"pager"``).
+
+        ``kind`` (the schema class) only types the result for a type checker. A path no
+        loaded plugin declared raises :class:`KeyError`.
+        """
+        keys = path.split(".")
+        if len(keys) == 2 and keys[0] == PLATFORMS and keys[1] in self.platforms:
+            return self.platforms[keys[1]]
+        if path in self.sections:
+            return self.sections[path]
+        raise KeyError(f"{path}: no loaded plugin declares this section")
+
+
+def core_keys() -> list[str]:
+    """The top-level keys core's own schema owns (``platforms`` holds plugins' sections)."""
+    return sorted({f.name for f in dataclasses.fields(Config)
+                   if f.name not in Config.INTERNAL} | {PLATFORMS})
 
 
 def default_home() -> Path:
@@ -222,39 +222,75 @@ def interpolate(value: Any, path: str, unset: list[tuple[str, str]]) -> Any:
     return ENV_PATTERN.sub(lambda m: os.environ[m.group(1)], value)
 
 
-def load(config_file: str | Path | None = None, home: Path | None = None) -> Config:
-    """Read, merge, validate and type every config source. Raises :class:`ConfigError`."""
+def load(config_file: str | Path | None = None, home: Path | None = None,
+         pm: pluggy.PluginManager | None = None) -> Config:
+    """Read, merge, validate and type every config source, the plugins' sections included.
+
+    The sections are those the plugins of ``pm`` declare; without ``pm``, the plugins the
+    config itself selects (``plugins.dirs``, ``plugins.disabled``) are loaded to ask them.
+    Raises :class:`ConfigError`.
+    """
+    config = load_core(config_file, home)
+    if pm is None:
+        from bothost.discovery import load_plugins, new_plugin_manager
+
+        pm = new_plugin_manager()
+        load_plugins(pm, config.plugins.dirs, config.plugins.disabled)
+    bind_sections(config, pm)
+    return config
+
+
+def load_core(config_file: str | Path | None = None, home: Path | None = None) -> Config:
+    """Read and merge every source; check and type core's keys, set the plugins' parts aside.
+
+    The result has no plugin sections yet (:func:`bind_sections` adds them).
+    """
     home = home or default_home()
     merged: dict[str, Any] = {}
     paths = source_paths(home, config_file)
     layers = []
     for path in paths:
         data = read_yaml(path)
-        check_source(Config, data, str(path))
+        check_source(Config, core_part(data, str(path)), str(path))
         merged = deep_merge(merged, data)
         layers.append((str(path), data))
     unset: list[tuple[str, str]] = []
     resolved = interpolate(merged, "", unset)
-    config = build(Config, resolved, "", "merged config")
+    core = set(core_keys())
+    config = build(Config, core_part(resolved, "merged config"), "", "merged config")
+    check_enabled_env(config, [(p, n) for p, n in unset if owned_by_core(p, core)])
+    config.pending = PluginParts(  # after the check above, which clears Unset everywhere
+        {k: v for k, v in resolved.items() if k == PLATFORMS or k not in core},
+        [(p, n) for p, n in unset if not owned_by_core(p, core)])
     config.sources = [str(p) for p in paths]
     config.raw = merged
     config.layers = layers
-    check_enabled_env(config, unset)
     check_semantics(config)
     return config
 
 
+def bind_sections(config: Config, pm: pluggy.PluginManager) -> None:
+    """Check and build the sections the plugins of ``pm`` declare (``register_config``)."""
+    keys = core_keys()
+    bind(config, collect_sections(pm, keys), keys)
+
+
+def core_part(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """``data`` without the parts plugins own (``platforms`` and unknown top-level keys)."""
+    platforms = data.get(PLATFORMS)
+    if platforms is not None and not isinstance(platforms, dict):
+        raise ConfigError(f"{where}: {PLATFORMS}: expected a mapping, got {platforms!r}")
+    core = set(core_keys()) - {PLATFORMS}
+    return {k: v for k, v in data.items() if k in core}
+
+
+def owned_by_core(path: str, core: set[str]) -> bool:
+    top = re.split(r"[.\[]", path, maxsplit=1)[0]
+    return top in core and top != PLATFORMS
+
+
 def part_enabled(config: Config, path: str) -> bool:
     parts = path.split(".")
-    if parts[0] == "platforms" and len(parts) > 1:
-        if parts[1] == "webhook":
-            return False  # an unset webhook secret simply leaves the webhook routes off
-        if parts[1] == "slack" and parts[2:3] == ["app_token"]:  # Socket Mode's token only
-            return config.platforms.slack.enabled and config.platforms.slack.mode == "socket"
-        if parts[1] == "slack" and parts[2:3] == ["signing_secret"]:  # HTTP mode's only
-            return config.platforms.slack.enabled and config.platforms.slack.mode == "http"
-        section = getattr(config.platforms, parts[1], None)
-        return bool(getattr(section, "enabled", True))
     if parts[0] == "mcp" and len(parts) > 2:
         server = config.mcp.servers.get(parts[2])
         return bool(server and server.enabled)
@@ -273,30 +309,33 @@ def check_enabled_env(config: Config, unset: list[tuple[str, str]]) -> None:
     clear_unset(config)
 
 
-def clear_unset(obj: Any) -> None:
-    """Replace every :class:`Unset` left in disabled parts with None."""
-    if dataclasses.is_dataclass(obj):
-        for f in dataclasses.fields(obj):
-            value = getattr(obj, f.name)
-            if isinstance(value, Unset):
-                setattr(obj, f.name, None)
-            else:
-                clear_unset(value)
-    elif isinstance(obj, dict):
-        for key, value in list(obj.items()):
-            if isinstance(value, Unset):
-                del obj[key]
-            else:
-                clear_unset(value)
-    elif isinstance(obj, list):
-        obj[:] = [v for v in obj if not isinstance(v, Unset)]
-        for v in obj:
-            clear_unset(v)
-
-
-def mask_secrets(data: Any, key: str = "") -> Any:
+def mask_secrets(data: Any, key: str = "", config: Config | None = None) -> Any:
     """A copy of raw config data with credentials replaced by ``***`` (secret keys, env and
-    headers values, secret arguments, URL passwords and secret query parameters)."""
-    from bothost.redact import mask_config  # bothost.redact owns what counts as a secret
+    headers values, secret arguments, URL passwords and secret query parameters, and the keys
+    a plugin's section declares secret when ``config`` is given)."""
+    from bothost.redact import MASK, mask_config  # bothost.redact owns what counts as secret
 
-    return mask_config(data, key)
+    masked = mask_config(data, key)
+    for path in secret_paths(config) if config is not None else []:
+        node = masked
+        for part in path[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and node.get(path[-1]) not in (None, ""):
+            node[path[-1]] = MASK
+    return masked
+
+
+def secret_paths(config: Config) -> list[tuple[str, ...]]:
+    """Key paths the plugins' schemas declare secret (``SECRETS``)."""
+    return [(*s.keys, key) for s in config.declared.values() for key in s.secrets]
+
+
+def secret_values(config: Config) -> set[str]:
+    """The values at :func:`secret_paths`, resolved: logs must hide them too."""
+    found = set()
+    for path in secret_paths(config):
+        section: Any = config.section(".".join(path[:-1]))
+        value = getattr(section, path[-1], None)
+        if isinstance(value, str) and value:
+            found.add(value)
+    return found

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from bothost.config import Config
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
-ALWAYS_DELIVERABLE = {"console"}  # printed by the delivering process itself, no platform
 
 
 def source_of(config: Config, *keys: str) -> str:
@@ -78,7 +77,7 @@ def check_registered(config: Config, providers: Iterable[str], platforms: Iterab
     if provider not in providers:
         raise ConfigError(f"{source_of(config, 'llm', 'provider')}: llm.provider: unknown "
                           f"provider {provider!r}{did_you_mean(provider, providers)}")
-    platforms = set(platforms) | ALWAYS_DELIVERABLE
+    platforms = set(platforms)  # console: too is a platform (the console plugin's)
     for i, target in enumerate(config.tick.deliver_to):
         name = target.split(":", 1)[0]
         if name not in platforms:

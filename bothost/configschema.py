@@ -2,8 +2,10 @@
 
 The dataclasses in :mod:`bothost.config` are the schema: a field's type hint says what is
 expected (``str``, ``int``, ``float`` durations, ``bool``, ``list[str]``, ``dict[str, X]``,
-nested dataclasses, ``X | None``), and a class attribute ``CHOICES`` limits strings to a set.
-Unknown keys are refused with a "did you mean".
+nested dataclasses, ``X | None``), a class attribute ``CHOICES`` limits strings to a set and
+``DURATIONS`` names the ``float`` fields that take a duration (``30s``, ``15m``) besides the
+core's :data:`DURATION_FIELDS`. Plugins declare their own sections in the same language
+(:mod:`bothost.configsections`). Unknown keys are refused with a "did you mean".
 """
 
 from __future__ import annotations
@@ -73,7 +75,10 @@ def describe(tp: Any) -> str:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return describe(args[0])
     if origin is list:
-        return f"a list of {describe(typing.get_args(tp)[0])}s"
+        item = describe(typing.get_args(tp)[0])
+        if item.startswith(("a ", "an ")) and " " not in item.split(" ", 1)[1]:
+            return f"a list of {item.split(' ', 1)[1]}s"  # "a string" -> "a list of strings"
+        return f"a list of {item}"
     if origin is dict:
         return "a mapping"
     if dataclasses.is_dataclass(tp):
@@ -113,7 +118,7 @@ def convert(tp: Any, value: Any, path: str, where: str, key: str, cls: type | No
             raise fail
         _, item = typing.get_args(tp)
         return {str(k): convert(item, v, join(path, k), where, key, None) for k, v in value.items()}
-    if tp is float and key in DURATION_FIELDS:
+    if tp is float and (key in DURATION_FIELDS or key in getattr(cls, "DURATIONS", ())):
         try:
             return parse_duration(value)
         except ValueError as exc:
@@ -171,3 +176,24 @@ def strip_env(value: Any) -> Any:
     if isinstance(value, str) and "${env:" in value:
         return Unset("")
     return value
+
+
+def clear_unset(obj: Any) -> None:
+    """Replace every :class:`Unset` left in disabled parts with None (or drop it)."""
+    if dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if isinstance(value, Unset):
+                setattr(obj, f.name, None)
+            else:
+                clear_unset(value)
+    elif isinstance(obj, dict):
+        for key, value in list(obj.items()):
+            if isinstance(value, Unset):
+                del obj[key]
+            else:
+                clear_unset(value)
+    elif isinstance(obj, list):
+        obj[:] = [v for v in obj if not isinstance(v, Unset)]
+        for v in obj:
+            clear_unset(v)

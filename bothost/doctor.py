@@ -2,15 +2,19 @@
 
 Doctor checks what would fail at run time, not only what the config says: the home is
 writable, the database opens (not from a newer bothost) and passes ``PRAGMA quick_check``,
-the model's endpoint answers one token (skipped with ``--offline``, as is Slack's token
-check), each ``tick.deliver_to`` target has an enabled platform, the web port is free or
-held by a running bothost, and the MCP servers start. A config error is not a finding: it is
-the command's error (one line, exit 2), as for every command.
+the model's endpoint answers one token (skipped with ``--offline``), each ``tick.deliver_to``
+target has a platform, the web port is free or held by a running bothost, and the MCP
+servers start. Each plugin checks its own part through the ``doctor_checks`` hook (Slack's
+tokens, whether a target's platform is enabled); a plugin's finding named like one of
+these replaces it, because the plugin knows its platform better. A config error is not a
+finding: it is the command's error (one line, exit 2), as for every command.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -18,12 +22,16 @@ from typing import Any
 
 from bothost.executables import resolve_command
 from bothost.home import HomeError, ensure_home
+from bothost.hookcall import accepted, impls
 from bothost.probes import ask_llm, web_port
 from bothost.startup import collect_platforms, collect_providers
 from bothost.store import StoreError
 
+logger = logging.getLogger(__name__)
+
 START_AFRESH = ("restore bothost.db from a backup (docs/operations.md), or move it away to "
                 "start afresh")
+PLUGIN_CHECK_TIMEOUT = 60.0  # seconds for one plugin's checks; an outside service may be slow
 
 
 @dataclass
@@ -50,9 +58,46 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     if store and all(f.ok for f in store):
         findings += check_mcp_running(runtime,
                                       skip={f.check.removeprefix("mcp ") for f in missing})
-    if not offline:
-        findings += check_slack(config)
-    return findings
+    return merge(findings, plugin_checks(runtime, offline))
+
+
+def merge(findings: list[Finding], extra: list[Finding]) -> list[Finding]:
+    """``findings`` with each of ``extra`` replacing the one of the same name, or appended."""
+    out = list(findings)
+    for finding in extra:
+        same = next((i for i, f in enumerate(out) if f.check == finding.check), None)
+        if same is None:
+            out.append(finding)
+        else:
+            out[same] = finding
+    return out
+
+
+def plugin_checks(runtime: Any, offline: bool) -> list[Finding]:
+    """What the plugins' ``doctor_checks`` report, each plugin's failure a finding of its own."""
+    out: list[Finding] = []
+
+    def report(check: str, ok: bool, detail: str, fix: str = "") -> None:
+        out.append(Finding(str(check), bool(ok), str(detail), str(fix)))
+
+    kwargs = {"config": runtime.config, "offline": offline, "report": report}
+    for impl in impls(runtime.pm, "doctor_checks"):
+        try:
+            result = impl.function(**accepted(impl, kwargs))
+            if inspect.isawaitable(result):
+                asyncio.run(within(result, PLUGIN_CHECK_TIMEOUT))
+        except Exception as exc:  # boundary: one plugin's broken check must not stop doctor
+            logger.exception("plugin %s failed in doctor_checks", impl.plugin_name)
+            out.append(Finding(f"plugin {impl.plugin_name}", False,
+                               f"its doctor check failed: {exc or type(exc).__name__}",
+                               "bothost -v doctor shows where; report it to the plugin's "
+                               "authors"))
+    return out
+
+
+async def within(awaitable: Any, seconds: float) -> Any:
+    async with asyncio.timeout(seconds):
+        return await awaitable
 
 
 def check_home(runtime: Any) -> list[Finding]:
@@ -131,35 +176,24 @@ def check_llm(runtime: Any, offline: bool) -> list[Finding]:
 
 
 def check_delivery(runtime: Any) -> list[Finding]:
-    """Each ``tick.deliver_to`` target must reach a platform that will be running."""
-    config = runtime.config
+    """Each ``tick.deliver_to`` target must have a platform (its plugin may say more)."""
     platforms = collect_platforms(runtime.pm)
     out = []
-    for target in config.tick.deliver_to:
-        name, _, channel = target.partition(":")
+    for target in runtime.config.tick.deliver_to:
+        name = target.partition(":")[0]
         check = f"deliver_to {target}"
-        if name == "console":
-            out.append(Finding(check, True, "printed by the process that delivers it"))
-        elif name == "webhook" and channel not in config.platforms.webhook.targets:
-            out.append(Finding(check, False, f"no webhook target {channel!r} in "
-                               "platforms.webhook.targets",
-                               f"add platforms.webhook.targets.{channel}.url"))
-        elif name in ("slack", "web") and not getattr(config.platforms, name).enabled:
-            out.append(Finding(check, False, f"platforms.{name} is not enabled; briefings to "
-                               "it would be retried and then fail",
-                               f"enable platforms.{name}, or remove {target!r} from "
-                               "tick.deliver_to"))
-        elif name not in platforms:
+        if name in platforms:
+            out.append(Finding(check, True, f"platform {name}"))
+        else:
             out.append(Finding(check, False, f"no platform {name!r}",
                                "install the plugin that provides it"))
-        else:
-            out.append(Finding(check, True, f"platform {name}"))
     return out
 
 
 def check_web(config: Any) -> list[Finding]:
-    web = config.platforms.web
-    if not web.enabled:
+    """The host's HTTP listener (configured by ``platforms.web``, when a plugin declares it)."""
+    web = config.platforms.get("web")
+    if web is None or not web.enabled:
         return []
     ok, detail = web_port(web.host, web.port)
     return [Finding("web port", ok, detail,
@@ -202,19 +236,3 @@ def check_mcp_running(runtime: Any, skip: set[str]) -> list[Finding]:
                                f"bothost mcp logs {s.name}; fix it or bothost mcp disable "
                                f"{s.name}"))
     return out
-
-
-def check_slack(config: Any) -> list[Finding]:
-    slack = config.platforms.slack
-    if not slack.enabled:
-        return []
-    from bothost.plugins.slack.app import check
-
-    try:
-        problem = asyncio.run(check(slack))
-    except Exception as exc:
-        problem = str(exc)
-    if problem:
-        return [Finding("slack", False, problem,
-                        "see docs/slack.md to create the app and its tokens")]
-    return [Finding("slack", True, f"{slack.mode} mode, tokens work")]

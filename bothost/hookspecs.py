@@ -7,7 +7,8 @@ are decorated with :data:`hookimpl`. Three kinds of hook exist:
   ``register`` callback, so each registered item knows which plugin registered it. An
   exception in one stops startup with a message naming the plugin (startup is fail-fast).
 * **Runtime hooks** (``startup``, ``shutdown``, ``on_message``, ``event_received``,
-  ``on_briefing``, ``system_prompt``) may be plain functions or ``async def``. The host calls
+  ``on_briefing``, ``system_prompt``, ``doctor_checks``) may be plain functions or
+  ``async def``. The host calls
   each implementation separately, awaits it when it returns an awaitable, and logs and skips
   an implementation that raises (the others still run).
 * **Policy hooks** (``approve_tool_call``) are synchronous and ``firstresult``: the first
@@ -101,6 +102,27 @@ def register_migrations(register: Callable[..., None]) -> None:
     """
 
 
+@hookspec
+def register_config(register: Callable[[str, type], None]) -> None:
+    """Declare the config sections this plugin owns, so they are checked at load.
+
+    Called once while the config loads, before any other hook and for every command (a
+    wrong value stops ``config show``, ``doctor``, ``run``, ``tick`` and ``chat`` alike).
+    ``register(path, schema)``: ``path`` is ``"platforms.NAME"`` (a platform's section, NAME
+    being its address prefix) or a top-level ``"NAME"`` that is not a core key; ``schema`` is
+    a dataclass in the core's schema language: fields typed ``str``, ``int``, ``float``,
+    ``bool``, ``list[X]``, ``dict[str, X]``, nested dataclasses or ``X | None``, each with a
+    default; optional class attributes ``CHOICES`` (``{"mode": ("a", "b")}``), ``DURATIONS``
+    (``float`` fields written ``30s``/``15m``) and ``SECRETS`` (keys masked in ``config
+    show`` whatever their name). An unset ``${env:…}`` inside the section is an error while
+    its ``enabled`` field is true (or when it has none), unless the schema defines
+    ``needs_env(self, key_path) -> bool`` to decide. The built section is read back as
+    ``host.config.platforms.NAME`` or ``host.config.section("NAME")``. A section no plugin
+    declares is an unknown key; two plugins declaring one path is an error. Sync. An
+    exception stops startup (exit status 2).
+    """
+
+
 # --- runtime hooks (sync or async; each implementation isolated) --------------------------
 
 
@@ -159,6 +181,21 @@ def system_prompt(session: Any) -> Any:
     Called for each agent turn with the :class:`bothost.models.Session`. May be async.
     Fragments are joined in plugin registration order. An exception is logged and the
     fragment skipped.
+    """
+
+
+@hookspec
+def doctor_checks(config: Any, offline: bool, report: Callable[..., None]) -> None:
+    """Check what would fail at run time in this plugin's part, for ``bothost doctor``.
+
+    Called once per ``bothost doctor`` with the loaded :class:`bothost.config.Config`
+    (plugin sections included) and ``offline`` (true with ``--offline``: contact no outside
+    service). Report each finding with ``report(check, ok, detail, fix="")``: ``check`` names
+    what was checked (``"slack"``), ``detail`` says what was found, ``fix`` how to fix it. A
+    finding named like one of the core's replaces it, so a platform judges its own
+    ``tick.deliver_to`` targets by reporting ``"deliver_to slack:C1"``. May be async (given
+    a deadline of a minute). An exception is logged and reported as a failed finding named
+    after the plugin; the other checks still run.
     """
 
 

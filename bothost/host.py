@@ -94,7 +94,8 @@ class Host:
             for name, platform in self.platforms.items():
                 if self.platform_enabled(name, platform):
                     await self.start_platform(name, platform)
-        if serve_http and self.config.platforms.web.enabled:
+        web = self.config.platforms.get("web")  # declared by the web plugin, if loaded
+        if serve_http and web is not None and web.enabled:
             await self.http.start()
         self.started = True
 

@@ -1,4 +1,9 @@
-"""Running the host: ``bothost run`` (until a signal) and ``bothost chat`` (the terminal)."""
+"""Running the host: ``bothost run`` (until a signal) and ``bothost chat`` (the terminal).
+
+``bothost chat`` talks through the console platform the console plugin registers (found by
+name, like any platform: the core imports no plugin), attached to the host without being
+started, since this command reads the terminal itself.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,8 @@ import signal
 import sys
 from typing import Any
 
+from bothost.configschema import ConfigError
 from bothost.logs import setup as setup_logging
-from bothost.plugins.console.platform import converse
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +33,7 @@ async def serve(host: Any, verbose: int = 0) -> int:
         await host.stop()
         return 1
     port = host.http.port
-    if port:
+    if port:  # listening means platforms.web was declared
         print(f"bothost is running: http://{host.config.platforms.web.host}:{port}/  "
               "(Ctrl-C to stop)", file=sys.stderr, flush=True)
     else:
@@ -41,16 +46,20 @@ async def serve(host: Any, verbose: int = 0) -> int:
 
 async def chat(host: Any, message: str | None) -> None:
     """One message (``-m``) or an interactive conversation in the terminal."""
+    console = host.platforms.get("console")
+    if console is None:
+        raise ConfigError("plugins.disabled: bothost chat talks through the console plugin; "
+                          "enable it to chat in the terminal")
     await host.start(serve_http=False, platforms=False, tick=False)
     if host.mcp is not None:  # their tools are missing from this conversation: say so
         for status in host.mcp.not_ready():
             why = f": {status.error}" if status.error else ""
             print(f"bothost: MCP server {status.name} not ready ({status.state}{why}); "
                   "its tools are not listed", file=sys.stderr, flush=True)
-    console = host.platforms.get("console")
+    console.bind(host)
     try:
         if message is not None:
-            await converse(host, message, platform=console)
+            await console.converse(message)
             return
         while True:
             try:
@@ -60,6 +69,6 @@ async def chat(host: Any, message: str | None) -> None:
             if line.strip() in ("exit", "quit"):
                 break
             if line.strip():
-                await converse(host, line, platform=console)
+                await console.converse(line)
     finally:
         await host.stop()

@@ -101,7 +101,7 @@ def config() -> None:
 @pass_runtime
 def config_show(runtime: Runtime, as_json: bool) -> None:
     """Print the effective config (all sources merged) with secrets masked."""
-    masked = mask_secrets(runtime.config.raw)
+    masked = mask_secrets(runtime.config.raw, config=runtime.config)
     if as_json:
         click.echo(json.dumps(masked, indent=2))
     else:

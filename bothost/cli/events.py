@@ -8,6 +8,7 @@ reported on standard error and retried by the next tick.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from datetime import datetime
@@ -18,7 +19,7 @@ import click
 from bothost import jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.events import feedback
-from bothost.events.delivery import platform_deliver, to_console
+from bothost.events.delivery import to_console
 from bothost.events.tick import TickResult
 
 pass_runtime = click.make_pass_decorator(Runtime)
@@ -96,9 +97,10 @@ async def tick_once(runtime: Runtime, console: TextIO | None = None) -> TickResu
     and is recorded only after that text is written and flushed."""
     from bothost.wiring import tick_once as host_tick_once
 
-    host = runtime.host()
-    deliver = platform_deliver(host.platforms, console) if console is not None else None
-    return await host_tick_once(host, "cli", deliver)
+    # the console platform prints on standard output, and this process prints nothing else
+    # while it ticks, so sending that stream elsewhere cannot catch anyone else's text
+    with contextlib.redirect_stdout(console) if console else contextlib.nullcontext():
+        return await host_tick_once(runtime.host(), "cli")
 
 
 @click.command("tick")

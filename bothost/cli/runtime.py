@@ -1,8 +1,9 @@
 """What CLI commands share: the config, home, plugins and store, each built on first use.
 
 Nothing touches the disk until a command needs it, so a config error exits having written
-nothing. The config a command sees has been checked against what the plugins registered
-(LLM providers, platforms), so every command refuses an unknown name alike, at load.
+nothing. The config a command sees holds the sections its plugins declare (``register_config``)
+and has been checked against what the plugins registered (LLM providers, platforms), so every
+command refuses a wrong plugin value or an unknown name alike, at load.
 ``Runtime.host()`` builds a :class:`~bothost.host.Host` on the same store.
 """
 
@@ -46,16 +47,19 @@ class Runtime:
 
     @cached_property
     def config(self) -> config_module.Config:
-        """The config, checked against the names the plugins registered."""
+        """The config with the plugins' sections, checked against what the plugins registered."""
         config = self._loaded_config
         pm = self._plugins[0]
+        config_module.bind_sections(config, pm)
+        redact.remember(redact.config_secrets(config) | config_module.secret_values(config))
         config_module.check_registered(config, providers=collect_providers(pm),
                                        platforms=collect_platforms(pm))
         return config
 
     @cached_property
     def _loaded_config(self) -> config_module.Config:
-        config = config_module.load(self.config_file, self.home)
+        """Core's keys only: enough to know which plugins to load."""
+        config = config_module.load_core(self.config_file, self.home)
         redact.remember(redact.config_secrets(config))  # every log of this command hides them
         return config
 

@@ -2,10 +2,13 @@
 
 A target is an address (``slack:C0123``, ``web:briefings``, ``webhook:ops``, ``console:``).
 The tick gets a ``deliver(target, briefing)`` callable; :func:`platform_deliver` builds one
-from the host's platforms, with ``console:`` handled here: it prints to the standard output
-of the delivering process and always succeeds. Each attempt has a deadline and its outcome
-is recorded before the next target is tried, so a crash loses at most the record of the
-one delivery in flight (which is then sent again: at least once).
+from the host's platforms: every target, ``console:`` included, goes to the
+``send_briefing`` of the platform named by its prefix. The console platform prints on the
+standard output of the delivering process and flushes before it returns, because returning
+is what lets the tick record the delivery: a process killed after that record must already
+have shown the text. Each attempt has a deadline and its outcome is recorded before the
+next target is tried, so a crash loses at most the record of the one delivery in flight
+(which is then sent again: at least once).
 """
 
 from __future__ import annotations
@@ -13,9 +16,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TextIO
+from typing import Any
 
 from bothost.events import ledger
 from bothost.events.faults import kill_point
@@ -31,30 +33,16 @@ class UnknownTargetError(Exception):
     """No platform serves the target's prefix."""
 
 
-async def console_delivery(target: str, briefing: Briefing, stream: TextIO | None = None) -> str:
-    """Print the briefing on standard output (``console:`` targets).
-
-    Written and flushed before returning, because returning is what lets the tick record
-    the delivery: a process killed after that record must already have shown the text.
-    """
-    out = stream or sys.stdout
-    out.write(briefing.text + "\n\n")
-    out.flush()
-    return "stdout"
-
-
 def to_console(briefing: Briefing) -> bool:
     """Whether ``console:`` is among the briefing's targets."""
     return any(target.partition(":")[0] == "console" for target in briefing.targets)
 
 
-def platform_deliver(platforms: Mapping[str, Any], stream: TextIO | None = None) -> Deliver:
+def platform_deliver(platforms: Mapping[str, Any]) -> Deliver:
     """A ``deliver`` callable routing each target to ``platforms[prefix].send_briefing``."""
 
     async def deliver(target: str, briefing: Briefing) -> Any:
         address = Address.parse(target)
-        if address.platform == "console":
-            return await console_delivery(target, briefing, stream)
         platform = platforms.get(address.platform)
         if platform is None:
             raise UnknownTargetError(f"no platform serves {target!r}")

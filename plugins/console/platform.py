@@ -37,6 +37,11 @@ class ConsolePlatform:
         self.host = host
         host.supervise("console", self.read_loop)
 
+    def bind(self, host: HostApi) -> None:
+        """Attach to ``host`` without reading the terminal (``bothost chat`` reads it)."""
+        if self.host is None:
+            self.host = host
+
     async def stop(self) -> None:
         pass
 

@@ -4,11 +4,18 @@ Web chat and dashboard at ``/``, the chat API, signed webhooks in and out, ``/me
 ``/media/{file}`` and ``/openapi.json``. The work lives in the modules beside this one.
 """
 
-from bothost.plugins.web import briefings, routes
+from bothost.plugins.web import briefings, doctor, routes
+from bothost.plugins.web.config import WebConfig, WebhookConfig
 from bothost.plugins.web.outbound import WebhookPlatform
 from bothost.plugins.web.platform import WebPlatform
 
 from bothost.hookspecs import hookimpl
+
+
+@hookimpl
+def register_config(register):
+    register("platforms.web", WebConfig)
+    register("platforms.webhook", WebhookConfig)
 
 
 @hookimpl
@@ -25,3 +32,8 @@ def register_routes(app):
 @hookimpl
 def register_migrations(register):
     register("web", 1, briefings.migrate_1, "web_briefings")
+
+
+@hookimpl
+def doctor_checks(config, report):
+    doctor.doctor_checks(config, report)

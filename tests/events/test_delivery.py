@@ -1,13 +1,13 @@
-"""Routing a briefing to platforms by target prefix; console prints and always succeeds."""
+"""Routing a briefing to platforms by target prefix; ``console:`` goes to the console platform."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
+from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.events.delivery import UnknownTargetError, platform_deliver
 from bothost.models import Address, Briefing
+from bothost.startup import collect_platforms
 
 
 class FakePlatform:
@@ -19,13 +19,23 @@ class FakePlatform:
         return "ts-1"
 
 
-async def test_targets_go_to_their_platform_and_console_prints():
-    slack, out = FakePlatform(), io.StringIO()
-    deliver = platform_deliver({"slack": slack}, stream=out)
-    briefing = Briefing(title="t", items=[], text="Briefing · Wed 08:00 · 1 event", targets=[])
-    assert await deliver("slack:C1:1712345678.000100", briefing) == "ts-1"
+BRIEFING = Briefing(title="t", items=[], text="Briefing · Wed 08:00 · 1 event", targets=[])
+
+
+async def test_targets_go_to_their_platform():
+    slack, console = FakePlatform(), FakePlatform()
+    deliver = platform_deliver({"slack": slack, "console": console})
+    assert await deliver("slack:C1:1712345678.000100", BRIEFING) == "ts-1"
     assert slack.got[0][0] == Address("slack", "C1", "1712345678.000100")
-    assert await deliver("console:", briefing) == "stdout"
-    assert out.getvalue() == "Briefing · Wed 08:00 · 1 event\n\n"
+    assert await deliver("console:", BRIEFING) == "ts-1"  # no bypass around the platform
+    assert console.got == [(Address("console", ""), BRIEFING)]
     with pytest.raises(UnknownTargetError, match="pager:ops"):
-        await deliver("pager:ops", briefing)
+        await deliver("pager:ops", BRIEFING)
+
+
+async def test_the_console_platform_prints_the_briefing_before_it_returns(capsys):
+    pm = new_plugin_manager()
+    load_plugins(pm)
+    deliver = platform_deliver(collect_platforms(pm))
+    assert await deliver("console:", BRIEFING) == "stdout"
+    assert capsys.readouterr().out.startswith("Briefing · Wed 08:00 · 1 event\n")

@@ -1,0 +1,38 @@
+"""The ``platforms.web`` and ``platforms.webhook`` config sections, declared by this plugin.
+
+``platforms.web`` also configures the host's one HTTP listener (``bothost.http``), which
+serves every plugin's routes; with this plugin disabled nobody declares it and the host
+listens nowhere. The webhook section is never "enabled" as such: an unset secret simply
+leaves the webhook routes off, so an unset ``${env:…}`` in it is no error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MAX_WEBHOOK_BODY = 1_000_000  # bytes; a webhook carries one event, not a file
+
+
+@dataclass
+class WebConfig:
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+
+
+@dataclass
+class WebhookTarget:
+    url: str = ""
+    secret: str | None = None
+
+
+@dataclass
+class WebhookConfig:
+    secret: str | None = None
+    targets: dict[str, WebhookTarget] = field(default_factory=dict)
+    max_body: int = MAX_WEBHOOK_BODY
+
+    def needs_env(self, key: str) -> bool:
+        """Never: an unset webhook secret leaves the routes (or that target) off."""
+        return False
