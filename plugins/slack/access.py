@@ -8,13 +8,13 @@ the user lists alone. Admins get the ``config`` tools and may answer any approva
 
 from __future__ import annotations
 
-from typing import Any
+from bothost.plugins.slack.config import SlackConfig
 
 EVERYONE = "*"
 
 
 class Access:
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: SlackConfig) -> None:
         self.admins = set(config.admins)
         self.users = set(config.allowed_users)
         self.channels = set(config.allowed_channels)

@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from bothost.plugins.slack.config import SlackConfig
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
@@ -43,14 +44,14 @@ class Identity:
     name: str = ""
 
 
-def build_client(config: Any) -> AsyncWebClient:
+def build_client(config: SlackConfig) -> AsyncWebClient:
     client = AsyncWebClient(token=config.bot_token, base_url=config.api_url,
                             timeout=API_TIMEOUT, logger=sdk_logger)
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     return client
 
 
-def build_app(config: Any, client: AsyncWebClient) -> AsyncApp:
+def build_app(config: SlackConfig, client: AsyncWebClient) -> AsyncApp:
     # In Socket Mode Slack authenticates the WebSocket, so no signing secret is needed; an
     # explicit "" keeps bolt from reading SLACK_SIGNING_SECRET from the environment.
     secret = config.signing_secret if config.mode == "http" else ""
@@ -58,7 +59,7 @@ def build_app(config: Any, client: AsyncWebClient) -> AsyncApp:
                     request_verification_enabled=config.mode == "http")
 
 
-def missing_settings(config: Any) -> list[str]:
+def missing_settings(config: SlackConfig) -> list[str]:
     needed = ["bot_token", "signing_secret" if config.mode == "http" else "app_token"]
     return [f"platforms.slack.{key}" for key in needed if not getattr(config, key)]
 

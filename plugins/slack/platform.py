@@ -30,6 +30,7 @@ from bothost.plugins.slack.app import (
 from bothost.plugins.slack.approvals import Approvals
 from bothost.plugins.slack.blocks import context, section
 from bothost.plugins.slack.briefings import Briefings
+from bothost.plugins.slack.config import SlackConfig
 from bothost.plugins.slack.elicitation import Forms
 from bothost.plugins.slack.events import Conversations
 from bothost.plugins.slack.mrkdwn import split, to_mrkdwn
@@ -58,9 +59,9 @@ class SlackPlatform:
     name = "slack"
     host: HostApi  # set by start() or bind(); nothing that uses it runs before
     access: Access  # set by start(); only the parts answering Slack's events use it
+    config: SlackConfig  # set by start() or bind()
 
     def __init__(self) -> None:
-        self.config: Any = None
         self.client: Any = None
         self.bolt: Any = None
         self.socket: AsyncSocketModeHandler | None = None
@@ -112,8 +113,11 @@ class SlackPlatform:
         self.client = build_client(config)
 
     async def connect_socket(self) -> None:
-        url = await open_socket_url(self.client, self.config.app_token)
-        self.socket = AsyncSocketModeHandler(self.bolt, self.config.app_token,
+        token = self.config.app_token
+        if not token:  # missing_settings refused this at start; here for the type checker
+            raise SlackStartError("platforms.slack.app_token: not set (mode socket)")
+        url = await open_socket_url(self.client, token)
+        self.socket = AsyncSocketModeHandler(self.bolt, token,
                                              logger=sdk_logger, web_client=self.client)
         self.socket.client.wss_uri = url  # checked above; the client reuses it once
         try:

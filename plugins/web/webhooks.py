@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from bothost.plugins.web.config import WebhookConfig
 from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_signed
 from bothost.plugins.web.signing import SignatureError, TimestampError, verify
 
@@ -65,7 +66,7 @@ class WebhookRoutes:
         app.on_shutdown.append(self.shutdown)
 
     @property
-    def config(self) -> Any:
+    def config(self) -> WebhookConfig:
         return self.host.config.platforms.webhook
 
     async def shutdown(self, app: web.Application) -> None:
@@ -231,7 +232,10 @@ class WebhookRoutes:
             payload = {"type": "reply", "in_reply_to": msg_id, "text": reply.text,
                        "outcome": reply.outcome,
                        "user": message.user, "channel": message.address.channel}
-            await post_signed(self.platform.session(), url, self.config.secret, payload,
+            secret = self.config.secret
+            if not secret:  # never here: the request was verified with it
+                raise DeliveryError("platforms.webhook.secret: needed to sign the reply")
+            await post_signed(self.platform.session(), url, secret, payload,
                               f"rpl_{uuid.uuid4().hex}")
             self.counters["callback", "delivered"] += 1
         except DeliveryError as exc:
