@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from bothost.agent.mcp_tools import McpToolSource
 from bothost.agent.tick_agent import run_tick_agent
-from bothost.events.delivery import Deliver
 from bothost.events.llm_triage import LlmTriage
 from bothost.events.queue import EventQueue
 from bothost.events.tick import Ticker, TickResult
@@ -42,9 +41,8 @@ async def start_events(host: Host, tick: bool = True) -> EventQueue:
     return queue
 
 
-def build_ticker(host: Host, deliver: Deliver | None = None) -> Ticker:
-    """The host's ticker; `deliver` replaces the host's (``bothost tick --json`` prints
-    ``console:`` briefings on stderr)."""
+def build_ticker(host: Host) -> Ticker:
+    """The host's ticker."""
     llm_triage = None
     if host.config.llm.provider not in OFFLINE:
         llm_triage = LlmTriage(functools.partial(run_tick_agent, host))
@@ -52,19 +50,19 @@ def build_ticker(host: Host, deliver: Deliver | None = None) -> Ticker:
     async def on_briefing(briefing: Briefing) -> None:
         await call_each(host.pm, "on_briefing", briefing=briefing)
 
-    return Ticker(host.store, host.config.tick, deliver or host.deliver,
+    return Ticker(host.store, host.config.tick, host.deliver,
                   llm_triage=llm_triage, on_briefing=on_briefing)
 
 
-async def tick_once(host: Host, trigger: str, deliver: Deliver | None = None) -> TickResult:
+async def tick_once(host: Host, trigger: str) -> TickResult:
     """One tick now: the running ticker's, or — in a process that runs none (``bothost
     tick``, ``bothost chat``) — one of its own, for which the platforms that can deliver
     without being started are bound, and stopped again afterwards."""
-    if host.ticker is not None and deliver is None:
+    if host.ticker is not None:
         return await host.ticker.tick(trigger)
     bound = bind_platforms(host)
     try:
-        return await build_ticker(host, deliver).tick(trigger)
+        return await build_ticker(host).tick(trigger)
     finally:
         await unbind_platforms(bound)
 
