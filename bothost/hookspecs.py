@@ -75,8 +75,8 @@ def register_routes(app: Any) -> None:
     """Add aiohttp routes to the host's one HTTP application.
 
     Called once while the host builds its :class:`aiohttp.web.Application`, before it
-    starts listening. ``app[bothost.http.HOST]`` is the :class:`bothost.host.Host`
-    (an aiohttp ``AppKey``). Sync. An exception
+    starts listening. ``app[bothost.api.HOST]`` (an aiohttp ``AppKey``) is the host, as a
+    :class:`bothost.api.HostApi`. Sync. An exception
     stops startup.
     """
 

@@ -4,6 +4,10 @@ Hook implementations only; the platform lives in :mod:`.platform`, its config se
 :mod:`.config`, what ``bothost doctor`` checks in :mod:`.doctor`.
 """
 
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
 from bothost.plugins.slack import doctor
 from bothost.plugins.slack.app import check
 from bothost.plugins.slack.config import SlackConfig
@@ -16,20 +20,20 @@ __all__ = ["check"]
 
 
 @hookimpl
-def register_config(register):
+def register_config(register: Callable[[str, type], None]) -> None:
     register("platforms.slack", SlackConfig)
 
 
 @hookimpl
-def register_platforms(register):
+def register_platforms(register: Callable[[Any], None]) -> None:
     register(SlackPlatform())
 
 
 @hookimpl
-def register_routes(app):
+def register_routes(app: web.Application) -> None:
     add_routes(app)
 
 
 @hookimpl
-async def doctor_checks(config, offline, report):
+async def doctor_checks(config: Any, offline: bool, report: Callable[..., None]) -> None:
     await doctor.doctor_checks(config, offline, report)

@@ -4,6 +4,10 @@ Web chat and dashboard at ``/``, the chat API, signed webhooks in and out, ``/me
 ``/media/{file}`` and ``/openapi.json``. The work lives in the modules beside this one.
 """
 
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
 from bothost.plugins.web import briefings, doctor, routes
 from bothost.plugins.web.config import WebConfig, WebhookConfig
 from bothost.plugins.web.outbound import WebhookPlatform
@@ -13,27 +17,27 @@ from bothost.hookspecs import hookimpl
 
 
 @hookimpl
-def register_config(register):
+def register_config(register: Callable[[str, type], None]) -> None:
     register("platforms.web", WebConfig)
     register("platforms.webhook", WebhookConfig)
 
 
 @hookimpl
-def register_platforms(register):
+def register_platforms(register: Callable[[Any], None]) -> None:
     register(WebPlatform())
     register(WebhookPlatform())
 
 
 @hookimpl
-def register_routes(app):
+def register_routes(app: web.Application) -> None:
     routes.setup(app)
 
 
 @hookimpl
-def register_migrations(register):
+def register_migrations(register: Callable[..., None]) -> None:
     register("web", 1, briefings.migrate_1, "web_briefings")
 
 
 @hookimpl
-def doctor_checks(config, report):
+def doctor_checks(config: Any, report: Callable[..., None]) -> None:
     doctor.doctor_checks(config, report)
