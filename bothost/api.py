@@ -96,7 +96,8 @@ class HostApi(Protocol):
 
     @property
     def queries(self) -> Queries:
-        """Reads of core data (messages, tool calls, events, ticks, sessions)."""
+        """Core data: reads (messages, tool calls, events, ticks, sessions, metrics figures)
+        and the few changes plugins make (event feedback, webhook receipts)."""
 
     @property
     def max_event_payload(self) -> int:

@@ -1,6 +1,6 @@
 """The host's one aiohttp application and its listener (``platforms.web``).
 
-Plugins add routes through ``register_routes(app)``; ``app[bothost.http.HOST]`` is the
+Plugins add routes through ``register_routes(app)``; ``app[bothost.api.HOST]`` is the
 host. The core serves ``GET /healthz``. A bind address other than loopback requires
 ``platforms.web.token``, because the web chat gives admin rights to whoever reaches it.
 The listening socket is the host's own (not an aiohttp site) so that its protocol factory
