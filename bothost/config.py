@@ -272,7 +272,7 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
 def bind_sections(config: Config, pm: pluggy.PluginManager) -> None:
     """Check and build the sections the plugins of ``pm`` declare (``register_config``)."""
     keys = core_keys()
-    bind(config, collect_sections(pm, keys), keys)
+    bind(config, collect_sections(pm, keys), keys, lenient={str(packaged_default_path())})
 
 
 def core_part(data: dict[str, Any], where: str) -> dict[str, Any]:

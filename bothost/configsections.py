@@ -8,7 +8,8 @@ itself config (``plugins.dirs``, ``plugins.disabled``), so loading takes two ste
 :func:`bothost.config.load_core` checks core's keys and sets the rest aside, then
 :func:`bind` checks each source's plugin parts against the declared schemas (errors name the
 file, the key path and what was expected, exactly as for core keys) and builds every section.
-A part that no plugin declares is an unknown key, with a "did you mean".
+A part that no plugin declares is an unknown key, with a "did you mean"; only the packaged
+default may hold sections of first-party plugins that are disabled.
 """
 
 from __future__ import annotations
@@ -82,11 +83,16 @@ def check_declaration(path: str, schema: Any, core: set[str]) -> None:
         raise ValueError(f"{path}: the schema must be a dataclass, got {schema!r}")
 
 
-def bind(config: Config, sections: Mapping[str, Section], core_keys: Iterable[str]) -> None:
-    """Check every source's plugin parts, then build each declared section into ``config``."""
-    core = set(core_keys)
+def bind(config: Config, sections: Mapping[str, Section], core_keys: Iterable[str],
+         lenient: Iterable[str] = ()) -> None:
+    """Check every source's plugin parts, then build each declared section into ``config``.
+
+    Sources in ``lenient`` may hold parts nobody declares (the packaged default describes
+    every first-party plugin, and any of them may be disabled); they are ignored.
+    """
+    core, lenient = set(core_keys), set(lenient)
     for where, data in config.layers:
-        check_parts(data, where, sections, core)
+        check_parts(data, where, sections, core, strict=where not in lenient)
     built = {path: build_section(section, lookup(config.pending.data, section.keys))
              for path, section in sections.items()}
     for path, name in config.pending.unset:
@@ -109,20 +115,31 @@ def bind(config: Config, sections: Mapping[str, Section], core_keys: Iterable[st
 
 
 def check_parts(data: dict[str, Any], where: str, sections: Mapping[str, Section],
-                core: set[str]) -> None:
+                core: set[str], strict: bool = True) -> None:
     """One source's plugin parts, checked on their own so an error names that source."""
     for key, value in data.items():
         if key == PLATFORMS:
             names = sorted(s.keys[1] for s in sections.values() if s.keys[0] == PLATFORMS)
             for name, part in (value or {}).items():
-                if f"{PLATFORMS}.{name}" not in sections:
-                    raise unknown_key(PLATFORMS, name, names, where)
-                check_part(sections[f"{PLATFORMS}.{name}"], part, where)
+                if f"{PLATFORMS}.{name}" in sections:
+                    check_part(sections[f"{PLATFORMS}.{name}"], part, where)
+                elif strict:
+                    raise undeclared(PLATFORMS, name, names, where)
         elif key not in core:
-            if key not in sections:
+            if key in sections:
+                check_part(sections[key], value, where)
+            elif strict:
                 top = {s.path for s in sections.values() if len(s.keys) == 1}
-                raise unknown_key("", key, sorted(core | top), where)
-            check_part(sections[key], value, where)
+                raise undeclared("", key, sorted(core | top), where)
+
+
+def undeclared(path: str, key: str, known: list[str], where: str) -> ConfigError:
+    """An unknown key; without a close match, the hint that its plugin may not be loaded."""
+    error = unknown_key(path, key, known, where)
+    if "did you mean" in str(error):
+        return error
+    return ConfigError(f"{error} (no loaded plugin declares it: is its plugin disabled, or "
+                       "missing from plugins.dirs?)")
 
 
 def check_part(section: Section, value: Any, where: str) -> None:

@@ -269,3 +269,13 @@ def test_doctor_runs_the_plugins_checks(home, tmp_path, plugin_dir):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "!!  discord: no guilds listed" in result.stdout
     assert "fix: set platforms.discord.guilds" in result.stdout
+
+
+def test_a_section_of_a_disabled_plugin_is_refused_with_a_hint(home, tmp_path):
+    base = QUIET + "plugins: {disabled: [slack]}\n"
+    assert "slack" not in load(write(tmp_path / "ok.yaml", base), home).platforms  # default ok
+    bad = write(tmp_path / "c.yaml", base.replace("console:", "slack: {enabled: false}, console:"))
+    with pytest.raises(ConfigError) as err:
+        load(bad, home)
+    assert f"{bad}: platforms.slack: unknown key" in str(err.value)
+    assert "is its plugin disabled" in str(err.value)
