@@ -23,6 +23,7 @@ import httplib2
 import requests
 from google.auth.exceptions import RefreshError, TransportError
 from google.auth.transport.requests import Request
+from google.oauth2.credentials import Credentials
 from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 
@@ -55,13 +56,13 @@ def api_endpoint(api: str) -> str | None:
 class GoogleClient:
     """Calls one Google API on behalf of one bundled server (`gmail` or `gcal`)."""
 
-    def __init__(self, server: str, api: str, version: str, token_file: Path | None = None):
+    def __init__(self, server: str, api: str, version: str, token_file: Path | None = None) -> None:
         self.server = server
         self.api = api
         self.version = version
         self.token_file = token_file or token_path(server)
-        self._credentials = None
-        self._service = None
+        self._credentials: Credentials | None = None
+        self._service: Any = None
         self._lock = threading.Lock()
 
     async def call(self, build_request: Callable[[Any], Any]) -> Any:
