@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from bothost.models import Address, IncomingMessage
-from tests.helpers import make_host
+from tests.helpers import make_host, until
 
 
 @pytest.fixture
@@ -96,3 +99,24 @@ async def test_views_of_the_running_host(host):
     assert host.queries.platforms() == []  # platforms not started
     assert host.queries.connections() is None  # not serving HTTP
     assert host.queries.store_writable() is True
+
+
+ECHO_SERVER = Path(__file__).resolve().parent.parent / "mcp_servers" / "echo_server.py"
+
+
+async def test_mcp_servers_with_their_tool_names(home):
+    servers = {"echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]},
+               "weather": {"enabled": False}}  # the packaged default's; not needed here
+    host = make_host(home, {"mcp": {"servers": servers}})
+    await host.start(serve_http=False, platforms=False, tick=False)
+    try:
+        def echo_row():
+            return next(s for s in host.queries.mcp_servers() if s.name == "echo")
+
+        await until(lambda: echo_row().state == "ready")
+        echo = echo_row()
+        assert (echo.name, echo.origin, echo.enabled, echo.transport) == (
+            "echo", "config", True, "stdio")
+        assert "echo" in echo.tool_names and echo.tools == len(echo.tool_names)
+    finally:
+        await host.stop()
