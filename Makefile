@@ -47,6 +47,7 @@ run: $(RUNTIME)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check bothost plugins mcp_servers tests bench
+	$(VENV)/bin/ruff format --check bothost plugins mcp_servers tests bench
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
@@ -59,7 +60,8 @@ peers:
 		@modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/server-everything
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check bothost plugins mcp_servers tests
+	$(VENV)/bin/ruff check bothost plugins mcp_servers tests bench
+	$(VENV)/bin/ruff format --check bothost plugins mcp_servers tests bench
 
 clean:
 	rm -rf $(VENV) $(PEERS)

@@ -56,15 +56,22 @@ server.run()
 
 
 def make_events(count: int, tag: str) -> list[Event]:
-    kinds = [("gmail", "event/new_email", "from", "ana@corp.com"),
-             ("ssh", "event/ssh_alert", "host", "db-1"),
-             ("weather", "event/weather_alert", "location", "Zurich"),
-             ("news", "event/item", "feed", "hn")]
+    kinds = [
+        ("gmail", "event/new_email", "from", "ana@corp.com"),
+        ("ssh", "event/ssh_alert", "host", "db-1"),
+        ("weather", "event/weather_alert", "location", "Zurich"),
+        ("news", "event/item", "feed", "hn"),
+    ]
     out = []
     for n in range(count):
         source, type_, field, value = kinds[n % len(kinds)]
-        out.append(Event(source, type_, {"id": f"{tag}{n}", field: f"{value}{n % 7}",
-                                         "summary": f"{type_} number {n}"}))
+        out.append(
+            Event(
+                source,
+                type_,
+                {"id": f"{tag}{n}", field: f"{value}{n % 7}", "summary": f"{type_} number {n}"},
+            )
+        )
     return out
 
 
@@ -107,8 +114,14 @@ async def peer_naive_queue(directory: Path, count: int) -> float:
             db.conn.execute(
                 "INSERT INTO events (source, type, payload, received_at, dedupe_key)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (event.source, event.type, json.dumps(event.payload), time.time(),
-                 f"{event.source}:{event.type}:{event.payload['id']}"))
+                (
+                    event.source,
+                    event.type,
+                    json.dumps(event.payload),
+                    time.time(),
+                    f"{event.source}:{event.type}:{event.payload['id']}",
+                ),
+            )
 
     start = time.perf_counter()
     await asyncio.gather(*(store.run(lambda db, e=e: insert(db, e)) for e in events))
@@ -126,8 +139,14 @@ def peer_one_transaction_per_event(directory: Path, count: int) -> float:
     start = time.perf_counter()
     for event in events:
         with db.conn:
-            table.insert({"source": event.source, "type": event.type,
-                          "payload": json.dumps(event.payload), "received_at": time.time()})
+            table.insert(
+                {
+                    "source": event.source,
+                    "type": event.type,
+                    "payload": json.dumps(event.payload),
+                    "received_at": time.time(),
+                }
+            )
     elapsed = time.perf_counter() - start
     db.close()
     return count / elapsed
@@ -142,11 +161,22 @@ async def server_to_sqlite(directory: Path, count: int) -> float:
     home = directory / "home"
     home.mkdir(mode=0o700)
     config_file = directory / "bench.yaml"
-    config_file.write_text(yaml.safe_dump({"mcp": {"servers": {
-        "weather": {"enabled": False},
-        "burst": {"command": sys.executable, "args": [str(script)],
-                  "env": {"BURST_COUNT": str(count)}},
-    }}}))
+    config_file.write_text(
+        yaml.safe_dump(
+            {
+                "mcp": {
+                    "servers": {
+                        "weather": {"enabled": False},
+                        "burst": {
+                            "command": sys.executable,
+                            "args": [str(script)],
+                            "env": {"BURST_COUNT": str(count)},
+                        },
+                    }
+                }
+            }
+        )
+    )
     config = load(config_file, home)
     pm = new_plugin_manager()
     load_plugins(pm, [], [])
@@ -167,8 +197,10 @@ async def server_to_sqlite(directory: Path, count: int) -> float:
 
 
 async def tick_time(store: Store) -> tuple[float, int]:
-    config = TickConfig(deliver_to=["console:"], rules=[
-        TickRule({"source": "gmail"}, "high"), TickRule({"source": "news"}, "low")])
+    config = TickConfig(
+        deliver_to=["console:"],
+        rules=[TickRule({"source": "gmail"}, "high"), TickRule({"source": "news"}, "low")],
+    )
     sent: list[str] = []
 
     async def discard(target: str, briefing) -> str:
@@ -194,8 +226,7 @@ async def main(count: int) -> None:
         from_server = await server_to_sqlite(directory, count)
     print(f"ingestion, concurrent burst:      {rate:10,.0f} events/s ({count:,} events)")
     print(f"ingestion, one producer awaiting: {one_by_one:10,.0f} events/s")
-    print(f"MCP server → host → SQLite:       {from_server:10,.0f} events/s "
-          "(first row to last)")
+    print(f"MCP server → host → SQLite:       {from_server:10,.0f} events/s (first row to last)")
     print(f"peer: same store, 1 tx/event:     {naive:10,.0f} events/s")
     print(f"peer: bare sqlite-utils, 1 tx/event (no asyncio, no dedupe): {peer:,.0f} events/s")
     print(f"burst vs same-store peer:         {rate / naive:10.1f}x")

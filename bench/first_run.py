@@ -56,8 +56,14 @@ def first_run(tree: Path) -> float:
     (home / "bothost.yaml").write_text(f"platforms:\n  web:\n    port: {port}\n")
     env = dict(os.environ, BOTHOST_HOME=str(home))
     start = time.monotonic()
-    proc = subprocess.Popen(["make", "run"], cwd=tree, env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["make", "run"],
+        cwd=tree,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         while not healthy(port):
             if proc.poll() is not None:
@@ -76,8 +82,12 @@ def main() -> int:
     parser.add_argument("--baseline", default="3980041")
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     times: dict[str, list[float]] = {head: [], args.baseline: []}
     with tempfile.TemporaryDirectory(prefix="first-run-") as tmp:
         for run in range(args.runs):
@@ -87,8 +97,10 @@ def main() -> int:
                 times[commit].append(seconds)
                 print(f"{commit:>10}  run {run + 1}: {seconds:6.1f} s", flush=True)
     ours, base = statistics.median(times[head]), statistics.median(times[args.baseline])
-    print(f"median: HEAD {head} {ours:.1f} s, baseline {args.baseline} {base:.1f} s, "
-          f"ratio {ours / base:.2f}")
+    print(
+        f"median: HEAD {head} {ours:.1f} s, baseline {args.baseline} {base:.1f} s, "
+        f"ratio {ours / base:.2f}"
+    )
     return 0
 
 

@@ -49,11 +49,15 @@ SETTLE = 30.0  # seconds for a restarted server to list its tools again
 
 def config_file(directory: Path) -> Path:
     servers: dict[str, Any] = {name: {"enabled": True} for name in BUNDLED}
-    servers["echo"] = {"command": sys.executable, "args": [str(ECHO_SERVER)],
-                       "description": "Echoes things back, for tests"}
+    servers["echo"] = {
+        "command": sys.executable,
+        "args": [str(ECHO_SERVER)],
+        "description": "Echoes things back, for tests",
+    }
     path = directory / "bench.yaml"
-    path.write_text(yaml.safe_dump({"platforms": {"console": {"enabled": False}},
-                                    "mcp": {"servers": servers}}))
+    path.write_text(
+        yaml.safe_dump({"platforms": {"console": {"enabled": False}}, "mcp": {"servers": servers}})
+    )
     return path
 
 
@@ -64,14 +68,14 @@ async def trim_to(host: Host, wanted: int) -> None:
     left = wanted
     for name in order:
         names = [t["name"] for t in manager.tools(name)]
-        keep = names[:max(left, 0)]
+        keep = names[: max(left, 0)]
         left -= len(keep)
         config = manager.config_servers[name]
-        manager.config_servers[name] = dataclasses.replace(
-            config, tools=keep, enabled=bool(keep))
+        manager.config_servers[name] = dataclasses.replace(config, tools=keep, enabled=bool(keep))
     await manager.reload()
-    await asyncio.gather(*(r.wait_settled(SETTLE) for r in manager.runners.values()
-                           if r.config.enabled))
+    await asyncio.gather(
+        *(r.wait_settled(SETTLE) for r in manager.runners.values() if r.config.enabled)
+    )
 
 
 def tiktoken_counter(cache: Path) -> tuple[Any, str]:
@@ -91,7 +95,8 @@ def tiktoken_counter(cache: Path) -> tuple[Any, str]:
     bundled = Path(bpe_openai.__file__).parent / "data" / f"{TIKTOKEN_ENCODING}.tiktoken.gz"
     cache.mkdir(parents=True, exist_ok=True)
     (cache / hashlib.sha1(TIKTOKEN_URL.encode()).hexdigest()).write_bytes(
-        gzip.decompress(bundled.read_bytes()))
+        gzip.decompress(bundled.read_bytes())
+    )
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     try:
         return tiktoken.get_encoding(TIKTOKEN_ENCODING).encode, ""
@@ -124,8 +129,13 @@ async def measure(wanted: int) -> dict[str, Any]:
             every = json.dumps([{"type": "function", "function": t.spec()} for t in mcp_tools])
         finally:
             await host.stop()
-    return {"tools": len(mcp_tools), "groups": len(groups), "table": table,
-            "lazy": table + "\n" + lazy_tools, "every": every}
+    return {
+        "tools": len(mcp_tools),
+        "groups": len(groups),
+        "table": table,
+        "lazy": table + "\n" + lazy_tools,
+        "every": every,
+    }
 
 
 def report(found: dict[str, Any], cache: Path) -> None:

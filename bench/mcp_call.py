@@ -30,10 +30,16 @@ from bothost.mcp.stdio import StdioTransport
 ROOT = Path(__file__).resolve().parent.parent
 WARMUP = 20  # calls before timing: imports, caches and the server's first-call costs
 SERVERS = {
-    "paging": ([sys.executable, str(ROOT / "tests/mcp/servers/paging_server.py")],
-               "echo", {"text": "ping"}),
-    "time": ([str(Path(sys.executable).with_name("mcp-server-time")), "--local-timezone=UTC"],
-             "get_current_time", {"timezone": "UTC"}),
+    "paging": (
+        [sys.executable, str(ROOT / "tests/mcp/servers/paging_server.py")],
+        "echo",
+        {"text": "ping"},
+    ),
+    "time": (
+        [str(Path(sys.executable).with_name("mcp-server-time")), "--local-timezone=UTC"],
+        "get_current_time",
+        {"timezone": "UTC"},
+    ),
 }
 
 
@@ -55,13 +61,19 @@ async def time_calls(call, calls: int) -> list[float]:
 async def ours(argv: list[str], tool: str, arguments: dict, calls: int) -> list[float]:
     log = logging.getLogger("bench")
     media = tempfile.TemporaryDirectory()
-    session = ClientSession(StdioTransport(argv[0], argv[1:], server_env(), log=log),
-                            name="bench", log=log, media_dir=Path(media.name))
+    session = ClientSession(
+        StdioTransport(argv[0], argv[1:], server_env(), log=log),
+        name="bench",
+        log=log,
+        media_dir=Path(media.name),
+    )
     await session.start()
     try:
+
         async def call():
             result = await session.call_tool(tool, arguments)
             assert not result.is_error, result.text
+
         return await time_calls(call, calls)
     finally:
         await session.close()
@@ -72,9 +84,11 @@ async def sdk(argv: list[str], tool: str, arguments: dict, calls: int) -> list[f
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=server_env())
     with open(os.devnull, "w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
+
             async def call():
                 result = await client.call_tool(tool, arguments)
                 assert not result.is_error, result
+
             return await time_calls(call, calls)
 
 
@@ -86,8 +100,9 @@ def main() -> None:
     argv, tool, arguments = SERVERS[args.server]
     mine = statistics.median(asyncio.run(ours(argv, tool, arguments, args.calls)))
     theirs = statistics.median(asyncio.run(sdk(argv, tool, arguments, args.calls)))
-    print(f"tools/call round trip over stdio, server {args.server}, {args.calls} calls each "
-          f"(median):")
+    print(
+        f"tools/call round trip over stdio, server {args.server}, {args.calls} calls each (median):"
+    )
     print(f"  bothost client        {mine * 1e3:8.3f} ms")
     print(f"  mcp SDK client        {theirs * 1e3:8.3f} ms")
     print(f"  ratio SDK / bothost   {theirs / mine:8.2f}x")

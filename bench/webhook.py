@@ -30,17 +30,27 @@ from bothost.config import load
 from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.host import Host
 
-CONFIG = {"platforms": {"web": {"port": 0}, "console": {"enabled": False}},
-          "mcp": {"servers": {"weather": {"enabled": False}}}}
+CONFIG = {
+    "platforms": {"web": {"port": 0}, "console": {"enabled": False}},
+    "mcp": {"servers": {"weather": {"enabled": False}}},
+}
 
 
 def payload(n: int) -> dict:
-    return {"type": "alert", "payload": {"id": f"a{n}", "summary": f"disk alert {n}",
-                                         "severity": "warning", "host": f"db-{n % 9}"}}
+    return {
+        "type": "alert",
+        "payload": {
+            "id": f"a{n}",
+            "summary": f"disk alert {n}",
+            "severity": "warning",
+            "host": f"db-{n % 9}",
+        },
+    }
 
 
-async def blast(url: str, count: int, concurrency: int, secret: str | None,
-                ids: list[str]) -> tuple[float, int]:
+async def blast(
+    url: str, count: int, concurrency: int, secret: str | None, ids: list[str]
+) -> tuple[float, int]:
     """POST ``count`` requests from ``concurrency`` senders; (seconds, 2xx answers)."""
     bodies = [json.dumps(payload(n)).encode() for n in range(count)]
     next_index = iter(range(count))
@@ -76,8 +86,9 @@ async def bare_peer(count: int, concurrency: int) -> float:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001
     try:
-        seconds, _ = await blast(f"http://127.0.0.1:{port}/hook", count, concurrency, None,
-                                 [""] * count)
+        seconds, _ = await blast(
+            f"http://127.0.0.1:{port}/hook", count, concurrency, None, [""] * count
+        )
     finally:
         await runner.cleanup()
     return count / seconds
@@ -89,8 +100,11 @@ async def main(count: int, concurrency: int) -> None:
         home.mkdir(mode=0o700)
         secret = new_secret()
         config_file = Path(tmp) / "bench.yaml"
-        config_file.write_text(yaml.safe_dump(
-            {**CONFIG, "platforms": {**CONFIG["platforms"], "webhook": {"secret": secret}}}))
+        config_file.write_text(
+            yaml.safe_dump(
+                {**CONFIG, "platforms": {**CONFIG["platforms"], "webhook": {"secret": secret}}}
+            )
+        )
         pm = new_plugin_manager()
         config = load(config_file, home)
         load_plugins(pm, [], [])
@@ -101,15 +115,18 @@ async def main(count: int, concurrency: int) -> None:
             ids = [f"msg_{uuid.uuid4().hex}" for _ in range(count)]
             seconds, ok = await blast(url, count, concurrency, secret, ids)
             queued = await host.store.run(
-                lambda db: db.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
+                lambda db: db.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+            )
             dup_seconds, dup_ok = await blast(url, count, concurrency, secret, ids)
         finally:
             await host.stop()
     peer = await bare_peer(count, concurrency)
     rate = count / seconds
     print(f"signed webhook events: {count} from {concurrency} concurrent senders on loopback")
-    print(f"  accepted and queued:  {rate:9.0f} events/s  ({ok} answered 2xx, "
-          f"{queued} rows in events)")
+    print(
+        f"  accepted and queued:  {rate:9.0f} events/s  ({ok} answered 2xx, "
+        f"{queued} rows in events)"
+    )
     print(f"  duplicates answered:  {count / dup_seconds:9.0f} requests/s  ({dup_ok} 2xx)")
     print(f"  peer, bare aiohttp:   {peer:9.0f} requests/s  (read body, answer {{}})")
     print(f"  ratio accepted/peer:  {rate / peer:9.2f}")

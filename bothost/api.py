@@ -103,9 +103,14 @@ class HostApi(Protocol):
     def max_event_payload(self) -> int:
         """The largest event payload, in bytes of JSON, that :meth:`ingest_event` accepts."""
 
-    async def handle_message(self, message: IncomingMessage, *, on_text: TextSink | None = None,
-                             on_status: TextSink | None = None,
-                             platform: Platform | None = None) -> Reply:
+    async def handle_message(
+        self,
+        message: IncomingMessage,
+        *,
+        on_text: TextSink | None = None,
+        on_status: TextSink | None = None,
+        platform: Platform | None = None,
+    ) -> Reply:
         """Run an agent turn for ``message`` (or, for a stop word, stop the session's turns).
 
         ``on_text`` receives the reply as it streams, ``on_status`` tool progress;
@@ -120,8 +125,9 @@ class HostApi(Protocol):
         (a top-level ``stop`` in a Slack DM stops the threads of that DM).
         """
 
-    async def ingest_event(self, source: str, type: str, payload: dict[str, Any],
-                           dedupe_key: str | None = None) -> int | None:
+    async def ingest_event(
+        self, source: str, type: str, payload: dict[str, Any], dedupe_key: str | None = None
+    ) -> int | None:
         """Run the ``event_received`` hooks, then queue the event; its id, or None if dropped."""
 
     async def deliver(self, target: str, briefing: Briefing) -> Any:
@@ -153,8 +159,9 @@ class HostApi(Protocol):
     async def tick_now(self, trigger: str) -> TickResult:
         """Triage the event queue now and deliver briefings to ``tick.deliver_to``."""
 
-    async def add_mcp_server(self, name: str, config: McpServerConfig, origin: str,
-                             settle: float) -> McpServerRow:
+    async def add_mcp_server(
+        self, name: str, config: McpServerConfig, origin: str, settle: float
+    ) -> McpServerRow:
         """Add (or replace) a run-time MCP server, start it and wait up to ``settle`` s.
 
         Raises ValueError with a message for the person when the change cannot be made

@@ -39,8 +39,18 @@ from bothost.home import HomeError
 if TYPE_CHECKING:
     import pluggy
 
-__all__ = ["Config", "ConfigError", "load", "load_core", "bind_sections", "default_home",
-           "mask_secrets", "parse_duration", "check_registered", "read_yaml"]
+__all__ = [
+    "Config",
+    "ConfigError",
+    "load",
+    "load_core",
+    "bind_sections",
+    "default_home",
+    "mask_secrets",
+    "parse_duration",
+    "check_registered",
+    "read_yaml",
+]
 
 ENV_PATTERN = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -166,8 +176,9 @@ class Config:
 
 def core_keys() -> list[str]:
     """The top-level keys core's own schema owns (``platforms`` holds plugins' sections)."""
-    return sorted({f.name for f in dataclasses.fields(Config)
-                   if f.name not in Config.INTERNAL} | {PLATFORMS})
+    return sorted(
+        {f.name for f in dataclasses.fields(Config) if f.name not in Config.INTERNAL} | {PLATFORMS}
+    )
 
 
 def default_home() -> Path:
@@ -195,8 +206,10 @@ def source_paths(home: Path, explicit: str | Path | None) -> list[Path]:
         if home_file.exists():
             paths.append(home_file)
     except OSError as exc:  # the home itself cannot be searched
-        raise HomeError(f"{home}: not readable ({exc.strerror or exc}); fix its permissions "
-                        "or choose another --home / BOTHOST_HOME") from exc
+        raise HomeError(
+            f"{home}: not readable ({exc.strerror or exc}); fix its permissions "
+            "or choose another --home / BOTHOST_HOME"
+        ) from exc
     explicit = explicit or os.environ.get("BOTHOST_CONFIG")
     if explicit:
         path = Path(explicit).expanduser()
@@ -209,8 +222,9 @@ def source_paths(home: Path, explicit: str | Path | None) -> list[Path]:
 def interpolate(value: Any, path: str, unset: list[tuple[str, str]]) -> Any:
     """Resolve ``${env:NAME}`` in every string; record unset names with their key path."""
     if isinstance(value, dict):
-        return {k: interpolate(v, f"{path}.{k}" if path else str(k), unset)
-                for k, v in value.items()}
+        return {
+            k: interpolate(v, f"{path}.{k}" if path else str(k), unset) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [interpolate(v, f"{path}[{i}]", unset) for i, v in enumerate(value)]
     if not isinstance(value, str) or "${env:" not in value:
@@ -222,8 +236,11 @@ def interpolate(value: Any, path: str, unset: list[tuple[str, str]]) -> Any:
     return ENV_PATTERN.sub(lambda m: os.environ[m.group(1)], value)
 
 
-def load(config_file: str | Path | None = None, home: Path | None = None,
-         pm: pluggy.PluginManager | None = None) -> Config:
+def load(
+    config_file: str | Path | None = None,
+    home: Path | None = None,
+    pm: pluggy.PluginManager | None = None,
+) -> Config:
     """Read, merge, validate and type every config source, the plugins' sections included.
 
     The sections are those the plugins of ``pm`` declare; without ``pm``, the plugins the
@@ -261,7 +278,8 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     check_enabled_env(config, [(p, n) for p, n in unset if owned_by_core(p, core)])
     config.pending = PluginParts(  # after the check above, which clears Unset everywhere
         {k: v for k, v in resolved.items() if k == PLATFORMS or k not in core},
-        [(p, n) for p, n in unset if not owned_by_core(p, core)])
+        [(p, n) for p, n in unset if not owned_by_core(p, core)],
+    )
     config.sources = [str(p) for p in paths]
     config.raw = merged
     config.layers = layers

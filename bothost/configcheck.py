@@ -47,15 +47,20 @@ def check_semantics(config: Config) -> None:
     for name, server in config.mcp.servers.items():
         where = source_of(config, "mcp", "servers", name)
         if not SERVER_NAME.fullmatch(name):
-            raise ConfigError(f"{where}: mcp.servers.{name}: a server name uses letters, digits, "
-                              "_ and -")
+            raise ConfigError(
+                f"{where}: mcp.servers.{name}: a server name uses letters, digits, _ and -"
+            )
         if bool(server.command) == bool(server.url):
-            raise ConfigError(f"{where}: mcp.servers.{name}: expected exactly one of 'command' "
-                              "(stdio) or 'url' (HTTP)")
+            raise ConfigError(
+                f"{where}: mcp.servers.{name}: expected exactly one of 'command' "
+                "(stdio) or 'url' (HTTP)"
+            )
     for i, target in enumerate(config.tick.deliver_to):
         if ":" not in target:
-            raise ConfigError(f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]: "
-                              f"expected an address 'platform:channel', got {target!r}")
+            raise ConfigError(
+                f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]: "
+                f"expected an address 'platform:channel', got {target!r}"
+            )
     check_rules(config)
 
 
@@ -75,12 +80,16 @@ def check_registered(config: Config, providers: Iterable[str], platforms: Iterab
     providers = set(providers)
     provider = config.llm.provider or "offline"
     if provider not in providers:
-        raise ConfigError(f"{source_of(config, 'llm', 'provider')}: llm.provider: unknown "
-                          f"provider {provider!r}{did_you_mean(provider, providers)}")
+        raise ConfigError(
+            f"{source_of(config, 'llm', 'provider')}: llm.provider: unknown "
+            f"provider {provider!r}{did_you_mean(provider, providers)}"
+        )
     platforms = set(platforms)  # console: too is a platform (the console plugin's)
     for i, target in enumerate(config.tick.deliver_to):
         name = target.split(":", 1)[0]
         if name not in platforms:
-            raise ConfigError(f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]: "
-                              f"no platform {name!r} for {target!r}"
-                              f"{did_you_mean(name, platforms)}")
+            raise ConfigError(
+                f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]: "
+                f"no platform {name!r} for {target!r}"
+                f"{did_you_mean(name, platforms)}"
+            )

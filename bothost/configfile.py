@@ -34,13 +34,16 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; "
-                          "a config file is a few KB (is it the right file?)")
+        raise ConfigError(
+            f"{path}: larger than {MAX_CONFIG_BYTES} bytes; "
+            "a config file is a few KB (is it the right file?)"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid UTF-8 (byte {exc.start}); "
-                          "save the file as UTF-8") from exc
+        raise ConfigError(
+            f"{path}: not valid UTF-8 (byte {exc.start}); save the file as UTF-8"
+        ) from exc
     data = parse(text, path)
     if data is None:
         return {}
@@ -94,15 +97,18 @@ def check_expansion(root: yaml.Node) -> None:
             open_nodes.discard(key)
             size = 1 + sum(sizes[id(child)] for child in children(node))
             if size > MAX_VALUES:
-                raise ExpansionError(f"too many values once aliases are expanded (over "
-                                     f"{MAX_VALUES}); a config needs far fewer")
+                raise ExpansionError(
+                    f"too many values once aliases are expanded (over "
+                    f"{MAX_VALUES}); a config needs far fewer"
+                )
             sizes[key] = size
             continue
         if key in sizes:
             continue
         if key in open_nodes:
-            raise ExpansionError(f"line {node.start_mark.line + 1}: an alias refers to a value "
-                                 "that contains it")
+            raise ExpansionError(
+                f"line {node.start_mark.line + 1}: an alias refers to a value that contains it"
+            )
         open_nodes.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in children(node) if id(child) not in sizes)

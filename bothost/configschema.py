@@ -19,8 +19,15 @@ from typing import Any
 
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
-DURATION_FIELDS = {"timeout", "turn_timeout", "approval_timeout", "tool_timeout", "interval",
-                   "dedupe_window", "lease"}
+DURATION_FIELDS = {
+    "timeout",
+    "turn_timeout",
+    "approval_timeout",
+    "tool_timeout",
+    "interval",
+    "dedupe_window",
+    "lease",
+}
 
 
 class ConfigError(Exception):

@@ -57,6 +57,7 @@ def collect_sections(pm: pluggy.PluginManager, core_keys: Iterable[str]) -> dict
     core = set(core_keys)
     sections: dict[str, Section] = {}
     for impl in impls(pm, "register_config"):
+
         def register(path: str, schema: type, _plugin: str = impl.plugin_name) -> None:
             check_declaration(path, schema, core)
             if path in sections:
@@ -75,16 +76,22 @@ def check_declaration(path: str, schema: Any, core: set[str]) -> None:
     elif len(keys) == 1 and keys[0] not in core:
         name = keys[0]
     else:
-        raise ValueError(f"cannot declare {path!r}: a section is 'platforms.NAME' or a "
-                         "top-level 'NAME' that is not a core key")
+        raise ValueError(
+            f"cannot declare {path!r}: a section is 'platforms.NAME' or a "
+            "top-level 'NAME' that is not a core key"
+        )
     if not SECTION_NAME.fullmatch(name):
         raise ValueError(f"cannot declare {path!r}: a name uses a-z, 0-9 and _")
     if not (isinstance(schema, type) and dataclasses.is_dataclass(schema)):
         raise ValueError(f"{path}: the schema must be a dataclass, got {schema!r}")
 
 
-def bind(config: Config, sections: Mapping[str, Section], core_keys: Iterable[str],
-         lenient: Iterable[str] = ()) -> None:
+def bind(
+    config: Config,
+    sections: Mapping[str, Section],
+    core_keys: Iterable[str],
+    lenient: Iterable[str] = (),
+) -> None:
     """Check every source's plugin parts, then build each declared section into ``config``.
 
     Sources in ``lenient`` may hold parts nobody declares (the packaged default describes
@@ -93,15 +100,24 @@ def bind(config: Config, sections: Mapping[str, Section], core_keys: Iterable[st
     core, lenient = set(core_keys), set(lenient)
     for where, data in config.layers:
         check_parts(data, where, sections, core, strict=where not in lenient)
-    built = {path: build_section(section, lookup(config.pending.data, section.keys))
-             for path, section in sections.items()}
+    built = {
+        path: build_section(section, lookup(config.pending.data, section.keys))
+        for path, section in sections.items()
+    }
     for path, name in config.pending.unset:
-        owner = next((s for s in sections.values()
-                      if path == s.path or path.startswith(s.path + ".")
-                      or path.startswith(s.path + "[")), None)
-        if owner is not None and needs_env(built[owner.path], path[len(owner.path) + 1:]):
-            raise ConfigError(f"{path}: environment variable {name} is not set "
-                              "(export it, or disable this part of the config)")
+        owner = next(
+            (
+                s
+                for s in sections.values()
+                if path == s.path or path.startswith(s.path + ".") or path.startswith(s.path + "[")
+            ),
+            None,
+        )
+        if owner is not None and needs_env(built[owner.path], path[len(owner.path) + 1 :]):
+            raise ConfigError(
+                f"{path}: environment variable {name} is not set "
+                "(export it, or disable this part of the config)"
+            )
     config.platforms.clear()
     config.sections.clear()
     for path, value in built.items():
@@ -114,8 +130,13 @@ def bind(config: Config, sections: Mapping[str, Section], core_keys: Iterable[st
     config.declared = dict(sections)
 
 
-def check_parts(data: dict[str, Any], where: str, sections: Mapping[str, Section],
-                core: set[str], strict: bool = True) -> None:
+def check_parts(
+    data: dict[str, Any],
+    where: str,
+    sections: Mapping[str, Section],
+    core: set[str],
+    strict: bool = True,
+) -> None:
     """One source's plugin parts, checked on their own so an error names that source."""
     for key, value in data.items():
         if key == PLATFORMS:
@@ -138,8 +159,10 @@ def undeclared(path: str, key: str, known: list[str], where: str) -> ConfigError
     error = unknown_key(path, key, known, where)
     if "did you mean" in str(error):
         return error
-    return ConfigError(f"{error} (no loaded plugin declares it: is its plugin disabled, or "
-                       "missing from plugins.dirs?)")
+    return ConfigError(
+        f"{error} (no loaded plugin declares it: is its plugin disabled, or "
+        "missing from plugins.dirs?)"
+    )
 
 
 def check_part(section: Section, value: Any, where: str) -> None:
@@ -151,8 +174,7 @@ def check_part(section: Section, value: Any, where: str) -> None:
 
 def build_section(section: Section, value: Any) -> Any:
     try:
-        return convert(section.schema, value, section.path, "merged config", section.keys[-1],
-                       None)
+        return convert(section.schema, value, section.path, "merged config", section.keys[-1], None)
     except TypeError as exc:
         raise ConfigError(f"merged config: {section.path}: {exc}") from exc
 
@@ -192,5 +214,6 @@ class Platforms(dict[str, Any]):
         try:
             return self[name]
         except KeyError:
-            raise AttributeError(f"{PLATFORMS}.{name}: no loaded plugin declares this "
-                                 "section") from None
+            raise AttributeError(
+                f"{PLATFORMS}.{name}: no loaded plugin declares this section"
+            ) from None

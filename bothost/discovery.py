@@ -124,8 +124,9 @@ def modules_in(directory: Path) -> list[tuple[str, Path]]:
 def import_path(name: str, path: Path) -> ModuleType:
     module_name = f"bothost_dir_plugin_{name}"
     spec = importlib.util.spec_from_file_location(
-        module_name, path, submodule_search_locations=[str(path.parent)]
-        if path.name == "__init__.py" else None
+        module_name,
+        path,
+        submodule_search_locations=[str(path.parent)] if path.name == "__init__.py" else None,
     )
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")

@@ -29,8 +29,9 @@ from bothost.store import StoreError
 
 logger = logging.getLogger(__name__)
 
-START_AFRESH = ("restore bothost.db from a backup (docs/operations.md), or move it away to "
-                "start afresh")
+START_AFRESH = (
+    "restore bothost.db from a backup (docs/operations.md), or move it away to start afresh"
+)
 PLUGIN_CHECK_TIMEOUT = 60.0  # seconds for one plugin's checks; an outside service may be slow
 
 
@@ -56,8 +57,7 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     missing = check_mcp(config)
     findings += missing
     if store and all(f.ok for f in store):
-        findings += check_mcp_running(runtime,
-                                      skip={f.check.removeprefix("mcp ") for f in missing})
+        findings += check_mcp_running(runtime, skip={f.check.removeprefix("mcp ") for f in missing})
     return merge(findings, plugin_checks(runtime, offline))
 
 
@@ -88,10 +88,14 @@ def plugin_checks(runtime: Any, offline: bool) -> list[Finding]:
                 asyncio.run(within(result, PLUGIN_CHECK_TIMEOUT))
         except Exception as exc:  # boundary: one plugin's broken check must not stop doctor
             logger.exception("plugin %s failed in doctor_checks", impl.plugin_name)
-            out.append(Finding(f"plugin {impl.plugin_name}", False,
-                               f"its doctor check failed: {exc or type(exc).__name__}",
-                               "bothost -v doctor shows where; report it to the plugin's "
-                               "authors"))
+            out.append(
+                Finding(
+                    f"plugin {impl.plugin_name}",
+                    False,
+                    f"its doctor check failed: {exc or type(exc).__name__}",
+                    "bothost -v doctor shows where; report it to the plugin's authors",
+                )
+            )
     return out
 
 
@@ -106,15 +110,25 @@ def check_home(runtime: Any) -> list[Finding]:
         with tempfile.TemporaryFile(dir=home):
             pass  # what every command does first: write in the home
     except HomeError as exc:
-        return [Finding("home", False, str(exc), "give the home back to this user "
-                        "(chown/chmod 700), or choose another --home")]
+        return [
+            Finding(
+                "home",
+                False,
+                str(exc),
+                "give the home back to this user (chown/chmod 700), or choose another --home",
+            )
+        ]
     except OSError as exc:
-        return [Finding("home", False, f"{runtime.home}: not writable ({exc.strerror or exc})",
-                        "give the home back to this user (chown/chmod 700), or choose another "
-                        "--home")]
+        return [
+            Finding(
+                "home",
+                False,
+                f"{runtime.home}: not writable ({exc.strerror or exc})",
+                "give the home back to this user (chown/chmod 700), or choose another --home",
+            )
+        ]
     if stat.S_IMODE(home.stat().st_mode) & 0o077:
-        return [Finding("home", False, f"{home} is readable by other users",
-                        f"chmod 700 {home}")]
+        return [Finding("home", False, f"{home} is readable by other users", f"chmod 700 {home}")]
     return [Finding("home", True, f"{home}, writable")]
 
 
@@ -122,8 +136,14 @@ def check_plugins(runtime: Any) -> list[Finding]:
     out = []
     for info in runtime.plugins:
         if info.error:
-            out.append(Finding(f"plugin {info.name}", False, info.error,
-                               f"reinstall or fix it, or add {info.name!r} to plugins.disabled"))
+            out.append(
+                Finding(
+                    f"plugin {info.name}",
+                    False,
+                    info.error,
+                    f"reinstall or fix it, or add {info.name!r} to plugins.disabled",
+                )
+            )
     return out or [Finding("plugins", True, f"{len(runtime.plugins)} found")]
 
 
@@ -131,9 +151,15 @@ def check_store(runtime: Any) -> list[Finding]:
     try:
         store = runtime.store
     except StoreError as exc:
-        return [Finding("database", False, str(exc), "bothost never changes a database it "
-                        "refuses; " + ("upgrade bothost" if "newer" in str(exc) else
-                                       START_AFRESH))]
+        return [
+            Finding(
+                "database",
+                False,
+                str(exc),
+                "bothost never changes a database it "
+                "refuses; " + ("upgrade bothost" if "newer" in str(exc) else START_AFRESH),
+            )
+        ]
 
     def inspect(db: Any) -> tuple[list[str], int, int]:
         problems = [row[0] for row in db.execute("PRAGMA quick_check").fetchall()]
@@ -145,12 +171,15 @@ def check_store(runtime: Any) -> list[Finding]:
     except Exception as exc:  # boundary: a corrupt file fails in many sqlite3 ways
         problems, version, tables = [str(exc)], 0, 0
     if problems != ["ok"]:
-        shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)"
-                                          if len(problems) > 3 else "")
-        return [Finding("database", False, f"{store.path} fails PRAGMA quick_check: {shown}",
-                        START_AFRESH)]
-    return [Finding("database", True, f"{tables} tables, schema {version} (ours), "
-                                      "quick_check ok")]
+        shown = "; ".join(problems[:3]) + (
+            f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        )
+        return [
+            Finding(
+                "database", False, f"{store.path} fails PRAGMA quick_check: {shown}", START_AFRESH
+            )
+        ]
+    return [Finding("database", True, f"{tables} tables, schema {version} (ours), quick_check ok")]
 
 
 def check_llm(runtime: Any, offline: bool) -> list[Finding]:
@@ -159,19 +188,37 @@ def check_llm(runtime: Any, offline: bool) -> list[Finding]:
     if name == "offline":
         return [Finding("llm", True, "offline agent (no model configured)")]
     if name == "anthropic" and not llm.api_key:
-        return [Finding("llm", False, "anthropic needs an API key",
-                        "set llm.api_key: ${env:ANTHROPIC_API_KEY}")]
+        return [
+            Finding(
+                "llm",
+                False,
+                "anthropic needs an API key",
+                "set llm.api_key: ${env:ANTHROPIC_API_KEY}",
+            )
+        ]
     if name == "openai" and not llm.api_key and not llm.base_url:
-        return [Finding("llm", False, "openai needs an API key (or a base_url such as Ollama)",
-                        "set llm.api_key: ${env:OPENAI_API_KEY}")]
+        return [
+            Finding(
+                "llm",
+                False,
+                "openai needs an API key (or a base_url such as Ollama)",
+                "set llm.api_key: ${env:OPENAI_API_KEY}",
+            )
+        ]
     label = f"{name} {llm.model or ''}".strip()
     if offline:
         return [Finding("llm", True, f"{label} (not contacted: --offline)")]
     factory = collect_providers(runtime.pm)[name]  # the config check made sure it exists
     problem = asyncio.run(ask_llm(factory, llm))
     if problem:
-        return [Finding("llm", False, f"{label}: {problem}",
-                        "check llm.base_url, llm.api_key and llm.model (or doctor --offline)")]
+        return [
+            Finding(
+                "llm",
+                False,
+                f"{label}: {problem}",
+                "check llm.base_url, llm.api_key and llm.model (or doctor --offline)",
+            )
+        ]
     return [Finding("llm", True, f"{label} answers")]
 
 
@@ -185,8 +232,11 @@ def check_delivery(runtime: Any) -> list[Finding]:
         if name in platforms:
             out.append(Finding(check, True, f"platform {name}"))
         else:
-            out.append(Finding(check, False, f"no platform {name!r}",
-                               "install the plugin that provides it"))
+            out.append(
+                Finding(
+                    check, False, f"no platform {name!r}", "install the plugin that provides it"
+                )
+            )
     return out
 
 
@@ -196,8 +246,11 @@ def check_web(config: Any) -> list[Finding]:
     if web is None or not web.enabled:
         return []
     ok, detail = web_port(web.host, web.port)
-    return [Finding("web port", ok, detail,
-                    "" if ok else "stop that program, or set platforms.web.port")]
+    return [
+        Finding(
+            "web port", ok, detail, "" if ok else "stop that program, or set platforms.web.port"
+        )
+    ]
 
 
 def check_mcp(config: Any) -> list[Finding]:
@@ -206,8 +259,14 @@ def check_mcp(config: Any) -> list[Finding]:
         if not server.enabled or not server.command:
             continue
         if resolve_command(server.command) is None:
-            out.append(Finding(f"mcp {name}", False, f"command {server.command!r} not found",
-                               f"install it, or set mcp.servers.{name}.enabled: false"))
+            out.append(
+                Finding(
+                    f"mcp {name}",
+                    False,
+                    f"command {server.command!r} not found",
+                    f"install it, or set mcp.servers.{name}.enabled: false",
+                )
+            )
     return out
 
 
@@ -223,8 +282,14 @@ def check_mcp_running(runtime: Any, skip: set[str]) -> list[Finding]:
     try:
         statuses = asyncio.run(commands.list_servers(manager, check=True, only=names - skip))
     except Exception as exc:
-        return [Finding("mcp", False, f"could not start the MCP servers: {exc}",
-                        "see bothost mcp list and bothost mcp logs NAME")]
+        return [
+            Finding(
+                "mcp",
+                False,
+                f"could not start the MCP servers: {exc}",
+                "see bothost mcp list and bothost mcp logs NAME",
+            )
+        ]
     out = []
     for s in statuses:
         if s.name in skip or not s.enabled or s.state in ("disabled", "shadowed"):
@@ -232,7 +297,12 @@ def check_mcp_running(runtime: Any, skip: set[str]) -> list[Finding]:
         if s.state == "ready":
             out.append(Finding(f"mcp {s.name}", True, f"ready, {s.tools} tools"))
         else:
-            out.append(Finding(f"mcp {s.name}", False, f"{s.state}: {s.error or 'not ready'}",
-                               f"bothost mcp logs {s.name}; fix it or bothost mcp disable "
-                               f"{s.name}"))
+            out.append(
+                Finding(
+                    f"mcp {s.name}",
+                    False,
+                    f"{s.state}: {s.error or 'not ready'}",
+                    f"bothost mcp logs {s.name}; fix it or bothost mcp disable {s.name}",
+                )
+            )
     return out

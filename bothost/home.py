@@ -26,6 +26,8 @@ def ensure_home(home: Path) -> Path:
             (home / name).mkdir(mode=0o700, exist_ok=True)
     except OSError as exc:
         problem = "not writable" if existed else "cannot be created"
-        raise HomeError(f"{home}: {problem} ({exc.strerror or exc}: {exc.filename}); "
-                        "fix its permissions or choose another --home / BOTHOST_HOME") from exc
+        raise HomeError(
+            f"{home}: {problem} ({exc.strerror or exc}: {exc.filename}); "
+            "fix its permissions or choose another --home / BOTHOST_HOME"
+        ) from exc
     return home

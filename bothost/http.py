@@ -56,8 +56,10 @@ class HttpServer:
         self.listener: asyncio.Server | None = None
 
     def build(self) -> web.Application:
-        app = web.Application(client_max_size=4 * 1024 * 1024,
-                              middlewares=[self.guard.middleware, self.store_failures.middleware])
+        app = web.Application(
+            client_max_size=4 * 1024 * 1024,
+            middlewares=[self.guard.middleware, self.store_failures.middleware],
+        )
         app[HOST] = self.host
         app.router.add_get("/healthz", self.healthz)
         call_register(self.host.pm, "register_routes", app=app)
@@ -73,8 +75,9 @@ class HttpServer:
             )
         # aiohttp's keep-alive timeout runs from the last answer until a complete request:
         # the deadline for a served client's next headers (the guard times the first ones)
-        self.runner = web.AppRunner(self.build(), access_log=None, handle_signals=False,
-                                    keepalive_timeout=KEEPALIVE_TIMEOUT)
+        self.runner = web.AppRunner(
+            self.build(), access_log=None, handle_signals=False, keepalive_timeout=KEEPALIVE_TIMEOUT
+        )
         await self.runner.setup()
         assert self.runner.server is not None
         self.guard.attach(self.runner.server)
@@ -82,16 +85,23 @@ class HttpServer:
         AcceptErrors.install(loop, self.connection_status)
         try:
             self.listener = await loop.create_server(
-                self.guard.factory, web_config.host, web_config.port, backlog=BACKLOG)
+                self.guard.factory, web_config.host, web_config.port, backlog=BACKLOG
+            )
         except OSError as exc:
             await self.runner.cleanup()
             self.runner = None
-            raise HttpError(f"platforms.web: cannot listen on {web_config.host}:"
-                            f"{web_config.port}: {exc.strerror or exc}") from exc
+            raise HttpError(
+                f"platforms.web: cannot listen on {web_config.host}:"
+                f"{web_config.port}: {exc.strerror or exc}"
+            ) from exc
         sockets = self.listener.sockets  # the real port when 0 was asked for
         self.port = int(sockets[0].getsockname()[1]) if sockets else web_config.port
-        logger.info("listening on http://%s:%s/ (at most %d connections)",
-                    web_config.host, self.port, self.guard.cap)
+        logger.info(
+            "listening on http://%s:%s/ (at most %d connections)",
+            web_config.host,
+            self.port,
+            self.guard.cap,
+        )
 
     def connection_status(self) -> str:
         open_now = self.guard.open_count() if self.guard.server is not None else 0
@@ -99,8 +109,12 @@ class HttpServer:
 
     async def stop(self) -> None:
         if any(self.guard.counts.values()):
-            logger.info("HTTP listener: %s", ", ".join(
-                f"{n} {what.replace('_', ' ')}" for what, n in self.guard.counts.items() if n))
+            logger.info(
+                "HTTP listener: %s",
+                ", ".join(
+                    f"{n} {what.replace('_', ' ')}" for what, n in self.guard.counts.items() if n
+                ),
+            )
         if self.listener is not None:
             self.listener.close()  # no new connections; aiohttp closes the open ones
         if self.runner is not None:
@@ -145,14 +159,21 @@ class StoreFailures:
             self.log(f"{request.method} {request.path}", reason)
             return web.json_response(
                 {"error": f"the store cannot write right now ({reason}); retry later"},
-                status=503, headers=RETRY_HEADERS)
+                status=503,
+                headers=RETRY_HEADERS,
+            )
 
     def log(self, what: str, reason: str) -> None:
         self.refused += 1
         now = time.monotonic()
         if now - self.logged_at >= REFUSAL_LOG_INTERVAL:
-            logger.warning("%s: the store cannot write (%s): %d request(s) answered 503 "
-                           "since the last such line", what, reason, self.refused)
+            logger.warning(
+                "%s: the store cannot write (%s): %d request(s) answered 503 "
+                "since the last such line",
+                what,
+                reason,
+                self.refused,
+            )
             self.refused, self.logged_at = 0, now
 
 
@@ -168,19 +189,23 @@ async def health(host: Any) -> dict[str, Any]:
 
     def read(db: Any) -> dict[str, Any]:
         conn = db.conn
-        counts = dict(conn.execute("SELECT status, COUNT(*) FROM events"
-                                   " WHERE status IN ('pending', 'claimed', 'failed')"
-                                   " GROUP BY status").fetchall())
-        last = conn.execute("SELECT started_at, finished_at, status, error FROM ticks"
-                            " ORDER BY id DESC LIMIT 1").fetchone()
+        counts = dict(
+            conn.execute(
+                "SELECT status, COUNT(*) FROM events"
+                " WHERE status IN ('pending', 'claimed', 'failed')"
+                " GROUP BY status"
+            ).fetchall()
+        )
+        last = conn.execute(
+            "SELECT started_at, finished_at, status, error FROM ticks ORDER BY id DESC LIMIT 1"
+        ).fetchone()
         return {"counts": counts, "last": last}
 
     store: dict[str, Any]
     try:
         async with asyncio.timeout(HEALTH_TIMEOUT):
             found = await host.store.run(read)
-            store = await host.store.run(
-                lambda db: probe(db, host.store.path, host.store.health))
+            store = await host.store.run(lambda db: probe(db, host.store.path, host.store.health))
     except TimeoutError:
         found = {"counts": {}, "last": None}
         store = {"ok": False, "error": f"the store did not answer within {HEALTH_TIMEOUT:g} s"}
@@ -192,21 +217,38 @@ async def health(host: Any) -> dict[str, Any]:
     if host.mcp is not None:
         for s in host.mcp.status():
             healthy = s.state in ("ready", "disabled", "shadowed")
-            servers[s.name] = {"ok": healthy, "state": s.state,
-                               "error": s.error}
-    tick: dict[str, Any] = {"ok": True, "running": host.ticker is not None,
-                            "enabled": bool(host.config.tick.enabled)}
+            servers[s.name] = {"ok": healthy, "state": s.state, "error": s.error}
+    tick: dict[str, Any] = {
+        "ok": True,
+        "running": host.ticker is not None,
+        "enabled": bool(host.config.tick.enabled),
+    }
     if found["last"]:
         started, finished, status, error = found["last"]
-        tick["last"] = {"started_at": started, "finished_at": finished, "status": status,
-                        "error": error}
+        tick["last"] = {
+            "started_at": started,
+            "finished_at": finished,
+            "status": status,
+            "error": error,
+        }
         tick["ok"] = status not in ("failed", "error")
     counts = found["counts"]
-    events = {"ok": not counts.get("failed"), "pending": counts.get("pending", 0),
-              "claimed": counts.get("claimed", 0), "failed": counts.get("failed", 0)}
-    return {"ok": store["ok"], "store": store, "platforms": platforms, "mcp": servers,
-            "tick": tick, "events": events, "tasks": host.supervisor.status(),
-            "uptime": round(time.time() - host.http.started_at, 1)}
+    events = {
+        "ok": not counts.get("failed"),
+        "pending": counts.get("pending", 0),
+        "claimed": counts.get("claimed", 0),
+        "failed": counts.get("failed", 0),
+    }
+    return {
+        "ok": store["ok"],
+        "store": store,
+        "platforms": platforms,
+        "mcp": servers,
+        "tick": tick,
+        "events": events,
+        "tasks": host.supervisor.status(),
+        "uptime": round(time.time() - host.http.started_at, 1),
+    }
 
 
 def platform_health(platform: Any) -> dict[str, Any]:

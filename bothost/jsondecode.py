@@ -32,8 +32,7 @@ class JsonInputError(ValueError):
     """The input is not JSON (or text) we accept; ``str()`` is the reason, one line."""
 
 
-def decode(data: bytes | str, *, max_depth: int = MAX_DEPTH,
-           max_bytes: int = MAX_BYTES) -> Any:
+def decode(data: bytes | str, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_BYTES) -> Any:
     """The JSON value in ``data`` (UTF-8 bytes or text), checked; raises JsonInputError."""
     if len(data) > max_bytes:
         raise JsonInputError(f"the JSON is larger than {max_bytes} bytes")
@@ -52,13 +51,15 @@ def decode(data: bytes | str, *, max_depth: int = MAX_DEPTH,
     except JsonInputError:
         raise
     except json.JSONDecodeError as exc:
-        raise JsonInputError(f"not valid JSON: {exc.msg} (line {exc.lineno}, "
-                             f"column {exc.colno})") from None
+        raise JsonInputError(
+            f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer past int_max_str_digits
         raise JsonInputError(f"not valid JSON: {str(exc).split(';')[0][:120]}") from None
     if SURROGATE_ESCAPE.search(text) and holds_surrogate(value):
-        raise JsonInputError("the JSON holds a lone surrogate (\\ud800-\\udfff), "
-                             "which is not a character")
+        raise JsonInputError(
+            "the JSON holds a lone surrogate (\\ud800-\\udfff), which is not a character"
+        )
     return value
 
 

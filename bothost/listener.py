@@ -50,9 +50,11 @@ MIN_FD_RESERVE = 2 * 128 + 64  # two bursts of BACKLOG and the process's own des
 BACKLOG = 128  # the kernel's queue and asyncio's accepts per wake-up (aiohttp's default)
 ACCEPT_LOG_INTERVAL = 60.0  # seconds between the lines that count failed accepts
 
-REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
-           b"Content-Type: text/plain\r\nContent-Length: 36\r\n\r\n"
-           b"too many open connections; try again")
+REFUSAL = (
+    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+    b"Content-Type: text/plain\r\nContent-Length: 36\r\n\r\n"
+    b"too many open connections; try again"
+)
 
 
 class BodyTimeoutError(TimeoutError):
@@ -82,8 +84,12 @@ class Refusal(asyncio.Protocol):
 class ConnectionGuard:
     """The cap, the eviction order and the body deadline for one aiohttp server."""
 
-    def __init__(self, cap: int | None = None, body_timeout: float = BODY_TIMEOUT,
-                 header_timeout: float = HEADER_TIMEOUT) -> None:
+    def __init__(
+        self,
+        cap: int | None = None,
+        body_timeout: float = BODY_TIMEOUT,
+        header_timeout: float = HEADER_TIMEOUT,
+    ) -> None:
         self.cap = connection_cap() if cap is None else cap
         self.body_timeout = body_timeout
         self.header_timeout = header_timeout
@@ -92,8 +98,14 @@ class ConnectionGuard:
         # handlers do not take weak references: both sets are pruned to the open connections
         self.served: set[RequestHandler] = set()  # had a request in a handler
         self.evicted: set[RequestHandler] = set()  # closed by us, not yet gone
-        self.counts = {"evicted_idle": 0, "evicted_body": 0, "evicted_keepalive": 0,
-                       "refused": 0, "header_timeout": 0, "body_timeout": 0}
+        self.counts = {
+            "evicted_idle": 0,
+            "evicted_body": 0,
+            "evicted_keepalive": 0,
+            "refused": 0,
+            "header_timeout": 0,
+            "body_timeout": 0,
+        }
 
     def attach(self, server: web.Server) -> None:
         self.server = server
@@ -111,8 +123,13 @@ class ConnectionGuard:
     def header_late(self, handler: RequestHandler) -> None:
         """Close a connection that has not completed its first request's headers."""
         assert self.server is not None
-        if (handler in self.served or handler in self.busy or handler in self.evicted
-                or request_waiting(handler) or handler not in self.server.connections):
+        if (
+            handler in self.served
+            or handler in self.busy
+            or handler in self.evicted
+            or request_waiting(handler)
+            or handler not in self.server.connections
+        ):
             return
         self.evict(handler, "header_timeout")
 
@@ -147,8 +164,11 @@ class ConnectionGuard:
             request = self.busy.get(handler)
             if request is not None and not request.content.is_eof():
                 self.evicted.add(handler)
-                request.content.set_exception(BodyTimeoutError(
-                    "the connection was closed to make room while its body was arriving"))
+                request.content.set_exception(
+                    BodyTimeoutError(
+                        "the connection was closed to make room while its body was arriving"
+                    )
+                )
                 self.counts["evicted_body"] += 1
                 return True
         if idle:
@@ -170,7 +190,8 @@ class ConnectionGuard:
         timer = None
         if request.body_exists and not request.content.is_eof():
             timer = asyncio.get_running_loop().call_later(
-                self.body_timeout, self.body_late, request)
+                self.body_timeout, self.body_late, request
+            )
         try:
             return await handler(request)
         except BodyTimeoutError as exc:
@@ -186,8 +207,9 @@ class ConnectionGuard:
 
     def body_late(self, request: web.BaseRequest) -> None:
         if not request.content.is_eof():
-            request.content.set_exception(BodyTimeoutError(
-                f"the request body did not arrive within {self.body_timeout:g} s"))
+            request.content.set_exception(
+                BodyTimeoutError(f"the request body did not arrive within {self.body_timeout:g} s")
+            )
 
 
 def request_waiting(handler: RequestHandler) -> bool:
@@ -209,8 +231,12 @@ class AcceptErrors:
     goes on to the handler that was installed before.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, status: Any = None,
-                 interval: float = ACCEPT_LOG_INTERVAL) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        status: Any = None,
+        interval: float = ACCEPT_LOG_INTERVAL,
+    ) -> None:
         self.loop, self.status, self.interval = loop, status, interval
         self.previous = loop.get_exception_handler()
         self.count = 0
@@ -218,8 +244,12 @@ class AcceptErrors:
         self.flush_handle: asyncio.TimerHandle | None = None
 
     @classmethod
-    def install(cls, loop: asyncio.AbstractEventLoop, status: Any = None,
-                interval: float = ACCEPT_LOG_INTERVAL) -> AcceptErrors:
+    def install(
+        cls,
+        loop: asyncio.AbstractEventLoop,
+        status: Any = None,
+        interval: float = ACCEPT_LOG_INTERVAL,
+    ) -> AcceptErrors:
         """Install on ``loop`` once; a second host on the same loop shares the first."""
         owner = getattr(loop.get_exception_handler(), "__self__", None)
         if isinstance(owner, cls):
@@ -245,8 +275,13 @@ class AcceptErrors:
             self.last_error = str(exc)
         if self.flush_handle is None:  # the first of a run is logged at once
             where = f" ({self.status()})" if self.status is not None else ""
-            logger.error("HTTP listener: accept failed: %s%s; further failures are counted "
-                         "and logged every %g s", self.last_error, where, self.interval)
+            logger.error(
+                "HTTP listener: accept failed: %s%s; further failures are counted "
+                "and logged every %g s",
+                self.last_error,
+                where,
+                self.interval,
+            )
             self.count = 0
             self.flush_handle = self.loop.call_later(self.interval, self.flush)
 
@@ -255,8 +290,13 @@ class AcceptErrors:
         if not self.count:
             return  # the run is over; the next failure is logged at once again
         where = f" ({self.status()})" if self.status is not None else ""
-        logger.error("HTTP listener: accept failed %d more time(s) in %g s: %s%s",
-                     self.count, self.interval, self.last_error, where)
+        logger.error(
+            "HTTP listener: accept failed %d more time(s) in %g s: %s%s",
+            self.count,
+            self.interval,
+            self.last_error,
+            where,
+        )
         self.count = 0
         self.flush_handle = self.loop.call_later(self.interval, self.flush)
 

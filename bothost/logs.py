@@ -29,16 +29,25 @@ def secret_values(config: Config) -> set[str]:
 
 def setup(config: Config, home: Path, verbose: int = 0) -> None:
     root = logging.getLogger()
-    level = logging.DEBUG if verbose > 1 else logging.INFO if verbose else \
-        getattr(logging, config.log_level.upper(), logging.INFO)
+    level = (
+        logging.DEBUG
+        if verbose > 1
+        else logging.INFO
+        if verbose
+        else getattr(logging, config.log_level.upper(), logging.INFO)
+    )
     root.setLevel(level)
     log_file = Path(home) / "logs" / "bothost.log"
     log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(log_file, maxBytes=MAX_LOG_BYTES,
-                                                   backupCount=1, encoding="utf-8",
-                                                   # a server or sender's lone surrogate
-                                                   # must not turn a log line into an error
-                                                   errors="backslashreplace")
+    handler = logging.handlers.RotatingFileHandler(
+        log_file,
+        maxBytes=MAX_LOG_BYTES,
+        backupCount=1,
+        encoding="utf-8",
+        # a server or sender's lone surrogate
+        # must not turn a log line into an error
+        errors="backslashreplace",
+    )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     redact.remember(secret_values(config))

@@ -26,8 +26,9 @@ OURS = {"store", "mcp", "tick"}  # keys of bothost's /healthz body (bothost.http
 async def ask_llm(factory: Any, llm_config: Any) -> str | None:
     """Ask the configured model for one token; the problem, or None if it answered."""
     provider = factory(dataclasses.replace(llm_config, timeout=LLM_DEADLINE))
-    request = ChatRequest(system="Answer with one word.",
-                          messages=[{"role": "user", "content": "ping"}], max_tokens=1)
+    request = ChatRequest(
+        system="Answer with one word.", messages=[{"role": "user", "content": "ping"}], max_tokens=1
+    )
     try:
         async with asyncio.timeout(LLM_DEADLINE):
             await provider.complete(request)

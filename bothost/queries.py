@@ -140,9 +140,14 @@ class Connections:
 class Queries:
     """What plugins may read (and the few things they may change) of core data."""
 
-    def __init__(self, store: Store, *, mcp: Callable[[], McpManager | None] = lambda: None,
-                 platforms: Callable[[], Iterable[str]] = tuple,
-                 connections: Callable[[], ConnectionGuard | None] = lambda: None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        mcp: Callable[[], McpManager | None] = lambda: None,
+        platforms: Callable[[], Iterable[str]] = tuple,
+        connections: Callable[[], ConnectionGuard | None] = lambda: None,
+    ) -> None:
         # the manager and the listener come and go with the host's start and stop: ask late
         self.store = store
         self._mcp = mcp
@@ -153,31 +158,42 @@ class Queries:
 
     async def session(self, address: Address) -> SessionRow | None:
         """The session at ``address``, if the bot has ever had a turn there."""
+
         def read(db: sqlite_utils.Database) -> SessionRow | None:
-            row = db.execute("SELECT id, platform, channel, thread, user, created_at,"
-                             " updated_at FROM sessions WHERE id = ?", [str(address)]).fetchone()
+            row = db.execute(
+                "SELECT id, platform, channel, thread, user, created_at,"
+                " updated_at FROM sessions WHERE id = ?",
+                [str(address)],
+            ).fetchone()
             return SessionRow(*row) if row else None
 
         return await self.store.run(read)
 
-    async def transcript(self, address: Address,
-                         limit: int = TRANSCRIPT) -> list[TranscriptMessage]:
+    async def transcript(
+        self, address: Address, limit: int = TRANSCRIPT
+    ) -> list[TranscriptMessage]:
         """The session's latest ``limit`` user and assistant messages with text, oldest first."""
+
         def read(db: sqlite_utils.Database) -> list[TranscriptMessage]:
             rows = db.execute(
                 "SELECT role, content, created_at FROM messages WHERE session_id = ? AND role IN"
                 " ('user', 'assistant') AND content IS NOT NULL AND content != ''"
-                " ORDER BY id DESC LIMIT ?", (str(address), limit)).fetchall()
+                " ORDER BY id DESC LIMIT ?",
+                (str(address), limit),
+            ).fetchall()
             return [TranscriptMessage(*row) for row in reversed(rows)]
 
         return await self.store.run(read)
 
     async def tool_calls(self, limit: int = RECENT) -> list[ToolCallRow]:
         """The latest tool calls of every session, newest first."""
+
         def read(db: sqlite_utils.Database) -> list[ToolCallRow]:
             rows = db.execute(
                 "SELECT id, session_id, tool, arguments, result, is_error, status, duration_ms,"
-                " started_at FROM tool_calls ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+                " started_at FROM tool_calls ORDER BY id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
             return [ToolCallRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), *r[6:]) for r in rows]
 
         return await self.store.run(read)
@@ -186,13 +202,15 @@ class Queries:
 
     async def queue_counts(self) -> dict[str, int]:
         """Events by status; every status is present, zero when none."""
+
         def read(db: sqlite_utils.Database) -> dict[str, int]:
             return dict(db.execute("SELECT status, COUNT(*) FROM events GROUP BY status"))
 
         return {**dict.fromkeys(EVENT_STATUSES, 0), **await self.store.run(read)}
 
-    async def recent_events(self, status: str | None = None,
-                            limit: int = RECENT) -> list[dict[str, Any]]:
+    async def recent_events(
+        self, status: str | None = None, limit: int = RECENT
+    ) -> list[dict[str, Any]]:
         """The newest events, every status unless ``status`` is given (``events list`` rows:
         id, source, type, payload, status, priority, attempts, …)."""
         return await self.store.run(lambda db: feedback.list_events(db, status, limit))
@@ -204,24 +222,33 @@ class Queries:
         def read(db: sqlite_utils.Database) -> list[EventRow]:
             rows = db.execute(
                 "SELECT id, source, type, payload, status, received_at FROM events"
-                " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", [wanted]).fetchall()
-            return [EventRow(r[0], r[1], r[2], json.loads(r[3] or "{}"), r[4], r[5])
-                    for r in rows]
+                " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+                [wanted],
+            ).fetchall()
+            return [EventRow(r[0], r[1], r[2], json.loads(r[3] or "{}"), r[4], r[5]) for r in rows]
 
         return await self.store.run(read)
 
     async def event_queued(self, dedupe_key: str) -> bool:
         """Whether any event with this dedupe key was ever queued."""
-        return await self.store.run(lambda db: db.execute(
-            "SELECT 1 FROM events WHERE dedupe_key = ? LIMIT 1", [dedupe_key]).fetchone()
-            is not None)
+        return await self.store.run(
+            lambda db: (
+                db.execute(
+                    "SELECT 1 FROM events WHERE dedupe_key = ? LIMIT 1", [dedupe_key]
+                ).fetchone()
+                is not None
+            )
+        )
 
     async def ticks(self, limit: int = RECENT) -> list[TickRow]:
         """The latest ticks, newest first (a running one has no ``finished_at``)."""
+
         def read(db: sqlite_utils.Database) -> list[TickRow]:
-            rows = db.execute("SELECT id, trigger, started_at, finished_at, status, events,"
-                              " briefings, error FROM ticks ORDER BY id DESC LIMIT ?",
-                              [limit]).fetchall()
+            rows = db.execute(
+                "SELECT id, trigger, started_at, finished_at, status, events,"
+                " briefings, error FROM ticks ORDER BY id DESC LIMIT ?",
+                [limit],
+            ).fetchall()
             return [TickRow(*row) for row in rows]
 
         return await self.store.run(read)
@@ -240,23 +267,37 @@ class Queries:
         """Hide events until ``until`` (epoch seconds); how many changed."""
         return await feedback.snooze(self.store, event_ids, until)
 
-    async def mute(self, source: str | None, type: str | None, match: Mapping[str, str],
-                   *, created_by: str = "") -> int:
+    async def mute(
+        self,
+        source: str | None,
+        type: str | None,
+        match: Mapping[str, str],
+        *,
+        created_by: str = "",
+    ) -> int:
         """Mute events like these (globs on source, type, ``payload.<field>``); the mute's id."""
         return await feedback.mute(self.store, source, type, dict(match), created_by=created_by)
 
     # --- webhook receipts: a ``webhook-id`` is processed once ------------------------------
 
     async def webhook_seen(self, webhook_id: str) -> bool:
-        return await self.store.run(lambda db: db.execute(
-            "SELECT 1 FROM webhook_ids WHERE id = ?", [webhook_id]).fetchone() is not None)
+        return await self.store.run(
+            lambda db: (
+                db.execute("SELECT 1 FROM webhook_ids WHERE id = ?", [webhook_id]).fetchone()
+                is not None
+            )
+        )
 
-    async def remember_webhook(self, webhook_id: str, at: float,
-                               forget_before: float | None = None) -> None:
+    async def remember_webhook(
+        self, webhook_id: str, at: float, forget_before: float | None = None
+    ) -> None:
         """Record ``webhook_id`` as received at ``at``; drop ids older than ``forget_before``."""
+
         def write(db: sqlite_utils.Database) -> None:
-            db.execute("INSERT OR IGNORE INTO webhook_ids (id, received_at) VALUES (?, ?)",
-                       [webhook_id, at])
+            db.execute(
+                "INSERT OR IGNORE INTO webhook_ids (id, received_at) VALUES (?, ?)",
+                [webhook_id, at],
+            )
             if forget_before is not None:
                 db.execute("DELETE FROM webhook_ids WHERE received_at < ?", [forget_before])
 
@@ -264,8 +305,9 @@ class Queries:
 
     async def forget_webhook(self, webhook_id: str) -> None:
         """Forget ``webhook_id`` (its request failed before an answer: a retry may run it)."""
-        await self.store.run(lambda db: db.execute(
-            "DELETE FROM webhook_ids WHERE id = ?", [webhook_id]))
+        await self.store.run(
+            lambda db: db.execute("DELETE FROM webhook_ids WHERE id = ?", [webhook_id])
+        )
 
     # --- the running host ---------------------------------------------------------------------
 
@@ -274,10 +316,23 @@ class Queries:
         manager = self._mcp()
         if manager is None:
             return []
-        return [McpServerRow(s.name, s.origin, s.enabled, s.state, s.error, s.tools,
-                             s.restarts, s.pid, s.transport, s.target, s.note,
-                             sorted(str(t.get("name", "")) for t in manager.tools(s.name)))
-                for s in manager.status()]
+        return [
+            McpServerRow(
+                s.name,
+                s.origin,
+                s.enabled,
+                s.state,
+                s.error,
+                s.tools,
+                s.restarts,
+                s.pid,
+                s.transport,
+                s.target,
+                s.note,
+                sorted(str(t.get("name", "")) for t in manager.tools(s.name)),
+            )
+            for s in manager.status()
+        ]
 
     def platforms(self) -> list[str]:
         """The names of the platforms that are running."""
@@ -299,18 +354,29 @@ def read_figures(db: sqlite_utils.Database) -> Figures:
     def q(sql: str) -> list[tuple[Any, ...]]:
         return db.execute(sql).fetchall()
 
-    count, seconds = q("SELECT COUNT(*), COALESCE(SUM(finished_at - started_at), 0) FROM ticks"
-                       " WHERE finished_at IS NOT NULL")[0]
-    last = q("SELECT id, trigger, started_at, finished_at, status, events, briefings, error"
-             " FROM ticks WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1")
+    count, seconds = q(
+        "SELECT COUNT(*), COALESCE(SUM(finished_at - started_at), 0) FROM ticks"
+        " WHERE finished_at IS NOT NULL"
+    )[0]
+    last = q(
+        "SELECT id, trigger, started_at, finished_at, status, events, briefings, error"
+        " FROM ticks WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
+    )
     return Figures(
-        messages_by_platform=dict(q(
-            "SELECT COALESCE(s.platform, 'unknown'), COUNT(*) FROM messages m"
-            " LEFT JOIN sessions s ON s.id = m.session_id WHERE m.role = 'user' GROUP BY 1")),
+        messages_by_platform=dict(
+            q(
+                "SELECT COALESCE(s.platform, 'unknown'), COUNT(*) FROM messages m"
+                " LEFT JOIN sessions s ON s.id = m.session_id WHERE m.role = 'user' GROUP BY 1"
+            )
+        ),
         turns=q("SELECT COUNT(DISTINCT turn_id) FROM messages WHERE turn_id IS NOT NULL")[0][0],
-        tools=[ToolFigures(tool, calls, errors or 0, ms or 0.0) for tool, calls, errors, ms in q(
-            "SELECT tool, COUNT(*), SUM(is_error), SUM(COALESCE(duration_ms, 0))"
-            " FROM tool_calls GROUP BY tool")],
+        tools=[
+            ToolFigures(tool, calls, errors or 0, ms or 0.0)
+            for tool, calls, errors, ms in q(
+                "SELECT tool, COUNT(*), SUM(is_error), SUM(COALESCE(duration_ms, 0))"
+                " FROM tool_calls GROUP BY tool"
+            )
+        ],
         events_by_status=dict(q("SELECT status, COUNT(*) FROM events GROUP BY status")),
         finished_ticks=count,
         tick_seconds=seconds,

@@ -33,24 +33,68 @@ MIN_SECRET_LENGTH = 6  # shorter values would redact ordinary words all over the
 MASKED_MAPPINGS = frozenset({"env", "headers"})
 # Variables a config may reference that are paths or settings, not secrets: redacting
 # their values would blank every path in the logs.
-PLAIN_VARIABLES = frozenset({"HOME", "PATH", "PWD", "USER", "LOGNAME", "SHELL", "LANG",
-                             "LC_ALL", "TZ", "TMPDIR", "BOTHOST_HOME", "XDG_CONFIG_HOME",
-                             "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"})
+PLAIN_VARIABLES = frozenset(
+    {
+        "HOME",
+        "PATH",
+        "PWD",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LC_ALL",
+        "TZ",
+        "TMPDIR",
+        "BOTHOST_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    }
+)
 ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # A name (config key, flag, query parameter, KEY=value) is secret when one of its words is
 # one of these, or ends with one of the suffixes ("apikey", "accesstoken", "dbpassword").
-SECRET_WORDS = frozenset({"token", "secret", "password", "passwd", "passphrase", "pwd",
-                          "pass", "apikey", "key", "auth", "authorization", "credential",
-                          "credentials", "cookie", "signature", "sig", "bearer"})
-SECRET_SUFFIXES = ("token", "secret", "password", "passwd", "apikey", "accesskey", "secretkey",
-                   "privatekey")
+SECRET_WORDS = frozenset(
+    {
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "pass",
+        "apikey",
+        "key",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "cookie",
+        "signature",
+        "sig",
+        "bearer",
+    }
+)
+SECRET_SUFFIXES = (
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+)
 SHORT_SECRET_FLAGS = frozenset({"-p"})  # mysql-style `-p PASSWORD`
 
 # Secret-shaped text. Every pattern starts at a fixed word or prefix and scans forward only,
 # so a hostile line (a megabyte of letters, dashes or "token"s) is redacted in linear time.
-_NAME = (r"(?:token|secret|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
-         r"private[_-]?key|credentials?|signature)(?![A-Za-z])")
+_NAME = (
+    r"(?:token|secret|password|passwd|passphrase|api[_-]?key|access[_-]?key|"
+    r"private[_-]?key|credentials?|signature)(?![A-Za-z])"
+)
 FLAG_PREFIX = re.compile(r"--[A-Za-z0-9_.-]{0,40}$")  # the flag a matched name ends
 NAME_HINTS = ("token", "secret", "passw", "passphrase", "key", "credential", "signature")
 # (hints, pattern, replacement): a pattern runs only on text that holds one of its hints
@@ -58,25 +102,53 @@ NAME_HINTS = ("token", "secret", "passw", "passphrase", "key", "credential", "si
 SHAPES: list[tuple[tuple[str, ...], re.Pattern[str], Any]] = [
     # well-known credential formats (OpenAI, Anthropic, Slack, GitHub, GitLab, Standard
     # Webhooks, AWS, Google, JWTs)
-    (("sk-", "xox", "xapp-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
-      "whsec_", "akia", "aiza", "eyj"),
-     re.compile(r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|"
-                r"xapp-[A-Za-z0-9-]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
-                r"glpat-[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=_-]{8,}|AKIA[0-9A-Z]{16}|"
-                r"AIza[0-9A-Za-z_-]{30,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"), MASK),
+    (
+        (
+            "sk-",
+            "xox",
+            "xapp-",
+            "ghp_",
+            "gho_",
+            "ghu_",
+            "ghs_",
+            "ghr_",
+            "github_pat_",
+            "glpat-",
+            "whsec_",
+            "akia",
+            "aiza",
+            "eyj",
+        ),
+        re.compile(
+            r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|"
+            r"xapp-[A-Za-z0-9-]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
+            r"glpat-[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=_-]{8,}|AKIA[0-9A-Z]{16}|"
+            r"AIza[0-9A-Za-z_-]{30,}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})"
+        ),
+        MASK,
+    ),
     # Authorization schemes; "Basic" and "Token" are ordinary words too, so after them only
     # a credential-looking value (12+ characters with a digit or base64 padding) goes
-    (("bearer",), re.compile(r"\b([Bb]earer|BEARER)(\s{1,8})[A-Za-z0-9._~+/=-]{6,}"),
-     rf"\1\2{MASK}"),
-    (("basic", "token"),
-     re.compile(r"\b(Basic|Token)(\s{1,8})(?=[A-Za-z._~-]{0,64}[0-9+/=])[A-Za-z0-9._~+/=-]{12,}"),
-     rf"\1\2{MASK}"),
+    (
+        ("bearer",),
+        re.compile(r"\b([Bb]earer|BEARER)(\s{1,8})[A-Za-z0-9._~+/=-]{6,}"),
+        rf"\1\2{MASK}",
+    ),
+    (
+        ("basic", "token"),
+        re.compile(
+            r"\b(Basic|Token)(\s{1,8})(?=[A-Za-z._~-]{0,64}[0-9+/=])[A-Za-z0-9._~+/=-]{12,}"
+        ),
+        rf"\1\2{MASK}",
+    ),
     # a URL's password: scheme://user:PASSWORD@host
     (("://",), re.compile(r"(://[^/\s:@]{0,256}:)[^@\s/]{1,256}@"), rf"\1{MASK}@"),
     # name=value, name: value, "name": "value", ?name=value&…
-    (NAME_HINTS,
-     re.compile(rf"({_NAME}[\"']?\s{{0,8}}[=:]\s{{0,8}}[\"']?)[^\s\"'&,;)]+", re.IGNORECASE),
-     rf"\1{MASK}"),
+    (
+        NAME_HINTS,
+        re.compile(rf"({_NAME}[\"']?\s{{0,8}}[=:]\s{{0,8}}[\"']?)[^\s\"'&,;)]+", re.IGNORECASE),
+        rf"\1{MASK}",
+    ),
 ]
 # --name value (a flag and its value in a logged command line)
 FLAG_VALUE = re.compile(rf"{_NAME}(\s{{1,8}})(?!-)[^\s\"']+", re.IGNORECASE)
@@ -84,10 +156,10 @@ FLAG_VALUE = re.compile(rf"{_NAME}(\s{{1,8}})(?!-)[^\s\"']+", re.IGNORECASE)
 
 def _flag_value(match: re.Match[str]) -> str:
     """``--token VALUE`` → ``--token ***``; ``the token expired`` stays as it is."""
-    before = match.string[max(0, match.start() - 41):match.start()]
+    before = match.string[max(0, match.start() - 41) : match.start()]
     if not FLAG_PREFIX.search(before):
         return match.group(0)
-    return match.group(0)[:match.end(1) - match.start()] + MASK
+    return match.group(0)[: match.end(1) - match.start()] + MASK
 
 
 class _Known:
@@ -137,8 +209,9 @@ class SecretFilter(logging.Filter):
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
-        self.extra = tuple(sorted((s for s in secrets if len(s) >= MIN_SECRET_LENGTH),
-                                  key=len, reverse=True))
+        self.extra = tuple(
+            sorted((s for s in secrets if len(s) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+        )
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -166,6 +239,7 @@ def protect(handler: logging.Handler) -> logging.Handler:
 
 # -- names and structured values ----------------------------------------------------------
 
+
 def secret_name(name: str) -> bool:
     """Whether a key, flag or parameter called ``name`` holds a credential."""
     if name in SHORT_SECRET_FLAGS:
@@ -182,13 +256,20 @@ def mask_args(args: Sequence[str]) -> list[str]:
         if hide_next:
             out.append(MASK)
             hide_next = False
-        elif arg.startswith("-") and secret_name(arg.partition("=")[0].lstrip("-")) or \
-                arg in SHORT_SECRET_FLAGS:
+        elif (
+            arg.startswith("-")
+            and secret_name(arg.partition("=")[0].lstrip("-"))
+            or arg in SHORT_SECRET_FLAGS
+        ):
             flag, eq, _ = arg.partition("=")
             out.append(f"{flag}={MASK}" if eq else arg)
             hide_next = not eq
-        elif "=" in arg and not arg.startswith("-") and secret_name(arg.partition("=")[0]) \
-                and "://" not in arg.partition("=")[0]:
+        elif (
+            "=" in arg
+            and not arg.startswith("-")
+            and secret_name(arg.partition("=")[0])
+            and "://" not in arg.partition("=")[0]
+        ):
             out.append(f"{arg.partition('=')[0]}={MASK}")
         elif "://" in arg:
             out.append(mask_url(arg))
@@ -225,8 +306,7 @@ def mask_url(url: str) -> str:
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
         if any(secret_name(k) for k, _ in pairs):
-            query = urlencode([(k, MASK if secret_name(k) else v) for k, v in pairs],
-                              safe="*")
+            query = urlencode([(k, MASK if secret_name(k) else v) for k, v in pairs], safe="*")
     return redact(urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment)))
 
 
@@ -248,6 +328,7 @@ _PLACEHOLDER = "bothostmasked7c1e"  # shell-safe stand-in for "***" while quotin
 
 def command_line(command: str, args: Sequence[str]) -> str:
     """A server's command line as shown to people: quoted, secrets masked."""
+
     def quoted(arg: str) -> str:  # "***" is shown bare, not quoted as a glob would be
         return shlex.quote(arg.replace(MASK, _PLACEHOLDER)).replace(_PLACEHOLDER, MASK)
 
@@ -272,6 +353,7 @@ def mask_config(data: Any, key: str = "") -> Any:
 
 
 # -- what a config holds --------------------------------------------------------------------
+
 
 def config_secrets(config: Any, environ: Mapping[str, str] | None = None) -> set[str]:
     """Every secret value a loaded config holds, resolved: what logs must never show."""
@@ -312,8 +394,10 @@ def server_secrets(server: Any, environ: Mapping[str, str] | None = None) -> set
     found = {resolved(str(v)) for v in (*server.env.values(), *server.headers.values())}
     found |= secret_args([resolved(a) for a in server.args])
     found |= url_secrets(resolved(server.url or ""))
-    for value in (*server.env.values(), *server.headers.values(), *server.args,
-                  server.url or ""):
-        found |= {environ[n] for n in ENV_REF.findall(str(value))
-                  if n in environ and n not in PLAIN_VARIABLES}
+    for value in (*server.env.values(), *server.headers.values(), *server.args, server.url or ""):
+        found |= {
+            environ[n]
+            for n in ENV_REF.findall(str(value))
+            if n in environ and n not in PLAIN_VARIABLES
+        }
     return found - {""}

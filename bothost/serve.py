@@ -34,8 +34,12 @@ async def serve(host: Any, verbose: int = 0) -> int:
         return 1
     port = host.http.port
     if port:  # listening means platforms.web was declared
-        print(f"bothost is running: http://{host.config.platforms.web.host}:{port}/  "
-              "(Ctrl-C to stop)", file=sys.stderr, flush=True)
+        print(
+            f"bothost is running: http://{host.config.platforms.web.host}:{port}/  "
+            "(Ctrl-C to stop)",
+            file=sys.stderr,
+            flush=True,
+        )
     else:
         print("bothost is running (Ctrl-C to stop)", file=sys.stderr, flush=True)
     await stop.wait()
@@ -48,14 +52,20 @@ async def chat(host: Any, message: str | None) -> None:
     """One message (``-m``) or an interactive conversation in the terminal."""
     console = host.platforms.get("console")
     if console is None:
-        raise ConfigError("plugins.disabled: bothost chat talks through the console plugin; "
-                          "enable it to chat in the terminal")
+        raise ConfigError(
+            "plugins.disabled: bothost chat talks through the console plugin; "
+            "enable it to chat in the terminal"
+        )
     await host.start(serve_http=False, platforms=False, tick=False)
     if host.mcp is not None:  # their tools are missing from this conversation: say so
         for status in host.mcp.not_ready():
             why = f": {status.error}" if status.error else ""
-            print(f"bothost: MCP server {status.name} not ready ({status.state}{why}); "
-                  "its tools are not listed", file=sys.stderr, flush=True)
+            print(
+                f"bothost: MCP server {status.name} not ready ({status.state}{why}); "
+                "its tools are not listed",
+                file=sys.stderr,
+                flush=True,
+            )
     console.bind(host)
     try:
         if message is not None:

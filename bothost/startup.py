@@ -71,6 +71,7 @@ def collect_platforms(pm: pluggy.PluginManager) -> dict[str, Any]:
 
 def collect_tools(pm: pluggy.PluginManager, registry: Any) -> None:
     for impl in impls(pm, "register_tools"):  # each tool records the plugin that registered it
+
         def register(func: Any, _plugin: str = impl.plugin_name, **options: Any) -> None:
             registry.register(func, plugin=_plugin, **options)
 

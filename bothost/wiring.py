@@ -50,8 +50,9 @@ def build_ticker(host: Host) -> Ticker:
     async def on_briefing(briefing: Briefing) -> None:
         await call_each(host.pm, "on_briefing", briefing=briefing)
 
-    return Ticker(host.store, host.config.tick, host.deliver,
-                  llm_triage=llm_triage, on_briefing=on_briefing)
+    return Ticker(
+        host.store, host.config.tick, host.deliver, llm_triage=llm_triage, on_briefing=on_briefing
+    )
 
 
 async def tick_once(host: Host, trigger: str) -> TickResult:
@@ -97,8 +98,14 @@ async def start_mcp(host: Host, wait: bool = False) -> McpManager:
     — give them ``ONE_SHOT_WAIT`` to be ready; whatever is not is simply not listed yet."""
     # Only the long-running host publishes state/mcp-status.json (what `bothost mcp list`
     # shows in other processes); a one-shot host's servers must not overwrite it (issue 13).
-    manager = McpManager(host.config.mcp.servers, host.store, host.home,
-                         on_event=host.ingest_event, ask=nobody_to_ask, publish_status=not wait)
+    manager = McpManager(
+        host.config.mcp.servers,
+        host.store,
+        host.home,
+        on_event=host.ingest_event,
+        ask=nobody_to_ask,
+        publish_status=not wait,
+    )
     await manager.start(wait=ONE_SHOT_WAIT if wait else 0.0)
     host.registry.add_source(McpToolSource(manager, host.config))
     return manager

@@ -13,8 +13,10 @@ from bothost.config import load
 from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.host import Host
 
-QUIET = {"platforms": {"web": {"port": 0}, "console": {"enabled": False}},
-         "mcp": {"servers": {"weather": {"enabled": False}}}}
+QUIET = {
+    "platforms": {"web": {"port": 0}, "console": {"enabled": False}},
+    "mcp": {"servers": {"weather": {"enabled": False}}},
+}
 
 
 def deep(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

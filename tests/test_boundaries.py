@@ -39,16 +39,19 @@ def core_tables() -> set[str]:
     """Every table the core's migrations create (not the plugins' own)."""
     pm = new_plugin_manager()
     load_plugins(pm)
-    core = [m for m in build_migrations(pm)
-            if not m.apply.__module__.startswith("bothost.plugins.")]
+    core = [
+        m for m in build_migrations(pm) if not m.apply.__module__.startswith("bothost.plugins.")
+    ]
     db = sqlite_utils.Database(memory=True)
     apply_migrations(db, core)
     return {name for name in db.table_names() if not name.startswith("sqlite_")}
 
 
 def plugin_modules() -> list[tuple[str, ast.Module]]:
-    return [(str(path.relative_to(ROOT)), ast.parse(path.read_text("utf-8"), str(path)))
-            for path in sorted(PLUGINS.rglob("*.py"))]
+    return [
+        (str(path.relative_to(ROOT)), ast.parse(path.read_text("utf-8"), str(path)))
+        for path in sorted(PLUGINS.rglob("*.py"))
+    ]
 
 
 def imported(tree: ast.Module) -> list[str]:
@@ -69,9 +72,13 @@ def imported(tree: ast.Module) -> list[str]:
 
 
 def private_imports(tree: ast.Module) -> list[str]:
-    return [name for name in dict.fromkeys(imported(tree))
-            if (name == "bothost" or name.startswith("bothost."))
-            and not name.startswith("bothost.plugins.") and name not in PUBLIC]
+    return [
+        name
+        for name in dict.fromkeys(imported(tree))
+        if (name == "bothost" or name.startswith("bothost."))
+        and not name.startswith("bothost.plugins.")
+        and name not in PUBLIC
+    ]
 
 
 def docstrings(tree: ast.Module) -> set[int]:
@@ -95,8 +102,12 @@ def table_mentions(tree: ast.Module, tables: set[str]) -> list[str]:
             hits += [f"line {node.lineno}: {m.group(0)!r}" for m in sql.finditer(node.value)]
         if isinstance(node, ast.Subscript) and is_db(node.value):
             hits += named(node.slice, tables)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "table" and node.args):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "table"
+            and node.args
+        ):
             hits += named(node.args[0], tables)
     return sorted(hits, key=lambda hit: int(hit.split(":")[0].removeprefix("line ")))
 
@@ -133,8 +144,19 @@ def untyped_hosts(tree: ast.Module) -> list[str]:
 
 def test_core_tables_come_from_the_core_migrations():
     tables = core_tables()
-    assert {"sessions", "messages", "tool_calls", "events", "ticks", "deliveries",
-            "briefings", "mcp_servers", "mcp_grants", "approvals", "mutes"} <= tables
+    assert {
+        "sessions",
+        "messages",
+        "tool_calls",
+        "events",
+        "ticks",
+        "deliveries",
+        "briefings",
+        "mcp_servers",
+        "mcp_grants",
+        "approvals",
+        "mutes",
+    } <= tables
     assert "web_briefings" not in tables  # the web plugin's own table
 
 
@@ -145,7 +167,9 @@ def test_plugins_import_only_public_core_modules():
 
 def test_plugins_name_no_core_table():
     tables = core_tables()
-    found = {path: hits for path, tree in plugin_modules() if (hits := table_mentions(tree, tables))}
+    found = {
+        path: hits for path, tree in plugin_modules() if (hits := table_mentions(tree, tables))
+    }
     assert found == {}, "plugins run SQL on core tables; use host.queries"
 
 
@@ -166,9 +190,18 @@ def test_the_checks_catch_what_they_look_for():
         '    db.execute(f"SELECT 1 FROM events WHERE id IN ({ids})")\n'
         '    db.execute("insert into  `mutes` (x) values (1)")\n'
         '    rows = db["sessions"].rows\n'
-        '    return db.table("ticks"), response.get("messages"), db["web_briefings"]\n')
-    assert private_imports(tree) == ["bothost.store", "bothost.host", "bothost.events.queue",
-                                     "bothost.agent"]
+        '    return db.table("ticks"), response.get("messages"), db["web_briefings"]\n'
+    )
+    assert private_imports(tree) == [
+        "bothost.store",
+        "bothost.host",
+        "bothost.events.queue",
+        "bothost.agent",
+    ]
     assert [hit.split(": ", 1)[1] for hit in table_mentions(tree, tables)] == [
-        "'FROM events'", "'into  `mutes'", "table 'sessions'", "table 'ticks'"]
+        "'FROM events'",
+        "'into  `mutes'",
+        "table 'sessions'",
+        "table 'ticks'",
+    ]
     assert untyped_hosts(tree) == ["line 6: host: Any"]

@@ -15,21 +15,24 @@ from bothost.jsondecode import JsonInputError, decode, decode_object
 DEEP = "[" * 1000 + "]" * 1000
 
 
-@pytest.mark.parametrize(("data", "reason"), [
-    (DEEP, "nested deeper than 64"),
-    ('{"a":' * 65 + "1" + "}" * 65, "nested deeper than 64"),
-    ("[{" * 33 + "}]" * 33, "nested deeper than 64"),
-    ('"\\ud800"', "lone surrogate"),
-    ('{"\\udfff": 1}', "lone surrogate"),
-    ('"\udc80"', "not valid UTF-8"),
-    (b'"\xed\xa0\x80"', "not UTF-8"),  # a surrogate encoded as UTF-8 bytes
-    (b"\xff", "not UTF-8"),
-    ("NaN", "NaN is not a JSON number"),
-    ("[Infinity]", "Infinity is not a JSON number"),
-    ("9" * 5000, "not valid JSON"),
-    ("[1, 2", "not valid JSON"),
-    ("x" * 100, "larger than 10 bytes"),
-])
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (DEEP, "nested deeper than 64"),
+        ('{"a":' * 65 + "1" + "}" * 65, "nested deeper than 64"),
+        ("[{" * 33 + "}]" * 33, "nested deeper than 64"),
+        ('"\\ud800"', "lone surrogate"),
+        ('{"\\udfff": 1}', "lone surrogate"),
+        ('"\udc80"', "not valid UTF-8"),
+        (b'"\xed\xa0\x80"', "not UTF-8"),  # a surrogate encoded as UTF-8 bytes
+        (b"\xff", "not UTF-8"),
+        ("NaN", "NaN is not a JSON number"),
+        ("[Infinity]", "Infinity is not a JSON number"),
+        ("9" * 5000, "not valid JSON"),
+        ("[1, 2", "not valid JSON"),
+        ("x" * 100, "larger than 10 bytes"),
+    ],
+)
 def test_hostile_input_is_refused_with_one_line(data, reason):
     limits = {"max_bytes": 10} if reason.startswith("larger") else {}
     with pytest.raises(JsonInputError) as raised:
@@ -37,12 +40,15 @@ def test_hostile_input_is_refused_with_one_line(data, reason):
     assert reason in str(raised.value) and "\n" not in str(raised.value)
 
 
-@pytest.mark.parametrize(("data", "value"), [
-    ("[" * 3 + "]" * 3, [[[]]]),
-    ('{"a": "' + "[" * 72 + '"}', {"a": "[" * 72}),  # brackets in a string do not nest
-    ('"\\ud83d\\ude00 \\\\ud800"', "\U0001f600 \\ud800"),  # a pair, and an escaped backslash
-    (b'{"k": "caf\xc3\xa9"}', {"k": "café"}),
-])
+@pytest.mark.parametrize(
+    ("data", "value"),
+    [
+        ("[" * 3 + "]" * 3, [[[]]]),
+        ('{"a": "' + "[" * 72 + '"}', {"a": "[" * 72}),  # brackets in a string do not nest
+        ('"\\ud83d\\ude00 \\\\ud800"', "\U0001f600 \\ud800"),  # a pair, and an escaped backslash
+        (b'{"k": "caf\xc3\xa9"}', {"k": "café"}),
+    ],
+)
 def test_good_input_decodes_as_json_does(data, value):
     assert decode(data) == value
 
@@ -61,17 +67,24 @@ def test_an_object_is_required_where_asked():
 
 def bothost(home, *args: str) -> subprocess.CompletedProcess[bytes]:
     # argv as bytes: what a shell passes when the text is not UTF-8
-    return subprocess.run([sys.executable, "-m", "bothost", *args], capture_output=True,
-                          timeout=60, env={**os.environ, "BOTHOST_HOME": str(home)})
+    return subprocess.run(
+        [sys.executable, "-m", "bothost", *args],
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )
 
 
-@pytest.mark.parametrize("args", [
-    ["events", "push", "src", "t", DEEP],
-    ["events", "push", "src", "t", '{"summary": "\\ud800"}'],
-    ["events", "push", "src", "t", os.fsdecode(b'{"summary": "\xff"}')],
-    ["events", "push", "src", os.fsdecode(b"event/\xff"), "{}"],
-    ["chat", "-m", os.fsdecode(b"hello \xff")],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["events", "push", "src", "t", DEEP],
+        ["events", "push", "src", "t", '{"summary": "\\ud800"}'],
+        ["events", "push", "src", "t", os.fsdecode(b'{"summary": "\xff"}')],
+        ["events", "push", "src", os.fsdecode(b"event/\xff"), "{}"],
+        ["chat", "-m", os.fsdecode(b"hello \xff")],
+    ],
+)
 def test_the_cli_ends_hostile_argv_with_a_one_line_error(home, args):
     result = bothost(home, *args)
     assert result.returncode == 2

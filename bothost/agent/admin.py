@@ -19,9 +19,15 @@ GROUP = "config"
 START_WAIT = 30.0  # seconds register_mcp waits for the new server to be ready or fail
 
 
-async def register_mcp(name: str, ctx: ToolContext, command: str | None = None,
-                       args: list[str] | None = None, url: str | None = None,
-                       env: dict | None = None, description: str = "") -> str:
+async def register_mcp(
+    name: str,
+    ctx: ToolContext,
+    command: str | None = None,
+    args: list[str] | None = None,
+    url: str | None = None,
+    env: dict | None = None,
+    description: str = "",
+) -> str:
     """Add an MCP server (a command to run, or a Streamable HTTP URL) and start it.
 
     Args:
@@ -32,9 +38,13 @@ async def register_mcp(name: str, ctx: ToolContext, command: str | None = None,
         env: extra environment variables for the server.
         description: one line saying what the server is for.
     """
-    config = McpServerConfig(command=command, args=list(args or []), url=url,
-                             env={str(k): str(v) for k, v in (env or {}).items()},
-                             description=description)
+    config = McpServerConfig(
+        command=command,
+        args=list(args or []),
+        url=url,
+        env={str(k): str(v) for k, v in (env or {}).items()},
+        description=description,
+    )
     try:
         status = await ctx.host.add_mcp_server(name, config, "register_mcp", START_WAIT)
     except ValueError as exc:  # the host's "cannot make this change", said for the person
@@ -75,9 +85,18 @@ async def toggle_item(name: str, enabled: bool, ctx: ToolContext, kind: str = "m
 
 async def list_items(ctx: ToolContext) -> list[dict[str, Any]]:
     """List the MCP servers with their origin, state, error and tool count."""
-    return [{"name": s.name, "origin": s.origin, "enabled": s.enabled, "state": s.state,
-             "error": s.error, "tools": s.tools, "target": s.target}
-            for s in ctx.host.queries.mcp_servers()]
+    return [
+        {
+            "name": s.name,
+            "origin": s.origin,
+            "enabled": s.enabled,
+            "state": s.state,
+            "error": s.error,
+            "tools": s.tools,
+            "target": s.target,
+        }
+        for s in ctx.host.queries.mcp_servers()
+    ]
 
 
 class AdminToolSource:
@@ -92,8 +111,15 @@ class AdminToolSource:
         ]
 
     def groups(self) -> list[Group]:
-        return [Group(GROUP, "Admin: add, remove, enable and list MCP servers",
-                      len(self._tools), "ready", admin_only=True)]
+        return [
+            Group(
+                GROUP,
+                "Admin: add, remove, enable and list MCP servers",
+                len(self._tools),
+                "ready",
+                admin_only=True,
+            )
+        ]
 
     def tools(self, group: str) -> list[Tool]:
         return list(self._tools) if group == GROUP else []

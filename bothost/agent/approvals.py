@@ -85,7 +85,9 @@ async def ask(host: Host, session: Session, call: ToolCall) -> Decision:
     if len(args) > 600:
         args = args[:600] + "…"
     question = Question(
-        text=f"Allow the tool {call.name} with {args}?", kind="approval", user=session.user,
+        text=f"Allow the tool {call.name} with {args}?",
+        kind="approval",
+        user=session.user,
         timeout=host.config.agent.approval_timeout,
     )
     try:
@@ -108,9 +110,12 @@ async def record(host: Host, session: Session, call: ToolCall, decision: Decisio
     if decision.by == "auto":
         return
     row = {
-        "session_id": session.id, "tool": call.name,
+        "session_id": session.id,
+        "tool": call.name,
         "arguments": json.dumps(call.arguments, ensure_ascii=False),
-        "decision": "allow" if decision.allowed else "deny", "decided_by": decision.by,
-        "reason": decision.reason, "created_at": time.time(),
+        "decision": "allow" if decision.allowed else "deny",
+        "decided_by": decision.by,
+        "reason": decision.reason,
+        "created_at": time.time(),
     }
     await host.store.run(lambda db: db.table("approvals").insert(row))

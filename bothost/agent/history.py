@@ -22,32 +22,50 @@ MAX_LOADED = 500  # messages read per turn before trimming to the token budget
 
 async def ensure_session(store: Store, session: Session) -> None:
     now = time.time()
-    row = {"id": session.id, "platform": session.address.platform,
-           "channel": session.address.channel, "thread": session.address.thread,
-           "user": session.user, "created_at": now, "updated_at": now}
+    row = {
+        "id": session.id,
+        "platform": session.address.platform,
+        "channel": session.address.channel,
+        "thread": session.address.thread,
+        "user": session.user,
+        "created_at": now,
+        "updated_at": now,
+    }
 
     def upsert(db: Any) -> None:
         db.execute(
             "INSERT INTO sessions (id, platform, channel, thread, user, created_at, updated_at)"
             " VALUES (:id, :platform, :channel, :thread, :user, :created_at, :updated_at)"
-            " ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at", row)
+            " ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at",
+            row,
+        )
 
     await store.run(upsert)
 
 
 async def append(store: Store, session_id: str, turn_id: str, message: dict[str, Any]) -> None:
     data = {k: message[k] for k in EXTRA_KEYS if message.get(k) not in (None, False, [])}
-    row = {"session_id": session_id, "turn_id": turn_id, "role": message["role"],
-           "content": message.get("content", ""), "data": json.dumps(data) if data else None,
-           "tokens": estimate_tokens(message), "created_at": time.time()}
+    row = {
+        "session_id": session_id,
+        "turn_id": turn_id,
+        "role": message["role"],
+        "content": message.get("content", ""),
+        "data": json.dumps(data) if data else None,
+        "tokens": estimate_tokens(message),
+        "created_at": time.time(),
+    }
     await store.run(lambda db: db.table("messages").insert(row))
 
 
 async def context(store: Store, session_id: str, budget: int) -> list[dict[str, Any]]:
     def load(db: Any) -> list[dict[str, Any]]:
-        return list(db.query(
-            "SELECT role, content, data, tokens FROM messages WHERE session_id = ?"
-            " ORDER BY id DESC LIMIT ?", [session_id, MAX_LOADED]))
+        return list(
+            db.query(
+                "SELECT role, content, data, tokens FROM messages WHERE session_id = ?"
+                " ORDER BY id DESC LIMIT ?",
+                [session_id, MAX_LOADED],
+            )
+        )
 
     rows = await store.run(load)
     kept: list[dict[str, Any]] = []
@@ -66,8 +84,11 @@ async def context(store: Store, session_id: str, budget: int) -> list[dict[str, 
 
 
 async def grants(store: Store, session_id: str) -> set[str]:
-    rows = await store.run(lambda db: list(db.query(
-        "SELECT server FROM mcp_grants WHERE session_id = ?", [session_id])))
+    rows = await store.run(
+        lambda db: list(
+            db.query("SELECT server FROM mcp_grants WHERE session_id = ?", [session_id])
+        )
+    )
     return {r["server"] for r in rows}
 
 
@@ -76,7 +97,8 @@ async def grant(store: Store, session_id: str, groups: list[str]) -> None:
 
     def insert(db: Any) -> None:
         for group in groups:
-            db.execute("INSERT OR IGNORE INTO mcp_grants VALUES (?, ?, ?)",
-                       [session_id, group, now])
+            db.execute(
+                "INSERT OR IGNORE INTO mcp_grants VALUES (?, ?, ?)", [session_id, group, now]
+            )
 
     await store.run(insert)

@@ -39,7 +39,7 @@ SUFFIX_DIGITS = (8, 16, 40)  # hash digits that tell colliding names apart (more
 def suffixed(name: str, original: str, digits: int) -> str:
     """`name` cut to leave room for ``_`` and a short hash of the `original` tool name."""
     digest = hashlib.sha256(original.encode("utf-8", "surrogatepass")).hexdigest()[:digits]
-    return f"{name[:MAX_NAME - digits - 1]}_{digest}"
+    return f"{name[: MAX_NAME - digits - 1]}_{digest}"
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -89,10 +89,12 @@ def capabilities(definition: dict[str, Any], extra: list[str] | None = None) -> 
     meta = mapping(definition.get("_meta")).get(META_KEY)
     if isinstance(meta, dict):
         egress = meta.get("egress", "none")
-        caps = Capabilities(private=bool(meta.get("private")),
-                            untrusted=bool(meta.get("untrusted")),
-                            egress=egress if egress in EGRESS else "chosen",
-                            destructive=bool(meta.get("destructive")))
+        caps = Capabilities(
+            private=bool(meta.get("private")),
+            untrusted=bool(meta.get("untrusted")),
+            egress=egress if egress in EGRESS else "chosen",
+            destructive=bool(meta.get("destructive")),
+        )
     else:
         annotations = definition.get("annotations")
         if not isinstance(annotations, dict):
@@ -102,9 +104,11 @@ def capabilities(definition: dict[str, Any], extra: list[str] | None = None) -> 
             caps = Capabilities(untrusted=open_world)
         else:
             open_world = annotations.get("openWorldHint", True) is not False
-            caps = Capabilities(untrusted=open_world,
-                                egress="chosen" if open_world else "none",
-                                destructive=annotations.get("destructiveHint", True) is not False)
+            caps = Capabilities(
+                untrusted=open_world,
+                egress="chosen" if open_world else "none",
+                destructive=annotations.get("destructiveHint", True) is not False,
+            )
     return caps.plus(extra or [])
 
 
@@ -138,8 +142,14 @@ class McpToolSource:
                 continue
             server = self.server_config(status.name)
             description = getattr(server, "description", "") or status.note or status.target
-            out.append(Group(name=status.name, description=description[:100],
-                             tool_count=status.tools, status=status.state))
+            out.append(
+                Group(
+                    name=status.name,
+                    description=description[:100],
+                    tool_count=status.tools,
+                    status=status.state,
+                )
+            )
         return out
 
     def tools(self, group: str) -> list[Tool]:
@@ -151,15 +161,24 @@ class McpToolSource:
         names = tool_names(group, [d["name"] for d in definitions])
         for definition in definitions:
             raw_name = definition["name"]
-            tools.append(Tool(
-                name=names[raw_name],
-                description=(text_of(definition.get("description"))
-                             or text_of(definition.get("title")) or raw_name)[:1024],
-                schema=mapping(definition.get("inputSchema")) or EMPTY_SCHEMA,
-                run=self.runner(group, raw_name),
-                capabilities=capabilities(definition, extra.get(raw_name, []) + extra.get("*", [])),
-                timeout=timeout, group=group, plugin=plugin_name(group),
-            ))
+            tools.append(
+                Tool(
+                    name=names[raw_name],
+                    description=(
+                        text_of(definition.get("description"))
+                        or text_of(definition.get("title"))
+                        or raw_name
+                    )[:1024],
+                    schema=mapping(definition.get("inputSchema")) or EMPTY_SCHEMA,
+                    run=self.runner(group, raw_name),
+                    capabilities=capabilities(
+                        definition, extra.get(raw_name, []) + extra.get("*", [])
+                    ),
+                    timeout=timeout,
+                    group=group,
+                    plugin=plugin_name(group),
+                )
+            )
         return tools
 
     def runner(self, server: str, tool: str) -> Any:
@@ -170,12 +189,14 @@ class McpToolSource:
                 shown = f"{value}/{total}" if total else f"{value}"
                 await ctx.progress(f"{server}/{tool}: {message or ''} ({shown})".strip())
 
-            result = await self.manager.call_tool(server, tool, arguments, on_progress=progress,
-                                                  ask=self.asker(ctx.session))
+            result = await self.manager.call_tool(
+                server, tool, arguments, on_progress=progress, ask=self.asker(ctx.session)
+            )
             if result.is_error and not result.text:
                 raise ToolError(f"{server}/{tool} failed")
             links = [f"/media/{p.name}" for p in result.media]
-            return ToolResult(result.text, is_error=result.is_error,
-                              structured=result.structured, media=links)
+            return ToolResult(
+                result.text, is_error=result.is_error, structured=result.structured, media=links
+            )
 
         return run

@@ -28,16 +28,20 @@ def groups_table(host: Host, session: Session, granted: set[str]) -> str:
     groups = host.registry.groups(session.is_admin)
     if not groups:
         return ""
-    lines = ["Tool groups (call activate_tools with the group names you need; their tools "
-             "appear in your next step):", "group | tools | status | about"]
+    lines = [
+        "Tool groups (call activate_tools with the group names you need; their tools "
+        "appear in your next step):",
+        "group | tools | status | about",
+    ]
     for g in groups:
         state = "active" if g.name in granted else g.status
         lines.append(f"{g.name} | {g.tool_count} | {state} | {g.description}")
     return "\n".join(lines)
 
 
-async def system_prompt(host: Host, session: Session, granted: set[str],
-                        base: str | None = None) -> str:
+async def system_prompt(
+    host: Host, session: Session, granted: set[str], base: str | None = None
+) -> str:
     parts = [(base or main_prompt(host.config.agent.prompt)).strip(), UNTRUSTED_NOTE]
     for fragment in await call_each(host.pm, "system_prompt", session=session):
         if isinstance(fragment, str) and fragment.strip():

@@ -44,10 +44,14 @@ class ToolRegistry:
         self.native: dict[str, Tool] = {}
         self.sources: list[ToolSource] = []
 
-    def register(self, func_or_tool: Callable[..., Any] | Tool, plugin: str = "",
-                 **options: Any) -> Tool:
-        tool = func_or_tool if isinstance(func_or_tool, Tool) else tool_from_function(
-            func_or_tool, plugin=plugin, **options)
+    def register(
+        self, func_or_tool: Callable[..., Any] | Tool, plugin: str = "", **options: Any
+    ) -> Tool:
+        tool = (
+            func_or_tool
+            if isinstance(func_or_tool, Tool)
+            else tool_from_function(func_or_tool, plugin=plugin, **options)
+        )
         if tool.name in self.native:
             raise RegistryError(
                 f"tool {tool.name!r} registered twice (by {self.native[tool.name].plugin!r} "

@@ -30,6 +30,7 @@ _warned: set[Path] = set()  # spill dirs already reported unwritable (one log li
 
 def cut(text: str, budget: int, spill_dir: Path, source: str | None = None) -> str:
     """``text`` within ``budget``; wrapped as untrusted content of ``source`` when given."""
+
     def shown(part: str) -> str:
         return wrap_untrusted(part, source) if source is not None else part
 
@@ -42,12 +43,19 @@ def cut(text: str, budget: int, spill_dir: Path, source: str | None = None) -> s
     except OSError as exc:
         if spill_dir not in _warned:
             _warned.add(spill_dir)
-            logger.warning("cannot save cut tool output in %s (%s); cutting without a copy",
-                           spill_dir, exc.strerror or exc)
-        return f"{shown(head)}\n[output cut: {missing}; the rest could not be saved, " \
-               "so it cannot be read back]"
-    return (f"{shown(head)}\n[output cut: {missing}; call read_output(ref=\"{ref}\", "
-            f"offset={budget}) for the rest]")
+            logger.warning(
+                "cannot save cut tool output in %s (%s); cutting without a copy",
+                spill_dir,
+                exc.strerror or exc,
+            )
+        return (
+            f"{shown(head)}\n[output cut: {missing}; the rest could not be saved, "
+            "so it cannot be read back]"
+        )
+    return (
+        f'{shown(head)}\n[output cut: {missing}; call read_output(ref="{ref}", '
+        f"offset={budget}) for the rest]"
+    )
 
 
 def save(spill_dir: Path, ref: str, text: str, source: str | None) -> None:
@@ -79,11 +87,14 @@ def read(spill_dir: Path, ref: str, offset: int = 0, limit: int = READ_CHUNK) ->
     if not path.exists():
         raise ValueError(f"no such output: {ref!r}")
     text = path.read_text(encoding="utf-8")
-    chunk = text[max(0, offset): max(0, offset) + limit]
+    chunk = text[max(0, offset) : max(0, offset) + limit]
     end = max(0, offset) + len(chunk)
     source_file = path.with_suffix(SOURCE_SUFFIX)
     if source_file.exists():
         chunk = wrap_untrusted(chunk, source_file.read_text(encoding="utf-8"))
-    tail = (f"\n[{len(text) - end} more characters; read_output(ref=\"{ref}\", offset={end})]"
-            if end < len(text) else "\n[end of output]")
+    tail = (
+        f'\n[{len(text) - end} more characters; read_output(ref="{ref}", offset={end})]'
+        if end < len(text)
+        else "\n[end of output]"
+    )
     return chunk + tail

@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from bothost.host import Host
 
 
-async def run_tick_agent(host: Host, system_prompt: str,
-                         user_content: str) -> list[dict[str, Any]]:
+async def run_tick_agent(host: Host, system_prompt: str, user_content: str) -> list[dict[str, Any]]:
     """Run the tick agent; the items of its ``notify`` calls (empty if it never called it)."""
     tick_id = uuid.uuid4().hex[:8]
     session = Session(id=f"tick:{tick_id}", address=Address("tick", tick_id), user="tick")

@@ -46,8 +46,7 @@ class Capabilities:
 
     def plus(self, extra: list[str]) -> Capabilities:
         """Add capabilities named in config (``private``, ``egress:chosen``…); never remove."""
-        flags = dict(private=self.private, untrusted=self.untrusted,
-                     destructive=self.destructive)
+        flags = dict(private=self.private, untrusted=self.untrusted, destructive=self.destructive)
         egress = self.egress
         for word in extra:
             if word.startswith("egress:"):
@@ -93,12 +92,21 @@ class Tool:
         return {"name": self.name, "description": self.description, "parameters": self.schema}
 
 
-def tool_from_function(func: Callable[..., Any], *, name: str | None = None,
-                       description: str | None = None, schema: dict[str, Any] | None = None,
-                       private: bool = False, untrusted: bool = False, egress: str = "none",
-                       destructive: bool = False, timeout: float | None = None,
-                       group: str | None = None, admin_only: bool = False,
-                       plugin: str = "") -> Tool:
+def tool_from_function(
+    func: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    schema: dict[str, Any] | None = None,
+    private: bool = False,
+    untrusted: bool = False,
+    egress: str = "none",
+    destructive: bool = False,
+    timeout: float | None = None,
+    group: str | None = None,
+    admin_only: bool = False,
+    plugin: str = "",
+) -> Tool:
     doc = inspect.getdoc(func) or ""
     signature = inspect.signature(func)
     wants_ctx = "ctx" in signature.parameters
@@ -118,7 +126,10 @@ def tool_from_function(func: Callable[..., Any], *, name: str | None = None,
         schema=schema or schema_from_signature(func, param_docs(doc)),
         run=run,
         capabilities=Capabilities(private, untrusted, egress, destructive),
-        timeout=timeout, group=group, plugin=plugin, admin_only=admin_only,
+        timeout=timeout,
+        group=group,
+        plugin=plugin,
+        admin_only=admin_only,
     )
 
 

@@ -35,9 +35,15 @@ TextSink = Callable[[str], Awaitable[None]]
 
 
 class Turn:
-    def __init__(self, host: Host, session: Session, on_text: TextSink | None = None,
-                 on_status: TextSink | None = None, extra_tools: list[Tool] | None = None,
-                 system: str | None = None) -> None:
+    def __init__(
+        self,
+        host: Host,
+        session: Session,
+        on_text: TextSink | None = None,
+        on_status: TextSink | None = None,
+        extra_tools: list[Tool] | None = None,
+        system: str | None = None,
+    ) -> None:
         self.host = host
         self.session = session
         self.on_text = on_text
@@ -72,13 +78,16 @@ class Turn:
             tools = self.host.registry.visible(granted, self.session.is_admin) + self.extra_tools
             request = ChatRequest(
                 system=await system_prompt(self.host, self.session, granted, self.system),
-                messages=self.messages, tools=[t.spec() for t in tools],
+                messages=self.messages,
+                tools=[t.spec() for t in tools],
                 catalog=self.catalog() if wants_catalog else [],
-                on_text=self.on_text, max_tokens=config.llm.max_tokens,
+                on_text=self.on_text,
+                max_tokens=config.llm.max_tokens,
             )
             response = await self.host.llm.complete(request)
-            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                     for c in response.tool_calls]
+            calls = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls
+            ]
             await self.add({"role": "assistant", "content": response.text, "tool_calls": calls})
             if not response.tool_calls:
                 return Reply(response.text)
@@ -95,20 +104,26 @@ class Turn:
         registry = self.host.registry
         listed = [{"name": t.name, "description": t.description} for t in registry.native.values()]
         for group in registry.groups(self.session.is_admin):
-            listed += [{"name": t.name, "description": t.description, "group": group.name}
-                       for t in registry.group_tools(group.name)]
+            listed += [
+                {"name": t.name, "description": t.description, "group": group.name}
+                for t in registry.group_tools(group.name)
+            ]
         return listed
 
     async def add(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
         await history.append(self.host.store, self.session.id, self.id, message)
 
-    async def execute(self, requests: list[ToolCallRequest],
-                      visible: dict[str, Tool]) -> list[dict[str, Any]]:
+    async def execute(
+        self, requests: list[ToolCallRequest], visible: dict[str, Tool]
+    ) -> list[dict[str, Any]]:
         """Run one round's calls: pure ones concurrently, side effects in order."""
         results: dict[str, dict[str, Any]] = {}
-        pure = [r for r in requests if r.name in visible
-                and not visible[r.name].capabilities.side_effects]
+        pure = [
+            r
+            for r in requests
+            if r.name in visible and not visible[r.name].capabilities.side_effects
+        ]
         effects = [r for r in requests if r not in pure]
 
         async def one(request: ToolCallRequest) -> None:
@@ -125,40 +140,56 @@ class Turn:
         caps = tool.capabilities if tool else None
         # whatever an untrusted tool returned, errors included, a third party may have written
         source = tool.name if tool and caps and caps.untrusted and status == "ok" else None
-        content = spill.cut(result.content, self.host.config.agent.output_budget,
-                            self.host.home / "spill", source=source)
+        content = spill.cut(
+            result.content,
+            self.host.config.agent.output_budget,
+            self.host.home / "spill",
+            source=source,
+        )
         await self.record(request, result, status, started)
-        return {"role": "tool", "tool_call_id": request.id, "name": request.name,
-                "content": content, "is_error": result.is_error,
-                "private": bool(caps and caps.private and status == "ok"),
-                "untrusted": bool(caps and caps.untrusted and status == "ok")}
+        return {
+            "role": "tool",
+            "tool_call_id": request.id,
+            "name": request.name,
+            "content": content,
+            "is_error": result.is_error,
+            "private": bool(caps and caps.private and status == "ok"),
+            "untrusted": bool(caps and caps.untrusted and status == "ok"),
+        }
 
-    async def checked_call(self, request: ToolCallRequest,
-                           tool: Tool | None) -> tuple[ToolResult, str]:
+    async def checked_call(
+        self, request: ToolCallRequest, tool: Tool | None
+    ) -> tuple[ToolResult, str]:
         if tool is None:
             known = self.host.registry.lookup(request.name, self.session.is_admin)
-            hint = (f" It belongs to the group {known.group!r}: call activate_tools first."
-                    if known and known.group else "")
+            hint = (
+                f" It belongs to the group {known.group!r}: call activate_tools first."
+                if known and known.group
+                else ""
+            )
             return ToolResult(f"Unknown tool {request.name!r}.{hint}", is_error=True), "unknown"
         if request.raw_arguments:
-            return ToolResult("Arguments were not a JSON object: "
-                              f"{request.raw_arguments[:200]}", is_error=True), "invalid"
+            return ToolResult(
+                f"Arguments were not a JSON object: {request.raw_arguments[:200]}", is_error=True
+            ), "invalid"
         problem = validate(tool.schema, request.arguments)
         if problem:
             return ToolResult(f"Invalid arguments: {problem}", is_error=True), "invalid"
         refused = interlock.refusal(tool, self.messages)
         if refused:
             return ToolResult(refused, is_error=True), "interlock"
-        decision = await decide(self.host, self.session,
-                                ToolCall(request.name, request.arguments, tool))
+        decision = await decide(
+            self.host, self.session, ToolCall(request.name, request.arguments, tool)
+        )
         if not decision.allowed:
             return ToolResult(f"Not allowed: {decision.reason}.", is_error=True), "denied"
         return await self.invoke(request, tool), "ok"
 
     async def invoke(self, request: ToolCallRequest, tool: Tool) -> ToolResult:
         timeout = tool.timeout or self.host.config.agent.tool_timeout
-        ctx = ToolContext(session=self.session, host=self.host, call_id=request.id,
-                          progress=self.on_status)
+        ctx = ToolContext(
+            session=self.session, host=self.host, call_id=request.id, progress=self.on_status
+        )
         try:
             async with asyncio.timeout(timeout):
                 value = await tool.run(request.arguments, ctx)
@@ -169,18 +200,27 @@ class Turn:
         except Exception:
             ref = uuid.uuid4().hex[:8]
             logger.exception("tool %s failed (ref %s)", tool.name, ref)
-            return ToolResult(f"{tool.name} failed unexpectedly (ref {ref} in the log).",
-                              is_error=True)
+            return ToolResult(
+                f"{tool.name} failed unexpectedly (ref {ref} in the log).", is_error=True
+            )
         return as_result(value)
 
-    async def record(self, request: ToolCallRequest, result: ToolResult, status: str,
-                     started: float) -> None:
-        row = {"session_id": self.session.id, "turn_id": self.id, "call_id": request.id,
-               "tool": request.name,
-               "arguments": json.dumps(request.arguments, ensure_ascii=False),
-               "result": result.content[:100_000], "is_error": int(result.is_error),
-               "error": result.content[:500] if result.is_error else None, "status": status,
-               "duration_ms": (time.time() - started) * 1000, "started_at": started}
+    async def record(
+        self, request: ToolCallRequest, result: ToolResult, status: str, started: float
+    ) -> None:
+        row = {
+            "session_id": self.session.id,
+            "turn_id": self.id,
+            "call_id": request.id,
+            "tool": request.name,
+            "arguments": json.dumps(request.arguments, ensure_ascii=False),
+            "result": result.content[:100_000],
+            "is_error": int(result.is_error),
+            "error": result.content[:500] if result.is_error else None,
+            "status": status,
+            "duration_ms": (time.time() - started) * 1000,
+            "started_at": started,
+        }
         await self.host.store.run(lambda db: db.table("tool_calls").insert(row))
 
 
@@ -191,5 +231,6 @@ def as_result(value: Any) -> ToolResult:
         return ToolResult("(no output)")
     if isinstance(value, str):
         return ToolResult(value)
-    return ToolResult(json.dumps(value, ensure_ascii=False, indent=1, default=str),
-                      structured=value)
+    return ToolResult(
+        json.dumps(value, ensure_ascii=False, indent=1, default=str), structured=value
+    )

@@ -11,8 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 TYPES: dict[str, type | tuple[type, ...]] = {
-    "string": str, "integer": int, "number": (int, float), "boolean": bool,
-    "array": list, "object": dict, "null": type(None),
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+    "null": type(None),
 }
 
 
@@ -67,8 +72,11 @@ def type_ok(name: str, value: Any) -> bool:
 
 def kind(value: Any) -> str:
     for name, py in TYPES.items():
-        if name not in ("number",) and isinstance(value, py) and not (
-                name == "integer" and isinstance(value, bool)):
+        if (
+            name not in ("number",)
+            and isinstance(value, py)
+            and not (name == "integer" and isinstance(value, bool))
+        ):
             return name
     return type(value).__name__
 

@@ -53,8 +53,10 @@ class BothostGroup(click.Group):
                 try:
                     impl.function(cli=extra)
                 except Exception as exc:
-                    click.echo(f"bothost: plugin {impl.plugin_name} failed to add commands: "
-                               f"{exc}", err=True)
+                    click.echo(
+                        f"bothost: plugin {impl.plugin_name} failed to add commands: {exc}",
+                        err=True,
+                    )
             runtime.plugin_commands = dict(extra.commands)
         return runtime.plugin_commands
 
@@ -76,10 +78,17 @@ class BothostGroup(click.Group):
 
 
 @click.group(cls=BothostGroup)
-@click.option("--config", "config_file", type=click.Path(dir_okay=False),
-              help="Config file merged over the others (also BOTHOST_CONFIG).")
-@click.option("--home", type=click.Path(file_okay=False, readable=False),  # HomeError says why
-              help="State directory (default $BOTHOST_HOME or ~/.bothost).")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help="Config file merged over the others (also BOTHOST_CONFIG).",
+)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, readable=False),  # HomeError says why
+    help="State directory (default $BOTHOST_HOME or ~/.bothost).",
+)
 @click.option("-v", "--verbose", count=True, help="More logging (-vv for debug).")
 @click.version_option(package_name="bothost")
 @click.pass_context
@@ -90,8 +99,11 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
     runtime.verbose = verbose
     level = logging.WARNING - 10 * verbose
     before = set(logging.getLogger().handlers)
-    logging.basicConfig(level=max(level, logging.DEBUG), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=max(level, logging.DEBUG),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     for handler in set(logging.getLogger().handlers) - before:
         redact.protect(handler)  # the secrets of the config, once it is read
     ctx.call_on_close(runtime.close)
@@ -100,8 +112,13 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
 def add_commands() -> None:
     from bothost.cli import core, events, mcp, mcp_install  # noqa: F401 (mcp_install extends mcp)
 
-    for command in (*core.COMMANDS, mcp.mcp_group, events.events_group, events.tick_command,
-                    events.briefings_command):
+    for command in (
+        *core.COMMANDS,
+        mcp.mcp_group,
+        events.events_group,
+        events.tick_command,
+        events.briefings_command,
+    ):
         cli.add_command(command)
 
 

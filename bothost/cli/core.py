@@ -67,8 +67,10 @@ def mcp_plugins(runtime: Runtime) -> list[PluginInfo]:
 
     rows = runtime.store.call(stored.load)
     servers = roster.desired_servers(runtime.config.mcp.servers, rows).servers
-    return [PluginInfo(name=s.plugin, origin=f"mcp:{s.added_by}", disabled=not s.config.enabled)
-            for _, s in sorted(servers.items())]
+    return [
+        PluginInfo(name=s.plugin, origin=f"mcp:{s.added_by}", disabled=not s.config.enabled)
+        for _, s in sorted(servers.items())
+    ]
 
 
 def pip(*args: str) -> None:

@@ -51,8 +51,10 @@ def list_events(runtime: Runtime, status: str | None, limit: int, as_json: bool)
         click.echo("No events." if not status else f"No {status} events.")
     for row in rows:
         summary = row["payload"].get("summary") or row["payload"].get("subject") or ""
-        line = (f"{row['id']:>6}  {when(row['received_at'])}  {row['status']:<8} "
-                f"{row['priority'] or '-':<7} {row['source']}/{row['type']}  {summary}")
+        line = (
+            f"{row['id']:>6}  {when(row['received_at'])}  {row['status']:<8} "
+            f"{row['priority'] or '-':<7} {row['source']}/{row['type']}  {summary}"
+        )
         click.echo(line.rstrip()[:200])
         if row["status"] == "failed" and row["last_error"]:
             click.echo(f"{'':8}after {row['attempts']} attempts: {row['last_error']}")
@@ -74,8 +76,11 @@ def push(runtime: Runtime, source: str, type: str, payload: str) -> None:
         raise click.BadParameter(str(exc), param_hint=hint) from None
     row_id = runtime.run(runtime.ingest_event(source, type, data))
     if row_id is None:
-        click.echo("Not queued: a duplicate within tick.dedupe_window, dropped by a plugin, "
-                   "or over the payload size limit.", err=True)
+        click.echo(
+            "Not queued: a duplicate within tick.dedupe_window, dropped by a plugin, "
+            "or over the payload size limit.",
+            err=True,
+        )
     else:
         click.echo(f"Queued event {row_id}.")
 
@@ -86,8 +91,10 @@ def push(runtime: Runtime, source: str, type: str, payload: str) -> None:
 def retry(runtime: Runtime, ids: tuple[int, ...]) -> None:
     """Put failed events back in the queue for the next tick."""
     changed = runtime.store.call(lambda db: feedback.retry_failed(db, list(ids)))
-    click.echo(f"{changed} of {len(ids)} events back to pending."
-               + ("" if changed == len(ids) else " (only failed events can be retried)"))
+    click.echo(
+        f"{changed} of {len(ids)} events back to pending."
+        + ("" if changed == len(ids) else " (only failed events can be retried)")
+    )
     if not changed:
         sys.exit(1)
 
@@ -111,12 +118,23 @@ def tick_command(runtime: Runtime, as_json: bool) -> None:
     # with --json, standard output holds the JSON document, so console: goes to stderr
     result = runtime.run(tick_once(runtime, console=sys.stderr if as_json else None))
     if as_json:
-        click.echo(json.dumps({
-            "status": result.status, "tick_id": result.tick_id, "events": result.events,
-            "held": result.held, "silenced": result.silenced,
-            "briefings": [{"id": b.id, "text": b.text, "event_ids": b.event_ids}
-                          for b in result.briefings],
-        }, indent=2, ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                {
+                    "status": result.status,
+                    "tick_id": result.tick_id,
+                    "events": result.events,
+                    "held": result.held,
+                    "silenced": result.silenced,
+                    "briefings": [
+                        {"id": b.id, "text": b.text, "event_ids": b.event_ids}
+                        for b in result.briefings
+                    ],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     elif result.status == "busy":
         click.echo("Another tick is running (the host, or another `bothost tick`).", err=True)
     else:
@@ -134,11 +152,17 @@ def report_deliveries(runtime: Runtime, result: TickResult) -> None:
     for entry in listed:
         for d in entry["deliveries"] if entry["id"] in ids else []:
             if d["status"] != "delivered":
-                click.echo(f"briefing {entry['id']} → {d['target']}: {d['status']} after "
-                           f"{d['attempts']} attempts ({d['last_error']})", err=True)
+                click.echo(
+                    f"briefing {entry['id']} → {d['target']}: {d['status']} after "
+                    f"{d['attempts']} attempts ({d['last_error']})",
+                    err=True,
+                )
     if not result.briefings:
-        click.echo(f"No briefing: {result.events} events looked at, {result.held} held "
-                   f"(quiet hours), {result.silenced} dropped or muted.", err=True)
+        click.echo(
+            f"No briefing: {result.events} events looked at, {result.held} held "
+            f"(quiet hours), {result.silenced} dropped or muted.",
+            err=True,
+        )
 
 
 @click.command("briefings")
@@ -155,9 +179,12 @@ def briefings_command(runtime: Runtime, limit: int, as_json: bool) -> None:
         click.echo("No briefings yet.")
     for row in rows:
         targets = ", ".join(
-            f"{d['target']} {d['status']}" + (f" ({d['last_error']})" if d["last_error"] and
-                                               d["status"] != "delivered" else "")
-            for d in row["deliveries"])
-        click.echo(f"#{row['id']}  {when(row['created_at'])}  {row['status']}  "
-                   f"{row['event_count']} events  → {targets or 'no targets'}")
+            f"{d['target']} {d['status']}"
+            + (f" ({d['last_error']})" if d["last_error"] and d["status"] != "delivered" else "")
+            for d in row["deliveries"]
+        )
+        click.echo(
+            f"#{row['id']}  {when(row['created_at'])}  {row['status']}  "
+            f"{row['event_count']} events  → {targets or 'no targets'}"
+        )
         click.echo("    " + row["text"].replace("\n", "\n    ") + "\n")

@@ -39,6 +39,7 @@ def manager(runtime: Runtime, record_events: bool = False) -> Any:
 
 async def terminal_ask(question: Question) -> dict[str, Any] | None:
     """Answer a server's elicitation at the terminal (only when stdin is one)."""
+
     def prompt() -> dict[str, Any] | None:
         click.echo(question.text, err=True)
         if not click.confirm("Answer?", default=True, err=True):
@@ -46,8 +47,13 @@ async def terminal_ask(question: Question) -> dict[str, Any] | None:
         values = {}
         for key, spec in (question.schema.get("properties") or {}).items():
             kind = {"integer": int, "number": float, "boolean": bool}.get(spec.get("type"), str)
-            values[key] = click.prompt(spec.get("title") or key, default=spec.get("default"),
-                                       type=kind, err=True, hide_input=question.secret)
+            values[key] = click.prompt(
+                spec.get("title") or key,
+                default=spec.get("default"),
+                type=kind,
+                err=True,
+                hide_input=question.secret,
+            )
         return values
 
     return await asyncio.to_thread(prompt)
@@ -79,8 +85,9 @@ def list_command(runtime: Runtime, check: bool, as_json: bool) -> None:
         click.echo("No MCP servers configured.")
     for s in statuses:
         tools = f"{s.tools} tools" if s.state == "ready" else ""
-        click.echo(f"{s.name:16} {s.origin:6} {s.state:9} {tools:9} {s.transport:5} {s.target}"
-                   .rstrip())
+        click.echo(
+            f"{s.name:16} {s.origin:6} {s.state:9} {tools:9} {s.transport:5} {s.target}".rstrip()
+        )
         for extra in (s.error, s.note):
             if extra:
                 click.echo(f"{'':16} {extra}")
@@ -92,14 +99,21 @@ def list_command(runtime: Runtime, check: bool, as_json: bool) -> None:
 @pass_runtime
 def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
     """The tools of one server (or of every enabled server), starting them to ask."""
+
     async def collect() -> dict[str, Any]:
         mgr = manager(runtime, record_events=True)
         await mgr.reload()
         names = {name} if name else commands.enabled_names(mgr)
         async with commands.private(mgr, names):
-            return {n: {"status": next(s for s in mgr.status() if s.name == n
-                                       and s.state != "shadowed"),
-                        "tools": mgr.tools(n)} for n in sorted(names)}
+            return {
+                n: {
+                    "status": next(
+                        s for s in mgr.status() if s.name == n and s.state != "shadowed"
+                    ),
+                    "tools": mgr.tools(n),
+                }
+                for n in sorted(names)
+            }
 
     found = run(runtime, collect())
     if as_json:
@@ -112,8 +126,7 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
             continue
         for tool in entry["tools"]:
             summary = (tool.get("description") or "").strip().splitlines()
-            click.echo(f"{server}/{tool['name']:28} {summary[0][:90] if summary else ''}"
-                       .rstrip())
+            click.echo(f"{server}/{tool['name']:28} {summary[0][:90] if summary else ''}".rstrip())
     if any(v["status"].state != "ready" for v in found.values()):
         sys.exit(CALL_FAILED_EXIT)
 
@@ -125,8 +138,9 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
 @click.option("--timeout", type=float, help="Seconds (default: the server's timeout).")
 @click.option("--json", "as_json", is_flag=True, help="The whole result as JSON.")
 @pass_runtime
-def call_command(runtime: Runtime, name: str, tool: str, arguments: str,
-                 timeout: float | None, as_json: bool) -> None:
+def call_command(
+    runtime: Runtime, name: str, tool: str, arguments: str, timeout: float | None, as_json: bool
+) -> None:
     """Call TOOL of server NAME with ARGUMENTS (a JSON object)."""
     try:
         parsed = json.loads(arguments)
@@ -174,14 +188,29 @@ def logs_command(runtime: Runtime, name: str, lines: int) -> None:
 @click.option("--timeout", type=float, help="Seconds a tool call may take.")
 @click.option("--disabled", is_flag=True, help="Add it without starting it.")
 @pass_runtime
-def add_command(runtime: Runtime, name: str, command: tuple[str, ...], url: str | None,
-                headers: tuple[str, ...], env: tuple[str, ...], description: str,
-                timeout: float | None, disabled: bool) -> None:
+def add_command(
+    runtime: Runtime,
+    name: str,
+    command: tuple[str, ...],
+    url: str | None,
+    headers: tuple[str, ...],
+    env: tuple[str, ...],
+    description: str,
+    timeout: float | None,
+    disabled: bool,
+) -> None:
     """Add server NAME: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
+
     async def add() -> Any:
-        config = commands.new_config(command, url, commands.pairs(headers, "--header"),
-                                     commands.pairs(env, "--env"), description, timeout,
-                                     not disabled)
+        config = commands.new_config(
+            command,
+            url,
+            commands.pairs(headers, "--header"),
+            commands.pairs(env, "--env"),
+            description,
+            timeout,
+            not disabled,
+        )
         return await manager(runtime).add_server(name, config, origin="cli")
 
     status = run(runtime, add())

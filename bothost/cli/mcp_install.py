@@ -36,14 +36,28 @@ def progress(line: str) -> None:
 @click.option("--command", "script", help="Which console script / bin to run, if several.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")
 @pass_runtime
-def install_command(runtime: Runtime, package: str, name: str | None, args: tuple[str, ...],
-                    env: tuple[str, ...], script: str | None, as_json: bool) -> None:
+def install_command(
+    runtime: Runtime,
+    package: str,
+    name: str | None,
+    args: tuple[str, ...],
+    env: tuple[str, ...],
+    script: str | None,
+    as_json: bool,
+) -> None:
     """Install PACKAGE from PyPI (NAME[==VERSION]) or npm (npm:NAME, @scope/NAME), register it
     as an MCP server under $BOTHOST_HOME/mcp/<name>/, start it and list its tools."""
+
     async def install() -> Any:
-        return await install_server(manager(runtime), package, name=name, args=list(args),
-                                    env=commands.pairs(env, "--env"), command=script,
-                                    progress=progress)
+        return await install_server(
+            manager(runtime),
+            package,
+            name=name,
+            args=list(args),
+            env=commands.pairs(env, "--env"),
+            command=script,
+            progress=progress,
+        )
 
     try:
         result = runtime.run(install())
@@ -51,16 +65,29 @@ def install_command(runtime: Runtime, package: str, name: str | None, args: tupl
         fail(f"install failed: {exc}", INSTALL_FAILED_EXIT)
     installed = result.installed
     if as_json:
-        click.echo(json.dumps({"name": result.name, **installed.record(),
-                               "path": str(installed.command), "args": list(args),
-                               "tools": result.tools}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "name": result.name,
+                    **installed.record(),
+                    "path": str(installed.command),
+                    "args": list(args),
+                    "tools": result.tools,
+                },
+                indent=2,
+            )
+        )
         return
-    click.echo(f"installed {result.name}: {installed.package.kind} {installed.package.name} "
-               f"{installed.version} → {installed.command}")
+    click.echo(
+        f"installed {result.name}: {installed.package.kind} {installed.package.name} "
+        f"{installed.version} → {installed.command}"
+    )
     for tool in result.tools:
         summary = (tool.get("description") or "").strip().splitlines()
-        click.echo(f"  {result.name}/{tool['name']:28} "
-                   f"{summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip())
+        click.echo(
+            f"  {result.name}/{tool['name']:28} "
+            f"{summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip()
+        )
     click.echo(f"{len(result.tools)} tools; try `bothost mcp call {result.name} TOOL '{{…}}'`")
 
 
@@ -84,8 +111,10 @@ def import_command(runtime: Runtime, file: Path, dry_run: bool, as_json: bool) -
         click.echo(f"{verb} {entry.name} ({entry.transport}: {entry.target}){note}")
     for entry in report.skipped:
         click.echo(f"skipped {entry.source}: {entry.reason}")
-    click.echo(f"{len(report.added)} {verb}, {len(report.skipped)} skipped "
-               f"(from {report.format} in {report.file})", err=True)
+    click.echo(
+        f"{len(report.added)} {verb}, {len(report.skipped)} skipped "
+        f"(from {report.format} in {report.file})",
+        err=True,
+    )
     if report.added and not dry_run:
         click.echo("check them with `bothost mcp list --check`", err=True)
-

@@ -52,8 +52,9 @@ class Runtime:
         pm = self._plugins[0]
         config_module.bind_sections(config, pm)
         redact.remember(redact.config_secrets(config) | config_module.secret_values(config))
-        config_module.check_registered(config, providers=collect_providers(pm),
-                                       platforms=collect_platforms(pm))
+        config_module.check_registered(
+            config, providers=collect_providers(pm), platforms=collect_platforms(pm)
+        )
         return config
 
     @cached_property
@@ -95,8 +96,9 @@ class Runtime:
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
 
-    async def ingest_event(self, source: str, type: str, payload: dict[str, Any],
-                           dedupe_key: str | None = None) -> int | None:
+    async def ingest_event(
+        self, source: str, type: str, payload: dict[str, Any], dedupe_key: str | None = None
+    ) -> int | None:
         from bothost.wiring import start_events
 
         host = self.host()

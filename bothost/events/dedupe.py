@@ -19,8 +19,9 @@ HASH_CHARS = 32  # 128 bits of sha256: collisions are not a practical concern
 
 def canonical_json(payload: Any) -> str:
     """The payload as compact JSON with sorted keys: equal payloads give equal text."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return json.dumps(
+        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
 
 
 def dedupe_key(event: Event, canonical: str | None = None) -> str:

@@ -77,8 +77,11 @@ async def deliver_briefing(
         if error is None:
             kill_point("sent")
         ref_text = None if ref is None else str(ref)
-        await store.run(lambda db, d=delivery_id, e=error, r=ref_text: ledger.record_delivery(
-            db, d, e, r, clock(), max_attempts))
+        await store.run(
+            lambda db, d=delivery_id, e=error, r=ref_text: ledger.record_delivery(
+                db, d, e, r, clock(), max_attempts
+            )
+        )
         kill_point("delivery-recorded")
         await renew()
     status = await store.run(lambda db: ledger.finish_briefing(db, bid))

@@ -17,15 +17,15 @@ KILL_ENV = "BOTHOST_FAULT_KILL_AT"
 # The steps, in the order a tick passes them; each comes right after the work it names
 # is committed (or, for ``sending`` and ``sent``, around the platform's part).
 STEPS = (
-    "leased",              # the tick lease is taken
-    "started",             # the ``ticks`` row is written
-    "claimed",             # pending events are claimed
-    "recorded",            # triage, the briefing and its ``deliveries`` rows are stored
-    "sending",             # a target is about to be tried
-    "sent",                # the target accepted it (printed and flushed, stored, posted)
-    "delivery-recorded",   # that delivery is recorded as delivered
-    "settled",             # the briefing and its events are settled (events ``done``)
-    "ended",               # the ``ticks`` row is finished; the lease is not yet released
+    "leased",  # the tick lease is taken
+    "started",  # the ``ticks`` row is written
+    "claimed",  # pending events are claimed
+    "recorded",  # triage, the briefing and its ``deliveries`` rows are stored
+    "sending",  # a target is about to be tried
+    "sent",  # the target accepted it (printed and flushed, stored, posted)
+    "delivery-recorded",  # that delivery is recorded as delivered
+    "settled",  # the briefing and its events are settled (events ``done``)
+    "ended",  # the ``ticks`` row is finished; the lease is not yet released
 )
 
 _kill_at = os.environ.get(KILL_ENV) or None

@@ -60,7 +60,8 @@ def _set_done(db: sqlite_utils.Database, ids: list[int]) -> int:
     with transaction(db) as conn:
         return conn.execute(
             "UPDATE events SET status = 'done', claimed_until = NULL, snoozed_until = NULL"
-            f" WHERE status != 'done' AND id IN ({IDS})", (json.dumps(ids),),
+            f" WHERE status != 'done' AND id IN ({IDS})",
+            (json.dumps(ids),),
         ).rowcount
 
 
@@ -69,12 +70,19 @@ def _set_snoozed(db: sqlite_utils.Database, ids: list[int], until: float) -> int
         # out of its briefing: it comes back as a fresh event in a new briefing
         return conn.execute(
             "UPDATE events SET status = 'snoozed', snoozed_until = ?, claimed_until = NULL,"
-            f" briefing_id = NULL WHERE id IN ({IDS})", (until, json.dumps(ids)),
+            f" briefing_id = NULL WHERE id IN ({IDS})",
+            (until, json.dumps(ids)),
         ).rowcount
 
 
-def _add_mute(db: sqlite_utils.Database, source: str | None, type_: str | None,
-              match: dict[str, str], until: float | None, created_by: str) -> int:
+def _add_mute(
+    db: sqlite_utils.Database,
+    source: str | None,
+    type_: str | None,
+    match: dict[str, str],
+    until: float | None,
+    created_by: str,
+) -> int:
     text = canonical_json(match)
     with transaction(db) as conn:
         row = conn.execute(
@@ -105,8 +113,9 @@ def retry_failed(db: sqlite_utils.Database, ids: list[int]) -> int:
         ).rowcount
 
 
-def list_events(db: sqlite_utils.Database, status: str | None = None,
-                limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
+def list_events(
+    db: sqlite_utils.Database, status: str | None = None, limit: int = LIST_LIMIT
+) -> list[dict[str, Any]]:
     """Newest first; every status unless ``status`` is given."""
     where, args = ("WHERE status = ?", [status]) if status else ("", [])
     rows = db.execute(
@@ -114,8 +123,19 @@ def list_events(db: sqlite_utils.Database, status: str | None = None,
         f" briefing_id, last_error, snoozed_until FROM events {where} ORDER BY id DESC LIMIT ?",
         [*args, limit],
     ).fetchall()
-    keys = ("id", "source", "type", "payload", "received_at", "status", "priority", "attempts",
-            "briefing_id", "last_error", "snoozed_until")
+    keys = (
+        "id",
+        "source",
+        "type",
+        "payload",
+        "received_at",
+        "status",
+        "priority",
+        "attempts",
+        "briefing_id",
+        "last_error",
+        "snoozed_until",
+    )
     result = [dict(zip(keys, row, strict=True)) for row in rows]
     for entry in result:
         entry["payload"] = json.loads(entry["payload"])
@@ -126,20 +146,36 @@ def list_briefings(db: sqlite_utils.Database, limit: int = LIST_LIMIT) -> list[d
     """Newest first, each with its deliveries."""
     rows = db.execute(
         "SELECT id, tick_id, created_at, status, event_count, targets, text, structure"
-        " FROM briefings ORDER BY id DESC LIMIT ?", (limit,),
+        " FROM briefings ORDER BY id DESC LIMIT ?",
+        (limit,),
     ).fetchall()
     result = []
     for bid, tick_id, created, status, count, targets, text, structure in rows:
         deliveries = [
-            {"target": d[0], "status": d[1], "attempts": d[2], "last_error": d[3],
-             "delivered_at": d[4]}
+            {
+                "target": d[0],
+                "status": d[1],
+                "attempts": d[2],
+                "last_error": d[3],
+                "delivered_at": d[4],
+            }
             for d in db.execute(
                 "SELECT target, status, attempts, last_error, delivered_at FROM deliveries"
-                " WHERE briefing_id = ? ORDER BY id", (bid,))
+                " WHERE briefing_id = ? ORDER BY id",
+                (bid,),
+            )
         ]
-        result.append({
-            "id": bid, "tick_id": tick_id, "created_at": created, "status": status,
-            "event_count": count, "targets": json.loads(targets), "text": text,
-            "structure": json.loads(structure), "deliveries": deliveries,
-        })
+        result.append(
+            {
+                "id": bid,
+                "tick_id": tick_id,
+                "created_at": created,
+                "status": status,
+                "event_count": count,
+                "targets": json.loads(targets),
+                "text": text,
+                "structure": json.loads(structure),
+                "deliveries": deliveries,
+            }
+        )
     return result

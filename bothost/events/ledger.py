@@ -48,12 +48,20 @@ def start_tick(db: sqlite_utils.Database, trigger: str, now: float) -> int:
         return int(cursor.lastrowid)
 
 
-def end_tick(db: sqlite_utils.Database, tick_id: int, now: float, status: str, events: int,
-             briefings: int, error: str | None = None) -> None:
+def end_tick(
+    db: sqlite_utils.Database,
+    tick_id: int,
+    now: float,
+    status: str,
+    events: int,
+    briefings: int,
+    error: str | None = None,
+) -> None:
     with transaction(db) as conn:
         conn.execute(
             "UPDATE ticks SET finished_at = ?, status = ?, events = ?, briefings = ?, error = ?"
-            " WHERE id = ?", (now, status, events, briefings, error, tick_id),
+            " WHERE id = ?",
+            (now, status, events, briefings, error, tick_id),
         )
 
 
@@ -67,19 +75,25 @@ def claim(db: sqlite_utils.Database, now: float, ttl: float, limit: int) -> Clai
     with transaction(db) as conn:
         conn.execute(
             "UPDATE events SET status = 'pending', snoozed_until = NULL"
-            " WHERE status = 'snoozed' AND snoozed_until <= ?", (now,),
+            " WHERE status = 'snoozed' AND snoozed_until <= ?",
+            (now,),
         )
         conn.execute(
             "UPDATE events SET status = 'pending', claimed_until = NULL"
-            " WHERE status = 'claimed' AND claimed_until <= ?", (now,),
+            " WHERE status = 'claimed' AND claimed_until <= ?",
+            (now,),
         )
         # a briefing waiting for a retry whose events were all acknowledged or snoozed
         # meanwhile has nothing left to say: it is not sent again
-        orphans = ("SELECT id FROM briefings b WHERE status = 'pending' AND NOT EXISTS"
-                   " (SELECT 1 FROM events e WHERE e.briefing_id = b.id"
-                   " AND e.status IN ('pending', 'claimed'))")
-        conn.execute(f"UPDATE deliveries SET status = 'cancelled' WHERE status = 'pending'"
-                     f" AND briefing_id IN ({orphans})")
+        orphans = (
+            "SELECT id FROM briefings b WHERE status = 'pending' AND NOT EXISTS"
+            " (SELECT 1 FROM events e WHERE e.briefing_id = b.id"
+            " AND e.status IN ('pending', 'claimed'))"
+        )
+        conn.execute(
+            f"UPDATE deliveries SET status = 'cancelled' WHERE status = 'pending'"
+            f" AND briefing_id IN ({orphans})"
+        )
         conn.execute(f"UPDATE briefings SET status = 'cancelled' WHERE id IN ({orphans})")
         for event_id, briefing_id in conn.execute(
             "SELECT e.id, e.briefing_id FROM events e JOIN briefings b ON b.id = e.briefing_id"
@@ -92,8 +106,9 @@ def claim(db: sqlite_utils.Database, now: float, ttl: float, limit: int) -> Clai
             " (SELECT id FROM briefings WHERE status = 'pending')) ORDER BY id LIMIT ?",
             (limit,),
         ).fetchall()
-        result.fresh = [QueuedEvent(r[0], r[1], r[2], decode_payload(r[3]), r[4], r[5])
-                        for r in rows]
+        result.fresh = [
+            QueuedEvent(r[0], r[1], r[2], decode_payload(r[3]), r[4], r[5]) for r in rows
+        ]
         ids = [e.id for e in result.fresh] + [i for v in result.retries.values() for i in v]
         conn.execute(
             f"UPDATE events SET status = 'claimed', claimed_until = ? WHERE id IN ({IDS})",
@@ -112,14 +127,16 @@ def release(db: sqlite_utils.Database, event_ids: list[int]) -> None:
     with transaction(db) as conn:
         conn.execute(
             "UPDATE events SET status = 'pending', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({IDS})", (json.dumps(event_ids),),
+            f" WHERE status = 'claimed' AND id IN ({IDS})",
+            (json.dumps(event_ids),),
         )
 
 
 def release_all(db: sqlite_utils.Database) -> None:
     with transaction(db) as conn:
-        conn.execute("UPDATE events SET status = 'pending', claimed_until = NULL"
-                     " WHERE status = 'claimed'")
+        conn.execute(
+            "UPDATE events SET status = 'pending', claimed_until = NULL WHERE status = 'claimed'"
+        )
 
 
 def load_mutes(db: sqlite_utils.Database, now: float) -> list[Mute]:
@@ -142,47 +159,71 @@ def record(
 ) -> None:
     """Write the triage outcome and the briefing (with its deliveries) in one transaction."""
     with transaction(db) as conn:
-        conn.executemany("UPDATE events SET priority = ? WHERE id = ?",
-                         [(p, i) for i, p in priorities.items()])
+        conn.executemany(
+            "UPDATE events SET priority = ? WHERE id = ?", [(p, i) for i, p in priorities.items()]
+        )
         conn.execute(
             "UPDATE events SET status = 'done', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({IDS})", (json.dumps(done),),
+            f" WHERE status = 'claimed' AND id IN ({IDS})",
+            (json.dumps(done),),
         )
         conn.execute(
             "UPDATE events SET status = 'pending', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({IDS})", (json.dumps(held),),
+            f" WHERE status = 'claimed' AND id IN ({IDS})",
+            (json.dumps(held),),
         )
         if briefing is None:
             return
         cursor = conn.execute(
             "INSERT INTO briefings (tick_id, created_at, structure, text, targets, event_count,"
             " status) VALUES (?, ?, ?, ?, ?, ?, 'pending')",
-            (tick_id, now, json.dumps(to_structure(briefing)), briefing.text,
-             json.dumps(briefing.targets), len(briefing.event_ids)),
+            (
+                tick_id,
+                now,
+                json.dumps(to_structure(briefing)),
+                briefing.text,
+                json.dumps(briefing.targets),
+                len(briefing.event_ids),
+            ),
         )
         briefing.id = int(cursor.lastrowid)
         conn.executemany(
             "INSERT INTO deliveries (briefing_id, target, status, attempts) VALUES (?, ?,"
-            " 'pending', 0)", [(briefing.id, t) for t in dict.fromkeys(briefing.targets)],
+            " 'pending', 0)",
+            [(briefing.id, t) for t in dict.fromkeys(briefing.targets)],
         )
-        conn.execute(f"UPDATE events SET briefing_id = ? WHERE id IN ({IDS})",
-                     (briefing.id, json.dumps(briefing.event_ids)))
+        conn.execute(
+            f"UPDATE events SET briefing_id = ? WHERE id IN ({IDS})",
+            (briefing.id, json.dumps(briefing.event_ids)),
+        )
 
 
 def load_briefing(db: sqlite_utils.Database, briefing_id: int) -> Briefing:
-    row = db.execute("SELECT structure, text FROM briefings WHERE id = ?",
-                     (briefing_id,)).fetchone()
+    row = db.execute(
+        "SELECT structure, text FROM briefings WHERE id = ?", (briefing_id,)
+    ).fetchone()
     return from_structure(json.loads(row[0]), row[1], briefing_id)
 
 
 def outstanding(db: sqlite_utils.Database, briefing_id: int) -> list[tuple[int, str]]:
-    return [(r[0], r[1]) for r in db.execute(
-        "SELECT id, target FROM deliveries WHERE briefing_id = ? AND status = 'pending'"
-        " ORDER BY id", (briefing_id,))]
+    return [
+        (r[0], r[1])
+        for r in db.execute(
+            "SELECT id, target FROM deliveries WHERE briefing_id = ? AND status = 'pending'"
+            " ORDER BY id",
+            (briefing_id,),
+        )
+    ]
 
 
-def record_delivery(db: sqlite_utils.Database, delivery_id: int, error: str | None,
-                    ref: str | None, now: float, max_attempts: int) -> None:
+def record_delivery(
+    db: sqlite_utils.Database,
+    delivery_id: int,
+    error: str | None,
+    ref: str | None,
+    now: float,
+    max_attempts: int,
+) -> None:
     with transaction(db) as conn:
         if error is None:
             conn.execute(
@@ -207,8 +248,9 @@ def finish_briefing(db: sqlite_utils.Database, briefing_id: int) -> str:
     ``failed``, listed and retryable).
     """
     with transaction(db) as conn:
-        rows = conn.execute("SELECT status, last_error FROM deliveries WHERE briefing_id = ?",
-                            (briefing_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT status, last_error FROM deliveries WHERE briefing_id = ?", (briefing_id,)
+        ).fetchall()
         statuses = {r[0] for r in rows}
         error = "; ".join(r[1] for r in rows if r[1]) or None
         if statuses <= {"delivered"}:

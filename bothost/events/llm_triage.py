@@ -35,8 +35,10 @@ LLM_TIMEOUT = 240.0  # under the default 5 min lease, so the claims outlive the 
 PAYLOAD_CHARS = 4000  # per event shown to the model; long bodies are cut, not dropped
 RANK = {p: i for i, p in enumerate(PRIORITIES)}
 
-NOTIFY_DESCRIPTION = ("Report what the user should know from these events, grouped into items. "
-                      "Call once with every item.")
+NOTIFY_DESCRIPTION = (
+    "Report what the user should know from these events, grouped into items. "
+    "Call once with every item."
+)
 NOTIFY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -49,8 +51,10 @@ NOTIFY_SCHEMA: dict[str, Any] = {
                     "summary": {"type": "string", "description": "One plain line."},
                     "why": {"type": "string", "description": "Why it matters, briefly."},
                     "event_ids": {"type": "array", "items": {"type": "integer"}},
-                    "actions": {"type": "array",
-                                "items": {"type": "string", "enum": list(ACTION_LABELS)}},
+                    "actions": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": list(ACTION_LABELS)},
+                    },
                 },
                 "required": ["priority", "summary", "event_ids"],
                 "additionalProperties": False,
@@ -113,18 +117,24 @@ def accept_items(raw: Any, known: set[int]) -> list[BriefingItem]:
             logger.warning("notify item without known event ids skipped: %.200r", entry)
             continue
         actions = [a for a in entry.get("actions") or [] if a in ACTION_LABELS]
-        items.append(BriefingItem(
-            priority=entry["priority"], summary=one_line(entry.get("summary") or "event"),
-            why=one_line(entry.get("why") or "", WHY_CHARS), event_ids=ids, actions=actions,
-        ))
+        items.append(
+            BriefingItem(
+                priority=entry["priority"],
+                summary=one_line(entry.get("summary") or "event"),
+                why=one_line(entry.get("why") or "", WHY_CHARS),
+                event_ids=ids,
+                actions=actions,
+            )
+        )
     return items
 
 
 class LlmTriage:
     """``await triage(events, tz)`` → (shown items, a priority for every event)."""
 
-    def __init__(self, run_agent: RunAgent, *, prompt: str | None = None,
-                 timeout: float = LLM_TIMEOUT) -> None:
+    def __init__(
+        self, run_agent: RunAgent, *, prompt: str | None = None, timeout: float = LLM_TIMEOUT
+    ) -> None:
         self.run_agent = run_agent
         self.prompt = prompt
         self.timeout = timeout

@@ -42,8 +42,16 @@ BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock
 
 # What one event's own values can raise on the way in (encoding, binding, a constraint, a
 # value over SQLite's limits); anything else (OperationalError: disk, locks) is the store's.
-ROW_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, sqlite3.DataError,
-              sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError)
+ROW_ERRORS = (
+    ValueError,
+    TypeError,
+    OverflowError,
+    RecursionError,
+    sqlite3.DataError,
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.ProgrammingError,
+)
 
 
 @dataclass
@@ -118,7 +126,10 @@ class EventQueue:
         if size > self.max_payload:
             logger.warning(
                 "event refused: payload of %r %r is %d bytes (limit %d)",
-                event.source, event.type, size, self.max_payload,
+                event.source,
+                event.type,
+                size,
+                self.max_payload,
             )
             return None
         urgent = rule_priority(event.source, event.type, event.payload, self.config.rules) == (
@@ -169,8 +180,9 @@ class EventQueue:
                 row.future.set_exception(outcome)
             else:
                 row.future.set_result(outcome)
-        if self.on_urgent and any(row.urgent and isinstance(i, int)
-                                  for row, i in zip(batch, ids, strict=True)):
+        if self.on_urgent and any(
+            row.urgent and isinstance(i, int) for row, i in zip(batch, ids, strict=True)
+        ):
             try:
                 self.on_urgent()
             except Exception:
@@ -230,10 +242,8 @@ def rejected(event: Event, cause: BaseException) -> EventRejectedError:
     """The error for one event that cannot be stored, logged once with what it was."""
     # repr, so a lone surrogate or a control character in a name cannot break the log line
     reason = f"{type(cause).__name__}: {cause}"
-    logger.warning("event refused: %r %r cannot be stored (%s)", event.source, event.type,
-                   reason)
-    error = EventRejectedError(f"event {event.source!r} {event.type!r} cannot be stored: "
-                               f"{reason}")
+    logger.warning("event refused: %r %r cannot be stored (%s)", event.source, event.type, reason)
+    error = EventRejectedError(f"event {event.source!r} {event.type!r} cannot be stored: {reason}")
     error.__cause__ = cause
     return error
 

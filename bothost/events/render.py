@@ -52,14 +52,20 @@ def build_briefing(
     for priority, _ in SECTIONS:
         section = [clean(item) for item in items if item.priority == priority]
         shown += cap_section(section, priority)
-    event_ids = sorted({i for item in shown for i in item.event_ids} | set(low_ids)
-                       | set(muted_ids))
+    event_ids = sorted(
+        {i for item in shown for i in item.event_ids} | set(low_ids) | set(muted_ids)
+    )
     count = len(event_ids)
     moment = datetime.fromtimestamp(now, tz)
     briefing = Briefing(
         title=f"Briefing · {moment:%a %H:%M} · {count} {plural('event', count)}",
-        items=shown, text="", targets=list(targets), event_ids=event_ids,
-        low_count=len(low_ids), muted_count=len(muted_ids), muted_summary=muted_summary,
+        items=shown,
+        text="",
+        targets=list(targets),
+        event_ids=event_ids,
+        low_count=len(low_ids),
+        muted_count=len(muted_ids),
+        muted_summary=muted_summary,
         created_at=now,
     )
     briefing.text = render_text(briefing)
@@ -70,8 +76,11 @@ def clean(item: BriefingItem) -> BriefingItem:
     """The item with its text fields as single short lines and only known actions."""
     actions = [a for a in dict.fromkeys(item.actions) if a in ACTION_LABELS]
     return dataclasses.replace(
-        item, summary=one_line(item.summary), why=one_line(item.why, WHY_CHARS),
-        actions=actions, event_ids=list(item.event_ids),
+        item,
+        summary=one_line(item.summary),
+        why=one_line(item.why, WHY_CHARS),
+        actions=actions,
+        event_ids=list(item.event_ids),
     )
 
 
@@ -107,8 +116,11 @@ def to_structure(briefing: Briefing) -> dict[str, Any]:
         "title": briefing.title,
         "created_at": briefing.created_at,
         "sections": [
-            {"priority": priority, "heading": heading,
-             "items": [dataclasses.asdict(i) for i in briefing.items if i.priority == priority]}
+            {
+                "priority": priority,
+                "heading": heading,
+                "items": [dataclasses.asdict(i) for i in briefing.items if i.priority == priority],
+            }
             for priority, heading in SECTIONS
         ],
         "low_count": briefing.low_count,
@@ -123,8 +135,14 @@ def from_structure(data: dict[str, Any], text: str, briefing_id: int | None = No
     """A stored briefing back as a :class:`Briefing` (to re-deliver or list it)."""
     items = [BriefingItem(**item) for section in data["sections"] for item in section["items"]]
     return Briefing(
-        title=data["title"], items=items, text=text, targets=list(data.get("targets", [])),
-        event_ids=list(data.get("event_ids", [])), low_count=data.get("low_count", 0),
-        muted_count=data.get("muted_count", 0), muted_summary=data.get("muted_summary", ""),
-        id=briefing_id, created_at=data.get("created_at", 0.0),
+        title=data["title"],
+        items=items,
+        text=text,
+        targets=list(data.get("targets", [])),
+        event_ids=list(data.get("event_ids", [])),
+        low_count=data.get("low_count", 0),
+        muted_count=data.get("muted_count", 0),
+        muted_summary=data.get("muted_summary", ""),
+        id=briefing_id,
+        created_at=data.get("created_at", 0.0),
     )

@@ -94,12 +94,18 @@ async def run_tick(
         # give the claims back now rather than at lease expiry; briefings keep their events
         error = repr(exc)
         await store.run(ledger.release_all)
-        await store.run(lambda db: ledger.end_tick(
-            db, tick_id, clock(), "error", result.events, len(result.briefings), error))
+        await store.run(
+            lambda db: ledger.end_tick(
+                db, tick_id, clock(), "error", result.events, len(result.briefings), error
+            )
+        )
         raise
     else:
-        await store.run(lambda db: ledger.end_tick(
-            db, tick_id, clock(), "ok", result.events, len(result.briefings)))
+        await store.run(
+            lambda db: ledger.end_tick(
+                db, tick_id, clock(), "ok", result.events, len(result.briefings)
+            )
+        )
         kill_point("ended")
     finally:
         keeper.cancel()
@@ -135,8 +141,9 @@ async def _tick(
 
     async def send(briefing: Briefing) -> None:
         await _observe(on_briefing, briefing)
-        await deliver_briefing(store, briefing, deliver, clock=clock,
-                               max_attempts=config.max_attempts, renew=renew)
+        await deliver_briefing(
+            store, briefing, deliver, clock=clock, max_attempts=config.max_attempts, renew=renew
+        )
         result.briefings.append(briefing)
 
     for briefing_id, event_ids in claim.retries.items():
@@ -162,14 +169,27 @@ async def _tick(
     briefing = None
     if items or low:
         briefing = build_briefing(
-            items, low_ids=low, muted_ids=triage.ids(MUTED), muted_summary=triage.muted_summary,
-            targets=config.deliver_to, now=now, tz=schedule.tz,
+            items,
+            low_ids=low,
+            muted_ids=triage.ids(MUTED),
+            muted_summary=triage.muted_summary,
+            targets=config.deliver_to,
+            now=now,
+            tz=schedule.tz,
         )
     tick_id = result.tick_id
     assert tick_id is not None, "run_tick starts the tick before _tick runs"
-    await store.run(lambda db: ledger.record(
-        db, tick_id=tick_id, priorities=triage.priorities, done=silenced, held=held,
-        briefing=briefing, now=now))
+    await store.run(
+        lambda db: ledger.record(
+            db,
+            tick_id=tick_id,
+            priorities=triage.priorities,
+            done=silenced,
+            held=held,
+            briefing=briefing,
+            now=now,
+        )
+    )
     kill_point("recorded")
     result.held += len(held)
     result.silenced = len(silenced)
@@ -235,8 +255,13 @@ class Ticker:
 
     async def tick(self, trigger: str = "manual") -> TickResult:
         result = await run_tick(
-            self.store, self.config, self.deliver, llm_triage=self.llm_triage,
-            clock=self.clock, trigger=trigger, on_briefing=self.on_briefing,
+            self.store,
+            self.config,
+            self.deliver,
+            llm_triage=self.llm_triage,
+            clock=self.clock,
+            trigger=trigger,
+            on_briefing=self.on_briefing,
         )
         self.results = (self.results + [result])[-20:]
         return result

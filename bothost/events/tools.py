@@ -34,7 +34,8 @@ async def events_list(ctx: ToolContext, status: str = "") -> str:
     return "\n".join(
         f"#{r['id']} {r['status']} {r['priority'] or '-'} {r['source']}/{r['type']}: "
         f"{r['payload'].get('summary') or r['payload'].get('subject') or ''}".rstrip()
-        for r in rows)
+        for r in rows
+    )
 
 
 async def tick_now(ctx: ToolContext) -> str:
@@ -55,7 +56,14 @@ def register_tools(register: Any) -> None:
 
 def add_offline_commands(commands: dict[str, Any]) -> None:
     """``events [STATUS]`` and ``tick`` for the offline agent (name → (help, to tool call))."""
-    commands.setdefault("events", ("events [STATUS]      the newest queued events",
-                                   lambda rest: ("events_list", {"status": rest.strip()})))
-    commands.setdefault("tick", ("tick                 triage the queue and brief now",
-                                 lambda rest: ("tick_now", {})))
+    commands.setdefault(
+        "events",
+        (
+            "events [STATUS]      the newest queued events",
+            lambda rest: ("events_list", {"status": rest.strip()}),
+        ),
+    )
+    commands.setdefault(
+        "tick",
+        ("tick                 triage the queue and brief now", lambda rest: ("tick_now", {})),
+    )

@@ -27,8 +27,15 @@ PRIORITIES = ("urgent", "high", "normal", "low", "drop")
 SHOWN = ("urgent", "high", "normal")  # priorities that get items; low is a counted line
 MUTED = "muted"
 # payload fields that say who or what a group of events is about, and how to say it
-GROUP_FIELDS = (("from", "from"), ("sender", "from"), ("organizer", "from"), ("host", "on"),
-                ("alias", "on"), ("calendar", "in"), ("location", "for"))
+GROUP_FIELDS = (
+    ("from", "from"),
+    ("sender", "from"),
+    ("organizer", "from"),
+    ("host", "on"),
+    ("alias", "on"),
+    ("calendar", "in"),
+    ("location", "for"),
+)
 ADDRESS_FIELDS = {"from", "sender", "organizer"}
 SUMMARY_FIELDS = ("summary", "subject", "title", "message", "text")
 SUMMARY_CHARS = 300  # one readable line in a chat message
@@ -86,8 +93,10 @@ def check_match(match: Mapping[str, Any], where: str) -> None:
     """Refuse keys other than ``source``, ``type`` and ``payload.<field>``."""
     for key in match:
         if key not in ("source", "type") and not (key.startswith("payload.") and len(key) > 8):
-            raise MatchError(f"{where}: unknown match key {key!r}; expected source, type or "
-                             f"payload.<field> (e.g. payload.{key})")
+            raise MatchError(
+                f"{where}: unknown match key {key!r}; expected source, type or "
+                f"payload.<field> (e.g. payload.{key})"
+            )
 
 
 def check_rules(rules: Iterable[TickRule]) -> None:
@@ -229,17 +238,25 @@ def item_for(priority: str, group: list[QueuedEvent], tz: tzinfo) -> BriefingIte
         return BriefingItem(
             priority=priority,
             summary=f"{event_summary(first)} ({label(first)}, {event_time(first, tz)})",
-            event_ids=ids, actions=actions + (["open"] if url else []),
-            source=first.source, url=url,
+            event_ids=ids,
+            actions=actions + (["open"] if url else []),
+            source=first.source,
+            url=url,
         )
     about = who(first)
     kind = plural(noun(first.type), len(group))
-    summary = f"{len(group)} {kind} {about[0]} {about[1]}" if about else (
-        f"{len(group)} {kind} ({first.source})"
+    summary = (
+        f"{len(group)} {kind} {about[0]} {about[1]}"
+        if about
+        else (f"{len(group)} {kind} ({first.source})")
     )
     return BriefingItem(
-        priority=priority, summary=summary, why=f"latest: {event_summary(newest)}",
-        event_ids=ids, actions=actions, source=first.source,
+        priority=priority,
+        summary=summary,
+        why=f"latest: {event_summary(newest)}",
+        event_ids=ids,
+        actions=actions,
+        source=first.source,
     )
 
 

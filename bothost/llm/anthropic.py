@@ -30,19 +30,33 @@ class AnthropicProvider:
         self.config = config
         self.model = config.model or "claude-sonnet-4-5"
         self.base_url = config.base_url or "https://api.anthropic.com"
-        self.client = anthropic.AsyncAnthropic(api_key=config.api_key or "", base_url=self.base_url,
-                                               timeout=config.timeout, max_retries=MAX_RETRIES)
+        self.client = anthropic.AsyncAnthropic(
+            api_key=config.api_key or "",
+            base_url=self.base_url,
+            timeout=config.timeout,
+            max_retries=MAX_RETRIES,
+        )
 
     async def close(self) -> None:
         await self.client.close()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        params: dict[str, Any] = {"model": self.model, "system": request.system,
-                                  "messages": to_wire(request.messages),
-                                  "max_tokens": request.max_tokens, "stream": True}
+        params: dict[str, Any] = {
+            "model": self.model,
+            "system": request.system,
+            "messages": to_wire(request.messages),
+            "max_tokens": request.max_tokens,
+            "stream": True,
+        }
         if request.tools:
-            params["tools"] = [{"name": t["name"], "description": t["description"],
-                                "input_schema": t["parameters"]} for t in request.tools]
+            params["tools"] = [
+                {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "input_schema": t["parameters"],
+                }
+                for t in request.tools
+            ]
         if self.config.temperature is not None:
             params["temperature"] = self.config.temperature
         try:
@@ -63,9 +77,13 @@ async def collect(stream: Any, request: ChatRequest) -> ChatResponse:
             response.usage["input"] = event.message.usage.input_tokens
         elif kind == "content_block_start":
             block = event.content_block
-            blocks[event.index] = {"type": block.type, "text": "", "json": "",
-                                   "id": getattr(block, "id", ""),
-                                   "name": getattr(block, "name", "")}
+            blocks[event.index] = {
+                "type": block.type,
+                "text": "",
+                "json": "",
+                "id": getattr(block, "id", ""),
+                "name": getattr(block, "name", ""),
+            }
         elif kind == "content_block_delta":
             delta = event.delta
             if delta.type == "text_delta":
@@ -91,8 +109,12 @@ def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = []
     for m in messages:
         if m["role"] == "tool":
-            block = {"type": "tool_result", "tool_use_id": m["tool_call_id"],
-                     "content": m.get("content", ""), "is_error": bool(m.get("is_error"))}
+            block = {
+                "type": "tool_result",
+                "tool_use_id": m["tool_call_id"],
+                "content": m.get("content", ""),
+                "is_error": bool(m.get("is_error")),
+            }
             if wire and wire[-1]["role"] == "user" and isinstance(wire[-1]["content"], list):
                 wire[-1]["content"].append(block)
             else:
@@ -102,8 +124,9 @@ def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if m.get("content"):
                 content.append({"type": "text", "text": m["content"]})
             for c in m.get("tool_calls") or []:
-                content.append({"type": "tool_use", "id": c["id"], "name": c["name"],
-                                "input": c["arguments"]})
+                content.append(
+                    {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
+                )
             if content:
                 wire.append({"role": "assistant", "content": content})
         else:
@@ -124,5 +147,3 @@ def merge_users(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def as_blocks(content: Any) -> list[dict[str, Any]]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-

@@ -71,8 +71,12 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str]:
 
 def explain(status: int, url: str, exc: Exception) -> str:
     """One line for an HTTP error from a provider, naming the setting to check."""
-    hint = {401: "check llm.api_key", 403: "check llm.api_key and its permissions",
-            404: "check llm.model and llm.base_url", 429: "rate limited; try again later",
-            400: "the request was refused"}.get(status, "the provider failed")
+    hint = {
+        401: "check llm.api_key",
+        403: "check llm.api_key and its permissions",
+        404: "check llm.model and llm.base_url",
+        429: "rate limited; try again later",
+        400: "the request was refused",
+    }.get(status, "the provider failed")
     detail = getattr(exc, "message", "") or str(exc)
     return f"{status} from {url}: {hint} ({detail[:200]})"

@@ -28,8 +28,10 @@ HELP = """I am the offline agent: no language model is configured, so I answer c
 (see docs/llm.md for Anthropic and a local Ollama)."""
 # tests/docs/test_help_text.py runs the `e.g.` call on a fresh install and loads the YAML.
 
-NO_MODEL = ("No language model is configured, so I only understand commands "
-            "(try `help`). Set `llm.provider` in bothost.yaml to chat; see docs/llm.md.")
+NO_MODEL = (
+    "No language model is configured, so I only understand commands "
+    "(try `help`). Set `llm.provider` in bothost.yaml to chat; see docs/llm.md."
+)
 
 # extra commands: name -> (help line, function(args text) -> tool call (name, arguments))
 Command = tuple[str, Callable[[str], tuple[str, dict[str, Any]]]]
@@ -79,19 +81,25 @@ class OfflineProvider:
         except jsondecode.JsonInputError as exc:
             return f"Arguments must be a JSON object: {exc}"
         if not isinstance(arguments, dict):
-            return "Arguments must be a JSON object, e.g. {\"a\": 1}"
+            return 'Arguments must be a JSON object, e.g. {"a": 1}'
         return name, arguments
 
     async def after_tool(self, request: ChatRequest) -> ChatResponse:
         """Report the tool result; after an activation, make the call the user asked for."""
         results = trailing_tool_results(request.messages)
-        assistant: dict[str, Any] = next((m for m in reversed(request.messages)
-                                          if m.get("role") == "assistant"
-                                          and m.get("tool_calls")), {})
+        assistant: dict[str, Any] = next(
+            (
+                m
+                for m in reversed(request.messages)
+                if m.get("role") == "assistant" and m.get("tool_calls")
+            ),
+            {},
+        )
         called = [c["name"] for c in assistant.get("tool_calls", [])]
         if called == ["activate_tools"] and not results[-1].get("is_error"):
-            user_text = next((m["content"] for m in reversed(request.messages)
-                              if m.get("role") == "user"), "")
+            user_text = next(
+                (m["content"] for m in reversed(request.messages) if m.get("role") == "user"), ""
+            )
             wanted = self.requested(user_text)
             if isinstance(wanted, tuple):
                 return calls(wanted)
@@ -122,10 +130,12 @@ def trailing_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def calls(*pairs: tuple[str, dict[str, Any]]) -> ChatResponse:
-    return ChatResponse(tool_calls=[
-        ToolCallRequest(id=f"offline-{uuid.uuid4().hex[:8]}", name=n, arguments=a)
-        for n, a in pairs
-    ])
+    return ChatResponse(
+        tool_calls=[
+            ToolCallRequest(id=f"offline-{uuid.uuid4().hex[:8]}", name=n, arguments=a)
+            for n, a in pairs
+        ]
+    )
 
 
 async def say(request: ChatRequest, text: str) -> ChatResponse:
@@ -138,10 +148,15 @@ def list_tools(request: ChatRequest) -> str:
     lines = ["Tools:"]
     for tool in request.tools:
         lines.append(f"  {tool['name']} — {tool['description'].splitlines()[0][:100]}")
-    groups = sorted({t["group"] for t in request.catalog if t.get("group")}
-                    - {t.get("group") for t in request.tools})
+    groups = sorted(
+        {t["group"] for t in request.catalog if t.get("group")}
+        - {t.get("group") for t in request.tools}
+    )
     for group in groups:
         names = [t["name"] for t in request.catalog if t.get("group") == group]
-        lines.append(f"  [{group}] {len(names)} more, activated on first call: "
-                     + ", ".join(names[:8]) + (" …" if len(names) > 8 else ""))
+        lines.append(
+            f"  [{group}] {len(names)} more, activated on first call: "
+            + ", ".join(names[:8])
+            + (" …" if len(names) > 8 else "")
+        )
     return "\n".join(lines)

@@ -32,17 +32,23 @@ class OpenAIProvider:
         self.config = config
         self.model = config.model or "gpt-4.1-mini"
         self.base_url = config.base_url or "https://api.openai.com/v1"
-        self.client = openai.AsyncOpenAI(api_key=config.api_key or NO_KEY,
-                                         base_url=self.base_url, timeout=config.timeout,
-                                         max_retries=MAX_RETRIES)
+        self.client = openai.AsyncOpenAI(
+            api_key=config.api_key or NO_KEY,
+            base_url=self.base_url,
+            timeout=config.timeout,
+            max_retries=MAX_RETRIES,
+        )
 
     async def close(self) -> None:
         await self.client.close()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         params: dict[str, Any] = {
-            "model": self.model, "messages": to_wire(request), "stream": True,
-            "stream_options": {"include_usage": True}, "max_tokens": request.max_tokens,
+            "model": self.model,
+            "messages": to_wire(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": request.max_tokens,
         }
         if request.tools:
             params["tools"] = [{"type": "function", "function": t} for t in request.tools]
@@ -62,8 +68,10 @@ class OpenAIProvider:
         response = ChatResponse()
         async for chunk in stream:
             if chunk.usage:
-                response.usage = {"input": chunk.usage.prompt_tokens,
-                                  "output": chunk.usage.completion_tokens}
+                response.usage = {
+                    "input": chunk.usage.prompt_tokens,
+                    "output": chunk.usage.completion_tokens,
+                }
             for choice in chunk.choices:
                 delta = choice.delta
                 if delta.content:
@@ -82,8 +90,9 @@ class OpenAIProvider:
         for index in sorted(calls):
             slot = calls[index]
             arguments, raw = parse_arguments(slot["args"])
-            response.tool_calls.append(ToolCallRequest(slot["id"] or f"call_{index}",
-                                                       slot["name"], arguments, raw))
+            response.tool_calls.append(
+                ToolCallRequest(slot["id"] or f"call_{index}", slot["name"], arguments, raw)
+            )
         return response
 
 
@@ -91,13 +100,27 @@ def to_wire(request: ChatRequest) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
     for m in request.messages:
         if m["role"] == "tool":
-            wire.append({"role": "tool", "tool_call_id": m["tool_call_id"],
-                         "content": m.get("content", "")})
+            wire.append(
+                {"role": "tool", "tool_call_id": m["tool_call_id"], "content": m.get("content", "")}
+            )
         elif m["role"] == "assistant" and m.get("tool_calls"):
-            wire.append({"role": "assistant", "content": m.get("content") or None,
-                         "tool_calls": [{"id": c["id"], "type": "function", "function": {
-                             "name": c["name"], "arguments": json.dumps(c["arguments"])}}
-                             for c in m["tool_calls"]]})
+            wire.append(
+                {
+                    "role": "assistant",
+                    "content": m.get("content") or None,
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {
+                                "name": c["name"],
+                                "arguments": json.dumps(c["arguments"]),
+                            },
+                        }
+                        for c in m["tool_calls"]
+                    ],
+                }
+            )
         else:
             wire.append({"role": m["role"], "content": m.get("content", "")})
     return wire

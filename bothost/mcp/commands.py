@@ -26,10 +26,22 @@ PRIVATE_START_WAIT = 60.0  # a CLI command waits this long for the one server it
 LISTING_WAIT = 5.0  # …and a listing of every server this long: one stuck server holds nobody
 
 
-def manager_for(config: Any, store: Any, home: Path, on_event: Callable[..., Any] | None = None,
-                ask: Callable[..., Any] | None = None) -> McpManager:
-    return McpManager(config.mcp.servers, store, home, on_event=on_event, ask=ask,
-                      publish_status=False, retry=False)
+def manager_for(
+    config: Any,
+    store: Any,
+    home: Path,
+    on_event: Callable[..., Any] | None = None,
+    ask: Callable[..., Any] | None = None,
+) -> McpManager:
+    return McpManager(
+        config.mcp.servers,
+        store,
+        home,
+        on_event=on_event,
+        ask=ask,
+        publish_status=False,
+        retry=False,
+    )
 
 
 def live_status(home: Path) -> dict[str, dict[str, Any]]:
@@ -42,8 +54,9 @@ def live_status(home: Path) -> dict[str, dict[str, Any]]:
     return {s["name"]: s for s in data.get("servers", []) if s.get("state") != "shadowed"}
 
 
-async def list_servers(manager: McpManager, check: bool = False,
-                       only: set[str] | None = None) -> list[ServerStatus]:
+async def list_servers(
+    manager: McpManager, check: bool = False, only: set[str] | None = None
+) -> list[ServerStatus]:
     """Every server; live state from a running host, or from starting them (or `only`) now."""
     if check:
         await manager.start(only=only, wait=PRIVATE_START_WAIT)
@@ -72,8 +85,9 @@ async def private(manager: McpManager, names: set[str]) -> AsyncIterator[McpMana
         raise McpManagerError(f"no MCP server named {sorted(unknown)[0]!r}")
     disabled = [n for n in names if not manager.runners[n].config.enabled]
     if disabled:
-        raise McpManagerError(f"MCP server {disabled[0]} is disabled "
-                              f"(`bothost mcp enable {disabled[0]}`)")
+        raise McpManagerError(
+            f"MCP server {disabled[0]} is disabled (`bothost mcp enable {disabled[0]}`)"
+        )
     await manager.start(only=names, wait=PRIVATE_START_WAIT if len(names) == 1 else LISTING_WAIT)
     try:
         yield manager
@@ -85,14 +99,26 @@ def enabled_names(manager: McpManager) -> set[str]:
     return {name for name, runner in manager.runners.items() if runner.config.enabled}
 
 
-def new_config(command: tuple[str, ...], url: str | None, headers: dict[str, str],
-               env: dict[str, str], description: str, timeout: float | None,
-               enabled: bool) -> McpServerConfig:
+def new_config(
+    command: tuple[str, ...],
+    url: str | None,
+    headers: dict[str, str],
+    env: dict[str, str],
+    description: str,
+    timeout: float | None,
+    enabled: bool,
+) -> McpServerConfig:
     if bool(command) == bool(url):
         raise McpManagerError("give either `-- COMMAND ARGS…` or `--url URL`, not both or neither")
-    config = McpServerConfig(command=command[0] if command else None, args=list(command[1:]),
-                             url=url, headers=headers, env=env, description=description,
-                             enabled=enabled)
+    config = McpServerConfig(
+        command=command[0] if command else None,
+        args=list(command[1:]),
+        url=url,
+        headers=headers,
+        env=env,
+        description=description,
+        enabled=enabled,
+    )
     if timeout:
         config.timeout = timeout
     return config

@@ -35,8 +35,12 @@ class CallResult:
         return cls(text=message, is_error=True)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "structured": self.structured, "is_error": self.is_error,
-                "media": [str(p) for p in self.media]}
+        return {
+            "text": self.text,
+            "structured": self.structured,
+            "is_error": self.is_error,
+            "media": [str(p) for p in self.media],
+        }
 
 
 def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
@@ -56,8 +60,13 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
         parts.append(_describe(block, media_dir, saved))
     if not parts and structured is not None:
         parts.append(_render(structured))
-    return CallResult(text="\n".join(p for p in parts if p), structured=structured,
-                      is_error=bool(result.get("isError")), media=saved, raw=result)
+    return CallResult(
+        text="\n".join(p for p in parts if p),
+        structured=structured,
+        is_error=bool(result.get("isError")),
+        media=saved,
+        raw=result,
+    )
 
 
 def _render(structured: Any) -> str:
@@ -81,14 +90,16 @@ def _describe(block: dict[str, Any], media_dir: Path | None, saved: list[Path]) 
         if "text" in resource:
             return f"[resource {uri}]\n{resource['text']}"
         if "blob" in resource:
-            return _save("resource", resource["blob"], resource.get("mimeType"), media_dir,
-                         saved, uri)
+            return _save(
+                "resource", resource["blob"], resource.get("mimeType"), media_dir, saved, uri
+            )
         return f"[resource {uri}]"
     return f"[unsupported content type {kind!r}]"
 
 
-def _save(kind: str, data: Any, mime: str | None, media_dir: Path | None,
-          saved: list[Path], uri: str = "") -> str:
+def _save(
+    kind: str, data: Any, mime: str | None, media_dir: Path | None, saved: list[Path], uri: str = ""
+) -> str:
     origin = f" {uri}" if uri else ""
     if media_dir is None or not isinstance(data, str):
         return f"[{kind}{origin} ({mime or 'unknown type'}) not saved]"

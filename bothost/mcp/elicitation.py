@@ -63,18 +63,25 @@ def allowed(value: Any) -> bool:
     return isinstance(value, PRIMITIVES)
 
 
-async def answer(params: dict[str, Any], ask: Any, server: str,
-                 log: logging.Logger) -> dict[str, Any]:
+async def answer(
+    params: dict[str, Any], ask: Any, server: str, log: logging.Logger
+) -> dict[str, Any]:
     """Ask a person and build the ``ElicitResult``."""
     if params.get("mode", "form") != "form":
-        raise McpError(jsonrpc.INVALID_PARAMS, f"elicitation mode {params.get('mode')!r} "
-                       "is not supported (form only)")
+        raise McpError(
+            jsonrpc.INVALID_PARAMS,
+            f"elicitation mode {params.get('mode')!r} is not supported (form only)",
+        )
     schema = params.get("requestedSchema") or {}
     if ask is None:
         log.info("elicitation from %s cancelled: nobody to ask", server)
         return {"action": "cancel"}
-    question = Question(text=f"{server} asks: {params.get('message', '')}", kind="form",
-                        schema=schema, timeout=ASK_TIMEOUT)
+    question = Question(
+        text=f"{server} asks: {params.get('message', '')}",
+        kind="form",
+        schema=schema,
+        timeout=ASK_TIMEOUT,
+    )
     try:
         async with asyncio.timeout(ASK_TIMEOUT):
             reply = await ask(question)

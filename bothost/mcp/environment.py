@@ -21,9 +21,20 @@ BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "BOTHOST_HOME", "USER", "LOGNAME
 # Without the proxy and CA names, every npx/uvx server behind a corporate proxy or a private
 # CA fails its first download ("invalid peer certificate: UnknownIssuer"). They name where
 # traffic goes and which CAs to trust; they hold no credential of ours.
-NETWORK = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-           "no_proxy", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-           "NODE_EXTRA_CA_CERTS")
+NETWORK = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+)
 ALLOWED = BASE + NETWORK
 ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -42,20 +53,24 @@ def resolve(value: str, where: str, environ: Mapping[str, str]) -> str:
     return ENV_REF.sub(one, value)
 
 
-def server_env(config: McpServerConfig, home: Path,
-               environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def server_env(
+    config: McpServerConfig, home: Path, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The environment a stdio server starts with."""
     environ = os.environ if environ is None else environ
     env = {name: environ[name] for name in ALLOWED if name in environ}
     env["BOTHOST_HOME"] = str(home)
     env.update({name: environ[name] for name in config.env_passthrough if name in environ})
-    env.update({key: resolve(str(value), f"env.{key}", environ)
-                for key, value in config.env.items()})
+    env.update(
+        {key: resolve(str(value), f"env.{key}", environ) for key, value in config.env.items()}
+    )
     return env
 
 
-def server_headers(config: McpServerConfig,
-                   environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def server_headers(
+    config: McpServerConfig, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
     environ = os.environ if environ is None else environ
-    return {key: resolve(str(value), f"headers.{key}", environ)
-            for key, value in config.headers.items()}
+    return {
+        key: resolve(str(value), f"headers.{key}", environ) for key, value in config.headers.items()
+    }

@@ -44,8 +44,9 @@ def session_forgotten(status: int, body: str) -> bool:
 class HttpTransport:
     """One Streamable HTTP endpoint (see module docstring)."""
 
-    def __init__(self, url: str, headers: dict[str, str] | None = None, *,
-                 log: logging.Logger) -> None:
+    def __init__(
+        self, url: str, headers: dict[str, str] | None = None, *, log: logging.Logger
+    ) -> None:
         self.url = url
         self.headers = dict(headers or {})
         self.log = log
@@ -66,8 +67,9 @@ class HttpTransport:
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self._on_message, self._on_close = on_message, on_close
-        timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_TIMEOUT,
-                                        sock_connect=CONNECT_TIMEOUT)
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=CONNECT_TIMEOUT, sock_connect=CONNECT_TIMEOUT
+        )
         self._http = aiohttp.ClientSession(timeout=timeout)
 
     def negotiated(self, protocol_version: str) -> None:
@@ -112,8 +114,12 @@ class HttpTransport:
         if resp.status >= 400:
             body = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
             resp.release()
-            if had_session and may_redial and message.get("method") != "initialize" \
-                    and session_forgotten(resp.status, body):
+            if (
+                had_session
+                and may_redial
+                and message.get("method") != "initialize"
+                and session_forgotten(resp.status, body)
+            ):
                 await self._session_lost(generation)
                 return await self._post(message, may_redial=False)
             kind = resp.headers.get("Content-Type", "")
@@ -125,8 +131,11 @@ class HttpTransport:
         if resp.status == 202 or kind not in ("application/json", "text/event-stream"):
             resp.release()
             if resp.status != 202 and related is not None:  # a web page, not an answer
-                self._fail(related, f"HTTP {resp.status} from {self.url}: answered "
-                                    f"{kind or 'no content type'}, not an MCP endpoint")
+                self._fail(
+                    related,
+                    f"HTTP {resp.status} from {self.url}: answered "
+                    f"{kind or 'no content type'}, not an MCP endpoint",
+                )
         elif kind == "application/json":
             await self._json_body(resp, related)
         else:
@@ -136,8 +145,10 @@ class HttpTransport:
         """One line a person can act on for an HTTP error answer, never a pasted page."""
         where = f"HTTP {status} from {self.url}"
         if status == 405 and await self._speaks_legacy_sse():
-            return (f"{where}: this URL speaks the legacy SSE transport, which bothost does "
-                    "not support; use the server's Streamable HTTP URL (often …/mcp)")
+            return (
+                f"{where}: this URL speaks the legacy SSE transport, which bothost does "
+                "not support; use the server's Streamable HTTP URL (often …/mcp)"
+            )
         if "html" in content_type.lower() or body.lstrip().startswith("<"):
             return f"{where}: an HTML page, not an MCP endpoint"
         return f"{where}: {' '.join(body.split())[:ERROR_BODY_CHARS]}"
@@ -146,8 +157,10 @@ class HttpTransport:
         # the 2024-11-05 transport: GET opens a stream whose first event is `endpoint`
         assert self._http is not None
         try:
-            async with asyncio.timeout(SSE_PROBE_SECONDS), self._http.get(
-                    self.url, headers={"Accept": "text/event-stream"}) as resp:
+            async with (
+                asyncio.timeout(SSE_PROBE_SECONDS),
+                self._http.get(self.url, headers={"Accept": "text/event-stream"}) as resp,
+            ):
                 if "text/event-stream" not in resp.headers.get("Content-Type", ""):
                     return False
                 head = await resp.content.read(SSE_PROBE_BYTES)
@@ -196,8 +209,11 @@ class HttpTransport:
                     if event.event != "message" or not event.data.strip():
                         continue  # e.g. the priming event that only carries id and retry
                     for message in self._deliver(event.data, related):
-                        if related is not None and jsonrpc.is_response(message) \
-                                and message["id"] == related:
+                        if (
+                            related is not None
+                            and jsonrpc.is_response(message)
+                            and message["id"] == related
+                        ):
                             return True
         except (aiohttp.ClientError, SseError, OSError) as exc:
             self.log.info("SSE stream broke: %s", exc or type(exc).__name__)
@@ -225,8 +241,9 @@ class HttpTransport:
         """Open a GET stream; the response, or why not ("unreachable: …" when nobody listens)."""
         assert self._http is not None
         try:
-            resp = await self._http.get(self.url, headers=self._headers("text/event-stream",
-                                                                          last_event_id))
+            resp = await self._http.get(
+                self.url, headers=self._headers("text/event-stream", last_event_id)
+            )
         except (aiohttp.ClientConnectorError, OSError) as exc:
             return f"unreachable: {exc or type(exc).__name__}"
         except (aiohttp.ClientError, TimeoutError) as exc:
@@ -260,7 +277,7 @@ class HttpTransport:
                 failures = 0
                 await self._read(resp, parser, None)
             base = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RETRY
-            await asyncio.sleep(min(base * 2 ** failures, MAX_RETRY))
+            await asyncio.sleep(min(base * 2**failures, MAX_RETRY))
 
     # -- session loss and shutdown -----------------------------------------------------
 

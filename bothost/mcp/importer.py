@@ -64,9 +64,12 @@ class ImportReport:
     skipped: list[Entry]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "format": self.format,
-                "added": [e.to_dict() for e in self.added],
-                "skipped": [e.to_dict() for e in self.skipped]}
+        return {
+            "file": self.file,
+            "format": self.format,
+            "added": [e.to_dict() for e in self.added],
+            "skipped": [e.to_dict() for e in self.skipped],
+        }
 
 
 def strip_jsonc(text: str) -> str:
@@ -83,21 +86,29 @@ def read_servers(path: Path) -> tuple[str, dict[str, Any]]:
         raise ImportFileError(f"{path} is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ImportFileError(f"{path}: expected a JSON object at the top")
-    for key, found in (("mcpServers", data.get("mcpServers")), ("servers", data.get("servers")),
-                       ("mcp.servers", (data.get("mcp") or {}).get("servers")
-                        if isinstance(data.get("mcp"), dict) else None)):
+    for key, found in (
+        ("mcpServers", data.get("mcpServers")),
+        ("servers", data.get("servers")),
+        (
+            "mcp.servers",
+            (data.get("mcp") or {}).get("servers") if isinstance(data.get("mcp"), dict) else None,
+        ),
+    ):
         if found is None:
             continue
         if not isinstance(found, dict):
             raise ImportFileError(f"{path}: {key} must be an object of servers by name")
         return key, found
-    raise ImportFileError(f"{path} has no MCP servers: expected an `mcpServers` object "
-                          "(Claude Desktop, Cursor), `servers` (VS Code mcp.json) or "
-                          "`mcp.servers` (VS Code settings.json)")
+    raise ImportFileError(
+        f"{path} has no MCP servers: expected an `mcpServers` object "
+        "(Claude Desktop, Cursor), `servers` (VS Code mcp.json) or "
+        "`mcp.servers` (VS Code settings.json)"
+    )
 
 
 def fill(value: str, where: str, keep_env: bool = False) -> str:
     """Resolve what can be resolved now; skip the entry for what only the editor knows."""
+
     def one(match: re.Match[str]) -> str:
         variable = match.group(1)
         if variable.startswith("env:") and keep_env:
@@ -109,8 +120,10 @@ def fill(value: str, where: str, keep_env: bool = False) -> str:
         if variable == "userHome":
             return str(Path.home())
         if variable.startswith("input:"):
-            raise SkipEntry(f"{where} uses the VS Code input ${{{variable}}}, which only VS "
-                            "Code can prompt for; add it with `bothost mcp add` and a value")
+            raise SkipEntry(
+                f"{where} uses the VS Code input ${{{variable}}}, which only VS "
+                "Code can prompt for; add it with `bothost mcp add` and a value"
+            )
         raise SkipEntry(f"{where} uses ${{{variable}}}, which only the editor can fill in")
 
     return VARIABLE.sub(one, value)
@@ -130,36 +143,52 @@ def convert(raw: Any) -> McpServerConfig:
         raise SkipEntry("invalid entry: not an object")
     kind = raw.get("type") or raw.get("transport")
     if kind == "sse":
-        raise SkipEntry("transport sse is not supported (bothost speaks stdio and "
-                        "Streamable HTTP; try the server's /mcp endpoint with `bothost mcp add`)")
+        raise SkipEntry(
+            "transport sse is not supported (bothost speaks stdio and "
+            "Streamable HTTP; try the server's /mcp endpoint with `bothost mcp add`)"
+        )
     if kind not in (None, "stdio", *HTTP_TYPES):
         raise SkipEntry(f"unsupported transport {kind!r}")
     command, url = raw.get("command"), raw.get("url") or raw.get("serverUrl")
     for key in ("cwd", "envFile"):
         if raw.get(key):
-            raise SkipEntry(f"`{key}` is not supported; add it with `bothost mcp add` "
-                            "(a wrapper script can change directory or read the file)")
+            raise SkipEntry(
+                f"`{key}` is not supported; add it with `bothost mcp add` "
+                "(a wrapper script can change directory or read the file)"
+            )
     enabled = not raw.get("disabled", False)
     description = str(raw.get("description") or "")
     if command and not url and kind in (None, "stdio"):
         args = raw.get("args") or []
-        if not isinstance(command, str) or not isinstance(args, list) or any(
-                isinstance(a, (dict, list)) for a in args):
+        if (
+            not isinstance(command, str)
+            or not isinstance(args, list)
+            or any(isinstance(a, (dict, list)) for a in args)
+        ):
             raise SkipEntry("invalid entry: `command` must be a string and `args` a list")
-        return McpServerConfig(command=fill(command, "command"),
-                               args=[fill(str(a), f"args[{i}]") for i, a in enumerate(args)],
-                               env=strings(raw.get("env"), "env"),
-                               enabled=enabled, description=description)
+        return McpServerConfig(
+            command=fill(command, "command"),
+            args=[fill(str(a), f"args[{i}]") for i, a in enumerate(args)],
+            env=strings(raw.get("env"), "env"),
+            enabled=enabled,
+            description=description,
+        )
     if url and not command and kind in (None, *HTTP_TYPES):
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise SkipEntry(f"invalid entry: url {url!r} is not an http(s) URL")
-        return McpServerConfig(url=fill(url, "url"), headers=strings(raw.get("headers"), "headers"),
-                               enabled=enabled, description=description)
+        return McpServerConfig(
+            url=fill(url, "url"),
+            headers=strings(raw.get("headers"), "headers"),
+            enabled=enabled,
+            description=description,
+        )
     if command and url:
         raise SkipEntry("invalid entry: both `command` and `url`")
-    raise SkipEntry("invalid entry: no `command` (stdio) or `url` (HTTP)"
-                    if not (command or url) else f"invalid entry: type {kind!r} with "
-                    f"{'a command' if command else 'a url'}")
+    raise SkipEntry(
+        "invalid entry: no `command` (stdio) or `url` (HTTP)"
+        if not (command or url)
+        else f"invalid entry: type {kind!r} with {'a command' if command else 'a url'}"
+    )
 
 
 def bothost_name(source: str) -> str:
@@ -171,8 +200,13 @@ async def import_file(manager: McpManager, path: Path, dry_run: bool = False) ->
     key, servers = read_servers(path)
     rows = await manager.store.run(stored.load)
     taken = {n: "the config file" for n in manager.config_servers}
-    taken.update({n: f"added by {r.origin}" for n, r in rows.items() if r.origin != stored.OVERRIDE
-                  and n not in taken})
+    taken.update(
+        {
+            n: f"added by {r.origin}"
+            for n, r in rows.items()
+            if r.origin != stored.OVERRIDE and n not in taken
+        }
+    )
     report = ImportReport(str(path), key, [], [])
     for source, raw in servers.items():
         entry = Entry(bothost_name(str(source)), str(source))

@@ -104,8 +104,9 @@ class InboundOwner(Protocol):
 class Inbound:
     """Server-initiated traffic for one :class:`~bothost.mcp.session.ClientSession`."""
 
-    def __init__(self, owner: InboundOwner, *, name: str, log: logging.Logger,
-                 roots: list[dict[str, str]]) -> None:
+    def __init__(
+        self, owner: InboundOwner, *, name: str, log: logging.Logger, roots: list[dict[str, str]]
+    ) -> None:
         self.owner = owner
         self.name = name
         self.log = log
@@ -181,8 +182,9 @@ class Inbound:
         except TransportError as exc:
             self.log.warning("could not answer %s: %s", method, exc)
         except TimeoutError:
-            self.dropped.add(f"answers to {method} the server did not read within "
-                             f"{ANSWER_TIMEOUT:g} s")
+            self.dropped.add(
+                f"answers to {method} the server did not read within {ANSWER_TIMEOUT:g} s"
+            )
 
     async def _dispatch(self, method: str, params: dict[str, Any], related: Any) -> dict:
         if method == "ping":
@@ -219,8 +221,10 @@ class Inbound:
         if self._closed:
             return  # after the close drain: nobody would handle it
         count, size = self._queue.qsize(), max(size, 0)
-        if (count >= QUEUE_HIGH * QUEUE_DROP_FACTOR
-                or self._queued_bytes >= QUEUE_HIGH_BYTES * QUEUE_DROP_FACTOR):
+        if (
+            count >= QUEUE_HIGH * QUEUE_DROP_FACTOR
+            or self._queued_bytes >= QUEUE_HIGH_BYTES * QUEUE_DROP_FACTOR
+        ):
             self.dropped.add(f"{message['method'][:100]} beyond the notification queue's bound")
             return
         self._queue.put_nowait((message, size))
@@ -306,8 +310,7 @@ class Inbound:
             self._next_listing = asyncio.get_running_loop().create_future()
         listing = self._next_listing
         if not self.relisting:
-            self._relist = asyncio.create_task(self._relist_loop(),
-                                               name=f"mcp-relist-{self.name}")
+            self._relist = asyncio.create_task(self._relist_loop(), name=f"mcp-relist-{self.name}")
         return listing
 
     async def refresh_tools(self) -> None:
@@ -318,8 +321,9 @@ class Inbound:
 
     async def _relist_loop(self) -> None:
         while self._next_listing is not None:
-            await asyncio.sleep(max(LIST_CHANGED_SETTLE,
-                                    self._last_listing + RELIST_INTERVAL - time.monotonic()))
+            await asyncio.sleep(
+                max(LIST_CHANGED_SETTLE, self._last_listing + RELIST_INTERVAL - time.monotonic())
+            )
             listing, self._next_listing = self._next_listing, None
             self._last_listing = time.monotonic()
             try:

@@ -76,9 +76,14 @@ class Installed:
 
     def record(self) -> dict[str, Any]:
         """What the ``install`` column keeps, so the install can be explained and redone."""
-        return {"kind": self.package.kind, "package": self.package.name,
-                "spec": self.package.spec, "version": self.version,
-                "folder": str(self.folder), "command": self.command.name}
+        return {
+            "kind": self.package.kind,
+            "package": self.package.name,
+            "spec": self.package.spec,
+            "version": self.version,
+            "folder": str(self.folder),
+            "command": self.command.name,
+        }
 
 
 def parse_package(text: str) -> Package:
@@ -92,9 +97,10 @@ def parse_package(text: str) -> Package:
             raise InstallError(f"{text!r} is not an npm package name")
         return Package("npm", spec, name)
     match = PYPI_NAME.match(text)
-    if not match or not PYPI_REST.fullmatch(text[match.end():]):
-        raise InstallError(f"{text!r} is not a PyPI package name (NAME, NAME==VERSION, "
-                           "npm:NAME or @scope/NAME)")
+    if not match or not PYPI_REST.fullmatch(text[match.end() :]):
+        raise InstallError(
+            f"{text!r} is not a PyPI package name (NAME, NAME==VERSION, npm:NAME or @scope/NAME)"
+        )
     return Package("pypi", text, re.sub(r"[-_.]+", "-", match.group(0)).lower())
 
 
@@ -103,11 +109,11 @@ def default_name(package: str) -> str:
     base = package.rsplit("/", 1)[-1].lower()
     for prefix in NAME_PREFIXES:
         if base.startswith(prefix) and len(base) > len(prefix):
-            base = base[len(prefix):]
+            base = base[len(prefix) :]
             break
     for suffix in NAME_SUFFIXES:
         if base.endswith(suffix) and len(base) > len(suffix):
-            base = base[:-len(suffix)]
+            base = base[: -len(suffix)]
             break
     return UNSAFE.sub("-", base).strip("-")[:MAX_NAME] or "server"
 
@@ -129,19 +135,28 @@ def pick_command(found: list[str], preferred: list[str], chosen: str | None, wha
     if len(found) == 1 or len(mcp_like) == 1:
         return found[0] if len(found) == 1 else mcp_like[0]
     if not found:
-        raise InstallError(f"{what} installs no command to run (no console script or bin); "
-                           "it is a library, not a server")
-    raise InstallError(f"{what} installs several commands: {', '.join(found)}; "
-                       "pick one with --command")
+        raise InstallError(
+            f"{what} installs no command to run (no console script or bin); "
+            "it is a library, not a server"
+        )
+    raise InstallError(
+        f"{what} installs several commands: {', '.join(found)}; pick one with --command"
+    )
 
 
-async def run_streamed(argv: list[str], progress: Progress, prefix: str,
-                       env: dict[str, str] | None = None) -> tuple[int, list[str]]:
+async def run_streamed(
+    argv: list[str], progress: Progress, prefix: str, env: dict[str, str] | None = None
+) -> tuple[int, list[str]]:
     """Run a program, showing each output line as progress; its exit code and last lines."""
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, env=env, limit=LINE_LIMIT)
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=env,
+            limit=LINE_LIMIT,
+        )
     except OSError as exc:
         raise InstallError(f"cannot run {argv[0]}: {exc}") from None
     tail: deque[str] = deque(maxlen=OUTPUT_KEPT)
@@ -165,16 +180,19 @@ async def run_streamed(argv: list[str], progress: Progress, prefix: str,
 def explain_failure(package: Package, tail: list[str]) -> InstallError:
     text = "\n".join(tail)
     if package.kind == "pypi" and "No matching distribution found" in text:
-        return InstallError(f"PyPI has no package {package.spec!r} (or no release of it for "
-                            f"Python {sys.version_info.major}.{sys.version_info.minor})")
+        return InstallError(
+            f"PyPI has no package {package.spec!r} (or no release of it for "
+            f"Python {sys.version_info.major}.{sys.version_info.minor})"
+        )
     if package.kind == "npm" and re.search(r"\b(E404|404 Not Found|404\s+The requested)", text):
         return InstallError(f"npm has no package {package.spec!r}")
     quoted = "\n".join(f"  {line}" for line in tail[-OUTPUT_KEPT:])
     return InstallError(f"{package.kind} could not install {package.spec!r}:\n{quoted}")
 
 
-async def install_pypi(package: Package, folder: Path, progress: Progress, names: list[str],
-                       chosen: str | None) -> Installed:
+async def install_pypi(
+    package: Package, folder: Path, progress: Progress, names: list[str], chosen: str | None
+) -> Installed:
     venv = folder / "venv"
     progress(f"creating a virtual environment in {venv}")
     code, tail = await run_streamed([sys.executable, "-m", "venv", str(venv)], progress, "venv")
@@ -183,22 +201,44 @@ async def install_pypi(package: Package, folder: Path, progress: Progress, names
     python = venv / "bin" / "python"
     progress(f"installing {package.spec} from PyPI")
     code, tail = await run_streamed(
-        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-         "--progress-bar", "off", package.spec], progress, "pip", env=child_env())
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--progress-bar",
+            "off",
+            package.spec,
+        ],
+        progress,
+        "pip",
+        env=child_env(),
+    )
     if code != 0:
         raise explain_failure(package, tail)
     meta = await read_metadata(python, package.name)
-    script = pick_command(meta["scripts"], [package.name, *names], chosen,
-                          f"PyPI package {package.name}")
-    return Installed(package, folder, venv / "bin" / script, meta["version"], meta["summary"],
-                     meta["scripts"])
+    script = pick_command(
+        meta["scripts"], [package.name, *names], chosen, f"PyPI package {package.name}"
+    )
+    return Installed(
+        package, folder, venv / "bin" / script, meta["version"], meta["summary"], meta["scripts"]
+    )
 
 
 async def read_metadata(python: Path, name: str) -> dict[str, Any]:
     """Version, summary and console scripts of `name`, asked of the venv's own Python."""
     probe = await asyncio.create_subprocess_exec(
-        str(python), "-I", "-c", PROBE, name, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        str(python),
+        "-I",
+        "-c",
+        PROBE,
+        name,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
             out, err = await probe.communicate()
@@ -207,8 +247,9 @@ async def read_metadata(python: Path, name: str) -> dict[str, Any]:
             raise InstallError(f"cannot read the metadata of {name}: {last}")
         return json.loads(out)
     except TimeoutError:
-        raise InstallError(f"reading the metadata of {name} took over {PROBE_TIMEOUT:.0f} s") \
-            from None
+        raise InstallError(
+            f"reading the metadata of {name} took over {PROBE_TIMEOUT:.0f} s"
+        ) from None
     except ValueError as exc:
         raise InstallError(f"cannot read the metadata of {name}: {exc}") from None
     finally:
@@ -217,33 +258,46 @@ async def read_metadata(python: Path, name: str) -> dict[str, Any]:
             await probe.wait()
 
 
-async def install_npm(package: Package, folder: Path, progress: Progress, names: list[str],
-                      chosen: str | None) -> Installed:
+async def install_npm(
+    package: Package, folder: Path, progress: Progress, names: list[str], chosen: str | None
+) -> Installed:
     npm = shutil.which("npm")
     if npm is None:
-        raise InstallError("npm is not installed; npm packages need Node.js and npm on PATH "
-                           "(e.g. `apt-get install npm`)")
+        raise InstallError(
+            "npm is not installed; npm packages need Node.js and npm on PATH "
+            "(e.g. `apt-get install npm`)"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     # Without a package.json here npm walks up and may install into a parent project.
     (folder / "package.json").write_text('{"private": true}\n')
     progress(f"installing {package.spec} from npm into {folder}")
-    code, tail = await run_streamed([npm, "install", "--prefix", str(folder), "--no-audit",
-                                     "--no-fund", package.spec], progress, "npm")
+    code, tail = await run_streamed(
+        [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", package.spec],
+        progress,
+        "npm",
+    )
     if code != 0:
         raise explain_failure(package, tail)
     try:
-        manifest = json.loads((folder / "node_modules" / package.name / "package.json")
-                              .read_text(encoding="utf-8"))
+        manifest = json.loads(
+            (folder / "node_modules" / package.name / "package.json").read_text(encoding="utf-8")
+        )
     except (OSError, ValueError) as exc:
-        raise InstallError(f"npm installed {package.spec} but its package.json is "
-                           f"unreadable: {exc}") from None
+        raise InstallError(
+            f"npm installed {package.spec} but its package.json is unreadable: {exc}"
+        ) from None
     unscoped = package.name.rsplit("/", 1)[-1]
     bins = manifest.get("bin")
     found = [unscoped] if isinstance(bins, str) else sorted(bins or {})
     script = pick_command(found, [unscoped, *names], chosen, f"npm package {package.name}")
-    return Installed(package, folder, folder / "node_modules" / ".bin" / script,
-                     str(manifest.get("version", "")), str(manifest.get("description", "")),
-                     found)
+    return Installed(
+        package,
+        folder,
+        folder / "node_modules" / ".bin" / script,
+        str(manifest.get("version", "")),
+        str(manifest.get("description", "")),
+        found,
+    )
 
 
 def child_env() -> dict[str, str]:
@@ -252,16 +306,22 @@ def child_env() -> dict[str, str]:
 
 async def check_name_free(manager: McpManager, name: str) -> None:
     if not NAME.fullmatch(name):
-        raise InstallError(f"{name!r}: a server name uses letters, digits, _ and - "
-                           f"(at most {MAX_NAME}); choose one with --name")
+        raise InstallError(
+            f"{name!r}: a server name uses letters, digits, _ and - "
+            f"(at most {MAX_NAME}); choose one with --name"
+        )
     if name in manager.config_servers:
-        raise InstallError(f"the config file already defines an MCP server named {name!r}; "
-                           "choose another name with --name")
+        raise InstallError(
+            f"the config file already defines an MCP server named {name!r}; "
+            "choose another name with --name"
+        )
     rows = await manager.store.run(stored.load)
     row = rows.get(name)
     if row is not None and row.origin != stored.OVERRIDE:
-        raise InstallError(f"an MCP server named {name!r} exists (added by {row.origin}); "
-                           f"`bothost mcp remove {name}` first, or choose a name with --name")
+        raise InstallError(
+            f"an MCP server named {name!r} exists (added by {row.origin}); "
+            f"`bothost mcp remove {name}` first, or choose a name with --name"
+        )
 
 
 def save_record(db: Any, name: str, record: dict[str, Any]) -> None:
@@ -276,10 +336,16 @@ class InstallResult:
     tools: list[dict[str, Any]]
 
 
-async def install_server(manager: McpManager, text: str, *, name: str | None = None,
-                         args: list[str] | None = None, env: dict[str, str] | None = None,
-                         command: str | None = None,
-                         progress: Progress = lambda _line: None) -> InstallResult:
+async def install_server(
+    manager: McpManager,
+    text: str,
+    *,
+    name: str | None = None,
+    args: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    command: str | None = None,
+    progress: Progress = lambda _line: None,
+) -> InstallResult:
     """Install `text` (see :func:`parse_package`), register it, start it and list its tools."""
     package = parse_package(text)
     name = name or default_name(package.name)
@@ -294,8 +360,12 @@ async def install_server(manager: McpManager, text: str, *, name: str | None = N
         folder.mkdir(parents=True, mode=0o700)
         install = install_pypi if package.kind == "pypi" else install_npm
         installed = await install(package, folder, progress, [name], command)
-        config = McpServerConfig(command=str(installed.command), args=list(args or []),
-                                 env=dict(env or {}), description=installed.description[:200])
+        config = McpServerConfig(
+            command=str(installed.command),
+            args=list(args or []),
+            env=dict(env or {}),
+            description=installed.description[:200],
+        )
         await manager.add_server(name, config, origin="install")
         registered = True
         await manager.store.run(lambda db: save_record(db, name, installed.record()))
@@ -304,8 +374,10 @@ async def install_server(manager: McpManager, text: str, *, name: str | None = N
             status = next(s for s in manager.status() if s.name == name)
             tools = manager.tools(name)
         if status.state != "ready":
-            raise InstallError(f"{package.name} was installed but the server did not start: "
-                               f"{status.error or status.state}{log_hint(manager.home, name)}")
+            raise InstallError(
+                f"{package.name} was installed but the server did not start: "
+                f"{status.error or status.state}{log_hint(manager.home, name)}"
+            )
         return InstallResult(name, installed, status, tools)
     except BaseException:
         if registered:

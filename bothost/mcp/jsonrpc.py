@@ -100,8 +100,10 @@ def decode(data: bytes | str) -> list[Message]:
     for item in items:
         if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
             raise ProtocolError("not a JSON-RPC 2.0 message")
-        if "id" in item and not isinstance(item["id"], str | int | None) or isinstance(
-            item.get("id"), bool
+        if (
+            "id" in item
+            and not isinstance(item["id"], str | int | None)
+            or isinstance(item.get("id"), bool)
         ):
             raise ProtocolError(f"bad id {item.get('id')!r}")
         if "method" in item and not isinstance(item["method"], str):

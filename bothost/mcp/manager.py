@@ -49,9 +49,16 @@ def status_path(home: Path) -> Path:
 class McpManager:
     """See module docstring."""
 
-    def __init__(self, servers: dict[str, McpServerConfig], store: Any, home: Path,
-                 on_event: Callable[..., Any] | None = None, ask: Ask | None = None,
-                 publish_status: bool = True, retry: bool = True) -> None:
+    def __init__(
+        self,
+        servers: dict[str, McpServerConfig],
+        store: Any,
+        home: Path,
+        on_event: Callable[..., Any] | None = None,
+        ask: Ask | None = None,
+        publish_status: bool = True,
+        retry: bool = True,
+    ) -> None:
         self.config_servers = dict(servers)
         self.store = store
         self.home = Path(home)
@@ -75,8 +82,9 @@ class McpManager:
         self._only = only
         await self.reload()
         if wait:
-            await asyncio.gather(*(r.wait_settled(wait) for r in self.runners.values()
-                                   if r.config.enabled))
+            await asyncio.gather(
+                *(r.wait_settled(wait) for r in self.runners.values() if r.config.enabled)
+            )
         if only is None:
             self._reloader = asyncio.create_task(self._reload_forever(), name="mcp-reload")
 
@@ -121,8 +129,16 @@ class McpManager:
                 continue
             if runner is not None:
                 await runner.stop()
-            runner = ServerRunner(name, config, origin, home=self.home, on_event=self.on_event,
-                                  ask=self.ask, on_change=self._changed, retry=self.retry)
+            runner = ServerRunner(
+                name,
+                config,
+                origin,
+                home=self.home,
+                on_event=self.on_event,
+                ask=self.ask,
+                on_change=self._changed,
+                retry=self.retry,
+            )
             self.runners[name] = runner
             if config.enabled and self.started:
                 runner.start()
@@ -139,8 +155,11 @@ class McpManager:
     def _publish(self) -> None:
         """Write the status for ``bothost mcp list`` in other processes."""
         path = status_path(self.home)
-        data = {"pid": os.getpid(), "updated_at": time.time(),
-                "servers": [s.to_dict() for s in self.status()]}
+        data = {
+            "pid": os.getpid(),
+            "updated_at": time.time(),
+            "servers": [s.to_dict() for s in self.status()],
+        }
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -155,23 +174,39 @@ class McpManager:
         out = [runner.status() for runner in self.runners.values()]
         for name, row in self.shadowed.items():
             transport, target = describe(row.config)
-            out.append(ServerStatus(name, roster.TABLE, row.config.enabled, "shadowed",
-                                    transport=transport, target=target, note=SHADOWED_NOTE))
+            out.append(
+                ServerStatus(
+                    name,
+                    roster.TABLE,
+                    row.config.enabled,
+                    "shadowed",
+                    transport=transport,
+                    target=target,
+                    note=SHADOWED_NOTE,
+                )
+            )
         return sorted(out, key=lambda s: (s.name, s.origin != roster.CONFIG))
 
     def not_ready(self) -> list[ServerStatus]:
         """Enabled servers that are not (yet) ready: still starting, or failed."""
-        return [s for s in self.status() if s.enabled and s.state in ("starting", "failed",
-                                                                       "stopped")]
+        return [
+            s for s in self.status() if s.enabled and s.state in ("starting", "failed", "stopped")
+        ]
 
     def tools(self, server: str) -> list[dict[str, Any]]:
         """The server's MCP tool definitions (annotations, _meta and all), allowlist applied."""
         runner = self.runners.get(server)
         return runner.tools() if runner is not None else []
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any] | None = None,
-                        timeout: float | None = None, on_progress: Callable[..., Any] | None = None,
-                        ask: Asker | Ask | None = None) -> CallResult:
+    async def call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: Callable[..., Any] | None = None,
+        ask: Asker | Ask | None = None,
+    ) -> CallResult:
         """Call a tool; every failure is an error result (unknown server, not running, …)."""
         runner = self.runners.get(server)
         if runner is None:
@@ -180,8 +215,9 @@ class McpManager:
 
     # -- run-time changes ----------------------------------------------------------------
 
-    async def add_server(self, name: str, config: McpServerConfig,
-                         origin: str = "cli") -> ServerStatus:
+    async def add_server(
+        self, name: str, config: McpServerConfig, origin: str = "cli"
+    ) -> ServerStatus:
         """Add (or replace) a server in the table and start it if enabled."""
         problem = roster.name_problem(name)
         if problem:
@@ -197,8 +233,10 @@ class McpManager:
         row = rows.get(name)
         if row is None or row.origin == stored.OVERRIDE:
             if name in self.config_servers:
-                raise McpManagerError(f"{name} is defined in the config file; remove it there, "
-                                      f"or `bothost mcp disable {name}`")
+                raise McpManagerError(
+                    f"{name} is defined in the config file; remove it there, "
+                    f"or `bothost mcp disable {name}`"
+                )
             raise McpManagerError(f"no MCP server named {name!r}")
         await self.store.run(lambda db: stored.delete(db, name))
         await self.reload()
@@ -207,8 +245,10 @@ class McpManager:
         rows = await self.store.run(stored.load)
         if name in self.config_servers:
             if name in rows and rows[name].origin != stored.OVERRIDE:
-                raise McpManagerError(f"a stored server {name} is shadowed by the config server "
-                                      f"of that name; `bothost mcp remove {name}` first")
+                raise McpManagerError(
+                    f"a stored server {name} is shadowed by the config server "
+                    f"of that name; `bothost mcp remove {name}` first"
+                )
             await self.store.run(lambda db: stored.set_override(db, name, enabled))
         elif name in rows:
             await self.store.run(lambda db: stored.set_enabled(db, name, enabled))
@@ -218,5 +258,6 @@ class McpManager:
         return self._status_of(name)
 
     def _status_of(self, name: str, shadowed: bool = False) -> ServerStatus:
-        return next(s for s in self.status()
-                    if s.name == name and (s.state == "shadowed") == shadowed)
+        return next(
+            s for s in self.status() if s.name == name and (s.state == "shadowed") == shadowed
+        )

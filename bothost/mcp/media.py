@@ -16,8 +16,13 @@ from pathlib import Path
 
 HASH_CHARS = 24  # 96 bits: no collisions in one home's lifetime
 MAX_MEDIA_BYTES = 50 * 1024 * 1024  # larger payloads are not written to disk
-EXTRA_EXTENSIONS = {"audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3",
-                    "image/webp": ".webp", "application/octet-stream": ".bin"}
+EXTRA_EXTENSIONS = {
+    "audio/wav": ".wav",
+    "audio/x-wav": ".wav",
+    "audio/mpeg": ".mp3",
+    "image/webp": ".webp",
+    "application/octet-stream": ".bin",
+}
 
 
 class MediaError(ValueError):

@@ -64,9 +64,11 @@ class Roster:
     shadowed: dict[str, stored.StoredServer]
 
 
-def desired_servers(config_servers: Mapping[str, McpServerConfig],
-                    rows: Mapping[str, stored.StoredServer],
-                    only: set[str] | None = None) -> Roster:
+def desired_servers(
+    config_servers: Mapping[str, McpServerConfig],
+    rows: Mapping[str, stored.StoredServer],
+    only: set[str] | None = None,
+) -> Roster:
     """Config plus table, by the rules above; with `only`, just those names (the shadowed
     rows are all kept: listings show them whichever servers a command starts)."""
     servers: dict[str, DesiredServer] = {}

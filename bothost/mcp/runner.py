@@ -71,9 +71,18 @@ class ServerRunner:
     """See module docstring. Callbacks: ``on_event(source, type, payload)`` (async),
     ``ask(question)`` (async), ``on_change(name)`` when state or tools change."""
 
-    def __init__(self, name: str, config: McpServerConfig, origin: str, *, home: Path,
-                 on_event: Callable[..., Any] | None, ask: Callable[..., Any] | None,
-                 on_change: Callable[[str], None], retry: bool = True) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        origin: str,
+        *,
+        home: Path,
+        on_event: Callable[..., Any] | None,
+        ask: Callable[..., Any] | None,
+        on_change: Callable[[str], None],
+        retry: bool = True,
+    ) -> None:
         self.name = name
         self.retry = retry
         self.config = config
@@ -160,17 +169,27 @@ class ServerRunner:
             transport: Any = HttpTransport(config.url, server_headers(config), log=self.log)
         else:
             command = config.command or ""
-            transport = StdioTransport(resolve_command(command) or command, config.args,
-                                       server_env(config, self.home), log=self.log)
+            transport = StdioTransport(
+                resolve_command(command) or command,
+                config.args,
+                server_env(config, self.home),
+                log=self.log,
+            )
 
         def on_closed(reason: str) -> None:
             if not closed.done():
                 closed.set_result(reason)
 
         self.session = ClientSession(
-            transport, name=self.name, log=self.log, media_dir=self.home / "media",
-            ask=self.ask, on_event=self.on_event, on_closed=on_closed,
-            on_tools_changed=lambda _tools: self.on_change(self.name))
+            transport,
+            name=self.name,
+            log=self.log,
+            media_dir=self.home / "media",
+            ask=self.ask,
+            on_event=self.on_event,
+            on_closed=on_closed,
+            on_tools_changed=lambda _tools: self.on_change(self.name),
+        )
         await self.session.start()
         if "tools" in self.session.capabilities:
             await self.session.refresh_tools()
@@ -195,22 +214,39 @@ class ServerRunner:
         transport, target = describe(self.config)
         pid = getattr(self.session.transport, "pid", None) if self.session else None
         error = redact.redact(self.error) if self.error else self.error
-        return ServerStatus(self.name, self.origin, self.config.enabled, self.state, error,
-                            len(self.tools()), self.restarts, pid, transport, target)
+        return ServerStatus(
+            self.name,
+            self.origin,
+            self.config.enabled,
+            self.state,
+            error,
+            len(self.tools()),
+            self.restarts,
+            pid,
+            transport,
+            target,
+        )
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any] | None,
-                        timeout: float | None = None, on_progress: Any = None,
-                        ask: Any = None) -> CallResult:
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        timeout: float | None = None,
+        on_progress: Any = None,
+        ask: Any = None,
+    ) -> CallResult:
         timeout = timeout or self.config.timeout
         if self.state == "starting":
             await self.wait_settled(min(timeout, START_WAIT))
         session = self.session
         if session is None or self.state != "ready":
             why = f": {self.error}" if self.error else ""
-            return CallResult.failure(f"MCP server {self.name} is not running "
-                                      f"({self.state}{why})")
+            return CallResult.failure(f"MCP server {self.name} is not running ({self.state}{why})")
         if self.config.tools and tool not in self.config.tools:
-            return CallResult.failure(f"tool {tool} of MCP server {self.name} is not enabled "
-                                      f"(mcp.servers.{self.name}.tools)")
-        return await session.call_tool(tool, arguments, timeout=timeout,
-                                       on_progress=on_progress, ask=ask)
+            return CallResult.failure(
+                f"tool {tool} of MCP server {self.name} is not enabled "
+                f"(mcp.servers.{self.name}.tools)"
+            )
+        return await session.call_tool(
+            tool, arguments, timeout=timeout, on_progress=on_progress, ask=ask
+        )

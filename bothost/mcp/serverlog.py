@@ -24,9 +24,14 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
 # MCP logging levels (RFC 5424 names) onto Python's.
 MCP_LEVELS = {
-    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
-    "warning": logging.WARNING, "error": logging.ERROR, "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
 }
 
 
@@ -36,8 +41,7 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     def _open(self) -> TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         # a log handler's mode is text ("a"), so open() gives the TextIOWrapper it declares
-        return cast(TextIOWrapper, open(fd, self.mode, encoding=self.encoding,
-                                        errors=self.errors))
+        return cast(TextIOWrapper, open(fd, self.mode, encoding=self.encoding, errors=self.errors))
 
 
 def log_path(home: Path, name: str) -> Path:
@@ -59,7 +63,11 @@ def server_logger(home: Path | None, name: str) -> logging.Logger:
         handler.close()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     handler = PrivateRotatingFileHandler(
-        path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True,
+        path,
+        maxBytes=MAX_BYTES,
+        backupCount=BACKUPS,
+        encoding="utf-8",
+        delay=True,
         errors="backslashreplace",  # what a server sends may hold lone surrogates
     )
     handler.setFormatter(logging.Formatter(LOG_FORMAT))

@@ -67,11 +67,21 @@ class Pending:
 class ClientSession:
     """One initialized MCP connection (see module docstring)."""
 
-    def __init__(self, transport: Transport, *, name: str, log: logging.Logger,
-                 media_dir: Path | None = None, ask: Ask | None = None,
-                 roots: list[dict[str, str]] | None = None, on_event: Callback | None = None,
-                 on_tools_changed: Callback | None = None, on_closed: Callback | None = None,
-                 client_info: dict[str, str] | None = None, elicitation: bool = True) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: str,
+        log: logging.Logger,
+        media_dir: Path | None = None,
+        ask: Ask | None = None,
+        roots: list[dict[str, str]] | None = None,
+        on_event: Callback | None = None,
+        on_tools_changed: Callback | None = None,
+        on_closed: Callback | None = None,
+        client_info: dict[str, str] | None = None,
+        elicitation: bool = True,
+    ) -> None:
         self.transport = transport
         self.name = name
         self.log = log
@@ -113,15 +123,24 @@ class ClientSession:
         return caps
 
     async def initialize(self, timeout: float = INITIALIZE_TIMEOUT) -> None:
-        answer = await self.request("initialize", {
-            "protocolVersion": PROTOCOL_VERSION, "capabilities": self.client_capabilities(),
-            "clientInfo": self.client_info}, timeout=timeout)
+        answer = await self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": self.client_capabilities(),
+                "clientInfo": self.client_info,
+            },
+            timeout=timeout,
+        )
         version = answer.get("protocolVersion")
         if version not in SUPPORTED_VERSIONS:
             raise McpError(jsonrpc.INVALID_REQUEST, f"unsupported protocol revision {version!r}")
         if version != PROTOCOL_VERSION:
-            self.log.info("server negotiated older protocol revision %s (we speak %s)",
-                          version, PROTOCOL_VERSION)
+            self.log.info(
+                "server negotiated older protocol revision %s (we speak %s)",
+                version,
+                PROTOCOL_VERSION,
+            )
         self.protocol_version = version
         self.server_info = answer.get("serverInfo") or {}
         self.capabilities = answer.get("capabilities") or {}
@@ -129,8 +148,12 @@ class ClientSession:
         self.transport.negotiated(version)
         await self.notify("notifications/initialized")
         await self.transport.opened()
-        self.log.info("initialized %s %s (protocol %s)", self.server_info.get("name", "?"),
-                      self.server_info.get("version", ""), version)
+        self.log.info(
+            "initialized %s %s (protocol %s)",
+            self.server_info.get("name", "?"),
+            self.server_info.get("version", ""),
+            version,
+        )
 
     async def _reinitialize(self) -> None:
         self.log.warning("server lost our session; initializing again")
@@ -157,9 +180,15 @@ class ClientSession:
 
     # -- outgoing ----------------------------------------------------------------------
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float = REQUEST_TIMEOUT, on_progress: Callback | None = None,
-                      asker: Asker | None = None) -> dict[str, Any]:
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float = REQUEST_TIMEOUT,
+        on_progress: Callback | None = None,
+        asker: Asker | None = None,
+    ) -> dict[str, Any]:
         """Send a request and wait for its result; raises :class:`McpError`."""
         if self.closed_reason is not None:
             raise McpError(jsonrpc.CONNECTION_CLOSED, f"server {self.closed_reason}")
@@ -175,8 +204,9 @@ class ClientSession:
                 return await future
         except TimeoutError:
             self._cancel(id_, method, f"timed out after {timeout:g} s")
-            raise McpError(jsonrpc.REQUEST_TIMEOUT,
-                           f"{method} timed out after {timeout:g} s") from None
+            raise McpError(
+                jsonrpc.REQUEST_TIMEOUT, f"{method} timed out after {timeout:g} s"
+            ) from None
         except TransportError as exc:
             raise McpError(jsonrpc.CONNECTION_CLOSED, str(exc)) from None
         except asyncio.CancelledError:
@@ -218,15 +248,19 @@ class ClientSession:
         seen: set[str] = set()
         for _ in range(MAX_TOOL_PAGES):
             self.tools_list_requests += 1
-            page = await self.request("tools/list", {"cursor": cursor} if cursor else {},
-                                      timeout=timeout)
+            page = await self.request(
+                "tools/list", {"cursor": cursor} if cursor else {}, timeout=timeout
+            )
             listed = page.get("tools")
             for tool in listed if isinstance(listed, list) else []:
                 total += self._take_tool(tool, tools, skipped)
                 if len(tools) > MAX_TOOLS or total > MAX_TOOLS_BYTES:
-                    raise McpError(jsonrpc.INTERNAL_ERROR, f"tools/list refused: more than "
-                                   f"{MAX_TOOLS} tools or {MAX_TOOLS_BYTES // 2**20} MB of "
-                                   "tool definitions")
+                    raise McpError(
+                        jsonrpc.INTERNAL_ERROR,
+                        f"tools/list refused: more than "
+                        f"{MAX_TOOLS} tools or {MAX_TOOLS_BYTES // 2**20} MB of "
+                        "tool definitions",
+                    )
             cursor = page.get("nextCursor")
             if not cursor or not isinstance(cursor, str):
                 break
@@ -235,11 +269,16 @@ class ClientSession:
                 break
             seen.add(cursor)
         else:
-            raise McpError(jsonrpc.INTERNAL_ERROR,
-                           f"tools/list refused: still paging after {MAX_TOOL_PAGES} pages")
+            raise McpError(
+                jsonrpc.INTERNAL_ERROR,
+                f"tools/list refused: still paging after {MAX_TOOL_PAGES} pages",
+            )
         if skipped:
-            self.log.warning("tools/list: skipped %d tools: %s", len(skipped),
-                             "; ".join(skipped[:10]) + (" …" if len(skipped) > 10 else ""))
+            self.log.warning(
+                "tools/list: skipped %d tools: %s",
+                len(skipped),
+                "; ".join(skipped[:10]) + (" …" if len(skipped) > 10 else ""),
+            )
         return list(tools.values())
 
     @staticmethod
@@ -273,9 +312,15 @@ class ClientSession:
             except Exception:  # boundary: the owner's listener
                 self.log.exception("tools-changed listener failed")
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                        timeout: float = REQUEST_TIMEOUT, on_progress: Callback | None = None,
-                        ask: Asker | Ask | None = None) -> content.CallResult:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float = REQUEST_TIMEOUT,
+        on_progress: Callback | None = None,
+        ask: Asker | Ask | None = None,
+    ) -> content.CallResult:
         """Call a tool; failures (error answers, timeouts, a dead server) are error results.
 
         ``ask`` answers the server's questions during the call: an :class:`Asker` (whose
@@ -285,8 +330,13 @@ class ClientSession:
         if ask is not None and not isinstance(ask, Asker):
             ask = Asker(f"call:{next(self._solo_askers)}", ask)
         try:
-            answer = await self.request("tools/call", {"name": name, "arguments": arguments or {}},
-                                        timeout=timeout, on_progress=on_progress, asker=ask)
+            answer = await self.request(
+                "tools/call",
+                {"name": name, "arguments": arguments or {}},
+                timeout=timeout,
+                on_progress=on_progress,
+                asker=ask,
+            )
         except McpError as exc:
             return content.CallResult.failure(f"{self.name}/{name} failed: {exc.message}")
         return content.from_result(answer, self.media_dir)

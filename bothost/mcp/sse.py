@@ -75,8 +75,7 @@ class SseParser:
     def _dispatch(self) -> SseEvent | None:
         if not self._saw_field:
             return None
-        event = SseEvent("\n".join(self._data), self._event or "message", self.last_id,
-                         self._retry)
+        event = SseEvent("\n".join(self._data), self._event or "message", self.last_id, self._retry)
         self._data, self._size, self._event, self._retry = [], 0, "", None
         self._saw_field = False
         return event

@@ -44,8 +44,16 @@ RESPONSE_HEAD = re.compile(
 class StdioTransport:
     """One server process; ``send`` writes a line, received messages go to ``on_message``."""
 
-    def __init__(self, command: str, args: list[str], env: dict[str, str], *,
-                 log: logging.Logger, cwd: str | None = None, max_line: int = MAX_LINE) -> None:
+    def __init__(
+        self,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        *,
+        log: logging.Logger,
+        cwd: str | None = None,
+        max_line: int = MAX_LINE,
+    ) -> None:
         self.command = command
         self.args = list(args)
         self.env = env
@@ -70,9 +78,14 @@ class StdioTransport:
         self._on_message, self._on_close = on_message, on_close
         try:
             self._proc = await asyncio.create_subprocess_exec(
-                self.command, *self.args, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env=self.env, cwd=self.cwd, start_new_session=True,
+                self.command,
+                *self.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.env,
+                cwd=self.cwd,
+                start_new_session=True,
             )
         except OSError as exc:
             raise TransportError(f"cannot start {self.command!r}: {exc.strerror or exc}") from None
@@ -156,9 +169,14 @@ class StdioTransport:
         if match and self._on_message is not None:
             raw = match.group(1)
             id_ = raw[1:-1].decode() if raw.startswith(b'"') else int(raw)
-            self._on_message(jsonrpc.error(id_, jsonrpc.INTERNAL_ERROR,
-                                           f"response longer than {self.max_line} bytes refused"),
-                             None)
+            self._on_message(
+                jsonrpc.error(
+                    id_,
+                    jsonrpc.INTERNAL_ERROR,
+                    f"response longer than {self.max_line} bytes refused",
+                ),
+                None,
+            )
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None

@@ -31,9 +31,15 @@ class StoredServer:
 
 
 def to_row(name: str, config: McpServerConfig, origin: str) -> dict[str, Any]:
-    row: dict[str, Any] = {"name": name, "command": config.command, "url": config.url,
-                           "enabled": int(config.enabled), "description": config.description,
-                           "timeout": config.timeout, "origin": origin}
+    row: dict[str, Any] = {
+        "name": name,
+        "command": config.command,
+        "url": config.url,
+        "enabled": int(config.enabled),
+        "description": config.description,
+        "timeout": config.timeout,
+        "origin": origin,
+    }
     for key in JSON_FIELDS:
         row[key] = json.dumps(getattr(config, key))
     return row
@@ -44,9 +50,13 @@ def from_row(row: dict[str, Any]) -> StoredServer:
     for key in JSON_FIELDS:
         if row.get(key):
             values[key] = json.loads(row[key])
-    config = McpServerConfig(command=row.get("command"), url=row.get("url"),
-                             enabled=bool(row.get("enabled", 1)),
-                             description=row.get("description") or "", **values)
+    config = McpServerConfig(
+        command=row.get("command"),
+        url=row.get("url"),
+        enabled=bool(row.get("enabled", 1)),
+        description=row.get("description") or "",
+        **values,
+    )
     if row.get("timeout"):
         config.timeout = float(row["timeout"])
     return StoredServer(row["name"], config, row.get("origin") or "cli")
@@ -73,5 +83,7 @@ def set_enabled(db: sqlite_utils.Database, name: str, enabled: bool) -> None:
 
 def set_override(db: sqlite_utils.Database, name: str, enabled: bool) -> None:
     """Record `enabled` for the config server `name`."""
-    db.table(TABLE).upsert({"name": name, "enabled": int(enabled), "origin": OVERRIDE,
-                      "created_at": time.time()}, pk="name")
+    db.table(TABLE).upsert(
+        {"name": name, "enabled": int(enabled), "origin": OVERRIDE, "created_at": time.time()},
+        pk="name",
+    )

@@ -31,9 +31,16 @@ PROBE_TIMEOUT_MS = 2_000  # the fresh connection waits this long for a lock, not
 # do its job now": not a bug in the statement, and retrying later can succeed
 STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS}  # the file system's
 STORAGE_CODES = {
-    5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 7: "SQLITE_NOMEM", 8: "SQLITE_READONLY",
-    10: "SQLITE_IOERR", 11: "SQLITE_CORRUPT", 13: "SQLITE_FULL", 14: "SQLITE_CANTOPEN",
-    15: "SQLITE_PROTOCOL", 26: "SQLITE_NOTADB",
+    5: "SQLITE_BUSY",
+    6: "SQLITE_LOCKED",
+    7: "SQLITE_NOMEM",
+    8: "SQLITE_READONLY",
+    10: "SQLITE_IOERR",
+    11: "SQLITE_CORRUPT",
+    13: "SQLITE_FULL",
+    14: "SQLITE_CANTOPEN",
+    15: "SQLITE_PROTOCOL",
+    26: "SQLITE_NOTADB",
 }
 
 
@@ -139,8 +146,10 @@ def write_probe(conn: sqlite3.Connection) -> None:
     """Insert and delete one row in one transaction: pages change, nothing is left behind."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute("INSERT OR REPLACE INTO locks (name, owner, expires_at)"
-                     " VALUES ('bothost:health-probe', 'probe', 0)")
+        conn.execute(
+            "INSERT OR REPLACE INTO locks (name, owner, expires_at)"
+            " VALUES ('bothost:health-probe', 'probe', 0)"
+        )
         conn.execute("DELETE FROM locks WHERE name = 'bothost:health-probe'")
         conn.execute("COMMIT")
     finally:

@@ -34,10 +34,13 @@ def known_versions(migrations: Iterable[Migration]) -> dict[str, int]:
 
 def newer(found: int, ours: int, component: str = CORE) -> StoreError:
     if component == CORE:
-        return StoreError(f"created by a newer bothost (schema {found}, this one knows {ours}); "
-                          "upgrade bothost")
-    return StoreError(f"created by a newer version of the plugin that owns {component!r} "
-                      f"(schema {found}, this one knows {ours}); upgrade that plugin")
+        return StoreError(
+            f"created by a newer bothost (schema {found}, this one knows {ours}); upgrade bothost"
+        )
+    return StoreError(
+        f"created by a newer version of the plugin that owns {component!r} "
+        f"(schema {found}, this one knows {ours}); upgrade that plugin"
+    )
 
 
 def refuse_newer(conn: sqlite3.Connection, migrations: Iterable[Migration]) -> None:
@@ -46,12 +49,14 @@ def refuse_newer(conn: sqlite3.Connection, migrations: Iterable[Migration]) -> N
     recorded = conn.execute("PRAGMA user_version").fetchone()[0]
     if recorded > known.get(CORE, 0):
         raise newer(recorded, known.get(CORE, 0))
-    has_records = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
-                               " AND name = '_migrations'").fetchone()
+    has_records = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone()
     if not has_records:
         return
     for component, number in conn.execute(
-            "SELECT component, MAX(number) FROM _migrations GROUP BY component"):
+        "SELECT component, MAX(number) FROM _migrations GROUP BY component"
+    ):
         if component in known and number > known[component]:
             raise newer(number, known[component], component)
 
@@ -86,8 +91,10 @@ def explain(exc: sqlite3.Error) -> str:
     if name.startswith("SQLITE_CORRUPT"):
         return f"is corrupt ({exc}); {START_AFRESH}"
     if name.startswith("SQLITE_READONLY"):
-        return ("read-only; bothost needs to write it (check the permissions and owner of the "
-                "file, its -wal and -shm files and its directory)")
+        return (
+            "read-only; bothost needs to write it (check the permissions and owner of the "
+            "file, its -wal and -shm files and its directory)"
+        )
     if name.startswith("SQLITE_CANTOPEN"):
         return f"cannot be opened ({exc}); check the permissions of its directory"
     if name == "SQLITE_FULL":

@@ -19,14 +19,18 @@ async def activate_tools(groups: list[str], ctx: ToolContext) -> str:
     known = {g.name: g for g in ctx.host.tool_groups(ctx.session)}
     unknown = [g for g in groups if g not in known]
     if unknown:
-        raise ToolError(f"Unknown tool group(s): {', '.join(unknown)}. "
-                        f"Available: {', '.join(sorted(known)) or 'none'}.")
+        raise ToolError(
+            f"Unknown tool group(s): {', '.join(unknown)}. "
+            f"Available: {', '.join(sorted(known)) or 'none'}."
+        )
     await ctx.host.grant_tools(ctx.session, groups)
     lines = []
     for name in groups:
         tools = ctx.host.group_tools(name)
-        lines.append(f"{name}: {len(tools)} tools now available"
-                     + (f" ({', '.join(t.name for t in tools[:12])})" if tools else ""))
+        lines.append(
+            f"{name}: {len(tools)} tools now available"
+            + (f" ({', '.join(t.name for t in tools[:12])})" if tools else "")
+        )
     return "\n".join(lines)
 
 

@@ -112,8 +112,9 @@ async def converse(host: HostApi, text: str, platform: Any = None) -> Reply:
         sys.stdout.write(delta)
         sys.stdout.flush()
 
-    message = IncomingMessage(address=Address("console", ""), text=text,
-                              user=getpass.getuser(), is_admin=True)
+    message = IncomingMessage(
+        address=Address("console", ""), text=text, user=getpass.getuser(), is_admin=True
+    )
     reply = await host.handle_message(message, on_text=on_text, platform=platform)
     if streamed:
         sys.stdout.write("\n")

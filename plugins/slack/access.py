@@ -34,10 +34,14 @@ class Access:
 
     @staticmethod
     def refusal(user: str) -> str:
-        return (f"Sorry, I only talk to people on my list. Ask an admin to add your Slack user "
-                f"id {user} to platforms.slack.allowed_users.")
+        return (
+            f"Sorry, I only talk to people on my list. Ask an admin to add your Slack user "
+            f"id {user} to platforms.slack.allowed_users."
+        )
 
     @staticmethod
     def channel_refusal(channel: str) -> str:
-        return (f"I don't answer in this channel. An admin can add {channel} to "
-                "platforms.slack.allowed_channels.")
+        return (
+            f"I don't answer in this channel. An admin can add {channel} to "
+            "platforms.slack.allowed_channels."
+        )

@@ -45,9 +45,12 @@ class Identity:
 
 
 def build_client(config: SlackConfig) -> AsyncWebClient:
-    client = AsyncWebClient(token=config.bot_token, base_url=config.api_url,
-                            timeout=API_TIMEOUT, logger=sdk_logger)
-    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
+    client = AsyncWebClient(
+        token=config.bot_token, base_url=config.api_url, timeout=API_TIMEOUT, logger=sdk_logger
+    )
+    client.retry_handlers.append(
+        AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES)
+    )
     return client
 
 
@@ -55,8 +58,12 @@ def build_app(config: SlackConfig, client: AsyncWebClient) -> AsyncApp:
     # In Socket Mode Slack authenticates the WebSocket, so no signing secret is needed; an
     # explicit "" keeps bolt from reading SLACK_SIGNING_SECRET from the environment.
     secret = config.signing_secret if config.mode == "http" else ""
-    return AsyncApp(client=client, signing_secret=secret or "", logger=sdk_logger,
-                    request_verification_enabled=config.mode == "http")
+    return AsyncApp(
+        client=client,
+        signing_secret=secret or "",
+        logger=sdk_logger,
+        request_verification_enabled=config.mode == "http",
+    )
 
 
 def missing_settings(config: SlackConfig) -> list[str]:
@@ -73,8 +80,12 @@ async def identify(client: AsyncWebClient) -> Identity:
             f"platforms.slack.bot_token: Slack refused it ({exc.response.get('error')}); "
             "use the Bot User OAuth Token (xoxb-…) of the installed app, see docs/slack.md"
         ) from exc
-    return Identity(user_id=auth.get("user_id", ""), bot_id=auth.get("bot_id", ""),
-                    team_id=auth.get("team_id", ""), name=auth.get("user", ""))
+    return Identity(
+        user_id=auth.get("user_id", ""),
+        bot_id=auth.get("bot_id", ""),
+        team_id=auth.get("team_id", ""),
+        name=auth.get("user", ""),
+    )
 
 
 async def open_socket_url(client: AsyncWebClient, app_token: str) -> str:

@@ -49,16 +49,27 @@ class Approvals:
         """Post the question and wait; ``(allowed, who decided)``."""
         key = uuid.uuid4().hex
         text = clip(escape(sanitize(question.text)), TEXT_LIMIT)
-        blocks = [section(f":warning: {text}"), context(f"Only {answerers(requester)} can answer."),
-                  {"type": "actions", "block_id": "approval", "elements": [
-                      button(APPROVE, "Approve", "primary", key),
-                      button(DENY, "Deny", "danger", key)]}]
+        blocks = [
+            section(f":warning: {text}"),
+            context(f"Only {answerers(requester)} can answer."),
+            {
+                "type": "actions",
+                "block_id": "approval",
+                "elements": [
+                    button(APPROVE, "Approve", "primary", key),
+                    button(DENY, "Deny", "danger", key),
+                ],
+            },
+        ]
         future: asyncio.Future[tuple[bool, str]] = asyncio.get_running_loop().create_future()
         self.pending[key] = Pending(future, requester)
         try:
-            ts = await self.platform.post(address.channel, address.thread,
-                                          f"Approval needed: {question.text}"[:TEXT_LIMIT],
-                                          blocks=blocks)
+            ts = await self.platform.post(
+                address.channel,
+                address.thread,
+                f"Approval needed: {question.text}"[:TEXT_LIMIT],
+                blocks=blocks,
+            )
             try:
                 async with asyncio.timeout(question.timeout):
                     allowed, by = await future
@@ -71,8 +82,12 @@ class Approvals:
                 raise
         finally:
             self.pending.pop(key, None)
-        await self.platform.update(address.channel, ts, f"{note}: {question.text}"[:TEXT_LIMIT],
-                                   blocks=[section(text), context(note)])
+        await self.platform.update(
+            address.channel,
+            ts,
+            f"{note}: {question.text}"[:TEXT_LIMIT],
+            blocks=[section(text), context(note)],
+        )
         return allowed, by
 
     async def on_click(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
@@ -82,13 +97,15 @@ class Approvals:
         thread = (body.get("message") or {}).get("thread_ts")
         pending = self.pending.get(action.get("value") or "")
         if pending is None or pending.future.done():
-            await self.platform.ephemeral(channel, user, "This question is no longer waiting "
-                                          "for an answer.", thread)
+            await self.platform.ephemeral(
+                channel, user, "This question is no longer waiting for an answer.", thread
+            )
             return
         if not self.platform.access.may_answer(user, pending.requester):
             logger.info("slack user %s may not answer an approval for %s", user, pending.requester)
-            await self.platform.ephemeral(channel, user, f"Only {answerers(pending.requester)} "
-                                          "can answer this.", thread)
+            await self.platform.ephemeral(
+                channel, user, f"Only {answerers(pending.requester)} can answer this.", thread
+            )
             return
         pending.future.set_result((action["action_id"] == APPROVE, user))
 
@@ -98,5 +115,10 @@ def answerers(requester: str) -> str:
 
 
 def button(action_id: str, label: str, style: str, value: str) -> dict[str, Any]:
-    return {"type": "button", "action_id": action_id, "style": style, "value": value,
-            "text": {"type": "plain_text", "text": label}}
+    return {
+        "type": "button",
+        "action_id": action_id,
+        "style": style,
+        "value": value,
+        "text": {"type": "plain_text", "text": label},
+    }

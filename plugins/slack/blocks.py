@@ -54,8 +54,14 @@ def render(briefing: Briefing) -> tuple[list[dict[str, Any]], str]:
             blocks.append(buttons(value, "overflow"))
     counted = counted_lines(briefing)
     if counted:
-        blocks.append({"type": "context", "elements": [
-            {"type": "mrkdwn", "text": clip(line, SECTION_LIMIT)} for line in counted]})
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [
+                    {"type": "mrkdwn", "text": clip(line, SECTION_LIMIT)} for line in counted
+                ],
+            }
+        )
     return blocks, clip(briefing.text or briefing.title, TEXT_LIMIT)
 
 
@@ -82,8 +88,10 @@ def item_line(item: BriefingItem) -> str:
 def counted_lines(briefing: Briefing) -> list[str]:
     lines = []
     if briefing.low_count:
-        lines.append(f"Low priority: {briefing.low_count} more event"
-                     f"{'s' if briefing.low_count != 1 else ''} not shown.")
+        lines.append(
+            f"Low priority: {briefing.low_count} more event"
+            f"{'s' if briefing.low_count != 1 else ''} not shown."
+        )
     if briefing.muted_count:
         summary = f" ({escape(briefing.muted_summary)})" if briefing.muted_summary else ""
         lines.append(f"Muted: {briefing.muted_count}{summary}.")
@@ -105,8 +113,12 @@ def context(text: str) -> dict[str, Any]:
 def buttons(value: str, block_id: str) -> dict[str, Any]:
     elements = []
     for action_id, label, style in BUTTONS:
-        button: dict[str, Any] = {"type": "button", "action_id": action_id, "value": value,
-                                  "text": {"type": "plain_text", "text": label}}
+        button: dict[str, Any] = {
+            "type": "button",
+            "action_id": action_id,
+            "value": value,
+            "text": {"type": "plain_text", "text": label},
+        }
         if style:
             button["style"] = style
         elements.append(button)
@@ -114,7 +126,7 @@ def buttons(value: str, block_id: str) -> dict[str, Any]:
 
 
 def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def encode_ids(ids: list[int]) -> str | None:

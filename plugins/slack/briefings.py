@@ -24,8 +24,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SNOOZE_FOR = 4 * 3600.0  # seconds; matches the button's "Snooze 4h" label
-MUTE_FIELDS = ("from", "sender", "host", "alias", "service", "unit", "calendar_id",
-               "calendar", "location", "label", "list_id")  # payload fields that narrow a mute
+MUTE_FIELDS = (
+    "from",
+    "sender",
+    "host",
+    "alias",
+    "service",
+    "unit",
+    "calendar_id",
+    "calendar",
+    "location",
+    "label",
+    "list_id",
+)  # payload fields that narrow a mute
 
 
 class Briefings:
@@ -47,8 +58,9 @@ class Briefings:
         channel = (body.get("channel") or {}).get("id", "")
         message = body.get("message") or {}
         if not self.platform.access.user_allowed(user):
-            await self.platform.ephemeral(channel, user, self.platform.access.refusal(user),
-                                          message.get("thread_ts"))
+            await self.platform.ephemeral(
+                channel, user, self.platform.access.refusal(user), message.get("thread_ts")
+            )
             return
         ids = decode_ids(action.get("value") or "")
         queries = self.platform.host.queries
@@ -61,11 +73,14 @@ class Briefings:
         else:
             count = await mute_events(queries, ids, user)
             note = f"🔇 Muted by <@{user}> ({count} rule{'s' if count != 1 else ''})"
-        blocks = [context(note) if b.get("block_id") == action.get("block_id") else b
-                  for b in message.get("blocks") or []]
+        blocks = [
+            context(note) if b.get("block_id") == action.get("block_id") else b
+            for b in message.get("blocks") or []
+        ]
         if channel and message.get("ts") and blocks:
-            await self.platform.update(channel, message["ts"], message.get("text") or note,
-                                       blocks=blocks)
+            await self.platform.update(
+                channel, message["ts"], message.get("text") or note, blocks=blocks
+            )
 
 
 async def mute_events(queries: Queries, ids: list[int], user: str) -> int:
@@ -83,8 +98,9 @@ def shared_fields(payloads: list[dict[str, Any]]) -> dict[str, str]:
     shared = {}
     for name in MUTE_FIELDS:
         values = {str(p.get(name)) for p in payloads if isinstance(p, dict)}
-        if len(values) == 1 and all(isinstance(p, dict) and p.get(name) not in (None, "")
-                                    for p in payloads):
+        if len(values) == 1 and all(
+            isinstance(p, dict) and p.get(name) not in (None, "") for p in payloads
+        ):
             shared[f"payload.{name}"] = literal_glob(values.pop())
     return shared
 

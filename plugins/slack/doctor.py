@@ -14,9 +14,12 @@ async def doctor_checks(config: Any, offline: bool, report: Callable[..., None])
     slack = config.platforms.slack
     for target in config.tick.deliver_to:
         if target.partition(":")[0] == "slack" and not slack.enabled:
-            report(f"deliver_to {target}", False, "platforms.slack is not enabled; briefings "
-                   "to it would be retried and then fail",
-                   f"enable platforms.slack, or remove {target!r} from tick.deliver_to")
+            report(
+                f"deliver_to {target}",
+                False,
+                "platforms.slack is not enabled; briefings to it would be retried and then fail",
+                f"enable platforms.slack, or remove {target!r} from tick.deliver_to",
+            )
     if offline or not slack.enabled:
         return
     problem = await check(slack)

@@ -58,17 +58,37 @@ class Forms:
         """Post the Answer button and wait; the values, False (declined) or None."""
         key = uuid.uuid4().hex
         text = clip(escape(sanitize(question.text)), 2900)
-        blocks = [section(f":lock: {text}"), {"type": "actions", "block_id": "form", "elements": [
-            {"type": "button", "action_id": OPEN, "value": key, "style": "primary",
-             "text": {"type": "plain_text", "text": "Answer"}},
-            {"type": "button", "action_id": DECLINE, "value": key,
-             "text": {"type": "plain_text", "text": "Decline"}}]}]
+        blocks = [
+            section(f":lock: {text}"),
+            {
+                "type": "actions",
+                "block_id": "form",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": OPEN,
+                        "value": key,
+                        "style": "primary",
+                        "text": {"type": "plain_text", "text": "Answer"},
+                    },
+                    {
+                        "type": "button",
+                        "action_id": DECLINE,
+                        "value": key,
+                        "text": {"type": "plain_text", "text": "Decline"},
+                    },
+                ],
+            },
+        ]
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[key] = PendingForm(future, requester, question)
         try:
-            ts = await self.platform.post(address.channel, address.thread,
-                                          f"A question for you: {question.text}"[:2900],
-                                          blocks=blocks)
+            ts = await self.platform.post(
+                address.channel,
+                address.thread,
+                f"A question for you: {question.text}"[:2900],
+                blocks=blocks,
+            )
             try:
                 async with asyncio.timeout(question.timeout):
                     answer, by = await future
@@ -97,19 +117,22 @@ class Forms:
         user = body["user"]["id"]
         pending = self.claim(action.get("value") or "", user)
         if isinstance(pending, str):
-            await self.platform.ephemeral(body["channel"]["id"], user, pending,
-                                          (body.get("message") or {}).get("thread_ts"))
+            await self.platform.ephemeral(
+                body["channel"]["id"], user, pending, (body.get("message") or {}).get("thread_ts")
+            )
             return
         await self.platform.client.views_open(
-            trigger_id=body["trigger_id"], view=modal(action["value"], pending.question))
+            trigger_id=body["trigger_id"], view=modal(action["value"], pending.question)
+        )
 
     async def on_decline(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         user = body["user"]["id"]
         pending = self.claim(action.get("value") or "", user)
         if isinstance(pending, str):
-            await self.platform.ephemeral(body["channel"]["id"], user, pending,
-                                          (body.get("message") or {}).get("thread_ts"))
+            await self.platform.ephemeral(
+                body["channel"]["id"], user, pending, (body.get("message") or {}).get("thread_ts")
+            )
             return
         pending.future.set_result((False, user))
 
@@ -119,8 +142,9 @@ class Forms:
         if isinstance(pending, str):
             await ack()  # closes the modal; the thread message already says it is over
             return
-        values, errors = read_values(view.get("state", {}).get("values", {}),
-                                     pending.question.schema)
+        values, errors = read_values(
+            view.get("state", {}).get("values", {}), pending.question.schema
+        )
         if errors:
             await ack(response_action="errors", errors=errors)
             return
@@ -136,7 +160,9 @@ def modal(key: str, question: Question) -> dict[str, Any]:
         prop = prop if isinstance(prop, dict) else {}
         secret = question.secret or is_secret(name, prop)
         block: dict[str, Any] = {
-            "type": "input", "block_id": name, "element": element(prop, secret),
+            "type": "input",
+            "block_id": name,
+            "element": element(prop, secret),
             "label": {"type": "plain_text", "text": clip(prop.get("title") or name, LABEL_LIMIT)},
             "optional": name not in required or prop.get("type") == "boolean",
         }
@@ -144,26 +170,39 @@ def modal(key: str, question: Question) -> dict[str, Any]:
         if hint:
             block["hint"] = {"type": "plain_text", "text": clip(hint, LABEL_LIMIT)}
         blocks.append(block)
-    return {"type": "modal", "callback_id": CALLBACK, "private_metadata": key,
-            "title": {"type": "plain_text", "text": "A question for you"},
-            "submit": {"type": "plain_text", "text": "Send"},
-            "close": {"type": "plain_text", "text": "Cancel"}, "blocks": blocks[:100]}
+    return {
+        "type": "modal",
+        "callback_id": CALLBACK,
+        "private_metadata": key,
+        "title": {"type": "plain_text", "text": "A question for you"},
+        "submit": {"type": "plain_text", "text": "Send"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": blocks[:100],
+    }
 
 
 def is_secret(name: str, prop: dict[str, Any]) -> bool:
-    return prop.get("format") == "password" or prop.get("writeOnly") is True or any(
-        word in name.lower() for word in SECRET_WORDS)
+    return (
+        prop.get("format") == "password"
+        or prop.get("writeOnly") is True
+        or any(word in name.lower() for word in SECRET_WORDS)
+    )
 
 
 def choices(prop: dict[str, Any]) -> list[tuple[str, str]]:
     """(value, label) pairs of an enum field, from ``enum`` or ``oneOf``/``anyOf`` consts."""
     if isinstance(prop.get("enum"), list):
         names = prop.get("enumNames") or []
-        return [(str(v), str(names[i]) if i < len(names) else str(v))
-                for i, v in enumerate(prop["enum"])]
+        return [
+            (str(v), str(names[i]) if i < len(names) else str(v))
+            for i, v in enumerate(prop["enum"])
+        ]
     listed = prop.get("oneOf") or prop.get("anyOf") or []
-    return [(str(o["const"]), str(o.get("title") or o["const"]))
-            for o in listed if isinstance(o, dict) and "const" in o]
+    return [
+        (str(o["const"]), str(o.get("title") or o["const"]))
+        for o in listed
+        if isinstance(o, dict) and "const" in o
+    ]
 
 
 def element(prop: dict[str, Any], secret: bool) -> dict[str, Any]:
@@ -195,19 +234,25 @@ def element(prop: dict[str, Any], secret: bool) -> dict[str, Any]:
     elif prop.get("format") == "uri" and not secret:
         out = {"type": "url_text_input", "action_id": FIELD}
     else:
-        out = {"type": "plain_text_input", "action_id": FIELD,
-               "multiline": not secret and int(prop.get("maxLength") or 0) > 300}
+        out = {
+            "type": "plain_text_input",
+            "action_id": FIELD,
+            "multiline": not secret and int(prop.get("maxLength") or 0) > 300,
+        }
     if default is not None:
         out["initial_value"] = str(default)
     return out
 
 
 def select(kind: str, options: list[tuple[str, str]], default: Any) -> dict[str, Any]:
-    made = [{"text": {"type": "plain_text", "text": clip(label, OPTION_LIMIT)},
-             "value": value[:150]} for value, label in options[:OPTIONS_MAX]]
+    made = [
+        {"text": {"type": "plain_text", "text": clip(label, OPTION_LIMIT)}, "value": value[:150]}
+        for value, label in options[:OPTIONS_MAX]
+    ]
     out: dict[str, Any] = {"type": kind, "action_id": FIELD, "options": made}
-    wanted = [str(d) for d in (default if isinstance(default, list) else [default])
-              if d is not None]
+    wanted = [
+        str(d) for d in (default if isinstance(default, list) else [default]) if d is not None
+    ]
     initial = [o for o in made if o["value"] in wanted]
     if initial:
         if kind == "static_select":
@@ -217,8 +262,9 @@ def select(kind: str, options: list[tuple[str, str]], default: Any) -> dict[str,
     return out
 
 
-def read_values(state: dict[str, Any],
-                schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def read_values(
+    state: dict[str, Any], schema: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The modal's state as typed values, and per-field errors Slack can show."""
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
@@ -240,8 +286,9 @@ def read_values(state: dict[str, Any],
         if raw is None or raw == "":
             continue
         try:
-            values[name] = (int(raw) if kind == "integer"
-                            else float(raw) if kind == "number" else raw)
+            values[name] = (
+                int(raw) if kind == "integer" else float(raw) if kind == "number" else raw
+            )
         except ValueError:
             errors[name] = "Enter a whole number." if kind == "integer" else "Enter a number."
     return values, errors

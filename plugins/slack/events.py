@@ -33,9 +33,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SEEN_LIMIT = 5000  # event ids and message keys remembered for deduplication
-IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join",
-                    "channel_leave", "channel_topic", "channel_purpose", "channel_name",
-                    "assistant_app_thread", "ekm_access_denied", "message_replied"}
+IGNORED_SUBTYPES = {
+    "bot_message",
+    "message_changed",
+    "message_deleted",
+    "channel_join",
+    "channel_leave",
+    "channel_topic",
+    "channel_purpose",
+    "channel_name",
+    "assistant_app_thread",
+    "ekm_access_denied",
+    "message_replied",
+}
 CONTEXT_MESSAGES = 50  # earlier thread messages passed as context
 CONTEXT_TEXT_LIMIT = 4000  # characters kept of each earlier message
 REPLIES_PAGES = 5  # conversations.replies pages read at most (200 messages each)
@@ -92,8 +102,11 @@ class Conversations:
         user = event.get("user") or ""
         if not user or user == me.user_id or "ts" not in event or "channel" not in event:
             return None
-        if (event.get("type") == "app_mention" or is_dm(event)
-                or f"<@{me.user_id}>" in (event.get("text") or "")):
+        if (
+            event.get("type") == "app_mention"
+            or is_dm(event)
+            or f"<@{me.user_id}>" in (event.get("text") or "")
+        ):
             return DIRECT
         if not self.platform.config.require_mention:
             return AMBIENT
@@ -120,7 +133,9 @@ class Conversations:
         if not text:
             return
         message = IncomingMessage(
-            address=Address("slack", channel, thread), text=text, user=user,
+            address=Address("slack", channel, thread),
+            text=text,
+            user=user,
             is_admin=access.is_admin(user),
             meta={"event_id": body.get("event_id"), "ts": ts, "team": team_of(body, event)},
         )
@@ -153,20 +168,28 @@ class Conversations:
 
     async def converse(self, message: IncomingMessage) -> None:
         address = message.address
-        reply = Reply(self.platform, address.channel, address.thread or "", message.user,
-                      message.meta.get("team") or "", message.meta["ts"])
+        reply = Reply(
+            self.platform,
+            address.channel,
+            address.thread or "",
+            message.user,
+            message.meta.get("team") or "",
+            message.meta["ts"],
+        )
         self.platform.remember_requester(str(address), message.user)
         await reply.begin()
         try:
             answer = await self.platform.host.handle_message(
-                message, on_text=reply.text, on_status=reply.status, platform=self.platform)
+                message, on_text=reply.text, on_status=reply.status, platform=self.platform
+            )
         except asyncio.CancelledError:
             raise
         except Exception:
             ref = uuid.uuid4().hex[:8]
             logger.exception("slack turn in %s failed (ref %s)", address, ref)
-            answer = api.Reply(f"Something went wrong on my side (ref {ref} in the log).",
-                               api.Outcome.FAILED)
+            answer = api.Reply(
+                f"Something went wrong on my side (ref {ref} in the log).", api.Outcome.FAILED
+            )
         try:
             await reply.finish(answer)
         except Exception:  # Slack unreachable or refusing: the transcript is kept anyway
@@ -179,24 +202,33 @@ class Conversations:
         try:
             for _ in range(REPLIES_PAGES):
                 response = await self.platform.client.conversations_replies(
-                    channel=channel, ts=thread, limit=200, cursor=cursor)
+                    channel=channel, ts=thread, limit=200, cursor=cursor
+                )
                 messages += response.get("messages") or []
                 cursor = (response.get("response_metadata") or {}).get("next_cursor")
                 if not cursor:
                     break
         except SlackApiError as exc:
-            logger.warning("slack: cannot read thread %s in %s (%s); answering without it",
-                           thread, channel, exc.response.get("error"))
+            logger.warning(
+                "slack: cannot read thread %s in %s (%s); answering without it",
+                thread,
+                channel,
+                exc.response.get("error"),
+            )
             return []
         me = self.platform.identity
         earlier = [m for m in messages if float(m.get("ts", 0)) < float(before)]
         for i in range(len(earlier) - 1, -1, -1):
             if earlier[i].get("user") == me.user_id or earlier[i].get("bot_id") == me.bot_id:
-                earlier = earlier[i + 1:]
+                earlier = earlier[i + 1 :]
                 break
-        return [{"user": m.get("user") or m.get("username") or m.get("bot_id") or "unknown",
-                 "text": strip_mention(m.get("text") or "", me.user_id)[:CONTEXT_TEXT_LIMIT]}
-                for m in earlier[-CONTEXT_MESSAGES:]]
+        return [
+            {
+                "user": m.get("user") or m.get("username") or m.get("bot_id") or "unknown",
+                "text": strip_mention(m.get("text") or "", me.user_id)[:CONTEXT_TEXT_LIMIT],
+            }
+            for m in earlier[-CONTEXT_MESSAGES:]
+        ]
 
 
 def is_dm(event: dict[str, Any]) -> bool:

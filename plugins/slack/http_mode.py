@@ -24,8 +24,11 @@ def add_routes(app: web.Application) -> None:
 
 async def handle(request: web.Request) -> web.Response:
     platform = request.app[HOST].platform("slack")
-    if (not isinstance(platform, SlackPlatform) or platform.bolt is None  # bolt: set by start
-            or platform.config.mode != "http"):
+    if (
+        not isinstance(platform, SlackPlatform)
+        or platform.bolt is None  # bolt: set by start
+        or platform.config.mode != "http"
+    ):
         raise web.HTTPNotFound(text="Slack HTTP mode is not enabled (platforms.slack.mode)")
     bolt_request = await to_bolt_request(request)
     return await to_aiohttp_response(await platform.bolt.async_dispatch(bolt_request))

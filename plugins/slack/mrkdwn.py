@@ -61,7 +61,7 @@ def to_mrkdwn(markdown: str) -> str:
     out: list[str] = []
     pos = 0
     for match in CODE_FENCE.finditer(markdown):
-        out.append(convert_prose(markdown[pos:match.start()]))
+        out.append(convert_prose(markdown[pos : match.start()]))
         out.append(FENCE + "\n" + escape(match.group(1).rstrip("\n")) + "\n" + FENCE)
         pos = match.end()
     out.append(convert_prose(markdown[pos:]))

@@ -51,8 +51,14 @@ REQUESTERS_KEPT = 5000  # conversations whose latest asker is remembered
 SETTLE_TIMEOUT = 2.0  # seconds to edit a question while its turn is being stopped
 STOP_TIMEOUT = 3.0  # seconds running turns get to wind down at stop
 # Errors that mean a feature will never work for this app, so later replies skip it.
-PERMANENT_ERRORS = {"unknown_method", "missing_scope", "not_allowed_token_type",
-                    "feature_not_enabled", "method_deprecated", "not_allowed"}
+PERMANENT_ERRORS = {
+    "unknown_method",
+    "missing_scope",
+    "not_allowed_token_type",
+    "feature_not_enabled",
+    "method_deprecated",
+    "not_allowed",
+}
 
 
 class SlackPlatform:
@@ -86,8 +92,9 @@ class SlackPlatform:
         self.config = host.config.platforms.slack
         missing = missing_settings(self.config)
         if missing:
-            raise SlackStartError(f"{', '.join(missing)} not set (mode {self.config.mode}); "
-                                  "see docs/slack.md")
+            raise SlackStartError(
+                f"{', '.join(missing)} not set (mode {self.config.mode}); see docs/slack.md"
+            )
         self.access = Access(self.config)
         self.client = build_client(self.config)
         self.identity = await identify(self.client)
@@ -96,8 +103,12 @@ class SlackPlatform:
             part.register(self.bolt)
         if self.config.mode == "socket":
             await self.connect_socket()
-        logger.info("slack: connected as %s (%s) in %s mode", self.identity.name,
-                    self.identity.user_id, self.config.mode)
+        logger.info(
+            "slack: connected as %s (%s) in %s mode",
+            self.identity.name,
+            self.identity.user_id,
+            self.config.mode,
+        )
 
     def bind(self, host: HostApi) -> None:
         """Deliver briefings without being started (``bothost tick``): a Web API client only.
@@ -117,16 +128,18 @@ class SlackPlatform:
         if not token:  # missing_settings refused this at start; here for the type checker
             raise SlackStartError("platforms.slack.app_token: not set (mode socket)")
         url = await open_socket_url(self.client, token)
-        self.socket = AsyncSocketModeHandler(self.bolt, token,
-                                             logger=sdk_logger, web_client=self.client)
+        self.socket = AsyncSocketModeHandler(
+            self.bolt, token, logger=sdk_logger, web_client=self.client
+        )
         self.socket.client.wss_uri = url  # checked above; the client reuses it once
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT):
                 await self.socket.connect_async()
         except TimeoutError as exc:
             await self.socket.close_async()
-            raise SlackStartError(f"platforms.slack: Socket Mode did not connect within "
-                                  f"{CONNECT_TIMEOUT:g} s") from exc
+            raise SlackStartError(
+                f"platforms.slack: Socket Mode did not connect within {CONNECT_TIMEOUT:g} s"
+            ) from exc
 
     async def stop(self) -> None:
         for task in list(self.tasks):
@@ -166,16 +179,27 @@ class SlackPlatform:
 
     # --- posting -----------------------------------------------------------------------------
 
-    async def post(self, channel: str, thread: str | None, text: str,
-                   blocks: list[dict[str, Any]] | None = None) -> str:
+    async def post(
+        self,
+        channel: str,
+        thread: str | None,
+        text: str,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> str:
         await self.pacer.wait(channel)
         response = await self.client.chat_postMessage(
-            channel=channel, thread_ts=thread, text=text, blocks=blocks,
-            unfurl_links=False, unfurl_media=False)
+            channel=channel,
+            thread_ts=thread,
+            text=text,
+            blocks=blocks,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
         return str(response["ts"])
 
-    async def update(self, channel: str, ts: str, text: str,
-                     blocks: list[dict[str, Any]] | None = None) -> None:
+    async def update(
+        self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None
+    ) -> None:
         await self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
 
     async def settle(self, channel: str, ts: str, text: str, note: str) -> None:
@@ -186,11 +210,13 @@ class SlackPlatform:
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             logger.info("slack: could not update question %s: %s", ts, exc)
 
-    async def ephemeral(self, channel: str, user: str, text: str,
-                        thread: str | None = None) -> None:
+    async def ephemeral(
+        self, channel: str, user: str, text: str, thread: str | None = None
+    ) -> None:
         try:
-            await self.client.chat_postEphemeral(channel=channel, user=user, text=text,
-                                                 thread_ts=thread)
+            await self.client.chat_postEphemeral(
+                channel=channel, user=user, text=text, thread_ts=thread
+            )
         except SlackApiError as exc:
             logger.info("slack: ephemeral to %s failed: %s", user, exc.response.get("error"))
 

@@ -37,8 +37,15 @@ FALLBACK_REACTION = "hourglass_flowing_sand"
 
 
 class Reply:
-    def __init__(self, platform: SlackPlatform, channel: str, thread_ts: str, user: str, team: str,
-                 message_ts: str) -> None:
+    def __init__(
+        self,
+        platform: SlackPlatform,
+        channel: str,
+        thread_ts: str,
+        user: str,
+        team: str,
+        message_ts: str,
+    ) -> None:
         self.platform = platform
         self.client = platform.client
         self.channel, self.thread_ts = channel, thread_ts
@@ -70,7 +77,8 @@ class Reply:
         if self.last_status and wait > 0:
             if self.status_timer is None:
                 self.status_timer = asyncio.get_running_loop().call_later(
-                    wait, lambda: self.platform.spawn(self.show_status()))
+                    wait, lambda: self.platform.spawn(self.show_status())
+                )
             return
         await self.show_status()
 
@@ -81,16 +89,24 @@ class Reply:
             return
         self.last_status = time.monotonic()
         if self.platform.features.get("status", True):
-            error = await self.quietly("assistant_threads_setStatus", channel_id=self.channel,
-                                       thread_ts=self.thread_ts, status=text[:STATUS_LIMIT])
+            error = await self.quietly(
+                "assistant_threads_setStatus",
+                channel_id=self.channel,
+                thread_ts=self.thread_ts,
+                status=text[:STATUS_LIMIT],
+            )
             if error is None:
                 self.status_set = True
                 return
             self.platform.learn("status", error)
         if not self.reacted:
             self.reacted = True
-            await self.quietly("reactions_add", channel=self.channel,
-                               timestamp=self.message_ts, name=FALLBACK_REACTION)
+            await self.quietly(
+                "reactions_add",
+                channel=self.channel,
+                timestamp=self.message_ts,
+                name=FALLBACK_REACTION,
+            )
 
     # --- text --------------------------------------------------------------------------------
 
@@ -122,17 +138,22 @@ class Reply:
             piece = self.buffer[:APPEND_LIMIT]
             if self.stream_ts is None:
                 response = await self.client.chat_startStream(
-                    channel=self.channel, thread_ts=self.thread_ts, markdown_text=piece,
-                    recipient_team_id=self.team or None, recipient_user_id=self.user or None)
+                    channel=self.channel,
+                    thread_ts=self.thread_ts,
+                    markdown_text=piece,
+                    recipient_team_id=self.team or None,
+                    recipient_user_id=self.user or None,
+                )
                 self.stream_ts = str(response["ts"])
             else:
-                await self.client.chat_appendStream(channel=self.channel, ts=self.stream_ts,
-                                                    markdown_text=piece)
-            self.buffer = self.buffer[len(piece):]
+                await self.client.chat_appendStream(
+                    channel=self.channel, ts=self.stream_ts, markdown_text=piece
+                )
+            self.buffer = self.buffer[len(piece) :]
 
     async def flush_messages(self) -> None:
         self.buffer = ""
-        chunks = split(to_mrkdwn(self.said[self.fallback_from:]))
+        chunks = split(to_mrkdwn(self.said[self.fallback_from :]))
         for i, chunk in enumerate(chunks):
             if i < len(self.posted):
                 ts, shown = self.posted[i]
@@ -169,11 +190,19 @@ class Reply:
         if final and not stopped and undisguise_markdown(final) not in self.said:
             await self.platform.send_text(self.channel, self.thread_ts, final)
         elif self.status_set and not self.said.strip():
-            await self.quietly("assistant_threads_setStatus", channel_id=self.channel,
-                               thread_ts=self.thread_ts, status="")
+            await self.quietly(
+                "assistant_threads_setStatus",
+                channel_id=self.channel,
+                thread_ts=self.thread_ts,
+                status="",
+            )
         if self.reacted:
-            await self.quietly("reactions_remove", channel=self.channel,
-                               timestamp=self.message_ts, name=FALLBACK_REACTION)
+            await self.quietly(
+                "reactions_remove",
+                channel=self.channel,
+                timestamp=self.message_ts,
+                name=FALLBACK_REACTION,
+            )
 
     async def quietly(self, method: str, **kwargs: Any) -> str | None:
         """A cosmetic call: None if it worked, else the error (logged, never raised)."""

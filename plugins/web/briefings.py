@@ -46,13 +46,20 @@ def structure(briefing: Briefing) -> dict[str, Any]:
 
 def insert(db: sqlite_utils.Database, address: Address, briefing: Briefing) -> dict[str, Any]:
     """Record one delivery; returns the row as the page shows it."""
-    row = {"address": str(address), "briefing_id": briefing.id, "title": briefing.title,
-           "text": briefing.text, "structure": json.dumps(structure(briefing), default=str),
-           "created_at": time.time()}
+    row = {
+        "address": str(address),
+        "briefing_id": briefing.id,
+        "title": briefing.title,
+        "text": briefing.text,
+        "structure": json.dumps(structure(briefing), default=str),
+        "created_at": time.time(),
+    }
     conn = db.conn
     cursor = conn.execute(
         "INSERT INTO web_briefings (address, briefing_id, title, text, structure, created_at)"
-        " VALUES (:address, :briefing_id, :title, :text, :structure, :created_at)", row)
+        " VALUES (:address, :briefing_id, :title, :text, :structure, :created_at)",
+        row,
+    )
     row_id = cursor.lastrowid
     if row_id and row_id % 50 == 0:  # prune now and then, not on every insert
         conn.execute("DELETE FROM web_briefings WHERE id <= ?", (row_id - KEEP,))
@@ -62,7 +69,9 @@ def insert(db: sqlite_utils.Database, address: Address, briefing: Briefing) -> d
 def recent(db: sqlite_utils.Database, limit: int = RECENT) -> list[dict[str, Any]]:
     rows = db.conn.execute(
         "SELECT id, address, briefing_id, title, text, structure, created_at FROM web_briefings"
-        " ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        " ORDER BY id DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
     keys = ("id", "address", "briefing_id", "title", "text", "structure", "created_at")
     return [public(dict(zip(keys, r, strict=True))) for r in rows]
 

@@ -99,15 +99,21 @@ class ChatRoutes:
             raise BadRequest("text must be a non-empty string")
         if len(text) > MAX_TEXT:
             raise BadRequest(f"text is longer than {MAX_TEXT} characters")
-        return IncomingMessage(address=Address("web", session), text=text, user="web",
-                               user_name="web operator", is_admin=True)
+        return IncomingMessage(
+            address=Address("web", session),
+            text=text,
+            user="web",
+            user_name="web operator",
+            is_admin=True,
+        )
 
     async def chat(self, request: web.Request) -> web.Response:
         message = self.message(await json_body(request))
         self.platform.counters["chat", "plain"] += 1
         reply = await self.host.handle_message(message, platform=self.platform)
-        return web.json_response({"session": message.address.channel, "reply": reply.text,
-                                  "outcome": reply.outcome})
+        return web.json_response(
+            {"session": message.address.channel, "reply": reply.text, "outcome": reply.outcome}
+        )
 
     async def chat_stream(self, request: web.Request) -> web.StreamResponse:
         message = self.message(await json_body(request))
@@ -130,10 +136,13 @@ class ChatRoutes:
         async def on_status(text: str) -> None:
             await emit("status", {"text": text})
 
-        reply = await self.host.handle_message(message, on_text=on_text, on_status=on_status,
-                                               platform=self.platform)
-        await emit("done", {"session": message.address.channel, "reply": reply.text,
-                            "outcome": reply.outcome})
+        reply = await self.host.handle_message(
+            message, on_text=on_text, on_status=on_status, platform=self.platform
+        )
+        await emit(
+            "done",
+            {"session": message.address.channel, "reply": reply.text, "outcome": reply.outcome},
+        )
         if not gone:
             await response.write_eof()
         return response
@@ -145,8 +154,9 @@ class ChatRoutes:
         if not isinstance(question_id, str):
             raise BadRequest("id must be the question's id")
         if not self.platform.hub.answer(session, question_id, body.get("answer")):
-            raise web.HTTPNotFound(text=json.dumps({"error": "no such open question"}),
-                                   content_type="application/json")
+            raise web.HTTPNotFound(
+                text=json.dumps({"error": "no such open question"}), content_type="application/json"
+            )
         return web.json_response({"ok": True})
 
     async def feedback(self, request: web.Request) -> web.Response:
@@ -178,7 +188,8 @@ class ChatRoutes:
         address = Address("web", session_of(request.query.get("session")))
         lines = await self.host.queries.transcript(address, HISTORY)
         return web.json_response(
-            {"messages": [{"role": m.role, "text": m.text, "at": m.at} for m in lines]})
+            {"messages": [{"role": m.role, "text": m.text, "at": m.at} for m in lines]}
+        )
 
     async def dashboard(self, request: web.Request) -> web.Response:
         data = await dashboard.snapshot(self.host)

@@ -26,18 +26,27 @@ def cut(text: Any, limit: int = FIELD_CHARS) -> str:
 
 
 def tool_call(row: ToolCallRow) -> dict[str, Any]:
-    return {"id": row.id, "session": row.session, "tool": row.tool,
-            "arguments": cut(row.arguments), "result": cut(row.result),
-            "is_error": row.is_error, "status": row.status, "duration_ms": row.duration_ms,
-            "started_at": row.started_at}
+    return {
+        "id": row.id,
+        "session": row.session,
+        "tool": row.tool,
+        "arguments": cut(row.arguments),
+        "result": cut(row.result),
+        "is_error": row.is_error,
+        "status": row.status,
+        "duration_ms": row.duration_ms,
+        "started_at": row.started_at,
+    }
 
 
 async def snapshot(host: HostApi) -> dict[str, Any]:
     """Everything the dashboard shows, as JSON-able data."""
     queries = host.queries
-    return {"queue": await queries.queue_counts(),
-            "briefings": await host.store.run(briefings.recent),
-            "tool_calls": [tool_call(row) for row in await queries.tool_calls(TOOL_CALLS)],
-            "mcp": [dataclasses.asdict(server) for server in queries.mcp_servers()],
-            "platforms": queries.platforms(),
-            "now": time.time()}
+    return {
+        "queue": await queries.queue_counts(),
+        "briefings": await host.store.run(briefings.recent),
+        "tool_calls": [tool_call(row) for row in await queries.tool_calls(TOOL_CALLS)],
+        "mcp": [dataclasses.asdict(server) for server in queries.mcp_servers()],
+        "platforms": queries.platforms(),
+        "now": time.time(),
+    }

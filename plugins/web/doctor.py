@@ -11,9 +11,16 @@ def doctor_checks(config: Any, report: Callable[..., None]) -> None:
     for target in config.tick.deliver_to:
         name, _, channel = target.partition(":")
         if name == "web" and not web.enabled:
-            report(f"deliver_to {target}", False, "platforms.web is not enabled; briefings to "
-                   "it would be retried and then fail",
-                   f"enable platforms.web, or remove {target!r} from tick.deliver_to")
+            report(
+                f"deliver_to {target}",
+                False,
+                "platforms.web is not enabled; briefings to it would be retried and then fail",
+                f"enable platforms.web, or remove {target!r} from tick.deliver_to",
+            )
         elif name == "webhook" and channel not in webhook.targets:
-            report(f"deliver_to {target}", False, f"no webhook target {channel!r} in "
-                   "platforms.webhook.targets", f"add platforms.webhook.targets.{channel}.url")
+            report(
+                f"deliver_to {target}",
+                False,
+                f"no webhook target {channel!r} in platforms.webhook.targets",
+                f"add platforms.webhook.targets.{channel}.url",
+            )

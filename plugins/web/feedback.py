@@ -23,12 +23,19 @@ def problem(body: dict[str, Any]) -> str | None:
     ids = body.get("event_ids")
     if body.get("action") not in ("ack", "snooze"):
         return "action must be ack or snooze"
-    if (not isinstance(ids, list) or not ids or len(ids) > MAX_IDS
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)):
+    if (
+        not isinstance(ids, list)
+        or not ids
+        or len(ids) > MAX_IDS
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+    ):
         return f"event_ids must be a list of 1-{MAX_IDS} integers"
     minutes = body.get("minutes", DEFAULT_SNOOZE_MINUTES)
-    if (not isinstance(minutes, int | float) or isinstance(minutes, bool)
-            or not 0 < minutes <= MAX_SNOOZE_MINUTES):
+    if (
+        not isinstance(minutes, int | float)
+        or isinstance(minutes, bool)
+        or not 0 < minutes <= MAX_SNOOZE_MINUTES
+    ):
         return f"minutes must be a number between 0 and {MAX_SNOOZE_MINUTES}"
     return None
 

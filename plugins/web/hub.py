@@ -36,8 +36,15 @@ class Pending:
 
     def public(self) -> dict[str, Any]:
         q = self.question
-        return {"id": self.id, "session": self.session, "text": q.text, "kind": q.kind,
-                "schema": q.schema, "secret": q.secret, "timeout": q.timeout}
+        return {
+            "id": self.id,
+            "session": self.session,
+            "text": q.text,
+            "kind": q.kind,
+            "schema": q.schema,
+            "secret": q.secret,
+            "timeout": q.timeout,
+        }
 
 
 class Hub:
@@ -90,8 +97,9 @@ class Hub:
         """Put ``question`` on the session's pages; the answer, or None (nobody, timeout)."""
         if self.closed or not self.connected(session):
             return None
-        pending = Pending(uuid.uuid4().hex[:16], session, question,
-                          asyncio.get_running_loop().create_future())
+        pending = Pending(
+            uuid.uuid4().hex[:16], session, question, asyncio.get_running_loop().create_future()
+        )
         self.pending[pending.id] = pending
         self.publish(session, "question", pending.public())
         try:

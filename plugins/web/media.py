@@ -17,8 +17,15 @@ from aiohttp import web
 from bothost.api import HostApi
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
-ACTIVE_TYPES = ("text/html", "image/svg+xml", "application/xhtml+xml", "text/xml",
-                "application/xml", "application/javascript", "text/javascript")
+ACTIVE_TYPES = (
+    "text/html",
+    "image/svg+xml",
+    "application/xhtml+xml",
+    "text/xml",
+    "application/xml",
+    "application/javascript",
+    "text/javascript",
+)
 
 
 def media_path(home: Path, name: str) -> Path | None:
@@ -42,9 +49,12 @@ class MediaRoutes:
         if path is None:
             raise web.HTTPNotFound(text="no such media file\n")
         kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        headers = {"Content-Security-Policy": "sandbox; default-src 'none'",
-                   "X-Content-Type-Options": "nosniff", "Content-Type": kind,
-                   "Cache-Control": "private, max-age=3600"}
+        headers = {
+            "Content-Security-Policy": "sandbox; default-src 'none'",
+            "X-Content-Type-Options": "nosniff",
+            "Content-Type": kind,
+            "Cache-Control": "private, max-age=3600",
+        }
         if kind in ACTIVE_TYPES:
             headers["Content-Disposition"] = f'attachment; filename="{name}"'
         return web.FileResponse(path, headers=headers)

@@ -35,8 +35,7 @@ class Exposition:
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def family(self, name: str, kind: str, help_text: str,
-               samples: Samples) -> None:
+    def family(self, name: str, kind: str, help_text: str, samples: Samples) -> None:
         self.lines.append(f"# HELP {name} {help_text}")
         self.lines.append(f"# TYPE {name} {kind}")
         for labels, value in samples:
@@ -56,80 +55,158 @@ class Exposition:
 Samples = Iterable[tuple[dict[str, Any], float]]
 
 
-def counter_samples(counters: Counter[tuple[str, ...]], metric: str,
-                    labels: tuple[str, ...]) -> Iterator[tuple[dict[str, Any], float]]:
+def counter_samples(
+    counters: Counter[tuple[str, ...]], metric: str, labels: tuple[str, ...]
+) -> Iterator[tuple[dict[str, Any], float]]:
     for key, value in sorted(counters.items()):
         if key[0] == metric:
             yield dict(zip(labels, key[1:], strict=True)), value
 
 
-async def render(host: HostApi, web: WebPlatform, webhook: WebhookPlatform,
-                 inbound: WebhookRoutes) -> str:
+async def render(
+    host: HostApi, web: WebPlatform, webhook: WebhookPlatform, inbound: WebhookRoutes
+) -> str:
     """The whole exposition for one scrape."""
     t = await host.queries.figures()
     out = Exposition()
-    out.family("bothost_messages_total", "counter", "Messages people sent, by platform.",
-               (({"platform": p}, n) for p, n in t.messages_by_platform.items()))
+    out.family(
+        "bothost_messages_total",
+        "counter",
+        "Messages people sent, by platform.",
+        (({"platform": p}, n) for p, n in t.messages_by_platform.items()),
+    )
     out.family("bothost_turns_total", "counter", "Agent turns run.", [({}, t.turns)])
-    out.family("bothost_tool_calls_total", "counter", "Tool calls, by tool.",
-               (({"tool": s.tool}, s.calls) for s in t.tools))
-    out.family("bothost_tool_errors_total", "counter", "Tool calls that ended in an error.",
-               (({"tool": s.tool}, s.errors) for s in t.tools))
-    out.family("bothost_tool_duration_seconds_total", "counter", "Time spent in tools.",
-               (({"tool": s.tool}, s.duration_ms / 1000) for s in t.tools))
+    out.family(
+        "bothost_tool_calls_total",
+        "counter",
+        "Tool calls, by tool.",
+        (({"tool": s.tool}, s.calls) for s in t.tools),
+    )
+    out.family(
+        "bothost_tool_errors_total",
+        "counter",
+        "Tool calls that ended in an error.",
+        (({"tool": s.tool}, s.errors) for s in t.tools),
+    )
+    out.family(
+        "bothost_tool_duration_seconds_total",
+        "counter",
+        "Time spent in tools.",
+        (({"tool": s.tool}, s.duration_ms / 1000) for s in t.tools),
+    )
     servers = host.queries.mcp_servers()
-    out.family("bothost_mcp_server_up", "gauge", "1 when the MCP server is ready.",
-               (({"server": s.name}, 1 if s.state == "ready" else 0) for s in servers))
-    out.family("bothost_mcp_server_restarts_total", "counter", "Restarts of the MCP server.",
-               (({"server": s.name}, s.restarts) for s in servers))
-    out.family("bothost_events", "gauge", "Events in the queue, by status.",
-               (({"status": s}, n) for s, n in t.events_by_status.items()))
+    out.family(
+        "bothost_mcp_server_up",
+        "gauge",
+        "1 when the MCP server is ready.",
+        (({"server": s.name}, 1 if s.state == "ready" else 0) for s in servers),
+    )
+    out.family(
+        "bothost_mcp_server_restarts_total",
+        "counter",
+        "Restarts of the MCP server.",
+        (({"server": s.name}, s.restarts) for s in servers),
+    )
+    out.family(
+        "bothost_events",
+        "gauge",
+        "Events in the queue, by status.",
+        (({"status": s}, n) for s, n in t.events_by_status.items()),
+    )
     out.family("bothost_tick_duration_seconds", "summary", "Duration of finished ticks.", [])
     out.sample("bothost_tick_duration_seconds_count", {}, t.finished_ticks)
     out.sample("bothost_tick_duration_seconds_sum", {}, t.tick_seconds)
     last = t.last_tick
     duration = last.finished_at - last.started_at if last and last.finished_at else 0
-    out.family("bothost_tick_last_duration_seconds", "gauge", "Duration of the last tick.",
-               [({}, duration)])
-    out.family("bothost_tick_last_finished_timestamp_seconds", "gauge",
-               "When the last tick finished.", [({}, (last.finished_at or 0) if last else 0)])
-    out.family("bothost_ticks_total", "counter", "Ticks, by outcome.",
-               (({"status": s}, n) for s, n in t.ticks_by_status.items()))
+    out.family(
+        "bothost_tick_last_duration_seconds",
+        "gauge",
+        "Duration of the last tick.",
+        [({}, duration)],
+    )
+    out.family(
+        "bothost_tick_last_finished_timestamp_seconds",
+        "gauge",
+        "When the last tick finished.",
+        [({}, (last.finished_at or 0) if last else 0)],
+    )
+    out.family(
+        "bothost_ticks_total",
+        "counter",
+        "Ticks, by outcome.",
+        (({"status": s}, n) for s, n in t.ticks_by_status.items()),
+    )
     deliveries = t.deliveries_by_status
-    out.family("bothost_briefings_delivered_total", "counter", "Briefing deliveries made.",
-               [({}, deliveries.get("delivered", 0))])
-    out.family("bothost_briefings_failed_total", "counter",
-               "Briefing deliveries given up after their attempts.",
-               [({}, deliveries.get("failed", 0))])
-    out.family("bothost_briefing_deliveries", "gauge", "Briefing deliveries, by status.",
-               (({"status": s}, n) for s, n in sorted(deliveries.items())))
-    out.family("bothost_web_briefings_total", "counter",
-               "Briefings this process delivered to web pages, by outcome.",
-               counter_samples(web.counters, "briefings", ("outcome",)))
-    out.family("bothost_web_chats_total", "counter", "Chat requests from the web API.",
-               counter_samples(web.counters, "chat", ("mode",)))
-    out.family("bothost_web_clients", "gauge", "Open web pages (live streams).",
-               [({}, web.hub.clients())])
-    out.family("bothost_webhook_requests_total", "counter",
-               "Inbound webhook requests, by route and outcome.",
-               (({"route": k[0], "outcome": k[1]}, v) for k, v in sorted(inbound.counters.items())))
-    out.family("bothost_webhook_deliveries_total", "counter",
-               "Outbound signed webhook POSTs, by target and outcome.",
-               counter_samples(webhook.counters, "webhook_out", ("target", "outcome")))
-    out.family("bothost_webhook_ids", "gauge", "Webhook ids remembered for dedupe.",
-               [({}, t.webhook_ids)])
+    out.family(
+        "bothost_briefings_delivered_total",
+        "counter",
+        "Briefing deliveries made.",
+        [({}, deliveries.get("delivered", 0))],
+    )
+    out.family(
+        "bothost_briefings_failed_total",
+        "counter",
+        "Briefing deliveries given up after their attempts.",
+        [({}, deliveries.get("failed", 0))],
+    )
+    out.family(
+        "bothost_briefing_deliveries",
+        "gauge",
+        "Briefing deliveries, by status.",
+        (({"status": s}, n) for s, n in sorted(deliveries.items())),
+    )
+    out.family(
+        "bothost_web_briefings_total",
+        "counter",
+        "Briefings this process delivered to web pages, by outcome.",
+        counter_samples(web.counters, "briefings", ("outcome",)),
+    )
+    out.family(
+        "bothost_web_chats_total",
+        "counter",
+        "Chat requests from the web API.",
+        counter_samples(web.counters, "chat", ("mode",)),
+    )
+    out.family(
+        "bothost_web_clients", "gauge", "Open web pages (live streams).", [({}, web.hub.clients())]
+    )
+    out.family(
+        "bothost_webhook_requests_total",
+        "counter",
+        "Inbound webhook requests, by route and outcome.",
+        (({"route": k[0], "outcome": k[1]}, v) for k, v in sorted(inbound.counters.items())),
+    )
+    out.family(
+        "bothost_webhook_deliveries_total",
+        "counter",
+        "Outbound signed webhook POSTs, by target and outcome.",
+        counter_samples(webhook.counters, "webhook_out", ("target", "outcome")),
+    )
+    out.family(
+        "bothost_webhook_ids", "gauge", "Webhook ids remembered for dedupe.", [({}, t.webhook_ids)]
+    )
     connections = host.queries.connections()
     if connections is not None:
-        out.family("bothost_http_connections", "gauge", "Open HTTP connections.",
-                   [({}, connections.open)])
-        out.family("bothost_http_connection_cap", "gauge",
-                   "Most HTTP connections kept open (from the open-file limit).",
-                   [({}, connections.cap)])
-        out.family("bothost_http_connections_closed_total", "counter",
-                   "Connections the listener closed early: evicted at the cap, refused with "
-                   "503, or a body that did not arrive in time.",
-                   (({"reason": reason}, n) for reason, n in sorted(connections.closed.items())))
-    out.family("bothost_store_writable", "gauge",
-               "1 unless the last write failed with a storage error (disk full, I/O, corrupt).",
-               [({}, 1 if host.queries.store_writable() else 0)])
+        out.family(
+            "bothost_http_connections", "gauge", "Open HTTP connections.", [({}, connections.open)]
+        )
+        out.family(
+            "bothost_http_connection_cap",
+            "gauge",
+            "Most HTTP connections kept open (from the open-file limit).",
+            [({}, connections.cap)],
+        )
+        out.family(
+            "bothost_http_connections_closed_total",
+            "counter",
+            "Connections the listener closed early: evicted at the cap, refused with "
+            "503, or a body that did not arrive in time.",
+            (({"reason": reason}, n) for reason, n in sorted(connections.closed.items())),
+        )
+    out.family(
+        "bothost_store_writable",
+        "gauge",
+        "1 unless the last write failed with a storage error (disk full, I/O, corrupt).",
+        [({}, 1 if host.queries.store_writable() else 0)],
+    )
     return out.text()

@@ -13,16 +13,28 @@ from typing import Any
 SESSION = {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$", "default": "default"}
 ERROR = {"type": "object", "properties": {"error": {"type": "string"}}}
 SIGNATURE_HEADERS = [
-    {"name": "webhook-id", "in": "header", "required": True,
-     "description": "Unique message id; a repeated id is answered {\"duplicate\": true}.",
-     "schema": {"type": "string", "minLength": 1, "maxLength": 256}},
-    {"name": "webhook-timestamp", "in": "header", "required": True,
-     "description": "Seconds since the epoch; must be within 5 minutes of the server clock.",
-     "schema": {"type": "string", "pattern": "^[0-9]+$"}},
-    {"name": "webhook-signature", "in": "header", "required": True,
-     "description": "Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, keyed "
-                    "with the bytes of platforms.webhook.secret (base64 after `whsec_`).",
-     "schema": {"type": "string"}},
+    {
+        "name": "webhook-id",
+        "in": "header",
+        "required": True,
+        "description": 'Unique message id; a repeated id is answered {"duplicate": true}.',
+        "schema": {"type": "string", "minLength": 1, "maxLength": 256},
+    },
+    {
+        "name": "webhook-timestamp",
+        "in": "header",
+        "required": True,
+        "description": "Seconds since the epoch; must be within 5 minutes of the server clock.",
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+    },
+    {
+        "name": "webhook-signature",
+        "in": "header",
+        "required": True,
+        "description": "Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, keyed "
+        "with the bytes of platforms.webhook.secret (base64 after `whsec_`).",
+        "schema": {"type": "string"},
+    },
 ]
 
 
@@ -30,138 +42,272 @@ def json_body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
     return {"required": required, "content": {"application/json": {"schema": schema}}}
 
 
-def answer(description: str, schema: dict[str, Any] | None = None,
-           media: str = "application/json") -> dict[str, Any]:
+def answer(
+    description: str, schema: dict[str, Any] | None = None, media: str = "application/json"
+) -> dict[str, Any]:
     out: dict[str, Any] = {"description": description}
     if schema is not None:
         out["content"] = {media: {"schema": schema}}
     return out
 
 
-CHAT_BODY = {"type": "object", "required": ["text"],
-             "properties": {"session": SESSION, "text": {"type": "string", "minLength": 1}}}
+CHAT_BODY = {
+    "type": "object",
+    "required": ["text"],
+    "properties": {"session": SESSION, "text": {"type": "string", "minLength": 1}},
+}
 OUTCOME = {"enum": ["replied", "stopped", "nothing-running", "failed"]}  # bothost.api.Outcome
-REPLY = {"type": "object", "properties": {"session": {"type": "string"},
-                                          "reply": {"type": "string"}, "outcome": OUTCOME}}
+REPLY = {
+    "type": "object",
+    "properties": {"session": {"type": "string"}, "reply": {"type": "string"}, "outcome": OUTCOME},
+}
 # every route: a body that stops arriving, and a store that cannot write (retry later)
-LISTENER_ERRORS = {"408": answer("The body did not arrive in time", ERROR),
-                   "503": answer("The store cannot write now; retry after Retry-After seconds",
-                                 ERROR)}
-WEB_ERRORS = {"400": answer("Bad input, or JSON that is not valid, too deep or holds a lone "
-                            "surrogate", ERROR), "401": answer("Token required"),
-              "403": answer("Refused: Host, Origin, CSRF or non-loopback client"),
-              "415": answer("Not JSON"), **LISTENER_ERRORS}
-HOOK_ERRORS = {"400": answer("Stale timestamp, webhook-id over 256 characters, or JSON that "
-                             "is not valid, too deep or holds a lone surrogate", ERROR),
-               "401": answer("Bad or missing signature", ERROR),
-               "404": answer("Webhooks are off (platforms.webhook.secret unset)"),
-               "413": answer("Body over platforms.webhook.max_body", ERROR),
-               **LISTENER_ERRORS}
+LISTENER_ERRORS = {
+    "408": answer("The body did not arrive in time", ERROR),
+    "503": answer("The store cannot write now; retry after Retry-After seconds", ERROR),
+}
+WEB_ERRORS = {
+    "400": answer(
+        "Bad input, or JSON that is not valid, too deep or holds a lone surrogate", ERROR
+    ),
+    "401": answer("Token required"),
+    "403": answer("Refused: Host, Origin, CSRF or non-loopback client"),
+    "415": answer("Not JSON"),
+    **LISTENER_ERRORS,
+}
+HOOK_ERRORS = {
+    "400": answer(
+        "Stale timestamp, webhook-id over 256 characters, or JSON that "
+        "is not valid, too deep or holds a lone surrogate",
+        ERROR,
+    ),
+    "401": answer("Bad or missing signature", ERROR),
+    "404": answer("Webhooks are off (platforms.webhook.secret unset)"),
+    "413": answer("Body over platforms.webhook.max_body", ERROR),
+    **LISTENER_ERRORS,
+}
 DUPLICATE = {"type": "object", "properties": {"duplicate": {"const": True}}}
 
 
 def paths() -> dict[str, Any]:
     return {
-        "/api/chat": {"post": {
-            "summary": "Send a message to the agent; the whole reply as JSON.",
-            "security": [{}, {"token": []}],
-            "requestBody": json_body(CHAT_BODY),
-            "responses": {"200": answer("The reply", REPLY), **WEB_ERRORS}}},
-        "/api/chat/stream": {"post": {
-            "summary": "Send a message; the reply streams as Server-Sent Events "
-                       "(`delta`, `status`, then `done` with the reply).",
-            "security": [{}, {"token": []}],
-            "requestBody": json_body(CHAT_BODY),
-            "responses": {"200": answer("Event stream", {"type": "string"},
-                                        "text/event-stream"), **WEB_ERRORS}}},
-        "/api/answer": {"post": {
-            "summary": "Answer a question (approval: true/false; form: an object of values, "
-                       "false to decline, null to cancel).",
-            "security": [{}, {"token": []}],
-            "requestBody": json_body({"type": "object", "required": ["id"], "properties": {
-                "session": SESSION, "id": {"type": "string"}, "answer": {}}}),
-            "responses": {"200": answer("Answered", {"type": "object"}),
-                          "404": answer("No such open question", ERROR), **WEB_ERRORS}}},
-        "/api/feedback": {"post": {
-            "summary": "Acknowledge or snooze the events of a briefing item.",
-            "security": [{}, {"token": []}],
-            "requestBody": json_body({"type": "object", "required": ["action", "event_ids"],
-                                      "properties": {
-                "action": {"enum": ["ack", "snooze"]},
-                "event_ids": {"type": "array", "minItems": 1, "maxItems": 1000,
-                              "items": {"type": "integer"}},
-                "minutes": {"type": "number", "exclusiveMinimum": 0, "maximum": 10080}}}),
-            "responses": {"200": answer("Done", {"type": "object"}), **WEB_ERRORS}}},
-        "/api/history": {"get": {
-            "summary": "The session's transcript (latest messages).",
-            "parameters": [{"name": "session", "in": "query", "schema": SESSION}],
-            "responses": {"200": answer("Messages", {"type": "object"}), **WEB_ERRORS}}},
-        "/api/dashboard": {"get": {
-            "summary": "MCP servers, event queue, briefings, recent tool calls.",
-            "responses": {"200": answer("Dashboard data", {"type": "object"}),
-                          **WEB_ERRORS}}},
-        "/api/events": {"get": {
-            "summary": "The page's live stream (questions, messages, briefings) as SSE.",
-            "parameters": [{"name": "session", "in": "query", "schema": SESSION}],
-            "responses": {"200": answer("Event stream", {"type": "string"},
-                                        "text/event-stream"), **WEB_ERRORS}}},
-        "/webhook/message": {"post": {
-            "summary": "A message from another system; the reply in the response, or "
-                       "POSTed (signed the same way) to callback_url. Not an admin.",
-            "parameters": SIGNATURE_HEADERS,
-            "requestBody": json_body({"type": "object", "required": ["text", "user"],
-                                      "properties": {
-                "text": {"type": "string", "minLength": 1},
-                "user": {"type": "string", "minLength": 1, "maxLength": 200},
-                "channel": {"type": "string", "minLength": 1, "maxLength": 200},
-                "callback_url": {"type": "string", "format": "uri"}}}),
-            "responses": {"200": answer("Reply, or a duplicate id",
-                                        {"oneOf": [{"type": "object", "properties": {
-                                            "id": {"type": "string"},
-                                            "reply": {"type": "string"},
-                                            "outcome": OUTCOME}}, DUPLICATE]}),
-                          "202": answer("Accepted; the reply goes to callback_url"),
-                          **HOOK_ERRORS}}},
-        "/webhook/events/{source}": {"post": {
-            "summary": "Push an event into the queue. `type` (default `webhook`) is the "
-                       "event type, `payload` (default the whole body) its payload; the "
-                       "dedupe key is the webhook-id. 2xx only once durably queued.",
-            "parameters": [{"name": "source", "in": "path", "required": True,
-                            "schema": {"type": "string",
-                                       "pattern": "^[A-Za-z0-9_.-]{1,64}$"}},
-                           *SIGNATURE_HEADERS],
-            "requestBody": json_body({"type": "object", "properties": {
-                "type": {"type": "string", "minLength": 1, "maxLength": 200},
-                "payload": {"type": "object"}}}),
-            "responses": {"200": answer("Queued, dropped by a plugin, or a duplicate id",
-                                        {"type": "object"}), **HOOK_ERRORS}}},
-        "/healthz": {"get": {"summary": "Status per component.",
-                             "responses": {"200": answer("Health", {"type": "object"}),
-                                           "503": answer("The store cannot write",
-                                                         {"type": "object"})}}},
-        "/metrics": {"get": {"summary": "Prometheus text format.",
-                             "responses": {"200": answer("Metrics", {"type": "string"},
-                                                         "text/plain")}}},
-        "/media/{file}": {"get": {
-            "summary": "A file from $BOTHOST_HOME/media (flat names only).",
-            "parameters": [{"name": "file", "in": "path", "required": True,
-                            "schema": {"type": "string",
-                                       "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$"}}],
-            "responses": {"200": answer("The file"), "404": answer("No such file"),
-                          **WEB_ERRORS}}},
-        "/openapi.json": {"get": {"summary": "This document.",
-                                  "responses": {"200": answer("OpenAPI", {"type": "object"})}}},
+        "/api/chat": {
+            "post": {
+                "summary": "Send a message to the agent; the whole reply as JSON.",
+                "security": [{}, {"token": []}],
+                "requestBody": json_body(CHAT_BODY),
+                "responses": {"200": answer("The reply", REPLY), **WEB_ERRORS},
+            }
+        },
+        "/api/chat/stream": {
+            "post": {
+                "summary": "Send a message; the reply streams as Server-Sent Events "
+                "(`delta`, `status`, then `done` with the reply).",
+                "security": [{}, {"token": []}],
+                "requestBody": json_body(CHAT_BODY),
+                "responses": {
+                    "200": answer("Event stream", {"type": "string"}, "text/event-stream"),
+                    **WEB_ERRORS,
+                },
+            }
+        },
+        "/api/answer": {
+            "post": {
+                "summary": "Answer a question (approval: true/false; form: an object of values, "
+                "false to decline, null to cancel).",
+                "security": [{}, {"token": []}],
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["id"],
+                        "properties": {"session": SESSION, "id": {"type": "string"}, "answer": {}},
+                    }
+                ),
+                "responses": {
+                    "200": answer("Answered", {"type": "object"}),
+                    "404": answer("No such open question", ERROR),
+                    **WEB_ERRORS,
+                },
+            }
+        },
+        "/api/feedback": {
+            "post": {
+                "summary": "Acknowledge or snooze the events of a briefing item.",
+                "security": [{}, {"token": []}],
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["action", "event_ids"],
+                        "properties": {
+                            "action": {"enum": ["ack", "snooze"]},
+                            "event_ids": {
+                                "type": "array",
+                                "minItems": 1,
+                                "maxItems": 1000,
+                                "items": {"type": "integer"},
+                            },
+                            "minutes": {"type": "number", "exclusiveMinimum": 0, "maximum": 10080},
+                        },
+                    }
+                ),
+                "responses": {"200": answer("Done", {"type": "object"}), **WEB_ERRORS},
+            }
+        },
+        "/api/history": {
+            "get": {
+                "summary": "The session's transcript (latest messages).",
+                "parameters": [{"name": "session", "in": "query", "schema": SESSION}],
+                "responses": {"200": answer("Messages", {"type": "object"}), **WEB_ERRORS},
+            }
+        },
+        "/api/dashboard": {
+            "get": {
+                "summary": "MCP servers, event queue, briefings, recent tool calls.",
+                "responses": {"200": answer("Dashboard data", {"type": "object"}), **WEB_ERRORS},
+            }
+        },
+        "/api/events": {
+            "get": {
+                "summary": "The page's live stream (questions, messages, briefings) as SSE.",
+                "parameters": [{"name": "session", "in": "query", "schema": SESSION}],
+                "responses": {
+                    "200": answer("Event stream", {"type": "string"}, "text/event-stream"),
+                    **WEB_ERRORS,
+                },
+            }
+        },
+        "/webhook/message": {
+            "post": {
+                "summary": "A message from another system; the reply in the response, or "
+                "POSTed (signed the same way) to callback_url. Not an admin.",
+                "parameters": SIGNATURE_HEADERS,
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["text", "user"],
+                        "properties": {
+                            "text": {"type": "string", "minLength": 1},
+                            "user": {"type": "string", "minLength": 1, "maxLength": 200},
+                            "channel": {"type": "string", "minLength": 1, "maxLength": 200},
+                            "callback_url": {"type": "string", "format": "uri"},
+                        },
+                    }
+                ),
+                "responses": {
+                    "200": answer(
+                        "Reply, or a duplicate id",
+                        {
+                            "oneOf": [
+                                {
+                                    "type": "object",
+                                    "properties": {
+                                        "id": {"type": "string"},
+                                        "reply": {"type": "string"},
+                                        "outcome": OUTCOME,
+                                    },
+                                },
+                                DUPLICATE,
+                            ]
+                        },
+                    ),
+                    "202": answer("Accepted; the reply goes to callback_url"),
+                    **HOOK_ERRORS,
+                },
+            }
+        },
+        "/webhook/events/{source}": {
+            "post": {
+                "summary": "Push an event into the queue. `type` (default `webhook`) is the "
+                "event type, `payload` (default the whole body) its payload; the "
+                "dedupe key is the webhook-id. 2xx only once durably queued.",
+                "parameters": [
+                    {
+                        "name": "source",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"},
+                    },
+                    *SIGNATURE_HEADERS,
+                ],
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "type": {"type": "string", "minLength": 1, "maxLength": 200},
+                            "payload": {"type": "object"},
+                        },
+                    }
+                ),
+                "responses": {
+                    "200": answer(
+                        "Queued, dropped by a plugin, or a duplicate id", {"type": "object"}
+                    ),
+                    **HOOK_ERRORS,
+                },
+            }
+        },
+        "/healthz": {
+            "get": {
+                "summary": "Status per component.",
+                "responses": {
+                    "200": answer("Health", {"type": "object"}),
+                    "503": answer("The store cannot write", {"type": "object"}),
+                },
+            }
+        },
+        "/metrics": {
+            "get": {
+                "summary": "Prometheus text format.",
+                "responses": {"200": answer("Metrics", {"type": "string"}, "text/plain")},
+            }
+        },
+        "/media/{file}": {
+            "get": {
+                "summary": "A file from $BOTHOST_HOME/media (flat names only).",
+                "parameters": [
+                    {
+                        "name": "file",
+                        "in": "path",
+                        "required": True,
+                        "schema": {
+                            "type": "string",
+                            "pattern": "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$",
+                        },
+                    }
+                ],
+                "responses": {
+                    "200": answer("The file"),
+                    "404": answer("No such file"),
+                    **WEB_ERRORS,
+                },
+            }
+        },
+        "/openapi.json": {
+            "get": {
+                "summary": "This document.",
+                "responses": {"200": answer("OpenAPI", {"type": "object"})},
+            }
+        },
     }
 
 
 def document(version: str = "0") -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
-        "info": {"title": "bothost", "version": version,
-                 "description": "Web chat API, signed webhooks and operations endpoints. "
-                                "See docs/web.md and docs/webhooks.md."},
+        "info": {
+            "title": "bothost",
+            "version": version,
+            "description": "Web chat API, signed webhooks and operations endpoints. "
+            "See docs/web.md and docs/webhooks.md.",
+        },
         "paths": paths(),
-        "components": {"securitySchemes": {
-            "token": {"type": "http", "scheme": "bearer",
-                      "description": "platforms.web.token, when set"}}},
+        "components": {
+            "securitySchemes": {
+                "token": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "platforms.web.token, when set",
+                }
+            }
+        },
     }

@@ -39,9 +39,16 @@ class DeliveryError(Exception):
     """A signed POST did not get a 2xx (after retries, where retrying made sense)."""
 
 
-async def post_signed(client: aiohttp.ClientSession, url: str, secret: str,
-                      payload: dict[str, Any], msg_id: str, *, attempts: int | None = None,
-                      first_delay: float | None = None) -> int:
+async def post_signed(
+    client: aiohttp.ClientSession,
+    url: str,
+    secret: str,
+    payload: dict[str, Any],
+    msg_id: str,
+    *,
+    attempts: int | None = None,
+    first_delay: float | None = None,
+) -> int:
     """POST ``payload`` as signed JSON; the 2xx status, or :class:`DeliveryError`."""
     body = json.dumps(payload, ensure_ascii=False, default=str).encode()
     attempts = ATTEMPTS if attempts is None else attempts
@@ -51,8 +58,12 @@ async def post_signed(client: aiohttp.ClientSession, url: str, secret: str,
     for attempt in range(1, attempts + 1):
         headers = {"Content-Type": "application/json", **sign_headers(secret, msg_id, body)}
         try:
-            async with client.post(url, data=body, headers=headers,
-                                   timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)) as resp:
+            async with client.post(
+                url,
+                data=body,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT),
+            ) as resp:
                 await resp.read()
                 if 200 <= resp.status < 300:
                     return resp.status
@@ -69,11 +80,18 @@ async def post_signed(client: aiohttp.ClientSession, url: str, secret: str,
 
 
 def briefing_payload(briefing: Briefing) -> dict[str, Any]:
-    return {"type": "briefing", "id": briefing.id, "title": briefing.title,
-            "text": briefing.text, "items": [dataclasses.asdict(i) for i in briefing.items],
-            "low_count": briefing.low_count, "muted_count": briefing.muted_count,
-            "muted_summary": briefing.muted_summary, "event_ids": briefing.event_ids,
-            "created_at": briefing.created_at}
+    return {
+        "type": "briefing",
+        "id": briefing.id,
+        "title": briefing.title,
+        "text": briefing.text,
+        "items": [dataclasses.asdict(i) for i in briefing.items],
+        "low_count": briefing.low_count,
+        "muted_count": briefing.muted_count,
+        "muted_summary": briefing.muted_summary,
+        "event_ids": briefing.event_ids,
+        "created_at": briefing.created_at,
+    }
 
 
 class WebhookPlatform:
@@ -115,8 +133,9 @@ class WebhookPlatform:
             self.client = aiohttp.ClientSession()
         return self.client
 
-    async def post(self, url: str, secret: str, payload: dict[str, Any], msg_id: str,
-                   label: str) -> str:
+    async def post(
+        self, url: str, secret: str, payload: dict[str, Any], msg_id: str, label: str
+    ) -> str:
         try:
             status = await post_signed(self.session(), url, secret, payload, msg_id)
         except DeliveryError:

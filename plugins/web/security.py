@@ -44,7 +44,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # clickjacked), scripts and styles only from our own /static/
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
-                               "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -125,7 +125,9 @@ class Access:
             if not self.authenticated(request):
                 raise web.HTTPUnauthorized(
                     text="this bothost needs its token: open /?token=<platforms.web.token> "
-                         "or send Authorization: Bearer <token>\n", headers=PAGE_HEADERS)
+                    "or send Authorization: Bearer <token>\n",
+                    headers=PAGE_HEADERS,
+                )
         elif not is_loopback(request.remote or ""):
             raise forbidden("only loopback clients may use the web UI without a token")
         if not self.host_allowed(request) and not self.authenticated(request):
@@ -140,10 +142,10 @@ class Access:
         if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
             raise forbidden("cross-site request refused")
         if request.content_type != "application/json":
-            raise web.HTTPUnsupportedMediaType(text="send application/json\n",
-                                               headers=PAGE_HEADERS)
-        from_browser = (origin is not None or "Sec-Fetch-Site" in request.headers
-                        or bool(request.cookies))
+            raise web.HTTPUnsupportedMediaType(text="send application/json\n", headers=PAGE_HEADERS)
+        from_browser = (
+            origin is not None or "Sec-Fetch-Site" in request.headers or bool(request.cookies)
+        )
         if from_browser and not bearer(request):
             if not same(request.headers.get(CSRF_HEADER, ""), request.cookies.get(CSRF_COOKIE, "")):
                 raise forbidden("missing or wrong CSRF token (reload the page)")
@@ -168,11 +170,17 @@ def csrf_token(request: web.Request) -> str:
     return request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
 
 
-def set_page_cookies(response: web.StreamResponse, csrf: str, token: str | None = None,
-                     secure: bool = False) -> None:
+def set_page_cookies(
+    response: web.StreamResponse, csrf: str, token: str | None = None, secure: bool = False
+) -> None:
     """The CSRF cookie, and the token cookie after ``/?token=``; ``Secure`` over HTTPS."""
-    options: dict[str, Any] = {"httponly": True, "samesite": "Strict", "path": "/",
-                               "max_age": COOKIE_MAX_AGE, "secure": secure or None}
+    options: dict[str, Any] = {
+        "httponly": True,
+        "samesite": "Strict",
+        "path": "/",
+        "max_age": COOKIE_MAX_AGE,
+        "secure": secure or None,
+    }
     response.set_cookie(CSRF_COOKIE, csrf, **options)
     if token is not None:
         response.set_cookie(TOKEN_COOKIE, cookie_value(token), **options)

@@ -36,7 +36,7 @@ def secret_bytes(secret: str) -> bytes:
     """The HMAC key for a configured secret."""
     if secret.startswith(SECRET_PREFIX):
         try:
-            return base64.b64decode(secret[len(SECRET_PREFIX):], validate=True)
+            return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
         except (binascii.Error, ValueError) as exc:
             raise ValueError("a whsec_ secret must be base64 after the prefix") from exc
     return secret.encode("utf-8")
@@ -66,8 +66,7 @@ def sign_headers(secret: str, msg_id: str, body: bytes, now: float | None = None
     }
 
 
-def verify(secret: str, headers: Mapping[str, str], body: bytes,
-           now: float | None = None) -> str:
+def verify(secret: str, headers: Mapping[str, str], body: bytes, now: float | None = None) -> str:
     """Check a request's signature headers; return its ``webhook-id``.
 
     Raises:

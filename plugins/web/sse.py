@@ -21,11 +21,13 @@ def frame(event: str, data: Any) -> bytes:
 
 
 async def open_stream(request: web.Request) -> web.StreamResponse:
-    response = web.StreamResponse(headers={
-        "Content-Type": "text/event-stream; charset=utf-8",
-        "Cache-Control": "no-store",
-        "X-Accel-Buffering": "no",  # nginx would otherwise hold the deltas back
-    })
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream; charset=utf-8",
+            "Cache-Control": "no-store",
+            "X-Accel-Buffering": "no",  # nginx would otherwise hold the deltas back
+        }
+    )
     await response.prepare(request)
     return response
 

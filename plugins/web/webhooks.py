@@ -89,8 +89,9 @@ class WebhookRoutes:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def signed_json(self, request: web.Request,
-                          route: str) -> tuple[str, dict[str, Any]] | web.Response:
+    async def signed_json(
+        self, request: web.Request, route: str
+    ) -> tuple[str, dict[str, Any]] | web.Response:
         """The verified ``webhook-id`` and JSON object, or the error response to send."""
         secret = self.config.secret
         if not secret:
@@ -140,7 +141,8 @@ class WebhookRoutes:
         if prune:
             self.pruned_at = now
         await self.host.queries.remember_webhook(
-            msg_id, now, forget_before=now - ID_RETENTION if prune else None)
+            msg_id, now, forget_before=now - ID_RETENTION if prune else None
+        )
         self.recent[msg_id] = None
         if len(self.recent) > RECENT_IDS:
             self.recent.popitem(last=False)
@@ -177,8 +179,7 @@ class WebhookRoutes:
             if await self.seen(msg_id):
                 return self.duplicate("events")
             try:
-                row_id = await self.host.ingest_event(source, type_, payload,
-                                                      dedupe_key=msg_id)
+                row_id = await self.host.ingest_event(source, type_, payload, dedupe_key=msg_id)
             except EventRejectedError as exc:  # this event can never be stored: not a 5xx
                 self.counters["events", "rejected"] += 1
                 return error(400, str(exc))
@@ -212,8 +213,13 @@ class WebhookRoutes:
                 return self.duplicate("message")
             await self.remember(msg_id)  # before the turn: a retry mid-turn is a duplicate
         self.counters["message", "accepted"] += 1
-        message = IncomingMessage(address=Address("webhook", channel), text=text, user=user,
-                                  is_admin=False, meta={"webhook_id": msg_id})
+        message = IncomingMessage(
+            address=Address("webhook", channel),
+            text=text,
+            user=user,
+            is_admin=False,
+            meta={"webhook_id": msg_id},
+        )
         if callback:
             task = asyncio.ensure_future(self.reply_later(message, callback, msg_id))
             self.replies.add(task)
@@ -229,14 +235,20 @@ class WebhookRoutes:
     async def reply_later(self, message: IncomingMessage, url: str, msg_id: str) -> None:
         try:
             reply = await self.host.handle_message(message, platform=self.platform)
-            payload = {"type": "reply", "in_reply_to": msg_id, "text": reply.text,
-                       "outcome": reply.outcome,
-                       "user": message.user, "channel": message.address.channel}
+            payload = {
+                "type": "reply",
+                "in_reply_to": msg_id,
+                "text": reply.text,
+                "outcome": reply.outcome,
+                "user": message.user,
+                "channel": message.address.channel,
+            }
             secret = self.config.secret
             if not secret:  # never here: the request was verified with it
                 raise DeliveryError("platforms.webhook.secret: needed to sign the reply")
-            await post_signed(self.platform.session(), url, secret, payload,
-                              f"rpl_{uuid.uuid4().hex}")
+            await post_signed(
+                self.platform.session(), url, secret, payload, f"rpl_{uuid.uuid4().hex}"
+            )
             self.counters["callback", "delivered"] += 1
         except DeliveryError as exc:
             self.counters["callback", "failed"] += 1
@@ -259,8 +271,9 @@ def message_problem(data: dict[str, Any]) -> str | None:
     if not isinstance(user, str) or not user.strip() or len(user) > MAX_FIELD:
         return f"user must be a non-empty string of at most {MAX_FIELD} characters"
     channel = data.get("channel")
-    if channel is not None and (not isinstance(channel, str) or not channel.strip()
-                                or len(channel) > MAX_FIELD):
+    if channel is not None and (
+        not isinstance(channel, str) or not channel.strip() or len(channel) > MAX_FIELD
+    ):
         return f"channel must be a non-empty string of at most {MAX_FIELD} characters"
     callback = data.get("callback_url")
     if callback is not None:

@@ -14,9 +14,18 @@ async def fake_llm():
 @pytest.fixture
 async def openai_host(home, fake_llm):
     """A started host (no HTTP, no MCP) whose model is the fake OpenAI server."""
-    host = make_host(home, {"llm": {"provider": "openai", "model": "fake-model",
-                                    "base_url": fake_llm.openai_url, "api_key": "test-key"},
-                            "agent": {"approval": "ask"}})
+    host = make_host(
+        home,
+        {
+            "llm": {
+                "provider": "openai",
+                "model": "fake-model",
+                "base_url": fake_llm.openai_url,
+                "api_key": "test-key",
+            },
+            "agent": {"approval": "ask"},
+        },
+    )
     await host.start(serve_http=False, mcp=False, tick=False)
     yield host
     await host.stop()

@@ -29,17 +29,30 @@ async def test_chat_message_runs_a_multi_round_turn(tmp_path, home, fake_llm, pr
     (plugins / "greeter.py").write_text(PLUGIN)
     url = fake_llm.openai_url if provider == "openai" else fake_llm.anthropic_url
     config = tmp_path / "c.yaml"
-    config.write_text(textwrap.dedent(f"""
+    config.write_text(
+        textwrap.dedent(f"""
         llm: {{provider: {provider}, model: fake, base_url: '{url}', api_key: '${{env:FAKE_KEY}}'}}
         plugins: {{dirs: ['{plugins}']}}
         mcp: {{servers: {{weather: {{enabled: false}}}}}}
-    """))
-    fake_llm.script = [{"tool_calls": [{"name": "greet", "arguments": {"name": "ana"}}]},
-                       lambda body: {"text": "The tool said: " + last_tool_result(body)}]
+    """)
+    )
+    fake_llm.script = [
+        {"tool_calls": [{"name": "greet", "arguments": {"name": "ana"}}]},
+        lambda body: {"text": "The tool said: " + last_tool_result(body)},
+    ]
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config), "chat", "-m", "greet ana",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "FAKE_KEY": "test-key", "BOTHOST_HOME": str(home)})
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config),
+        "chat",
+        "-m",
+        "greet ana",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "FAKE_KEY": "test-key", "BOTHOST_HOME": str(home)},
+    )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0, err.decode()
     assert out.decode().strip() == "The tool said: hello ana"
@@ -47,6 +60,7 @@ async def test_chat_message_runs_a_multi_round_turn(tmp_path, home, fake_llm, pr
         tool_result = fake_llm.requests[1]["messages"][-1]["content"][0]
         assert tool_result["type"] == "tool_result" and tool_result["content"] == "hello ana"
     import sqlite3
+
     db = sqlite3.connect(home / "bothost.db")
     roles = [r[0] for r in db.execute("SELECT role FROM messages ORDER BY id")]
     assert roles == ["user", "assistant", "tool", "assistant"]

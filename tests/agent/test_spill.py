@@ -47,7 +47,9 @@ async def test_turn_goes_on_when_the_spill_cannot_be_written(openai_host, fake_l
         return "z" * 5000
 
     openai_host.registry.register(dump)
-    fake_llm.script = [{"tool_calls": [{"name": "dump", "arguments": {}}]},
-                       lambda body: {"text": "saw: " + last_tool_result(body)[-80:]}]
+    fake_llm.script = [
+        {"tool_calls": [{"name": "dump", "arguments": {}}]},
+        lambda body: {"text": "saw: " + last_tool_result(body)[-80:]},
+    ]
     reply = (await openai_host.handle_message(message("dump"))).text
     assert reply.startswith("saw: ") and "could not be saved" in reply

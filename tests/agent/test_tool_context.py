@@ -31,8 +31,7 @@ class InterfaceOnly:
 
 
 def context(host, admin=True) -> ToolContext:
-    session = Session(id="test:tools", address=Address("test", "tools"), user="u1",
-                      is_admin=admin)
+    session = Session(id="test:tools", address=Address("test", "tools"), user="u1", is_admin=admin)
     return ToolContext(session=session, host=InterfaceOnly(host))
 
 
@@ -82,8 +81,15 @@ async def test_admin_tools_change_mcp_servers_through_the_interface(home, monkey
     try:
         ctx = context(host)
         env = {"PYTHONPATH": str(Path(CAPS_SERVER).parents[2])}
-        added = await run(host, "register_mcp", ctx, name="caps2", command=sys.executable,
-                          args=[CAPS_SERVER], env=env)
+        added = await run(
+            host,
+            "register_mcp",
+            ctx,
+            name="caps2",
+            command=sys.executable,
+            args=[CAPS_SERVER],
+            env=env,
+        )
         assert added.startswith("MCP server caps2: ready") and "5 tools" in added
         assert "caps2" in {s["name"] for s in await run(host, "list_items", ctx)}
         toggled = await run(host, "toggle_item", ctx, name="caps2", enabled=False)

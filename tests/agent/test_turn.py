@@ -37,8 +37,9 @@ async def test_multi_round_turn_streams_and_persists(openai_host, fake_llm):
     assert len(chunks) > 2 and "".join(chunks) == "Let me greet.Result: hello ana"
     sent_tools = [t["function"]["name"] for t in fake_llm.requests[0]["tools"]]
     assert sent_tools == sorted(sent_tools) and "greet" in sent_tools
-    rows = openai_host.store.call(lambda db: list(db.query(
-        "SELECT role, content FROM messages ORDER BY id")))
+    rows = openai_host.store.call(
+        lambda db: list(db.query("SELECT role, content FROM messages ORDER BY id"))
+    )
     assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
     calls = openai_host.store.call(lambda db: list(db["tool_calls"].rows))
     assert calls[0]["tool"] == "greet" and json.loads(calls[0]["arguments"]) == {"name": "ana"}
@@ -56,10 +57,16 @@ async def test_tool_errors_are_results(openai_host, fake_llm):
 
     openai_host.registry.register(expected)
     openai_host.registry.register(unexpected)
-    fake_llm.script = [{"tool_calls": [{"name": "expected", "arguments": {}},
-                                       {"name": "unexpected", "arguments": {}},
-                                       {"name": "missing", "arguments": {}}]},
-                       {"text": "done"}]
+    fake_llm.script = [
+        {
+            "tool_calls": [
+                {"name": "expected", "arguments": {}},
+                {"name": "unexpected", "arguments": {}},
+                {"name": "missing", "arguments": {}},
+            ]
+        },
+        {"text": "done"},
+    ]
     assert (await openai_host.handle_message(message("go"))).text == "done"
     tool_messages = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
     assert "the printer is on fire" in tool_messages[0]["content"]
@@ -115,9 +122,15 @@ async def test_pure_calls_of_one_round_run_concurrently(openai_host, fake_llm):
         return side
 
     openai_host.registry.register(meet, timeout=5)
-    fake_llm.script = [{"tool_calls": [{"name": "meet", "arguments": {"side": "a"}},
-                                       {"name": "meet", "arguments": {"side": "b"}}]},
-                       {"text": "met"}]
+    fake_llm.script = [
+        {
+            "tool_calls": [
+                {"name": "meet", "arguments": {"side": "a"}},
+                {"name": "meet", "arguments": {"side": "b"}},
+            ]
+        },
+        {"text": "met"},
+    ]
     assert (await openai_host.handle_message(message("go"))).text == "met"
     results = [m["content"] for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
     assert results == ["a", "b"]
@@ -159,8 +172,9 @@ async def test_stop_cancels_the_running_turn_and_keeps_the_transcript(openai_hos
     await asyncio.wait_for(started.wait(), 5)
     assert (await openai_host.handle_message(message("stop"))).outcome is Outcome.STOPPED
     assert (await asyncio.wait_for(turn, 5)).outcome is Outcome.STOPPED
-    roles = openai_host.store.call(lambda db: [r["role"] for r in db.query(
-        "SELECT role FROM messages ORDER BY id")])
+    roles = openai_host.store.call(
+        lambda db: [r["role"] for r in db.query("SELECT role FROM messages ORDER BY id")]
+    )
     assert roles[:2] == ["user", "assistant"]
 
 

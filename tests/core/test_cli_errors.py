@@ -20,15 +20,21 @@ import yaml
 
 from bothost.store import Store, core_migrations
 
-QUIET = ("platforms: {web: {port: 0}, console: {enabled: false}}\n"
-         "mcp: {servers: {weather: {enabled: false}}}\n")
+QUIET = (
+    "platforms: {web: {port: 0}, console: {enabled: false}}\n"
+    "mcp: {servers: {weather: {enabled: false}}}\n"
+)
 COMMAND_TIMEOUT = 60  # the alias bomb hung for minutes before it was bounded
 
 
 def bothost(*args: str, home: Path, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    return subprocess.run([*prefix, sys.executable, "-m", "bothost", "--home", str(home), *args],
-                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "bothost", "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def no_overrides() -> tuple[str, ...]:
@@ -41,8 +47,9 @@ def no_overrides() -> tuple[str, ...]:
     return (setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner")
 
 
-def assert_one_line(args: list[str], home: Path, status: int, *, contains: str = "",
-                    prefix: tuple[str, ...] = ()) -> str:
+def assert_one_line(
+    args: list[str], home: Path, status: int, *, contains: str = "", prefix: tuple[str, ...] = ()
+) -> str:
     """Run the command plain and with -v; return the one line it printed."""
     result = bothost(*args, home=home, prefix=prefix)
     err = result.stderr.rstrip("\n")
@@ -65,12 +72,19 @@ def config_file(tmp_path: Path, text: str) -> str:
 
 # --- config errors known only to plugins (exit 2) --------------------------------------------
 
-@pytest.mark.parametrize("command", [["config", "show"], ["doctor"], ["chat", "-m", "hi"],
-                                     ["tick"], ["mcp", "list"], ["run"]])
+
+@pytest.mark.parametrize(
+    "command",
+    [["config", "show"], ["doctor"], ["chat", "-m", "hi"], ["tick"], ["mcp", "list"], ["run"]],
+)
 def test_unknown_llm_provider_is_a_config_error(tmp_path, home, command):
     config = config_file(tmp_path, "llm: {provider: opnai}\n")
-    line = assert_one_line(["--config", config, *command], home, 2,
-                           contains=f"{config}: llm.provider: unknown provider 'opnai'")
+    line = assert_one_line(
+        ["--config", config, *command],
+        home,
+        2,
+        contains=f"{config}: llm.provider: unknown provider 'opnai'",
+    )
     assert "did you mean 'openai'" in line
     assert not (home / "bothost.db").exists()  # a config error writes nothing
 
@@ -78,21 +92,30 @@ def test_unknown_llm_provider_is_a_config_error(tmp_path, home, command):
 @pytest.mark.parametrize("command", [["config", "show"], ["doctor"], ["tick"]])
 def test_bad_tick_rule_is_a_config_error(tmp_path, home, command):
     config = config_file(tmp_path, "tick: {rules: [{match: {sender: x}, priority: high}]}\n")
-    assert_one_line(["--config", config, *command], home, 2,
-                    contains=f"{config}: tick.rules[0].match: unknown match key 'sender'")
+    assert_one_line(
+        ["--config", config, *command],
+        home,
+        2,
+        contains=f"{config}: tick.rules[0].match: unknown match key 'sender'",
+    )
 
 
 @pytest.mark.parametrize("command", [["config", "show"], ["doctor"], ["tick"]])
 def test_unknown_deliver_to_platform_is_a_config_error(tmp_path, home, command):
     config = config_file(tmp_path, "tick: {deliver_to: ['web:briefings', 'slak:C1']}\n")
-    line = assert_one_line(["--config", config, *command], home, 2,
-                           contains=f"{config}: tick.deliver_to[1]: no platform 'slak'")
+    line = assert_one_line(
+        ["--config", config, *command],
+        home,
+        2,
+        contains=f"{config}: tick.deliver_to[1]: no platform 'slak'",
+    )
     assert "did you mean 'slack'" in line
 
 
 def test_deliver_to_console_and_registered_platforms_pass(tmp_path, home):
-    config = config_file(tmp_path, "tick: {deliver_to: ['console:', 'web:briefings', 'slack:C1',"
-                                   " 'webhook:ops']}\n")
+    config = config_file(
+        tmp_path, "tick: {deliver_to: ['console:', 'web:briefings', 'slack:C1', 'webhook:ops']}\n"
+    )
     result = bothost("--config", config, "config", "show", home=home)
     assert result.returncode == 0, result.stderr
 
@@ -100,29 +123,37 @@ def test_deliver_to_console_and_registered_platforms_pass(tmp_path, home):
 def test_plugin_error_names_the_file_of_the_home_config(tmp_path, home):
     (home / "bothost.yaml").write_text("llm: {provider: opnai}\n")
     config = config_file(tmp_path, "")
-    assert_one_line(["--config", config, "config", "show"], home, 2,
-                    contains=f"{home / 'bothost.yaml'}: llm.provider")
+    assert_one_line(
+        ["--config", config, "config", "show"],
+        home,
+        2,
+        contains=f"{home / 'bothost.yaml'}: llm.provider",
+    )
 
 
 # --- unreadable config files (exit 2) ------------------------------------------------------
 
+
 def test_config_with_invalid_utf8(tmp_path, home):
     path = tmp_path / "c.yaml"
-    path.write_bytes(b"llm: {model: \"\xff\xfe\"}\n")
-    assert_one_line(["--config", str(path), "config", "show"], home, 2,
-                    contains=f"{path}: not valid UTF-8")
+    path.write_bytes(b'llm: {model: "\xff\xfe"}\n')
+    assert_one_line(
+        ["--config", str(path), "config", "show"], home, 2, contains=f"{path}: not valid UTF-8"
+    )
 
 
 def test_config_from_dev_zero_is_refused_by_size(home):
-    assert_one_line(["--config", "/dev/zero", "config", "show"], home, 2,
-                    contains="/dev/zero: larger than")
+    assert_one_line(
+        ["--config", "/dev/zero", "config", "show"], home, 2, contains="/dev/zero: larger than"
+    )
 
 
 def test_config_over_the_size_cap(tmp_path, home):
     path = tmp_path / "big.yaml"
     path.write_text("# padding\n" * 200_000)
-    assert_one_line(["--config", str(path), "config", "show"], home, 2,
-                    contains=f"{path}: larger than")
+    assert_one_line(
+        ["--config", str(path), "config", "show"], home, 2, contains=f"{path}: larger than"
+    )
 
 
 def test_yaml_alias_bomb_is_refused(tmp_path, home):
@@ -131,8 +162,9 @@ def test_yaml_alias_bomb_is_refused(tmp_path, home):
         lines.append(f"{name}: &{name} [{','.join(['*' + prev] * 9)}]")
     path = tmp_path / "bomb.yaml"
     path.write_text("\n".join(lines) + "\n")
-    assert_one_line(["--config", str(path), "config", "show"], home, 2,
-                    contains=f"{path}: too many values")
+    assert_one_line(
+        ["--config", str(path), "config", "show"], home, 2, contains=f"{path}: too many values"
+    )
 
 
 def test_recursive_yaml_alias_is_refused(tmp_path, home):
@@ -149,20 +181,29 @@ def test_deeply_nested_yaml_is_refused(tmp_path, home):
 
 def test_anchors_within_bounds_still_work(tmp_path, home):
     path = tmp_path / "c.yaml"
-    path.write_text(QUIET + "tick: {deliver_to: &t ['web:briefings']}\n"
-                    "plugins: {disabled: *t}\n")
+    path.write_text(QUIET + "tick: {deliver_to: &t ['web:briefings']}\nplugins: {disabled: *t}\n")
     result = bothost("--config", str(path), "config", "show", "--json", home=home)
     assert result.returncode == 0, result.stderr
 
 
 # --- the database (exit 1) ------------------------------------------------------------------
 
+
 def make_db(home: Path) -> Path:
     path = home / "bothost.db"
     store = Store(path, core_migrations())
-    store.call(lambda db: db["events"].insert_all(
-        {"source": "s", "type": "t", "payload": json.dumps({"pad": "x" * 500}), "received_at": 1.0,
-         "dedupe_key": f"k{i}"} for i in range(200)))
+    store.call(
+        lambda db: db["events"].insert_all(
+            {
+                "source": "s",
+                "type": "t",
+                "payload": json.dumps({"pad": "x" * 500}),
+                "received_at": 1.0,
+                "dedupe_key": f"k{i}",
+            }
+            for i in range(200)
+        )
+    )
     store.close()  # the last connection checkpoints the WAL into the file
     return path
 
@@ -197,9 +238,12 @@ def test_database_from_a_newer_bothost_migration_record(home):
         conn.execute("INSERT INTO _migrations VALUES ('core', 99, 'from the future', 0)")
     conn.close()
     before = path.read_bytes()
-    line = assert_one_line(["events", "list"], home, 1,
-                           contains="created by a newer bothost (schema 99, this one knows 1); "
-                                    "upgrade bothost")
+    line = assert_one_line(
+        ["events", "list"],
+        home,
+        1,
+        contains="created by a newer bothost (schema 99, this one knows 1); upgrade bothost",
+    )
     assert str(path) in line
     assert path.read_bytes() == before  # never migrated down or used
 
@@ -214,6 +258,7 @@ def test_database_from_a_newer_bothost_user_version(home):
 
 # --- the home directory (exit 1) ------------------------------------------------------------
 
+
 def test_home_that_cannot_be_created(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -225,8 +270,13 @@ def test_home_under_an_unwritable_directory(tmp_path):
     parent.mkdir()
     parent.chmod(0o500)
     try:
-        assert_one_line(["events", "list"], parent / "home", 1, contains=str(parent / "home"),
-                        prefix=no_overrides())
+        assert_one_line(
+            ["events", "list"],
+            parent / "home",
+            1,
+            contains=str(parent / "home"),
+            prefix=no_overrides(),
+        )
     finally:
         parent.chmod(0o700)
 
@@ -238,13 +288,15 @@ def test_home_of_another_user(tmp_path, mode, problem):
     home = tmp_path / "home"
     home.mkdir(mode=mode)
     os.chown(home, 65534, 65534)
-    assert_one_line(["events", "list"], home, 1, contains=f"{home}: {problem}",
-                    prefix=no_overrides())
+    assert_one_line(
+        ["events", "list"], home, 1, contains=f"{home}: {problem}", prefix=no_overrides()
+    )
 
 
 def test_valid_config_still_runs(tmp_path, home):
-    config = config_file(tmp_path, "tick: {rules: [{match: {payload.from: '*@corp'}, "
-                                   "priority: high}]}\n")
+    config = config_file(
+        tmp_path, "tick: {rules: [{match: {payload.from: '*@corp'}, priority: high}]}\n"
+    )
     result = bothost("--config", config, "tick", home=home)
     assert result.returncode == 0, result.stderr
     assert yaml.safe_load(bothost("--config", config, "config", "show", home=home).stdout)
@@ -260,7 +312,12 @@ def test_an_unexpected_error_is_one_line_too(tmp_path, home):
         "def register_commands(cli):\n"
         "    @cli.command('explode')\n"
         "    def explode():\n"
-        "        raise KeyError('the bug')\n")
+        "        raise KeyError('the bug')\n"
+    )
     config = config_file(tmp_path, f"plugins: {{dirs: ['{plugins}']}}\n")
-    assert_one_line(["--config", config, "explode"], home, 1,
-                    contains="unexpected KeyError (bothost -v COMMAND shows where): 'the bug'")
+    assert_one_line(
+        ["--config", config, "explode"],
+        home,
+        1,
+        contains="unexpected KeyError (bothost -v COMMAND shows where): 'the bug'",
+    )

@@ -22,7 +22,10 @@ def test_packaged_default_is_offline_with_weather(home):
 
 
 def test_sources_merge_in_order(home, tmp_path):
-    write(home / "bothost.yaml", "agent: {max_rounds: 5, approval: allow}\ntick: {schedules: ['0 8 * * *']}\n")
+    write(
+        home / "bothost.yaml",
+        "agent: {max_rounds: 5, approval: allow}\ntick: {schedules: ['0 8 * * *']}\n",
+    )
     extra = write(tmp_path / "extra.yaml", "agent: {max_rounds: 7}\ntick: {schedules: []}\n")
     config = load(extra, home)
     assert config.agent.max_rounds == 7
@@ -40,14 +43,17 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
     assert "did you mean 'bot_token'" in message
 
 
-@pytest.mark.parametrize("text,path,expected", [
-    ("agent: {max_rounds: many}", "agent.max_rounds", "an integer"),
-    ("agent: {approval: sometimes}", "agent.approval", "one of ask, allow, read-only"),
-    ("tick: {interval: soon}", "tick.interval", "a duration"),
-    ("plugins: {dirs: notalist}", "plugins.dirs", "a list"),
-    ("mcp: {servers: {x: {command: a, url: http://b}}}", "mcp.servers.x", "exactly one"),
-    ("tick: {deliver_to: [nowhere]}", "tick.deliver_to[0]", "platform:channel"),
-])
+@pytest.mark.parametrize(
+    "text,path,expected",
+    [
+        ("agent: {max_rounds: many}", "agent.max_rounds", "an integer"),
+        ("agent: {approval: sometimes}", "agent.approval", "one of ask, allow, read-only"),
+        ("tick: {interval: soon}", "tick.interval", "a duration"),
+        ("plugins: {dirs: notalist}", "plugins.dirs", "a list"),
+        ("mcp: {servers: {x: {command: a, url: http://b}}}", "mcp.servers.x", "exactly one"),
+        ("tick: {deliver_to: [nowhere]}", "tick.deliver_to[0]", "platform:channel"),
+    ],
+)
 def test_type_errors_name_the_key_path(home, tmp_path, text, path, expected):
     with pytest.raises(ConfigError) as err:
         load(write(tmp_path / "c.yaml", text), home)
@@ -61,8 +67,9 @@ def test_durations_parse(home, tmp_path):
 
 def test_env_interpolation(home, tmp_path, monkeypatch):
     monkeypatch.setenv("TEST_KEY", "sk-123")
-    config = load(write(tmp_path / "c.yaml",
-                        "llm: {provider: openai, api_key: '${env:TEST_KEY}'}\n"), home)
+    config = load(
+        write(tmp_path / "c.yaml", "llm: {provider: openai, api_key: '${env:TEST_KEY}'}\n"), home
+    )
     assert config.llm.api_key == "sk-123"
 
 
@@ -71,14 +78,21 @@ def test_unset_env_is_an_error_only_when_enabled(home, tmp_path, monkeypatch):
     off = "platforms: {slack: {enabled: false, bot_token: '${env:NOPE_TOKEN}'}}\n"
     assert load(write(tmp_path / "a.yaml", off), home).platforms.slack.bot_token is None
     on = "platforms: {slack: {enabled: true, bot_token: '${env:NOPE_TOKEN}'}}\n"
-    with pytest.raises(ConfigError, match="platforms.slack.bot_token: environment variable NOPE_TOKEN"):
+    with pytest.raises(
+        ConfigError, match="platforms.slack.bot_token: environment variable NOPE_TOKEN"
+    ):
         load(write(tmp_path / "b.yaml", on), home)
 
 
 def test_secrets_are_masked():
-    masked = mask_secrets({"llm": {"api_key": "sk-1", "model": "m"},
-                           "mcp": {"servers": {"r": {"headers": {"Authorization": "Bearer x"},
-                                                     "env": {"A": "b"}}}}})
+    masked = mask_secrets(
+        {
+            "llm": {"api_key": "sk-1", "model": "m"},
+            "mcp": {
+                "servers": {"r": {"headers": {"Authorization": "Bearer x"}, "env": {"A": "b"}}}
+            },
+        }
+    )
     assert masked["llm"] == {"api_key": "***", "model": "m"}
     assert masked["mcp"]["servers"]["r"]["headers"] == {"Authorization": "***"}
     assert masked["mcp"]["servers"]["r"]["env"] == {"A": "***"}
@@ -88,8 +102,22 @@ def test_cli_config_error_exits_2_and_writes_nothing(tmp_path):
     home = tmp_path / "fresh-home"
     bad = write(tmp_path / "bad.yaml", "llm:\n  provder: openai\n")
     result = subprocess.run(
-        [sys.executable, "-m", "bothost", "--config", str(bad), "--home", str(home), "chat", "-m", "hi"],
-        capture_output=True, text=True, env={**os.environ, "BOTHOST_HOME": str(home)})
+        [
+            sys.executable,
+            "-m",
+            "bothost",
+            "--config",
+            str(bad),
+            "--home",
+            str(home),
+            "chat",
+            "-m",
+            "hi",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )
     assert result.returncode == 2
     assert "llm.provder" in result.stderr and "did you mean 'provider'" in result.stderr
     assert not home.exists()

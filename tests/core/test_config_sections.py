@@ -103,8 +103,10 @@ def plugin_dir(tmp_path: Path) -> Path:
 
 def config_text(plugin_dir: Path, discord: str, more: str = "") -> str:
     platforms = QUIET.splitlines()[0].removesuffix("}")  # the same platforms mapping
-    return (f"{platforms}, discord: {discord}{more}}}\n" + QUIET.splitlines()[1] + "\n"
-            f"plugins: {{dirs: ['{plugin_dir}']}}\n")
+    return (
+        f"{platforms}, discord: {discord}{more}}}\n" + QUIET.splitlines()[1] + "\n"
+        f"plugins: {{dirs: ['{plugin_dir}']}}\n"
+    )
 
 
 def write(path: Path, text: str) -> Path:
@@ -113,8 +115,9 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_a_plugin_section_is_typed_and_defaults_fill_in(home, tmp_path, plugin_dir):
-    path = write(tmp_path / "c.yaml", config_text(plugin_dir, "{enabled: true, token: t1, "
-                                                              "reconnect: 2m}"))
+    path = write(
+        tmp_path / "c.yaml", config_text(plugin_dir, "{enabled: true, token: t1, reconnect: 2m}")
+    )
     config = load(path, home)
     discord = config.platforms.discord
     assert (discord.enabled, discord.token, discord.reconnect) == (True, "t1", 120.0)
@@ -122,16 +125,20 @@ def test_a_plugin_section_is_typed_and_defaults_fill_in(home, tmp_path, plugin_d
     assert config.platforms.web.port == 0  # the first-party sections still read the same
 
 
-@pytest.mark.parametrize("discord,path,expected", [
-    ("{enabled: 'yes'}", "platforms.discord.enabled", "expected true or false, got 'yes'"),
-    ("{guilds: one}", "platforms.discord.guilds", "expected a list of strings"),
-    ("{reconnect: soon}", "platforms.discord.reconnect", "a duration"),
-    ("{mode: voice}", "platforms.discord.mode", "one of gateway, interactions"),
-    ("{tokn: x}", "platforms.discord.tokn", "did you mean 'token'"),
-    ("[1, 2]", "platforms.discord", "expected a mapping"),
-])
-def test_a_wrong_plugin_value_names_file_and_key_path(home, tmp_path, plugin_dir, discord,
-                                                      path, expected):
+@pytest.mark.parametrize(
+    "discord,path,expected",
+    [
+        ("{enabled: 'yes'}", "platforms.discord.enabled", "expected true or false, got 'yes'"),
+        ("{guilds: one}", "platforms.discord.guilds", "expected a list of strings"),
+        ("{reconnect: soon}", "platforms.discord.reconnect", "a duration"),
+        ("{mode: voice}", "platforms.discord.mode", "one of gateway, interactions"),
+        ("{tokn: x}", "platforms.discord.tokn", "did you mean 'token'"),
+        ("[1, 2]", "platforms.discord", "expected a mapping"),
+    ],
+)
+def test_a_wrong_plugin_value_names_file_and_key_path(
+    home, tmp_path, plugin_dir, discord, path, expected
+):
     bad = write(tmp_path / "bad.yaml", config_text(plugin_dir, discord))
     with pytest.raises(ConfigError) as err:
         load(bad, home)
@@ -156,7 +163,8 @@ def test_an_undeclared_platform_section_is_still_an_error(home, tmp_path, plugin
 
 
 def test_a_top_level_section_and_an_unknown_top_level_key(home, tmp_path):
-    (tmp_path / "pager.py").write_text(textwrap.dedent('''
+    (tmp_path / "pager.py").write_text(
+        textwrap.dedent("""
         from dataclasses import dataclass
         from bothost.hookspecs import hookimpl
 
@@ -168,7 +176,8 @@ def test_a_top_level_section_and_an_unknown_top_level_key(home, tmp_path):
         @hookimpl
         def register_config(register):
             register("pager", PagerConfig)
-    '''))
+    """)
+    )
     dirs = f"plugins: {{dirs: ['{tmp_path}']}}\n"
     config = load(write(tmp_path / "c.yaml", QUIET + dirs + "pager: {retries: 5}\n"), home)
     assert config.section("pager").retries == 5
@@ -180,20 +189,26 @@ def test_a_top_level_section_and_an_unknown_top_level_key(home, tmp_path):
         load(typo, home)
 
 
-def test_unset_env_in_a_disabled_plugin_section_is_no_error(home, tmp_path, plugin_dir,
-                                                           monkeypatch):
+def test_unset_env_in_a_disabled_plugin_section_is_no_error(
+    home, tmp_path, plugin_dir, monkeypatch
+):
     monkeypatch.delenv("NO_DISCORD_TOKEN", raising=False)
     off = write(tmp_path / "a.yaml", config_text(plugin_dir, "{token: '${env:NO_DISCORD_TOKEN}'}"))
     assert load(off, home).platforms.discord.token is None
-    on = write(tmp_path / "b.yaml", config_text(
-        plugin_dir, "{enabled: true, token: '${env:NO_DISCORD_TOKEN}'}"))
-    with pytest.raises(ConfigError, match="platforms.discord.token: environment variable "
-                                          "NO_DISCORD_TOKEN is not set"):
+    on = write(
+        tmp_path / "b.yaml",
+        config_text(plugin_dir, "{enabled: true, token: '${env:NO_DISCORD_TOKEN}'}"),
+    )
+    with pytest.raises(
+        ConfigError,
+        match="platforms.discord.token: environment variable NO_DISCORD_TOKEN is not set",
+    ):
         load(on, home)
 
 
 def test_two_plugins_cannot_own_one_section(home, tmp_path, plugin_dir):
-    (plugin_dir / "copycat.py").write_text(textwrap.dedent('''
+    (plugin_dir / "copycat.py").write_text(
+        textwrap.dedent("""
         from dataclasses import dataclass
         from bothost.hookspecs import hookimpl
 
@@ -204,38 +219,57 @@ def test_two_plugins_cannot_own_one_section(home, tmp_path, plugin_dir):
         @hookimpl
         def register_config(register):
             register("platforms.discord", Other)
-    '''))
+    """)
+    )
     path = write(tmp_path / "c.yaml", config_text(plugin_dir, "{}"))
     result = bothost("--config", str(path), "config", "show", home=home)
     assert result.returncode == 2, result.stderr
     assert "platforms.discord" in result.stderr and "copycat" in result.stderr
 
 
-@pytest.mark.parametrize("command", [["config", "show"], ["doctor"], ["run"], ["tick"],
-                                     ["chat", "-m", "hi"]])
+@pytest.mark.parametrize(
+    "command", [["config", "show"], ["doctor"], ["run"], ["tick"], ["chat", "-m", "hi"]]
+)
 def test_every_command_refuses_a_wrong_plugin_value(home, tmp_path, plugin_dir, command):
     config = write(tmp_path / "c.yaml", config_text(plugin_dir, "{enabled: 'yes'}"))
-    assert_one_line(["--config", str(config), *command], home, 2,
-                    contains=f"{config}: platforms.discord.enabled: expected true or false")
+    assert_one_line(
+        ["--config", str(config), *command],
+        home,
+        2,
+        contains=f"{config}: platforms.discord.enabled: expected true or false",
+    )
     assert not (home / "bothost.db").exists()  # a config error writes nothing
 
 
 def test_config_show_masks_the_plugin_section(home, tmp_path, plugin_dir):
-    config = write(tmp_path / "c.yaml", config_text(plugin_dir, f"{{enabled: true, token: "
-                                                              f"{TOKEN}, guilds: [g1], "
-                                                              f"invite: {TOKEN}-i}}"))
-    result = CliRunner().invoke(cli, ["--config", str(config), "config", "show", "--json"],
-                                catch_exceptions=False)
+    config = write(
+        tmp_path / "c.yaml",
+        config_text(
+            plugin_dir, f"{{enabled: true, token: {TOKEN}, guilds: [g1], invite: {TOKEN}-i}}"
+        ),
+    )
+    result = CliRunner().invoke(
+        cli, ["--config", str(config), "config", "show", "--json"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     shown = json.loads(result.stdout)
-    assert shown["platforms"]["discord"] == {"enabled": True, "token": "***", "guilds": ["g1"],
-                                             "invite": "***"}
+    assert shown["platforms"]["discord"] == {
+        "enabled": True,
+        "token": "***",
+        "guilds": ["g1"],
+        "invite": "***",
+    }
     assert TOKEN not in result.output
 
 
 async def test_the_host_starts_the_platform_with_its_section(home, tmp_path, plugin_dir):
-    host = make_host(home, {"plugins": {"dirs": [str(plugin_dir)]},
-                            "platforms": {"discord": {"enabled": True, "token": TOKEN}}})
+    host = make_host(
+        home,
+        {
+            "plugins": {"dirs": [str(plugin_dir)]},
+            "platforms": {"discord": {"enabled": True, "token": TOKEN}},
+        },
+    )
     await host.start(serve_http=False, mcp=False, tick=False)
     try:
         assert "discord" in host.active
@@ -245,12 +279,23 @@ async def test_the_host_starts_the_platform_with_its_section(home, tmp_path, plu
 
 
 async def test_bothost_run_starts_the_platform_with_its_section(home, tmp_path, plugin_dir):
-    config = write(tmp_path / "c.yaml", config_text(
-        plugin_dir, f"{{enabled: true, token: {TOKEN}, guilds: [g1], reconnect: 5s}}"))
+    config = write(
+        tmp_path / "c.yaml",
+        config_text(plugin_dir, f"{{enabled: true, token: {TOKEN}, guilds: [g1], reconnect: 5s}}"),
+    )
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), "run",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "bothost",
+        "--home",
+        str(home),
+        "--config",
+        str(config),
+        "run",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         async with asyncio.timeout(60):
             while b"bothost is running" not in await process.stderr.readline():

@@ -40,10 +40,15 @@ def test_chat_without_the_console_plugin_says_so(home, tmp_path):
     from tests.core.test_cli_errors import assert_one_line
 
     config = tmp_path / "c.yaml"
-    config.write_text("plugins: {disabled: [console]}\n"
-                      "mcp: {servers: {weather: {enabled: false}}}\n")
-    assert_one_line(["--config", str(config), "chat", "-m", "hi"], home, 2,
-                    contains="bothost chat talks through the console plugin")
+    config.write_text(
+        "plugins: {disabled: [console]}\nmcp: {servers: {weather: {enabled: false}}}\n"
+    )
+    assert_one_line(
+        ["--config", str(config), "chat", "-m", "hi"],
+        home,
+        2,
+        contains="bothost chat talks through the console plugin",
+    )
 
 
 async def test_without_the_web_plugin_the_host_runs_and_listens_nowhere(home, tmp_path):
@@ -52,10 +57,12 @@ async def test_without_the_web_plugin_the_host_runs_and_listens_nowhere(home, tm
     from bothost.host import Host
 
     config_file = tmp_path / "c.yaml"
-    config_file.write_text("plugins: {disabled: [web]}\n"
-                           "platforms: {console: {enabled: false}}\n"
-                           "tick: {deliver_to: ['console:']}\n"
-                           "mcp: {servers: {weather: {enabled: false}}}\n")
+    config_file.write_text(
+        "plugins: {disabled: [web]}\n"
+        "platforms: {console: {enabled: false}}\n"
+        "tick: {deliver_to: ['console:']}\n"
+        "mcp: {servers: {weather: {enabled: false}}}\n"
+    )
     config = load(config_file, home)
     assert config.platforms.get("web") is None and "console" in config.platforms
     pm = new_plugin_manager()

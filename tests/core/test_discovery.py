@@ -39,7 +39,9 @@ def test_directory_plugins_module_and_package(tmp_path):
     (package / "impl.py").write_text(TOOL_PLUGIN.replace("shout", "whisper"))
     pm = new_plugin_manager()
     infos = names(load_plugins(pm, [str(tmp_path)]))
-    assert infos["shouter"].origin.startswith("dir:") and infos["shouter"].hooks == ["register_tools"]
+    assert infos["shouter"].origin.startswith("dir:") and infos["shouter"].hooks == [
+        "register_tools"
+    ]
     assert infos["pkgplugin"].hooks == ["register_tools"]
 
 
@@ -60,13 +62,15 @@ def test_broken_third_party_plugin_is_reported_and_skipped(tmp_path):
 
 
 def test_misspelled_hook_fails_loudly(tmp_path):
-    (tmp_path / "typo.py").write_text(textwrap.dedent('''
+    (tmp_path / "typo.py").write_text(
+        textwrap.dedent("""
         from bothost.hookspecs import hookimpl
 
         @hookimpl
         def register_tool(register):
             pass
-    '''))
+    """)
+    )
     with pytest.raises(DiscoveryError, match="typo.*register_tool"):
         load_plugins(new_plugin_manager(), [str(tmp_path)])
 
@@ -86,8 +90,12 @@ def test_entry_point_plugins(tmp_path, monkeypatch):
 
 
 def bothost(home, *args):
-    return subprocess.run([sys.executable, "-m", "bothost", "--home", str(home), *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "bothost", "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_directory_tool_listed_and_callable_from_the_cli(tmp_path, home):
@@ -95,7 +103,9 @@ def test_directory_tool_listed_and_callable_from_the_cli(tmp_path, home):
     plugins.mkdir()
     (plugins / "shouter.py").write_text(TOOL_PLUGIN)
     config = tmp_path / "c.yaml"
-    config.write_text(f"plugins: {{dirs: ['{plugins}']}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n")
+    config.write_text(
+        f"plugins: {{dirs: ['{plugins}']}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
+    )
     tools = bothost(home, "--config", str(config), "chat", "-m", "tools")
     assert tools.returncode == 0 and "shout — Upper-case some text." in tools.stdout
     called = bothost(home, "--config", str(config), "chat", "-m", 'call shout {"text": "hi there"}')
@@ -107,5 +117,7 @@ def test_directory_tool_listed_and_callable_from_the_cli(tmp_path, home):
 def test_plugins_lists_mcp_servers_as_plugins(home):
     listed = json.loads(bothost(home, "plugins", "--json").stdout)
     by_name = {p["name"]: p for p in listed}
-    assert by_name["mcp:weather"]["origin"] == "mcp:config" and not by_name["mcp:weather"]["disabled"]
+    assert (
+        by_name["mcp:weather"]["origin"] == "mcp:config" and not by_name["mcp:weather"]["disabled"]
+    )
     assert by_name["mcp:gmail"]["disabled"]

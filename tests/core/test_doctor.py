@@ -14,14 +14,20 @@ from tests.helpers import free_port
 
 
 def doctor(home, config):
-    return subprocess.run([sys.executable, "-m", "bothost", "--home", str(home), "--config",
-                           str(config), "doctor"], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_doctor_passes_on_a_healthy_setup(home, tmp_path):
     config = tmp_path / "c.yaml"
-    config.write_text("mcp: {servers: {weather: {enabled: false}}}\n"
-                      f"platforms: {{web: {{port: {free_port()}}}}}\n")
+    config.write_text(
+        "mcp: {servers: {weather: {enabled: false}}}\n"
+        f"platforms: {{web: {{port: {free_port()}}}}}\n"
+    )
     result = doctor(home, config)
     assert result.returncode == 0, result.stdout
     assert "ok  database" in result.stdout and "offline agent" in result.stdout
@@ -29,9 +35,11 @@ def test_doctor_passes_on_a_healthy_setup(home, tmp_path):
 
 def test_doctor_names_what_is_wrong_and_the_fix(home, tmp_path):
     config = tmp_path / "c.yaml"
-    config.write_text("llm: {provider: anthropic}\n"
-                      "mcp: {servers: {weather: {enabled: false},"
-                      " broken: {command: /bin/false}, missing: {command: no-such-mcp-server}}}\n")
+    config.write_text(
+        "llm: {provider: anthropic}\n"
+        "mcp: {servers: {weather: {enabled: false},"
+        " broken: {command: /bin/false}, missing: {command: no-such-mcp-server}}}\n"
+    )
     result = doctor(home, config)
     assert result.returncode == 1
     out = result.stdout
@@ -41,16 +49,31 @@ def test_doctor_names_what_is_wrong_and_the_fix(home, tmp_path):
     assert "!!  mcp broken:" in out and "bothost mcp logs broken" in out
 
 
-QUIET = ("platforms: {web: {port: 0}, console: {enabled: false}}\n"
-         "mcp: {servers: {weather: {enabled: false}}}\n")
+QUIET = (
+    "platforms: {web: {port: 0}, console: {enabled: false}}\n"
+    "mcp: {servers: {weather: {enabled: false}}}\n"
+)
 
 
 def run_doctor(home, tmp_path, text, *options):
     config = tmp_path / "d.yaml"
     config.write_text(QUIET + text)
-    return subprocess.run([sys.executable, "-m", "bothost", "--home", str(home), "--config",
-                           str(config), "doctor", *options],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bothost",
+            "--home",
+            str(home),
+            "--config",
+            str(config),
+            "doctor",
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def line(out, check):
@@ -82,8 +105,11 @@ async def test_doctor_asks_the_llm_for_one_token(home, tmp_path):
 
 
 def test_doctor_checks_each_deliver_to_target(home, tmp_path):
-    result = run_doctor(home, tmp_path, "tick: {deliver_to: ['console:', 'web:briefings', "
-                                        "'slack:C1', 'webhook:ops']}\n")
+    result = run_doctor(
+        home,
+        tmp_path,
+        "tick: {deliver_to: ['console:', 'web:briefings', 'slack:C1', 'webhook:ops']}\n",
+    )
     assert result.returncode == 1
     out = result.stdout
     assert line(out, "deliver_to console:").startswith("ok ")
@@ -118,8 +144,9 @@ def test_doctor_refuses_a_database_from_a_newer_bothost(home, tmp_path):
     conn.close()
     result = run_doctor(home, tmp_path, "")
     assert result.returncode == 1
-    assert "created by a newer bothost (schema 5, this one knows 1)" in line(result.stdout,
-                                                                             "database")
+    assert "created by a newer bothost (schema 5, this one knows 1)" in line(
+        result.stdout, "database"
+    )
 
 
 def test_doctor_reports_a_web_port_in_use(home, tmp_path):
@@ -137,9 +164,18 @@ async def test_doctor_accepts_the_port_of_the_running_host(home, tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text(QUIET.replace("port: 0", f"port: {port}"))
     host = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), "run",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "bothost",
+        "--home",
+        str(home),
+        "--config",
+        str(config),
+        "run",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         async with asyncio.timeout(60):
             while b"bothost is running" not in await host.stderr.readline():
@@ -161,9 +197,23 @@ def test_doctor_reports_a_home_it_cannot_write(tmp_path):
     os.chown(home, 65534, 65534)
     config = tmp_path / "d.yaml"
     config.write_text(QUIET)
-    result = subprocess.run(["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner",
-                             sys.executable, "-m", "bothost", "--home", str(home), "--config",
-                             str(config), "doctor", "--offline"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            "setpriv",
+            "--bounding-set=-dac_override,-dac_read_search,-fowner",
+            sys.executable,
+            "-m",
+            "bothost",
+            "--home",
+            str(home),
+            "--config",
+            str(config),
+            "doctor",
+            "--offline",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1, result.stderr
     assert "not writable" in line(result.stdout, "home"), result.stdout

@@ -7,8 +7,11 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 
 
 def specs():
-    return [name for name, obj in vars(hookspecs).items()
-            if inspect.isfunction(obj) and hasattr(obj, "bothost_spec")]
+    return [
+        name
+        for name, obj in vars(hookspecs).items()
+        if inspect.isfunction(obj) and hasattr(obj, "bothost_spec")
+    ]
 
 
 def test_every_hook_is_documented_in_docs():
@@ -24,6 +27,18 @@ def test_every_hook_has_a_docstring_saying_sync_or_async():
 
 
 def test_the_contract_hooks_exist():
-    assert {"register_platforms", "register_llm_providers", "register_tools", "register_routes",
-            "register_commands", "register_migrations", "startup", "shutdown", "on_message",
-            "event_received", "on_briefing", "system_prompt", "approve_tool_call"} <= set(specs())
+    assert {
+        "register_platforms",
+        "register_llm_providers",
+        "register_tools",
+        "register_routes",
+        "register_commands",
+        "register_migrations",
+        "startup",
+        "shutdown",
+        "on_message",
+        "event_received",
+        "on_briefing",
+        "system_prompt",
+        "approve_tool_call",
+    } <= set(specs())

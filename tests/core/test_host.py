@@ -16,7 +16,9 @@ async def test_http_app_starts_serves_and_stops(home):
         def register_routes(self, app):
             async def hello(request):
                 from aiohttp import web
+
                 return web.Response(text="hi from " + type(request.app[HOST]).__name__)
+
             app.router.add_get("/hello", hello)
 
     host.pm.register(Routes(), name="routes")

@@ -7,8 +7,10 @@ from bothost.logs import SecretFilter, secret_values
 def test_secrets_are_redacted_from_log_records(home, tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("MY_KEY", "sk-very-secret-123")
     config_file = tmp_path / "c.yaml"
-    config_file.write_text("llm: {provider: openai, api_key: '${env:MY_KEY}'}\n"
-                           "mcp: {servers: {r: {url: 'http://x', headers: {Authorization: 'Bearer tok-abcdef'}}}}\n")
+    config_file.write_text(
+        "llm: {provider: openai, api_key: '${env:MY_KEY}'}\n"
+        "mcp: {servers: {r: {url: 'http://x', headers: {Authorization: 'Bearer tok-abcdef'}}}}\n"
+    )
     secrets = secret_values(load(config_file, home))
     assert {"sk-very-secret-123", "Bearer tok-abcdef"} <= secrets
     logger = logging.getLogger("test.redaction")

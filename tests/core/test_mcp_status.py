@@ -21,28 +21,46 @@ HEALTH_WAIT = 60.0  # the weather server starts as a child of the host
 
 
 def bothost(home, config, *args):
-    return subprocess.run([sys.executable, "-m", "bothost", "--home", str(home), "--config",
-                           str(config), *args], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 async def test_cli_commands_leave_the_running_hosts_status_alone(tmp_path, home):
     port = free_port()
     config = tmp_path / "c.yaml"
-    config.write_text(f"platforms: {{web: {{port: {port}}}, console: {{enabled: false}}}}\n"
-                      "mcp: {servers: {weather: {env: {WEATHER_API_BASE: "
-                      f"'http://127.0.0.1:{free_port()}'}}}}}}}}\n")
+    config.write_text(
+        f"platforms: {{web: {{port: {port}}}, console: {{enabled: false}}}}\n"
+        "mcp: {servers: {weather: {env: {WEATHER_API_BASE: "
+        f"'http://127.0.0.1:{free_port()}'}}}}}}}}\n"
+    )
     log = (tmp_path / "run.log").open("wb")
     host = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), "run",
-        stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log)
+        sys.executable,
+        "-m",
+        "bothost",
+        "--home",
+        str(home),
+        "--config",
+        str(config),
+        "run",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+    )
     try:
         seen: dict = {}
 
         async def weather_ready() -> bool:
             try:
-                async with aiohttp.ClientSession() as client, client.get(
-                        f"http://127.0.0.1:{port}/healthz") as response:
+                async with (
+                    aiohttp.ClientSession() as client,
+                    client.get(f"http://127.0.0.1:{port}/healthz") as response,
+                ):
                     seen.update(await response.json())
             except aiohttp.ClientError:
                 return False

@@ -20,8 +20,9 @@ async def host(home):
 
 
 async def say(host, address: Address, text: str) -> None:
-    await host.handle_message(IncomingMessage(address=address, text=text, user="ana",
-                                              is_admin=True))
+    await host.handle_message(
+        IncomingMessage(address=address, text=text, user="ana", is_admin=True)
+    )
 
 
 async def test_transcript_and_session_after_turns(host):
@@ -32,12 +33,18 @@ async def test_transcript_and_session_after_turns(host):
     await say(host, there, "help")
     session = await host.queries.session(here)
     assert (session.id, session.platform, session.channel, session.user) == (
-        "web:q", "web", "q", "ana")
+        "web:q",
+        "web",
+        "q",
+        "ana",
+    )
     lines = await host.queries.transcript(here)
     assert [m.role for m in lines] == ["user", "assistant", "user", "assistant"]
     assert lines[0].text == "help" and lines[0].at <= lines[-1].at
     assert [m.text for m in await host.queries.transcript(here, limit=2)] == [
-        'call read_output {"ref": "missing"}', lines[-1].text]
+        'call read_output {"ref": "missing"}',
+        lines[-1].text,
+    ]
     calls = await host.queries.tool_calls()
     assert [(c.session, c.tool, c.is_error) for c in calls] == [("web:q", "read_output", True)]
     figures = await host.queries.figures()
@@ -46,13 +53,21 @@ async def test_transcript_and_session_after_turns(host):
 
 
 async def test_events_counts_and_feedback(host):
-    ids = [await host.ingest_event("ops", "alert", {"id": str(n), "host": "db-1"})
-           for n in range(3)]
+    ids = [
+        await host.ingest_event("ops", "alert", {"id": str(n), "host": "db-1"}) for n in range(3)
+    ]
     assert await host.queries.queue_counts() == {
-        "pending": 3, "claimed": 0, "snoozed": 0, "done": 0, "failed": 0}
+        "pending": 3,
+        "claimed": 0,
+        "snoozed": 0,
+        "done": 0,
+        "failed": 0,
+    }
     rows = await host.queries.events([ids[2], ids[0], 999_999])
     assert [(e.id, e.source, e.payload["id"], e.status) for e in rows] == [
-        (ids[0], "ops", "0", "pending"), (ids[2], "ops", "2", "pending")]
+        (ids[0], "ops", "0", "pending"),
+        (ids[2], "ops", "2", "pending"),
+    ]
     assert await host.queries.acknowledge([ids[0]]) == 1
     assert await host.queries.acknowledge([ids[0]]) == 0  # idempotent
     assert await host.queries.snooze([ids[1]], until=2e9) == 1
@@ -61,7 +76,10 @@ async def test_events_counts_and_feedback(host):
     mute = await host.queries.mute("ops", "alert", {"payload.host": "db-1"}, created_by="t")
     assert await host.queries.mute("ops", "alert", {"payload.host": "db-1"}) == mute
     assert (await host.queries.figures()).events_by_status == {
-        "done": 1, "snoozed": 1, "pending": 1}
+        "done": 1,
+        "snoozed": 1,
+        "pending": 1,
+    }
 
 
 async def test_webhook_receipts(host):
@@ -80,14 +98,18 @@ async def test_webhook_receipts(host):
 
 async def test_ticks_newest_first(host):
     def write(db):
-        db.execute("INSERT INTO ticks (trigger, started_at, finished_at, status, events,"
-                   " briefings) VALUES ('timer', 10, 12.5, 'ok', 2, 1)")
+        db.execute(
+            "INSERT INTO ticks (trigger, started_at, finished_at, status, events,"
+            " briefings) VALUES ('timer', 10, 12.5, 'ok', 2, 1)"
+        )
         db.execute("INSERT INTO ticks (trigger, started_at, status) VALUES ('cli', 20, 'running')")
 
     await host.store.run(write)
     ticks = await host.queries.ticks()
     assert [(t.trigger, t.status, t.finished_at) for t in ticks] == [
-        ("cli", "running", None), ("timer", "ok", 12.5)]
+        ("cli", "running", None),
+        ("timer", "ok", 12.5),
+    ]
     figures = await host.queries.figures()
     assert (figures.finished_ticks, figures.tick_seconds) == (1, 2.5)
     assert figures.last_tick is not None and figures.last_tick.trigger == "timer"
@@ -105,18 +127,25 @@ ECHO_SERVER = Path(__file__).resolve().parent.parent / "mcp_servers" / "echo_ser
 
 
 async def test_mcp_servers_with_their_tool_names(home):
-    servers = {"echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]},
-               "weather": {"enabled": False}}  # the packaged default's; not needed here
+    servers = {
+        "echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]},
+        "weather": {"enabled": False},
+    }  # the packaged default's; not needed here
     host = make_host(home, {"mcp": {"servers": servers}})
     await host.start(serve_http=False, platforms=False, tick=False)
     try:
+
         def echo_row():
             return next(s for s in host.queries.mcp_servers() if s.name == "echo")
 
         await until(lambda: echo_row().state == "ready")
         echo = echo_row()
         assert (echo.name, echo.origin, echo.enabled, echo.transport) == (
-            "echo", "config", True, "stdio")
+            "echo",
+            "config",
+            True,
+            "stdio",
+        )
         assert "echo" in echo.tool_names and echo.tools == len(echo.tool_names)
     finally:
         await host.stop()

@@ -13,12 +13,21 @@ from tests.helpers import free_port
 async def test_run_serves_until_sigterm(tmp_path, home):
     port = free_port()
     config = tmp_path / "c.yaml"
-    config.write_text(f"platforms: {{web: {{port: {port}}}}}\n"
-                      "mcp: {servers: {weather: {enabled: false}}}\n")
+    config.write_text(
+        f"platforms: {{web: {{port: {port}}}}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
+    )
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config), "run",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config),
+        "run",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )
     banner = await asyncio.wait_for(process.stderr.readline(), 30)
     assert f"http://127.0.0.1:{port}/" in banner.decode()
     async with aiohttp.ClientSession() as client:

@@ -10,8 +10,20 @@ def test_migrations_from_blank_and_twice(tmp_path):
     path = tmp_path / "b.db"
     store = Store(path, core_migrations())
     tables = set(store.call(lambda db: db.table_names()))
-    assert {"sessions", "messages", "tool_calls", "mcp_servers", "mcp_grants", "events", "ticks",
-            "briefings", "deliveries", "approvals", "mutes", "locks"} <= tables
+    assert {
+        "sessions",
+        "messages",
+        "tool_calls",
+        "mcp_servers",
+        "mcp_grants",
+        "events",
+        "ticks",
+        "briefings",
+        "deliveries",
+        "approvals",
+        "mutes",
+        "locks",
+    } <= tables
     store.close()
     store = Store(path, core_migrations())
     rows = store.call(lambda db: list(db["_migrations"].rows))
@@ -87,6 +99,9 @@ def test_newer_plugin_schema_is_refused_and_an_unknown_component_is_not(tmp_path
     with conn:
         conn.execute("INSERT INTO _migrations VALUES ('notes', 2, 'from the future', 0)")
     conn.close()
-    with pytest.raises(StoreError, match="newer version of the plugin that owns 'notes' "
-                                         r"\(schema 2, this one knows 1\)"):
+    with pytest.raises(
+        StoreError,
+        match="newer version of the plugin that owns 'notes' "
+        r"\(schema 2, this one knows 1\)",
+    ):
         Store(path, core_migrations() + [Migration("notes", 1, notes)])

@@ -24,8 +24,9 @@ PLUGIN = textwrap.dedent('''
 class Terminal:
     def __init__(self, argv, env):
         self.master, slave = pty.openpty()
-        self.process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                        close_fds=True)
+        self.process = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True
+        )
         os.close(slave)
         self.seen = b""
 
@@ -57,7 +58,9 @@ def start(tmp_path, home):
     plugins.mkdir()
     (plugins / "disks.py").write_text(PLUGIN)
     config = tmp_path / "c.yaml"
-    config.write_text(f"plugins: {{dirs: ['{plugins}']}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n")
+    config.write_text(
+        f"plugins: {{dirs: ['{plugins}']}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
+    )
     env = {**os.environ, "BOTHOST_HOME": str(home)}
     return Terminal([sys.executable, "-m", "bothost", "--config", str(config), "chat"], env)
 

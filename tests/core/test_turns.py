@@ -70,8 +70,10 @@ async def test_stop_with_nothing_running_says_so(host):
 async def test_stop_cancels_every_turn_of_the_session_and_no_other(host):
     model = StuckModel()
     host.llm.complete = model.complete
-    turns = [asyncio.ensure_future(host.handle_message(say(text, where)))
-             for text, where in (("one", "test:c1"), ("two", "test:c1"), ("three", "test:c2"))]
+    turns = [
+        asyncio.ensure_future(host.handle_message(say(text, where)))
+        for text, where in (("one", "test:c1"), ("two", "test:c1"), ("three", "test:c2"))
+    ]
     await until(lambda: model.started == 3)
     stop = await host.handle_message(say("stop"))
     assert stop == Reply("Stopped.", Outcome.STOPPED, (Address("test", "c1"),))

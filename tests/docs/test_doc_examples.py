@@ -18,8 +18,10 @@ from bothost.config import load
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 # An opening fence (any indent, as in a list item) up to the closing fence at that indent.
-FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
-                   re.MULTILINE | re.DOTALL)
+FENCE = re.compile(
+    r"^(?P<indent> *)```(?P<lang>[\w-]*)[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
 ENV = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -32,8 +34,10 @@ def yaml_blocks() -> list[tuple[str, str]]:
             if match["lang"] != "yaml":
                 continue
             indent = len(match["indent"])
-            body = "".join(line[indent:] if line[:indent].isspace() else line
-                           for line in match["body"].splitlines(keepends=True))
+            body = "".join(
+                line[indent:] if line[:indent].isspace() else line
+                for line in match["body"].splitlines(keepends=True)
+            )
             line = text.count("\n", 0, match.start()) + 1
             blocks.append((f"{doc.relative_to(ROOT)}:{line}", body))
     return blocks
@@ -48,8 +52,7 @@ def test_the_docs_have_yaml_examples():
     assert any(where.startswith("README.md") for where, _ in BLOCKS)
 
 
-@pytest.mark.parametrize("block", [body for _, body in BLOCKS],
-                         ids=[where for where, _ in BLOCKS])
+@pytest.mark.parametrize("block", [body for _, body in BLOCKS], ids=[where for where, _ in BLOCKS])
 def test_yaml_example_loads_as_a_config(block, home, tmp_path, monkeypatch):
     for name in ENV.findall(block):
         monkeypatch.setenv(name, f"dummy-{name.lower()}")

@@ -17,9 +17,14 @@ COMMAND_SECONDS = 120
 def bothost(home, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOTHOST_")}
     env["HOME"] = str(home.parent)
-    return subprocess.run([sys.executable, "-m", "bothost", "--home", str(home), *argv],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env,
-                          timeout=COMMAND_SECONDS)
+    return subprocess.run(
+        [sys.executable, "-m", "bothost", "--home", str(home), *argv],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        timeout=COMMAND_SECONDS,
+    )
 
 
 def help_text(home) -> str:

@@ -21,7 +21,7 @@ def example() -> str:
     """The first ```python block after the example's heading."""
     text = DOC.read_text("utf-8")
     assert HEADING in text, "docs/plugins.md lost its example plugin"
-    match = re.search(r"^```python\n(.*?)^```$", text[text.index(HEADING):], re.S | re.M)
+    match = re.search(r"^```python\n(.*?)^```$", text[text.index(HEADING) :], re.S | re.M)
     assert match, "no python block after the example's heading"
     return match[1]
 
@@ -45,8 +45,7 @@ async def host(home, tmp_path):
 
 
 async def say(host, text: str) -> str:
-    message = IncomingMessage(address=Address("console", ""), text=text, user="me",
-                              is_admin=True)
+    message = IncomingMessage(address=Address("console", ""), text=text, user="me", is_admin=True)
     return (await host.handle_message(message)).text
 
 

@@ -28,8 +28,13 @@ def bothost(home):
 
 
 def test_push_list_tick_and_briefings(bothost):
-    first = bothost("events", "push", "gmail", "event/new_email",
-                    '{"id": "1", "from": "ana@corp.com", "summary": "Budget review moved"}')
+    first = bothost(
+        "events",
+        "push",
+        "gmail",
+        "event/new_email",
+        '{"id": "1", "from": "ana@corp.com", "summary": "Budget review moved"}',
+    )
     assert first.stdout == "Queued event 1.\n"
     dup = bothost("events", "push", "gmail", "event/new_email", '{"id": "1"}')
     assert dup.stdout == "" and "Not queued" in dup.stderr
@@ -52,8 +57,14 @@ def test_push_list_tick_and_briefings(bothost):
     briefings = json.loads(bothost("briefings", "--json").stdout)
     assert len(briefings) == 1 and briefings[0]["status"] == "delivered"
     assert briefings[0]["deliveries"] == [
-        {"target": "console:", "status": "delivered", "attempts": 1, "last_error": None,
-         "delivered_at": briefings[0]["deliveries"][0]["delivered_at"]}]
+        {
+            "target": "console:",
+            "status": "delivered",
+            "attempts": 1,
+            "last_error": None,
+            "delivered_at": briefings[0]["deliveries"][0]["delivered_at"],
+        }
+    ]
     assert "console: delivered" in bothost("briefings").stdout
 
 
@@ -90,7 +101,8 @@ def test_the_default_target_web_briefings_is_delivered_from_the_cli(home):
     assert tick.exit_code == 0 and "• Rain (weather alert" in tick.stdout, tick.stderr
     listed = json.loads(runner.invoke(cli, ["briefings", "--json"]).stdout)
     assert [(d["target"], d["status"]) for d in listed[0]["deliveries"]] == [
-        ("web:briefings", "delivered")]
+        ("web:briefings", "delivered")
+    ]
 
 
 def test_tick_json_keeps_stdout_for_json_and_prints_console_briefings_on_stderr(bothost):

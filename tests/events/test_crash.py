@@ -56,8 +56,11 @@ def wait_for(path: Path, proc: subprocess.Popen, limit: float = 30.0) -> None:
 
 
 def run_child_until_killed(db: Path, work: Path, mode: str) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(db), str(work), mode],
-                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONWARNINGS": ""})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(db), str(work), mode],
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONWARNINGS": ""},
+    )
     try:
         wait_for(work / "delivering", proc)
     finally:
@@ -68,24 +71,31 @@ def run_child_until_killed(db: Path, work: Path, mode: str) -> None:
 
 
 def delivered_briefings(store) -> list[tuple[int, list[int]]]:
-    rows = store.call(lambda db: db.execute(
-        "SELECT b.id, b.structure FROM briefings b JOIN deliveries d ON d.briefing_id = b.id"
-        " WHERE d.status = 'delivered' ORDER BY b.id").fetchall())
+    rows = store.call(
+        lambda db: db.execute(
+            "SELECT b.id, b.structure FROM briefings b JOIN deliveries d ON d.briefing_id = b.id"
+            " WHERE d.status = 'delivered' ORDER BY b.id"
+        ).fetchall()
+    )
     return [(bid, json.loads(structure)["event_ids"]) for bid, structure in rows]
 
 
 @pytest.mark.parametrize("mode", ["before-accept", "accept"])
 async def test_a_killed_tick_loses_no_event(store, queue, recorder, tmp_path, mode):
     ids = await queue.ingest_many(
-        [Event("gmail", "event/new_email", {"id": f"m{n}", "summary": f"mail {n}"})
-         for n in range(50)])
+        [
+            Event("gmail", "event/new_email", {"id": f"m{n}", "summary": f"mail {n}"})
+            for n in range(50)
+        ]
+    )
     work = tmp_path / "work"
     work.mkdir()
 
     run_child_until_killed(store.path, work, mode)
 
-    claimed = store.call(lambda db: db.execute(
-        "SELECT count(*) FROM events WHERE status = 'claimed'").fetchone()[0])
+    claimed = store.call(
+        lambda db: db.execute("SELECT count(*) FROM events WHERE status = 'claimed'").fetchone()[0]
+    )
     assert claimed == 50  # held by the dead tick until its lease runs out
     config = TickConfig(deliver_to=["slack:C1"], lease=300)
     early = await run_tick(store, config, recorder)

@@ -18,17 +18,25 @@ def at(t):
 
 
 def status_of(store, event_id):
-    return store.call(lambda db: db.execute("SELECT status FROM events WHERE id = ?",
-                                            (event_id,)).fetchone()[0])
+    return store.call(
+        lambda db: db.execute("SELECT status FROM events WHERE id = ?", (event_id,)).fetchone()[0]
+    )
 
 
 async def test_a_mute_hides_matching_events_and_counts_them(queue, store, config, recorder):
     mute_id = await feedback.mute(store, "gmail", None, {"payload.label": "promotions"})
     assert await feedback.mute(store, "gmail", None, {"payload.label": "promotions"}) == mute_id
     await queue.ingest_many(
-        [Event("gmail", "event/new_email", {"id": f"p{n}", "label": "promotions",
-                                            "summary": f"Sale {n}"}) for n in range(4)]
-        + [Event("weather", "event/weather_alert", {"id": "w", "summary": "Rain from 17:00"})])
+        [
+            Event(
+                "gmail",
+                "event/new_email",
+                {"id": f"p{n}", "label": "promotions", "summary": f"Sale {n}"},
+            )
+            for n in range(4)
+        ]
+        + [Event("weather", "event/weather_alert", {"id": "w", "summary": "Rain from 17:00"})]
+    )
     await run_tick(store, config, recorder, clock=at(T0))
     text = recorder.sent[0][1].text
     assert "Sale" not in text and "Rain from 17:00" in text
@@ -51,9 +59,11 @@ async def test_a_mute_with_an_end_stops_applying(queue, store, config, recorder)
 
 
 async def test_a_snoozed_event_comes_back_at_the_first_tick_after_its_time(
-        queue, store, config, recorder):
-    event_id = await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a",
-                                                                   "summary": "disk 95%"}))
+    queue, store, config, recorder
+):
+    event_id = await queue.ingest(
+        Event("ssh", "event/ssh_alert", {"id": "a", "summary": "disk 95%"})
+    )
     await run_tick(store, config, recorder, clock=at(T0))
     assert status_of(store, event_id) == "done"
 

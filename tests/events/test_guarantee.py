@@ -19,20 +19,28 @@ from bothost.store import Store, core_migrations
 TARGETS = ["slack:C1", "web:briefings"]
 SOURCES = ["gmail", "ssh", "noise", "news"]
 
-steps = st.lists(st.one_of(
-    st.tuples(st.just("push"), st.lists(st.tuples(st.sampled_from(SOURCES),
-                                                  st.integers(0, 30)), max_size=8)),
-    st.tuples(st.just("tick"), st.sets(st.sampled_from(TARGETS))),
-    st.tuples(st.just("ack"), st.integers(1, 40)),
-), min_size=1, max_size=12)
+steps = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("push"),
+            st.lists(st.tuples(st.sampled_from(SOURCES), st.integers(0, 30)), max_size=8),
+        ),
+        st.tuples(st.just("tick"), st.sets(st.sampled_from(TARGETS))),
+        st.tuples(st.just("ack"), st.integers(1, 40)),
+    ),
+    min_size=1,
+    max_size=12,
+)
 
 
 async def scenario(plan) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "b.db", [*core_migrations(), *events_migrations()])
-        config = TickConfig(deliver_to=TARGETS, max_attempts=100,
-                            rules=[TickRule({"source": "noise"}, "drop"),
-                                   TickRule({"source": "news"}, "low")])
+        config = TickConfig(
+            deliver_to=TARGETS,
+            max_attempts=100,
+            rules=[TickRule({"source": "noise"}, "drop"), TickRule({"source": "news"}, "low")],
+        )
         queue = EventQueue(store, config)
         received: dict[str, list[set[int]]] = {t: [] for t in TARGETS}
         failing: set[str] = set()
@@ -56,8 +64,7 @@ async def scenario(plan) -> None:
         clock[0] += 60
         await run_tick(store, config, deliver, clock=lambda: clock[0])
         await queue.close()
-        rows = store.call(lambda db: db.execute(
-            "SELECT id, source, status FROM events").fetchall())
+        rows = store.call(lambda db: db.execute("SELECT id, source, status FROM events").fetchall())
         store.close()
 
     acked = {s[1] for s in plan if s[0] == "ack"}

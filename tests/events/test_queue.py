@@ -13,13 +13,15 @@ T0 = 1_800_000_000.0
 
 
 def email(n, at=T0, **extra):
-    return Event("gmail", "event/new_email", {"id": f"m{n}", "from": "ana@corp.com", **extra},
-                 received_at=at)
+    return Event(
+        "gmail", "event/new_email", {"id": f"m{n}", "from": "ana@corp.com", **extra}, received_at=at
+    )
 
 
 def count(store, where="1"):
-    return store.call(lambda db: db.execute(f"SELECT count(*) FROM events WHERE {where}")
-                      .fetchone()[0])
+    return store.call(
+        lambda db: db.execute(f"SELECT count(*) FROM events WHERE {where}").fetchone()[0]
+    )
 
 
 async def test_a_repeated_key_inside_the_window_is_ignored(queue, store):

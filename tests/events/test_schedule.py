@@ -31,11 +31,12 @@ def test_a_weekday_cron_fires_at_local_time_across_dst():
 
 
 def test_the_next_due_tick_is_the_earlier_of_interval_and_cron():
-    schedule = Schedule(TickConfig(interval=900, schedules=["0 8 * * *"],
-                                   timezone="Europe/Zurich"))
+    schedule = Schedule(TickConfig(interval=900, schedules=["0 8 * * *"], timezone="Europe/Zurich"))
     now = zurich(2026, 12, 2, 7, 55)
     assert schedule.next_due(now, last_tick=now - 60, cron_after=now) == (
-        zurich(2026, 12, 2, 8, 0), "schedule")
+        zurich(2026, 12, 2, 8, 0),
+        "schedule",
+    )
     assert schedule.next_due(now, last_tick=now - 800, cron_after=now) == (now + 100, "interval")
 
 
@@ -48,8 +49,9 @@ def test_quiet_hours_wrap_past_midnight():
     assert QuietHours.parse("") is None
 
 
-@pytest.mark.parametrize("bad", [{"quiet_hours": "late"}, {"schedules": ["every day"]},
-                                 {"timezone": "Mars/Olympus"}])
+@pytest.mark.parametrize(
+    "bad", [{"quiet_hours": "late"}, {"schedules": ["every day"]}, {"timezone": "Mars/Olympus"}]
+)
 def test_bad_timetables_fail_with_the_key(bad):
     with pytest.raises(ScheduleError, match="tick."):
         Schedule(TickConfig(**bad))
@@ -63,12 +65,14 @@ async def wait_until(condition, limit=5.0):
 
 
 async def test_the_ticker_runs_a_cron_tick_with_an_injected_clock(store, queue, recorder):
-    config = TickConfig(interval=0, schedules=["0 8 * * 1-5"], timezone="Europe/Zurich",
-                        deliver_to=["console:"])
+    config = TickConfig(
+        interval=0, schedules=["0 8 * * 1-5"], timezone="Europe/Zurich", deliver_to=["console:"]
+    )
     base, started = zurich(2026, 12, 2, 8, 0) - 0.2, time.monotonic()  # a Wednesday
     ticker = Ticker(store, config, recorder, clock=lambda: base + time.monotonic() - started)
-    await queue.ingest(Event("gcal", "event/new_calendar_event", {"id": "e1",
-                                                                   "summary": "1:1 with Sam"}))
+    await queue.ingest(
+        Event("gcal", "event/new_calendar_event", {"id": "e1", "summary": "1:1 with Sam"})
+    )
     runner = asyncio.create_task(ticker.run_forever())
     try:
         await wait_until(lambda: ticker.results)
@@ -86,8 +90,13 @@ async def test_a_poke_ticks_soon(store, queue, recorder):
     queue.on_urgent = ticker.poke
     runner = asyncio.create_task(ticker.run_forever())
     try:
-        await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a", "severity": "critical",
-                                                             "summary": "db-1 down"}))
+        await queue.ingest(
+            Event(
+                "ssh",
+                "event/ssh_alert",
+                {"id": "a", "severity": "critical", "summary": "db-1 down"},
+            )
+        )
         await wait_until(lambda: ticker.results)
     finally:
         runner.cancel()
@@ -95,12 +104,14 @@ async def test_a_poke_ticks_soon(store, queue, recorder):
     assert ticker.results[0].status == "ok"
 
 
-async def test_a_busy_lease_is_retried_after_a_pause_not_in_a_spin(store, recorder,
-                                                                    monkeypatch):
+async def test_a_busy_lease_is_retried_after_a_pause_not_in_a_spin(store, recorder, monkeypatch):
     monkeypatch.setattr("bothost.events.tick.RETRY_AFTER", 0.2)
     now = time.time()
-    store.call(lambda db: db.execute(
-        "INSERT INTO ticks (trigger, started_at, status) VALUES ('cli', ?, 'ok')", (now - 3600,)))
+    store.call(
+        lambda db: db.execute(
+            "INSERT INTO ticks (trigger, started_at, status) VALUES ('cli', ?, 'ok')", (now - 3600,)
+        )
+    )
     store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "elsewhere", now, 300))
     ticker = Ticker(store, TickConfig(interval=60), recorder)
     seen = []

@@ -23,24 +23,38 @@ def at(t):
 
 
 def statuses(store):
-    return store.call(lambda db: dict(db.execute(
-        "SELECT status, count(*) FROM events GROUP BY status").fetchall()))
+    return store.call(
+        lambda db: dict(
+            db.execute("SELECT status, count(*) FROM events GROUP BY status").fetchall()
+        )
+    )
 
 
 async def test_ten_thousand_events_become_one_grouped_briefing(queue, store, config, recorder):
-    config.rules = [TickRule({"source": "gmail", "payload.from": "*@corp.com"}, "high"),
-                    TickRule({"source": "news"}, "low"),
-                    TickRule({"type": "event/spam"}, "drop")]
+    config.rules = [
+        TickRule({"source": "gmail", "payload.from": "*@corp.com"}, "high"),
+        TickRule({"source": "news"}, "low"),
+        TickRule({"type": "event/spam"}, "drop"),
+    ]
     events = []
     for n in range(10_000):
         kind = n % 4
         if kind == 0:
-            events.append(Event("gmail", "event/new_email",
-                                {"id": f"m{n}", "from": f"user{n % 3}@corp.com",
-                                 "summary": f"mail {n}"}))
+            events.append(
+                Event(
+                    "gmail",
+                    "event/new_email",
+                    {"id": f"m{n}", "from": f"user{n % 3}@corp.com", "summary": f"mail {n}"},
+                )
+            )
         elif kind == 1:
-            events.append(Event("ssh", "event/ssh_alert",
-                                {"id": f"a{n}", "host": f"db-{n % 5}", "summary": "disk"}))
+            events.append(
+                Event(
+                    "ssh",
+                    "event/ssh_alert",
+                    {"id": f"a{n}", "host": f"db-{n % 5}", "summary": "disk"},
+                )
+            )
         elif kind == 2:
             events.append(Event("news", "event/item", {"id": f"n{n}"}))
         else:
@@ -56,7 +70,8 @@ async def test_ten_thousand_events_become_one_grouped_briefing(queue, store, con
     assert briefing.text.splitlines()[0] == "Briefing · Wed 08:00 · 7500 events"
     assert "• 834 new emails from user0@corp.com — latest: mail 9996." in briefing.text
     assert "FYI\n• 500 ssh alerts on db-1 — latest: disk.\n• 500 ssh alerts on db-0" in (
-        briefing.text)
+        briefing.text
+    )
     assert "Low: 2500 events." in briefing.text
     assert "spam" not in briefing.text
     assert len(briefing.items) == 3 + 5
@@ -96,7 +111,8 @@ async def test_a_failing_target_retries_then_marks_failed(queue, store, config, 
 
 
 async def test_events_fail_when_no_target_takes_them_and_can_be_retried(
-        queue, store, config, recorder):
+    queue, store, config, recorder
+):
     config.max_attempts = 2
     config.deliver_to = ["slack:C1"]
     recorder.failing = {"slack:C1"}
@@ -117,14 +133,18 @@ async def test_events_fail_when_no_target_takes_them_and_can_be_retried(
 
 async def test_quiet_hours_hold_everything_but_urgent(queue, store, config, recorder):
     config.quiet_hours = "22:00-07:00"
-    config.rules = [TickRule({"type": "event/ssh_alert"}, "urgent"),
-                    TickRule({"source": "news"}, "low")]
+    config.rules = [
+        TickRule({"type": "event/ssh_alert"}, "urgent"),
+        TickRule({"source": "news"}, "low"),
+    ]
     night = datetime(2026, 12, 2, 23, 30, tzinfo=ZURICH).timestamp()
-    await queue.ingest_many([
-        Event("ssh", "event/ssh_alert", {"id": "a", "summary": "db-1 down"}),
-        Event("gmail", "event/new_email", {"id": "m", "summary": "Lunch?"}),
-        Event("news", "event/item", {"id": "n"}),
-    ])
+    await queue.ingest_many(
+        [
+            Event("ssh", "event/ssh_alert", {"id": "a", "summary": "db-1 down"}),
+            Event("gmail", "event/new_email", {"id": "m", "summary": "Lunch?"}),
+            Event("news", "event/item", {"id": "n"}),
+        ]
+    )
     result = await run_tick(store, config, recorder, clock=at(night))
     text = recorder.sent[0][1].text
     assert "db-1 down" in text and "Lunch?" not in text and "Low" not in text
@@ -154,8 +174,9 @@ async def test_a_held_lease_makes_a_second_tick_busy(queue, store, config, recor
 async def test_ticks_are_recorded(queue, store, config, recorder):
     await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
     await run_tick(store, config, recorder, clock=at(MORNING), trigger="schedule")
-    rows = store.call(lambda db: db.execute(
-        "SELECT trigger, status, events, briefings FROM ticks").fetchall())
+    rows = store.call(
+        lambda db: db.execute("SELECT trigger, status, events, briefings FROM ticks").fetchall()
+    )
     assert rows == [("schedule", "ok", 1, 1)]
 
 
@@ -178,9 +199,11 @@ async def test_a_slow_tick_keeps_its_lease(queue, store, config):
         await gate.wait()
 
     def lease_and_claim():
-        return store.call(lambda db: db.execute(
-            "SELECT (SELECT expires_at FROM locks), (SELECT claimed_until FROM events)"
-        ).fetchone())
+        return store.call(
+            lambda db: db.execute(
+                "SELECT (SELECT expires_at FROM locks), (SELECT claimed_until FROM events)"
+            ).fetchone()
+        )
 
     await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
     first = asyncio.create_task(run_tick(store, config, slow))
@@ -199,13 +222,29 @@ async def test_a_slow_tick_keeps_its_lease(queue, store, config):
         assert (await first).status == "ok"
 
 
-@pytest.mark.parametrize("occurred_at", [1e308, float("nan"), float("inf"), 10**30, -10**30,
-                                         "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+@pytest.mark.parametrize(
+    "occurred_at",
+    [
+        1e308,
+        float("nan"),
+        float("inf"),
+        10**30,
+        -(10**30),
+        "0001-01-01T00:00:00+14:00",
+        "9999-12-31T23:59:59-14:00",
+    ],
+)
 async def test_an_event_with_an_impossible_time_does_not_stop_every_tick(
-        queue, store, config, recorder, occurred_at):
+    queue, store, config, recorder, occurred_at
+):
     await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a1", "summary": "good"}))
-    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a2", "summary": "odd time",
-                                                        "occurred_at": occurred_at}))
+    await queue.ingest(
+        Event(
+            "ssh",
+            "event/ssh_alert",
+            {"id": "a2", "summary": "odd time", "occurred_at": occurred_at},
+        )
+    )
     result = await run_tick(store, config, recorder, clock=at(MORNING))
     assert result.status == "ok" and statuses(store) == {"done": 2}
     assert sorted(recorder.sent[0][1].event_ids) == [1, 2]

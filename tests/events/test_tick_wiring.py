@@ -16,16 +16,26 @@ async def test_notify_is_a_plain_tool_that_hands_over_the_items_it_gets():
     assert (tool.name, tool.schema) == ("notify", NOTIFY_SCHEMA)
     assert "Call once with every item" in tool.description
     item = {"priority": "high", "summary": "Budget review moved", "event_ids": [1]}
-    answer = await tool.run({"items": [item, "not an item"], "note": "extra key"},
-                            ToolContext(session=None, host=None))
+    answer = await tool.run(
+        {"items": [item, "not an item"], "note": "extra key"}, ToolContext(session=None, host=None)
+    )
     assert answer == "Noted 1 items." and taken == [item]
 
 
 def test_the_tick_triages_with_the_agent_only_when_a_model_is_configured(home):
     offline = make_host(home)
     assert build_ticker(offline).llm_triage is None
-    with_model = make_host(home, {"llm": {"provider": "openai", "model": "m",
-                                          "base_url": "http://127.0.0.1:9/v1", "api_key": "k"}})
+    with_model = make_host(
+        home,
+        {
+            "llm": {
+                "provider": "openai",
+                "model": "m",
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key": "k",
+            }
+        },
+    )
     ticker = build_ticker(with_model)
     assert ticker.llm_triage is not None and ticker.store is with_model.store
     assert ticker.config is with_model.config.tick
@@ -44,4 +54,3 @@ async def test_one_tick_without_a_running_ticker_delivers_and_records(home, caps
         await host.stop()
     assert result.status == "ok" and [b.targets for b in result.briefings] == [["console:"]]
     assert "db-1 disk at 95%" in capsys.readouterr().out
-

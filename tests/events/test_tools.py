@@ -16,8 +16,11 @@ async def test_the_plugin_registers_tools_that_list_and_tick(home):
     try:
         assert {"events_list", "tick_now"} <= set(host.registry.native)
         assert host.registry.native["events_list"].capabilities.untrusted
-        applied = host.store.call(lambda db: db.execute(
-            "SELECT component FROM _migrations WHERE component = 'events'").fetchall())
+        applied = host.store.call(
+            lambda db: db.execute(
+                "SELECT component FROM _migrations WHERE component = 'events'"
+            ).fetchall()
+        )
         assert applied == [("events",)]
 
         await runtime.ingest_event("gmail", "event/new_email", {"id": "1", "subject": "Hello"})
@@ -35,6 +38,5 @@ async def test_the_plugin_registers_tools_that_list_and_tick(home):
 def test_startup_teaches_the_offline_agent():
     host = SimpleNamespace(offline_commands={}, registry=ToolRegistry())
     plugin.startup(host)
-    assert host.offline_commands["events"][1](" failed") == ("events_list",
-                                                              {"status": "failed"})
+    assert host.offline_commands["events"][1](" failed") == ("events_list", {"status": "failed"})
     assert host.offline_commands["tick"][1]("") == ("tick_now", {})

@@ -63,13 +63,24 @@ class FakeLlm:
         headers = {"retry-after": str(step.get("retry_after", 0))} if status == 429 else {}
         message = step.get("message", f"fake error {status}")
         if flavour == "openai":
-            body = {"error": {"message": message, "type": "invalid_request_error",
-                              "code": step.get("code")}}
+            body = {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "code": step.get("code"),
+                }
+            }
         else:
-            kinds = {401: "authentication_error", 404: "not_found_error",
-                     429: "rate_limit_error", 529: "overloaded_error"}
-            body = {"type": "error", "error": {"type": kinds.get(status, "api_error"),
-                                               "message": message}}
+            kinds = {
+                401: "authentication_error",
+                404: "not_found_error",
+                429: "rate_limit_error",
+                529: "overloaded_error",
+            }
+            body = {
+                "type": "error",
+                "error": {"type": kinds.get(status, "api_error"), "message": message},
+            }
         return web.json_response(body, status=status, headers=headers)
 
     # --- OpenAI Chat Completions --------------------------------------------------------------
@@ -79,14 +90,21 @@ class FakeLlm:
         self.requests.append(body)
         self.headers.append(dict(request.headers))
         if request.headers.get("Authorization") != f"Bearer {self.api_key}":
-            return self.error({"status": 401, "message": "Incorrect API key provided",
-                               "code": "invalid_api_key"}, "openai")
+            return self.error(
+                {"status": 401, "message": "Incorrect API key provided", "code": "invalid_api_key"},
+                "openai",
+            )
         step = self.next_step(body)
         if "status" in step:
             return self.error(step, "openai")
-        calls = [{"id": c.get("id", f"call_{i}"), "type": "function",
-                  "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
-                 for i, c in enumerate(step.get("tool_calls", []))]
+        calls = [
+            {
+                "id": c.get("id", f"call_{i}"),
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+            }
+            for i, c in enumerate(step.get("tool_calls", []))
+        ]
         finish = "tool_calls" if calls else "stop"
         usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body["model"]}
@@ -94,32 +112,55 @@ class FakeLlm:
             message = {"role": "assistant", "content": step.get("text") or None}
             if calls:
                 message["tool_calls"] = calls
-            return web.json_response({**base, "object": "chat.completion", "choices": [
-                {"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
+            return web.json_response(
+                {
+                    **base,
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": usage,
+                }
+            )
         response = await sse_response(request)
         chunk = {**base, "object": "chat.completion.chunk"}
 
         async def send(delta: dict[str, Any], finish_reason: str | None = None) -> None:
-            data = {**chunk, "choices": [{"index": 0, "delta": delta,
-                                          "finish_reason": finish_reason}]}
+            data = {
+                **chunk,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
             await response.write(f"data: {json.dumps(data)}\n\n".encode())
 
         await send({"role": "assistant", "content": ""})
         text = step.get("text", "")
         for i in range(0, len(text), CHUNK):
-            await send({"content": text[i:i + CHUNK]})
+            await send({"content": text[i : i + CHUNK]})
         for index, call in enumerate(calls):
             args = call["function"]["arguments"]
-            await send({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                        "function": {"name": call["function"]["name"],
-                                                     "arguments": ""}}]})
+            await send(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
             for i in range(0, len(args), CHUNK):
-                await send({"tool_calls": [{"index": index,
-                                            "function": {"arguments": args[i:i + CHUNK]}}]})
+                await send(
+                    {
+                        "tool_calls": [
+                            {"index": index, "function": {"arguments": args[i : i + CHUNK]}}
+                        ]
+                    }
+                )
         await send({}, finish)
         if (body.get("stream_options") or {}).get("include_usage"):
             await response.write(
-                f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n".encode())
+                f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n".encode()
+            )
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
@@ -130,8 +171,10 @@ class FakeLlm:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
-        keys = {request.headers.get("x-api-key"),
-                request.headers.get("Authorization", "").removeprefix("Bearer ")}
+        keys = {
+            request.headers.get("x-api-key"),
+            request.headers.get("Authorization", "").removeprefix("Bearer "),
+        }
         if self.api_key not in keys:  # the SDK sends x-api-key or a bearer token
             return self.error({"status": 401, "message": "invalid x-api-key"}, "anthropic")
         step = self.next_step(body)
@@ -141,52 +184,108 @@ class FakeLlm:
         if step.get("text"):
             blocks.append({"type": "text", "text": step["text"]})
         for i, call in enumerate(step.get("tool_calls", [])):
-            blocks.append({"type": "tool_use", "id": call.get("id", f"toolu_{i}"),
-                           "name": call["name"], "input": call["arguments"]})
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.get("id", f"toolu_{i}"),
+                    "name": call["name"],
+                    "input": call["arguments"],
+                }
+            )
         stop = "tool_use" if step.get("tool_calls") else "end_turn"
         usage = {"input_tokens": 11, "output_tokens": 7}
-        message = {"id": "msg_fake", "type": "message", "role": "assistant",
-                   "model": body["model"], "stop_reason": None, "stop_sequence": None}
+        message = {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "stop_reason": None,
+            "stop_sequence": None,
+        }
         if not body.get("stream"):
-            return web.json_response({**message, "content": blocks, "stop_reason": stop,
-                                      "usage": usage})
+            return web.json_response(
+                {**message, "content": blocks, "stop_reason": stop, "usage": usage}
+            )
         response = await sse_response(request)
 
         async def send(event: str, data: dict[str, Any]) -> None:
             await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
 
-        await send("message_start", {"type": "message_start", "message": {
-            **message, "content": [], "usage": {"input_tokens": 11, "output_tokens": 1}}})
+        await send(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    **message,
+                    "content": [],
+                    "usage": {"input_tokens": 11, "output_tokens": 1},
+                },
+            },
+        )
         for index, block in enumerate(blocks):
             if block["type"] == "text":
-                await send("content_block_start", {"type": "content_block_start", "index": index,
-                                                   "content_block": {"type": "text", "text": ""}})
+                await send(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
                 for i in range(0, len(block["text"]), CHUNK):
-                    await send("content_block_delta", {
-                        "type": "content_block_delta", "index": index,
-                        "delta": {"type": "text_delta", "text": block["text"][i:i + CHUNK]}})
+                    await send(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": block["text"][i : i + CHUNK]},
+                        },
+                    )
             else:
-                await send("content_block_start", {
-                    "type": "content_block_start", "index": index,
-                    "content_block": {"type": "tool_use", "id": block["id"],
-                                      "name": block["name"], "input": {}}})
+                await send(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": block["id"],
+                            "name": block["name"],
+                            "input": {},
+                        },
+                    },
+                )
                 args = json.dumps(block["input"])
                 for i in range(0, len(args), CHUNK):
-                    await send("content_block_delta", {
-                        "type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": args[i:i + CHUNK]}})
+                    await send(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {
+                                "type": "input_json_delta",
+                                "partial_json": args[i : i + CHUNK],
+                            },
+                        },
+                    )
             await send("content_block_stop", {"type": "content_block_stop", "index": index})
-        await send("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": stop, "stop_sequence": None},
-                                     "usage": {"output_tokens": 7}})
+        await send(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 7},
+            },
+        )
         await send("message_stop", {"type": "message_stop"})
         await response.write_eof()
         return response
 
 
 async def sse_response(request: web.Request) -> web.StreamResponse:
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                           "Cache-Control": "no-cache"})
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
     await response.prepare(request)
     return response
 

@@ -111,21 +111,32 @@ FLOODS = {
     "flood-tools": lambda i: line("notifications/tools/list_changed"),
     "flood-resources": lambda i: line("notifications/resources/list_changed"),
     "flood-prompts": lambda i: line("notifications/prompts/list_changed"),
-    "flood-message": lambda i: line("notifications/message",
-                                    {"level": "info", "data": f"flood {i}"}),
+    "flood-message": lambda i: line(
+        "notifications/message", {"level": "info", "data": f"flood {i}"}
+    ),
     "flood-event": lambda i: line("event/flood", {"id": f"f{i}", "summary": f"flood {i}"}),
     "flood-cancelled": lambda i: line("notifications/cancelled", {"requestId": i}),
-    "flood-progress": lambda i: line("notifications/progress", {
-        "progressToken": progress_token[0] if progress_token else f"nobody-{i}",
-        "progress": i, "message": "still going"}),
+    "flood-progress": lambda i: line(
+        "notifications/progress",
+        {
+            "progressToken": progress_token[0] if progress_token else f"nobody-{i}",
+            "progress": i,
+            "message": "still going",
+        },
+    ),
     "garbage": lambda i: GARBAGE[i % len(GARBAGE)],
 }
 REQUESTS = {
     "flood-ping": lambda i: line("ping", None, f"p{i}"),
     "flood-roots": lambda i: line("roots/list", {}, f"r{i}"),
-    "flood-elicit": lambda i: line("elicitation/create", {
-        "message": "Your name?", "requestedSchema": {
-            "type": "object", "properties": {"name": {"type": "string"}}}}, f"e{i}"),
+    "flood-elicit": lambda i: line(
+        "elicitation/create",
+        {
+            "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+        f"e{i}",
+    ),
 }
 
 
@@ -156,13 +167,19 @@ def tools_page(cursor: str | None) -> dict:
         return {"tools": [{"name": n, "inputSchema": schema} for n in ODD_NAMES]}
     if MODE == "paging":
         start = int(cursor or 0)
-        return {"tools": [{"name": f"page_{start + i}", "inputSchema": schema}
-                          for i in range(10)], "nextCursor": str(start + 10)}
+        return {
+            "tools": [{"name": f"page_{start + i}", "inputSchema": schema} for i in range(10)],
+            "nextCursor": str(start + 10),
+        }
     if MODE == "many-tools":  # ~2 KB a tool, PAGE_SIZE a page: each page under the line cap
         start = int(cursor or 0)
         big = {"type": "object", "description": "d" * 2000, "properties": {}}
-        page = {"tools": [{"name": f"tool_{i}", "description": "x" * 100, "inputSchema": big}
-                          for i in range(start, min(start + PAGE_SIZE, TOOL_COUNT))]}
+        page = {
+            "tools": [
+                {"name": f"tool_{i}", "description": "x" * 100, "inputSchema": big}
+                for i in range(start, min(start + PAGE_SIZE, TOOL_COUNT))
+            ]
+        }
         if start + PAGE_SIZE < TOOL_COUNT:
             page["nextCursor"] = str(start + PAGE_SIZE)
         return page
@@ -180,8 +197,13 @@ def call(message: dict) -> None:
         progress_token.append((params.get("_meta") or {}).get("progressToken"))
         return  # never answers; the flood thread now reports progress for this call
     text = str(arguments.get("text", "")) if name == "echo" else f"called {name}"
-    send({"jsonrpc": "2.0", "id": message["id"],
-          "result": {"content": [{"type": "text", "text": text}]}})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": message["id"],
+            "result": {"content": [{"type": "text", "text": text}]},
+        }
+    )
 
 
 def start_misbehaving() -> bool:
@@ -209,13 +231,25 @@ def main() -> None:
             if MODE == "stuck":
                 mark()
                 continue
-            send({"jsonrpc": "2.0", "id": id_, "result": {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {"listChanged": True}, "logging": {}},
-                "serverInfo": {"name": f"hostile-{MODE}", "version": "1"}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": id_,
+                    "result": {
+                        "protocolVersion": message["params"]["protocolVersion"],
+                        "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+                        "serverInfo": {"name": f"hostile-{MODE}", "version": "1"},
+                    },
+                }
+            )
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": id_,
-                  "result": tools_page((message.get("params") or {}).get("cursor"))})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": id_,
+                    "result": tools_page((message.get("params") or {}).get("cursor")),
+                }
+            )
             if MODE == "paging":
                 mark()
             if not listed:
@@ -228,8 +262,13 @@ def main() -> None:
         elif method == "ping":
             send({"jsonrpc": "2.0", "id": id_, "result": {}})
         elif id_ is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": id_,
-                  "error": {"code": -32601, "message": f"method not found: {method}"}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": id_,
+                    "error": {"code": -32601, "message": f"method not found: {method}"},
+                }
+            )
 
 
 if __name__ == "__main__":

@@ -49,8 +49,11 @@ class RunningHost:
         self.port = free_port()
         self.secret = new_secret()
         data: dict[str, Any] = {
-            "platforms": {"web": {"port": self.port}, "console": {"enabled": False},
-                          "webhook": {"secret": self.secret}},
+            "platforms": {
+                "web": {"port": self.port},
+                "console": {"enabled": False},
+                "webhook": {"secret": self.secret},
+            },
             "mcp": {"servers": {"weather": {"enabled": False}}},
             "tick": {"enabled": False},
         }
@@ -68,9 +71,12 @@ class RunningHost:
         with open(self.stderr_path, "wb") as stderr:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "bothost", "--config", str(self.config), "run"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
                 env={**os.environ, "BOTHOST_HOME": str(self.home)},
-                preexec_fn=limit_files)
+                preexec_fn=limit_files,
+            )
         async with asyncio.timeout(60):
             while "bothost is running" not in self.stderr():
                 if self.process.poll() is not None:
@@ -96,17 +102,24 @@ class RunningHost:
         assert self.process is not None
         return len(os.listdir(f"/proc/{self.process.pid}/fd"))
 
-    async def webhook(self, session: aiohttp.ClientSession, data: Any, *,
-                      source: str = "faults", msg_id: str | None = None,
-                      timeout: float = 30) -> tuple[int, dict[str, str], Any]:
+    async def webhook(
+        self,
+        session: aiohttp.ClientSession,
+        data: Any,
+        *,
+        source: str = "faults",
+        msg_id: str | None = None,
+        timeout: float = 30,
+    ) -> tuple[int, dict[str, str], Any]:
         """POST a signed event; (status, headers, parsed JSON or text)."""
         body = data if isinstance(data, bytes) else json.dumps(data).encode()
         headers = sign_headers(self.secret, msg_id or f"msg_{uuid.uuid4().hex}", body)
         headers["Content-Type"] = "application/json"
         return await self.send(session, f"/webhook/events/{source}", body, headers, timeout)
 
-    async def post(self, session: aiohttp.ClientSession, path: str, data: Any,
-                   timeout: float = 30) -> tuple[int, dict[str, str], Any]:
+    async def post(
+        self, session: aiohttp.ClientSession, path: str, data: Any, timeout: float = 30
+    ) -> tuple[int, dict[str, str], Any]:
         """POST JSON to ``path``: signed for ``/webhook/…``, plain for the local API."""
         body = json.dumps(data).encode()
         headers = {"Content-Type": "application/json"}
@@ -114,12 +127,19 @@ class RunningHost:
             headers.update(sign_headers(self.secret, f"msg_{uuid.uuid4().hex}", body))
         return await self.send(session, path, body, headers, timeout)
 
-    async def send(self, session: aiohttp.ClientSession, path: str, body: bytes,
-                   headers: dict[str, str], timeout: float) -> tuple[int, dict[str, str], Any]:
+    async def send(
+        self,
+        session: aiohttp.ClientSession,
+        path: str,
+        body: bytes,
+        headers: dict[str, str],
+        timeout: float,
+    ) -> tuple[int, dict[str, str], Any]:
         """POST ``body``; (status, headers, parsed JSON or text)."""
         client_timeout = aiohttp.ClientTimeout(total=timeout)
-        async with session.post(f"{self.url}{path}", data=body, headers=headers,
-                                timeout=client_timeout) as response:
+        async with session.post(
+            f"{self.url}{path}", data=body, headers=headers, timeout=client_timeout
+        ) as response:
             text = await response.text()
             try:
                 parsed: Any = json.loads(text)
@@ -127,8 +147,9 @@ class RunningHost:
                 parsed = text
             return response.status, dict(response.headers), parsed
 
-    async def healthz(self, session: aiohttp.ClientSession,
-                      timeout: float = 30) -> tuple[int, dict[str, str], Any]:
+    async def healthz(
+        self, session: aiohttp.ClientSession, timeout: float = 30
+    ) -> tuple[int, dict[str, str], Any]:
         client_timeout = aiohttp.ClientTimeout(total=timeout)
         async with session.get(f"{self.url}/healthz", timeout=client_timeout) as response:
             return response.status, dict(response.headers), await response.json()

@@ -72,8 +72,9 @@ BAD = {
 
 
 def stored(store, where: str = "1") -> int:
-    return store.call(lambda db: db.execute(f"SELECT count(*) FROM events WHERE {where}")
-                      .fetchone()[0])
+    return store.call(
+        lambda db: db.execute(f"SELECT count(*) FROM events WHERE {where}").fetchone()[0]
+    )
 
 
 @pytest.mark.parametrize("case", list(BAD))
@@ -90,8 +91,7 @@ async def test_a_bad_row_fails_alone_and_its_neighbours_commit(store, queue, cap
     events = [good(n) for n in range(300)]
     events.insert(150, BAD[case])
     with caplog.at_level(logging.WARNING, logger="bothost.events.queue"):
-        results = await asyncio.gather(*(queue.ingest(e) for e in events),
-                                       return_exceptions=True)
+        results = await asyncio.gather(*(queue.ingest(e) for e in events), return_exceptions=True)
     bad = results.pop(150)
     assert isinstance(bad, EventRejectedError), bad
     assert all(isinstance(r, int) for r in results), [r for r in results if not isinstance(r, int)]
@@ -118,9 +118,13 @@ async def test_ingest_many_returns_every_good_id_around_a_bad_one(queue, store):
 
 async def test_a_store_wide_failure_still_fails_the_whole_batch(queue, store):
     """A full disk or a lost lock is not one row's fault: no row is half-committed."""
-    store.call(lambda db: db.conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON events"
-                                          " WHEN NEW.source = 'disk' BEGIN"
-                                          " SELECT RAISE(ROLLBACK, 'disk I/O error'); END"))
+    store.call(
+        lambda db: db.conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON events"
+            " WHEN NEW.source = 'disk' BEGIN"
+            " SELECT RAISE(ROLLBACK, 'disk I/O error'); END"
+        )
+    )
     events = [good(1), Event("disk", "event/x", {"id": "1"}), good(2)]
     results = await asyncio.gather(*(queue.ingest(e) for e in events), return_exceptions=True)
     assert all(isinstance(r, sqlite3.DatabaseError) for r in results), results
@@ -130,7 +134,7 @@ async def test_a_store_wide_failure_still_fails_the_whole_batch(queue, store):
 
 # --- end to end: MCP servers pushing events through the host's queue ----------------------
 
-RAW_SERVER = r'''
+RAW_SERVER = r"""
 import json, sys
 
 name, count, bad_every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -159,7 +163,7 @@ for line in sys.stdin:
         send('{"jsonrpc": "2.0", "method": "event/done", "params": {"id": "done"}}')
     elif mid is not None:
         send(json.dumps({"jsonrpc": "2.0", "id": mid, "result": {}}))
-'''
+"""
 EVENTS_PER_SERVER = 3000
 BAD_EVERY = 500  # the bad server's every 500th event has a lone surrogate in its type
 
@@ -169,23 +173,38 @@ async def test_a_bad_mcp_event_does_not_take_a_good_servers_events_with_it(home,
     script.write_text(RAW_SERVER)
 
     def server(name: str, bad_every: int) -> dict:
-        return {"command": sys.executable,
-                "args": [str(script), name, str(EVENTS_PER_SERVER), str(bad_every)]}
+        return {
+            "command": sys.executable,
+            "args": [str(script), name, str(EVENTS_PER_SERVER), str(bad_every)],
+        }
 
-    host = make_host(home, {"mcp": {"servers": {"well": server("well", 0),
-                                                 "hostile": server("hostile", BAD_EVERY)}}})
+    host = make_host(
+        home,
+        {"mcp": {"servers": {"well": server("well", 0), "hostile": server("hostile", BAD_EVERY)}}},
+    )
     await host.start(serve_http=False, platforms=False, tick=False)
     try:
+
         def done() -> int:
-            return host.store.call(lambda db: db.execute(
-                "SELECT count(*) FROM events WHERE type = 'event/done'").fetchone()[0])
+            return host.store.call(
+                lambda db: db.execute(
+                    "SELECT count(*) FROM events WHERE type = 'event/done'"
+                ).fetchone()[0]
+            )
 
         # each server's events are queued in order, so its marker comes after all of them
         await until(lambda: done() == 2, timeout=60)
-        counts = dict(host.store.call(lambda db: db.execute(
-            "SELECT source, count(*) FROM events WHERE type = 'event/new_email'"
-            " GROUP BY source").fetchall()))
+        counts = dict(
+            host.store.call(
+                lambda db: db.execute(
+                    "SELECT source, count(*) FROM events WHERE type = 'event/new_email'"
+                    " GROUP BY source"
+                ).fetchall()
+            )
+        )
     finally:
         await host.stop()
-    assert counts == {"well": EVENTS_PER_SERVER,
-                      "hostile": EVENTS_PER_SERVER - EVENTS_PER_SERVER // BAD_EVERY}
+    assert counts == {
+        "well": EVENTS_PER_SERVER,
+        "hostile": EVENTS_PER_SERVER - EVENTS_PER_SERVER // BAD_EVERY,
+    }

@@ -106,11 +106,27 @@ class SlackThread:
         """A user mentions the bot; returns once the bot has answered in the thread."""
         text = f"<@{BOT_USER}> {text}"
         ts = self.fake.add_message(channel, "UALICE", text)
-        self.run(self.fake.event({"type": "app_mention", "user": "UALICE", "text": text,
-                                  "ts": ts, "channel": channel, "event_ts": ts, "team": TEAM}))
-        self.run(self.fake.wait_for(lambda: any(
-            m.get("user") == BOT_USER and m.get("thread_ts") == ts
-            for m in self.fake.messages.get(channel, []))))
+        self.run(
+            self.fake.event(
+                {
+                    "type": "app_mention",
+                    "user": "UALICE",
+                    "text": text,
+                    "ts": ts,
+                    "channel": channel,
+                    "event_ts": ts,
+                    "team": TEAM,
+                }
+            )
+        )
+        self.run(
+            self.fake.wait_for(
+                lambda: any(
+                    m.get("user") == BOT_USER and m.get("thread_ts") == ts
+                    for m in self.fake.messages.get(channel, [])
+                )
+            )
+        )
 
     def close(self) -> None:
         self.run(self.fake.stop())
@@ -135,28 +151,52 @@ def write_config(path: Path, c: dict[str, str], port: int, dead: int, slack_api:
         "platforms": {
             "console": {"enabled": False},
             "web": {"port": port, "token": c["web.token"]},
-            "webhook": {"secret": c["webhook.secret"], "targets": {"ops": {
-                "url": f"http://hook:{c['target.url_password']}@127.0.0.1:{dead}/hook"
-                       f"?token={c['target.url_query']}",
-                "secret": c["target.secret"]}}},
-            "slack": {"enabled": True, "mode": "socket", "api_url": slack_api,
-                      "bot_token": c["slack.bot_token"], "app_token": c["slack.app_token"],
-                      "signing_secret": c["slack.signing_secret"], "allowed_users": ["*"]},
+            "webhook": {
+                "secret": c["webhook.secret"],
+                "targets": {
+                    "ops": {
+                        "url": f"http://hook:{c['target.url_password']}@127.0.0.1:{dead}/hook"
+                        f"?token={c['target.url_query']}",
+                        "secret": c["target.secret"],
+                    }
+                },
+            },
+            "slack": {
+                "enabled": True,
+                "mode": "socket",
+                "api_url": slack_api,
+                "bot_token": c["slack.bot_token"],
+                "app_token": c["slack.app_token"],
+                "signing_secret": c["slack.signing_secret"],
+                "allowed_users": ["*"],
+            },
         },
-        "mcp": {"servers": {
-            "weather": {"enabled": False},
-            "canary": {"command": sys.executable,
-                       "args": [str(SERVER), "--token", c["arg --token"],
-                                f"--password={c['arg --password=']}",
-                                f"API_KEY={c['arg API_KEY=']}",
-                                "--api-key", "${env:CANARY_SRC_ARG}"],
-                       "env": {"CANARY_PLAIN": c["env value"],
-                               "CANARY_REF": "${env:CANARY_SRC_ENV}"}},
-            "remote": {"url": f"http://mcp:{c['url password']}@127.0.0.1:{dead}/mcp"
-                              f"?token={c['url query']}",
-                       "headers": {"Authorization": f"Bearer {c['header value']}",
-                                   "X-Api-Key": "${env:CANARY_SRC_HEADER}"}},
-        }},
+        "mcp": {
+            "servers": {
+                "weather": {"enabled": False},
+                "canary": {
+                    "command": sys.executable,
+                    "args": [
+                        str(SERVER),
+                        "--token",
+                        c["arg --token"],
+                        f"--password={c['arg --password=']}",
+                        f"API_KEY={c['arg API_KEY=']}",
+                        "--api-key",
+                        "${env:CANARY_SRC_ARG}",
+                    ],
+                    "env": {"CANARY_PLAIN": c["env value"], "CANARY_REF": "${env:CANARY_SRC_ENV}"},
+                },
+                "remote": {
+                    "url": f"http://mcp:{c['url password']}@127.0.0.1:{dead}/mcp"
+                    f"?token={c['url query']}",
+                    "headers": {
+                        "Authorization": f"Bearer {c['header value']}",
+                        "X-Api-Key": "${env:CANARY_SRC_HEADER}",
+                    },
+                },
+            }
+        },
         "tick": {"deliver_to": ["web:briefings", "webhook:ops"]},
     }
     path.write_text(yaml.safe_dump(config))
@@ -177,14 +217,25 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # the 3xx itself is the answer to look at
 
 
-def http(seen: Seen, port: int, token: str, method: str, path: str, body: object = None,
-         headers: dict[str, str] | None = None, raw: bytes | None = None,
-         follow: bool = True) -> tuple[int, bytes]:
+def http(
+    seen: Seen,
+    port: int,
+    token: str,
+    method: str,
+    path: str,
+    body: object = None,
+    headers: dict[str, str] | None = None,
+    raw: bytes | None = None,
+    follow: bool = True,
+) -> tuple[int, bytes]:
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=data, method=method,
-        headers={**auth, "Content-Type": "application/json", **(headers or {})})
+        f"http://127.0.0.1:{port}{path}",
+        data=data,
+        method=method,
+        headers={**auth, "Content-Type": "application/json", **(headers or {})},
+    )
     opener = urllib.request.build_opener(*([] if follow else [NoRedirect()]))
     try:
         with opener.open(request, timeout=30) as response:
@@ -215,57 +266,104 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries, slack):
     port, dead = free_port(), free_port()
     config = tmp_path / "config.yaml"
     write_config(config, canaries, port, dead, slack.fake.api_url)
-    env = {**os.environ, "BOTHOST_HOME": str(home), "HOME": str(home),
-           "CANARY_SRC_ARG": canaries["${env} arg"], "CANARY_SRC_ENV": canaries["${env} env"],
-           "CANARY_SRC_HEADER": canaries["${env} header"]}
+    env = {
+        **os.environ,
+        "BOTHOST_HOME": str(home),
+        "HOME": str(home),
+        "CANARY_SRC_ARG": canaries["${env} arg"],
+        "CANARY_SRC_ENV": canaries["${env} env"],
+        "CANARY_SRC_HEADER": canaries["${env} header"],
+    }
     env.pop("BOTHOST_CONFIG", None)
     seen = Seen()
     token = canaries["web.token"]
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "-m", "bothost", "--config", str(config), *args],
-                              capture_output=True, env=env, timeout=STEP_TIMEOUT,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [sys.executable, "-m", "bothost", "--config", str(config), *args],
+            capture_output=True,
+            env=env,
+            timeout=STEP_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
         seen.add(f"bothost {' '.join(args)} stdout", done.stdout)
         seen.add(f"bothost {' '.join(args)} stderr", done.stderr)
         return done
 
     host_out, host_err = tmp_path / "run.stdout", tmp_path / "run.stderr"
     with host_out.open("wb") as out, host_err.open("wb") as err:
-        host = subprocess.Popen([sys.executable, "-m", "bothost", "--config", str(config),
-                                 "-vv", "run"], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=err, env=env)
+        host = subprocess.Popen(
+            [sys.executable, "-m", "bothost", "--config", str(config), "-vv", "run"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=env,
+        )
     try:
         wait_ready(seen, port, token, host)
-        for path in ("/healthz", "/api/dashboard", "/metrics", "/", "/openapi.json",
-                     "/api/history?session=canary"):
+        for path in (
+            "/healthz",
+            "/api/dashboard",
+            "/metrics",
+            "/",
+            "/openapi.json",
+            "/api/history?session=canary",
+        ):
             http(seen, port, token, "GET", path)
         # a browser's first visit: the token in the address (the answer and logs must not
         # hold it, only the request did)
         status, _ = http(seen, port, "", "GET", f"/?token={token}", follow=False)
         assert status == 303
-        for text in ("help", "tools", "call mcp__canary__whoami {}",
-                     "call mcp__remote__anything {}"):
-            status, _ = http(seen, port, token, "POST", "/api/chat",
-                             {"session": "canary", "text": text})
+        for text in (
+            "help",
+            "tools",
+            "call mcp__canary__whoami {}",
+            "call mcp__remote__anything {}",
+        ):
+            status, _ = http(
+                seen, port, token, "POST", "/api/chat", {"session": "canary", "text": text}
+            )
             assert status == 200, text
         secret = canaries["webhook.secret"]
-        for path, body in (("/webhook/events/canary", {"type": "event/canary",
-                                                       "payload": {"summary": "hello"}}),
-                           ("/webhook/message", {"text": "tools", "user": "u1"})):
+        for path, body in (
+            ("/webhook/events/canary", {"type": "event/canary", "payload": {"summary": "hello"}}),
+            ("/webhook/message", {"text": "tools", "user": "u1"}),
+        ):
             raw = json.dumps(body).encode()
-            status, _ = http(seen, port, token, "POST", path, raw=raw,
-                             headers=sign_headers(secret, f"msg_{secrets.token_hex(4)}", raw))
+            status, _ = http(
+                seen,
+                port,
+                token,
+                "POST",
+                path,
+                raw=raw,
+                headers=sign_headers(secret, f"msg_{secrets.token_hex(4)}", raw),
+            )
             assert status == 200, path
-        for args in (("mcp", "list"), ("mcp", "list", "--json"), ("mcp", "list", "--check"),
-                     ("mcp", "list", "--check", "--json"), ("config", "show"),
-                     ("config", "show", "--json"), ("doctor",), ("doctor", "--json"),
-                     ("plugins",), ("plugins", "--json"), ("mcp", "tools", "canary"),
-                     ("mcp", "call", "canary", "whoami"), ("mcp", "logs", "canary"),
-                     ("mcp", "logs", "remote"), ("events", "list"), ("tick",),
-                     ("briefings",), ("-vv", "chat", "-m", "tools"),
-                     ("-vv", "mcp", "list", "--check"), ("-vv", "mcp", "call", "canary", "whoami"),
-                     ("-vv", "doctor"), ("-vv", "tick")):
+        for args in (
+            ("mcp", "list"),
+            ("mcp", "list", "--json"),
+            ("mcp", "list", "--check"),
+            ("mcp", "list", "--check", "--json"),
+            ("config", "show"),
+            ("config", "show", "--json"),
+            ("doctor",),
+            ("doctor", "--json"),
+            ("plugins",),
+            ("plugins", "--json"),
+            ("mcp", "tools", "canary"),
+            ("mcp", "call", "canary", "whoami"),
+            ("mcp", "logs", "canary"),
+            ("mcp", "logs", "remote"),
+            ("events", "list"),
+            ("tick",),
+            ("briefings",),
+            ("-vv", "chat", "-m", "tools"),
+            ("-vv", "mcp", "list", "--check"),
+            ("-vv", "mcp", "call", "canary", "whoami"),
+            ("-vv", "doctor"),
+            ("-vv", "tick"),
+        ):
             cli(*args)
         http(seen, port, token, "GET", "/api/dashboard")
         slack.mention("C0GENERAL", "tools")
@@ -286,9 +384,14 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries, slack):
     config_text = config.read_text()
     held = {name for name, value in canaries.items() if value in config_text}
     assert held == {n for n in canaries if not n.startswith("${env}")}  # the test's own check
-    server_log = b"".join(data for name, data in seen.outputs.items()
-                          if name.startswith("file logs/mcp/canary.log"))
+    server_log = b"".join(
+        data for name, data in seen.outputs.items() if name.startswith("file logs/mcp/canary.log")
+    )
     assert b"canary server starting with" in server_log and b"***" in server_log
-    leaks = [f"{name} in {where}" for name, value in canaries.items()
-             for where, data in seen.outputs.items() if value.encode() in data]
+    leaks = [
+        f"{name} in {where}"
+        for name, value in canaries.items()
+        for where, data in seen.outputs.items()
+        if value.encode() in data
+    ]
     assert not leaks, "canaries leaked:\n" + "\n".join(leaks)

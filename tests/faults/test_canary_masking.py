@@ -29,17 +29,20 @@ def canary(label: str) -> str:
     return f"cnry{label}{secrets.token_hex(6)}"
 
 
-@pytest.mark.parametrize("args,hidden", [
-    (["--token", "VALUE"], "VALUE"),
-    (["--api-key=VALUE"], "VALUE"),
-    (["--password", "VALUE"], "VALUE"),
-    (["--client-secret", "VALUE"], "VALUE"),
-    (["-p", "VALUE"], "VALUE"),
-    (["API_KEY=VALUE"], "VALUE"),
-    (["GITHUB_TOKEN=VALUE"], "VALUE"),
-    (["https://user:VALUE@example.com/x"], "VALUE"),
-    (["https://example.com/x?access_token=VALUE&page=2"], "VALUE"),
-])
+@pytest.mark.parametrize(
+    "args,hidden",
+    [
+        (["--token", "VALUE"], "VALUE"),
+        (["--api-key=VALUE"], "VALUE"),
+        (["--password", "VALUE"], "VALUE"),
+        (["--client-secret", "VALUE"], "VALUE"),
+        (["-p", "VALUE"], "VALUE"),
+        (["API_KEY=VALUE"], "VALUE"),
+        (["GITHUB_TOKEN=VALUE"], "VALUE"),
+        (["https://user:VALUE@example.com/x"], "VALUE"),
+        (["https://example.com/x?access_token=VALUE&page=2"], "VALUE"),
+    ],
+)
 def test_server_target_masks_secret_arguments(args, hidden):
     value = canary("arg")
     args = [a.replace("VALUE", value) for a in args]
@@ -50,9 +53,12 @@ def test_server_target_masks_secret_arguments(args, hidden):
 
 def test_server_target_masks_values_that_came_from_the_environment(monkeypatch):
     value = canary("env")
-    redact.remember(redact.server_secrets(
-        McpServerConfig(command="srv", args=["--root", "${env:CANARY_X}"]),
-        environ={"CANARY_X": value}))
+    redact.remember(
+        redact.server_secrets(
+            McpServerConfig(command="srv", args=["--root", "${env:CANARY_X}"]),
+            environ={"CANARY_X": value},
+        )
+    )
     _, target = describe(McpServerConfig(command="srv", args=["--root", value]))
     assert value not in target
 
@@ -66,21 +72,30 @@ def test_http_target_masks_url_password_and_secret_query():
 
 def test_config_show_masks_urls_args_and_secret_keys():
     values = [canary(str(i)) for i in range(6)]
-    raw = {"llm": {"api_key": values[0], "base_url": f"https://h/v1?api_key={values[1]}"},
-           "mcp": {"servers": {
-               "a": {"command": "srv", "args": ["--token", values[2], f"PASSWORD={values[3]}"]},
-               "b": {"url": f"https://u:{values[4]}@h/mcp", "headers": {"X": values[5]}}}},
-           "agent": {"max_rounds": 12}}
+    raw = {
+        "llm": {"api_key": values[0], "base_url": f"https://h/v1?api_key={values[1]}"},
+        "mcp": {
+            "servers": {
+                "a": {"command": "srv", "args": ["--token", values[2], f"PASSWORD={values[3]}"]},
+                "b": {"url": f"https://u:{values[4]}@h/mcp", "headers": {"X": values[5]}},
+            }
+        },
+        "agent": {"max_rounds": 12},
+    }
     shown = json.dumps(mask_secrets(raw))
     assert not [v for v in values if v in shown]
     assert '"max_rounds": 12' in shown and "https://u:***@h/mcp" in shown
 
 
 def test_redaction_of_free_text_keeps_ordinary_words():
-    assert redact.redact("max_tokens=4096; the token expired; Basic setup") == \
-        "max_tokens=4096; the token expired; Basic setup"
-    assert redact.redact("Authorization: Bearer abcdef123 token=xyz --api-key k123456") == \
-        "Authorization: Bearer *** token=*** --api-key ***"
+    assert (
+        redact.redact("max_tokens=4096; the token expired; Basic setup")
+        == "max_tokens=4096; the token expired; Basic setup"
+    )
+    assert (
+        redact.redact("Authorization: Bearer abcdef123 token=xyz --api-key k123456")
+        == "Authorization: Bearer *** token=*** --api-key ***"
+    )
 
 
 def test_a_server_log_redacts_known_and_secret_shaped_values(home):
@@ -139,9 +154,11 @@ def store(home):
 
 async def test_running_server_shows_no_secret_in_status_log_or_status_file(home, store):
     token, env_value, pw = canary("tok"), canary("env"), canary("pw")
-    config = McpServerConfig(command=sys.executable,
-                             args=[str(SERVER), "--token", token, f"--password={pw}"],
-                             env={"CANARY_ENV": env_value})
+    config = McpServerConfig(
+        command=sys.executable,
+        args=[str(SERVER), "--token", token, f"--password={pw}"],
+        env={"CANARY_ENV": env_value},
+    )
     manager = McpManager({"canary": config}, store, home)
     await manager.start(wait=30)
     try:
@@ -155,6 +172,9 @@ async def test_running_server_shows_no_secret_in_status_log_or_status_file(home,
         await manager.stop()
     server_log = log_path(home, "canary").read_text()
     assert "canary server starting with" in server_log
-    for where, text in (("status", shown), ("status file", status_file),
-                        ("server log", server_log)):
+    for where, text in (
+        ("status", shown),
+        ("status file", status_file),
+        ("server log", server_log),
+    ):
         assert not [v for v in (token, env_value, pw) if v in text], where

@@ -31,8 +31,10 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs need
 def small_disk(tmp_path):
     mount = tmp_path / "home"
     mount.mkdir(mode=0o700)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE},mode=0700", "tmpfs",
-                    str(mount)], check=True)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE},mode=0700", "tmpfs", str(mount)],
+        check=True,
+    )
     yield mount
     subprocess.run(["umount", "-l", str(mount)], check=True)
 
@@ -72,7 +74,8 @@ async def test_a_full_disk_answers_503_with_retry_after_and_loses_nothing(small_
             for i in range(SENDS):
                 msg_id = f"msg_full_{i}"
                 status, headers, body = await host.webhook(
-                    session, {"summary": f"event {i}", "detail": PAYLOAD}, msg_id=msg_id)
+                    session, {"summary": f"event {i}", "detail": PAYLOAD}, msg_id=msg_id
+                )
                 assert status in (200, 503), (status, body)
                 if status == 200:
                     answered_2xx.add(msg_id)
@@ -80,8 +83,10 @@ async def test_a_full_disk_answers_503_with_retry_after_and_loses_nothing(small_
                     assert int(headers["Retry-After"]) > 0 and "error" in body
                     refused.append(msg_id)
             assert refused, "a full disk refused nothing"
-            for path, data in (("/api/chat", {"session": "full", "text": "help"}),
-                               ("/webhook/message", {"text": "help", "user": "u"})):
+            for path, data in (
+                ("/api/chat", {"session": "full", "text": "help"}),
+                ("/webhook/message", {"text": "help", "user": "u"}),
+            ):
                 status, headers, body = await host.post(session, path, data)
                 assert status in (200, 503), (path, status, body)
                 assert status == 200 or int(headers["Retry-After"]) > 0
@@ -93,7 +98,8 @@ async def test_a_full_disk_answers_503_with_retry_after_and_loses_nothing(small_
             for msg_id in refused:  # the senders retry with the same id
                 index = int(msg_id.rsplit("_", 1)[1])
                 status, _, body = await host.webhook(
-                    session, {"summary": f"event {index}", "detail": PAYLOAD}, msg_id=msg_id)
+                    session, {"summary": f"event {index}", "detail": PAYLOAD}, msg_id=msg_id
+                )
                 assert status == 200, body
                 answered_2xx.add(msg_id)
             status, _, report = await host.healthz(session)

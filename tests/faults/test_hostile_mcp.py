@@ -44,8 +44,12 @@ def rss_kb(pid: int) -> int:
 
 def server(mode: str, mark: Path | None = None, **env: str) -> dict:
     extra = {"HOSTILE_MARK": str(mark)} if mark else {}
-    return {"command": sys.executable, "args": [str(HOSTILE), mode], "timeout": "10s",
-            "env": {**extra, **env}}
+    return {
+        "command": sys.executable,
+        "args": [str(HOSTILE), mode],
+        "timeout": "10s",
+        "env": {**extra, **env},
+    }
 
 
 @dataclass
@@ -66,8 +70,11 @@ class RunningHost:
             return await response.json()
 
     async def chat(self, text: str, timeout: float = 30.0) -> str:
-        async with self.client.post(self.base + "/api/chat", json={"session": "t", "text": text},
-                                    timeout=aiohttp.ClientTimeout(total=timeout)) as response:
+        async with self.client.post(
+            self.base + "/api/chat",
+            json={"session": "t", "text": text},
+            timeout=aiohttp.ClientTimeout(total=timeout),
+        ) as response:
             assert response.status == 200, await response.text()
             return (await response.json())["reply"]
 
@@ -80,17 +87,31 @@ class RunningHost:
 
 
 @contextlib.asynccontextmanager
-async def bothost_run(tmp_path: Path, home: Path, servers: dict,
-                      start_bound: float = START_BOUND) -> AsyncIterator[RunningHost]:
+async def bothost_run(
+    tmp_path: Path, home: Path, servers: dict, start_bound: float = START_BOUND
+) -> AsyncIterator[RunningHost]:
     port = free_port()
     config = tmp_path / "hostile.yaml"
-    config.write_text(yaml.safe_dump({
-        "platforms": {"web": {"port": port}, "console": {"enabled": False}},
-        "mcp": {"servers": {"weather": {"enabled": False}, **servers}}}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "platforms": {"web": {"port": port}, "console": {"enabled": False}},
+                "mcp": {"servers": {"weather": {"enabled": False}, **servers}},
+            }
+        )
+    )
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config), "run",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config),
+        "run",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )
     try:
         banner = await asyncio.wait_for(process.stderr.readline(), start_bound)
         assert f":{port}/" in banner.decode(), banner
@@ -107,8 +128,7 @@ async def bothost_run(tmp_path: Path, home: Path, servers: dict,
 
 
 async def ready(host: RunningHost, *names: str, bound: float = START_BOUND) -> None:
-    await until(lambda: all(host.status().get(n, {}).get("state") == "ready" for n in names),
-                bound)
+    await until(lambda: all(host.status().get(n, {}).get("state") == "ready" for n in names), bound)
 
 
 async def endure(host: RunningHost, seconds: float = FLOOD_SECONDS) -> int:
@@ -131,18 +151,38 @@ async def polite_still_answers(host: RunningHost) -> None:
 
 # modes in which the hostile server still reads its stdin and answers: its own tools must
 # keep working too (garbage once killed the reader: a deeply nested line raised past it)
-STILL_ANSWERS = {"garbage", "flood-tools", "flood-resources", "flood-prompts", "flood-message",
-                 "flood-event", "flood-cancelled", "stderr"}
-FLOODS = ["flood-tools", "flood-resources", "flood-prompts", "flood-message", "flood-event",
-          "flood-cancelled", "flood-ping", "flood-roots", "flood-elicit", "garbage", "huge",
-          "stderr"]
+STILL_ANSWERS = {
+    "garbage",
+    "flood-tools",
+    "flood-resources",
+    "flood-prompts",
+    "flood-message",
+    "flood-event",
+    "flood-cancelled",
+    "stderr",
+}
+FLOODS = [
+    "flood-tools",
+    "flood-resources",
+    "flood-prompts",
+    "flood-message",
+    "flood-event",
+    "flood-cancelled",
+    "flood-ping",
+    "flood-roots",
+    "flood-elicit",
+    "garbage",
+    "huge",
+    "stderr",
+]
 
 
 @pytest.mark.parametrize("mode", FLOODS)
 async def test_host_stays_bounded_and_responsive_under_a_flood(tmp_path, home, mode):
     mark = tmp_path / "flooding"
-    async with bothost_run(tmp_path, home, {"hostile": server(mode, mark),
-                                            "polite": server("polite")}) as host:
+    async with bothost_run(
+        tmp_path, home, {"hostile": server(mode, mark), "polite": server("polite")}
+    ) as host:
         await until(mark.exists, START_BOUND)
         await endure(host)
         await polite_still_answers(host)
@@ -156,8 +196,9 @@ async def test_host_stays_bounded_and_responsive_under_a_flood(tmp_path, home, m
 
 async def test_progress_flood_during_a_call_stays_bounded(tmp_path, home):
     mark = tmp_path / "flooding"
-    async with bothost_run(tmp_path, home, {"hostile": server("flood-progress", mark),
-                                            "polite": server("polite")}) as host:
+    async with bothost_run(
+        tmp_path, home, {"hostile": server("flood-progress", mark), "polite": server("polite")}
+    ) as host:
         await until(mark.exists, START_BOUND)
         await ready(host, "hostile")
         call = asyncio.ensure_future(host.chat("call mcp__hostile__progress_flood {}"))
@@ -170,11 +211,18 @@ async def test_progress_flood_during_a_call_stays_bounded(tmp_path, home):
 
 
 async def test_endless_paging_and_too_many_tools_are_refused_with_a_clear_error(tmp_path, home):
-    async with bothost_run(tmp_path, home, {"paging": server("paging"),
-                                            "many": server("many-tools"),
-                                            "polite": server("polite")}) as host:
-        await until(lambda: host.status().get("paging", {}).get("error")
-                    and host.status().get("many", {}).get("error"), START_BOUND)
+    async with bothost_run(
+        tmp_path,
+        home,
+        {"paging": server("paging"), "many": server("many-tools"), "polite": server("polite")},
+    ) as host:
+        await until(
+            lambda: (
+                host.status().get("paging", {}).get("error")
+                and host.status().get("many", {}).get("error")
+            ),
+            START_BOUND,
+        )
         status = host.status()
         assert "tools/list" in status["paging"]["error"]
         assert "tools/list" in status["many"]["error"]
@@ -183,8 +231,9 @@ async def test_endless_paging_and_too_many_tools_are_refused_with_a_clear_error(
 
 
 async def test_odd_tool_names_are_mapped_without_collisions(tmp_path, home):
-    async with bothost_run(tmp_path, home, {"x": server("names"),
-                                            "polite": server("polite")}) as host:
+    async with bothost_run(
+        tmp_path, home, {"x": server("names"), "polite": server("polite")}
+    ) as host:
         await ready(host, "x")
         listing = await host.chat("tools")
         names = sorted({w.rstrip(",") for w in listing.split() if w.startswith("mcp__x__")})
@@ -196,33 +245,59 @@ async def test_odd_tool_names_are_mapped_without_collisions(tmp_path, home):
             reply = await host.chat(f"call {name} {{}}")
             called.add(reply.strip())
         # every string tool but "" is reachable under its own name, none shadowed
-        assert {"called a b", "called a.b", "called a_b", "called " + "t" * 200,
-                "called wetter_☀", "called 日本"} <= called
+        assert {
+            "called a b",
+            "called a.b",
+            "called a_b",
+            "called " + "t" * 200,
+            "called wetter_☀",
+            "called 日本",
+        } <= called
 
 
 async def test_a_stuck_server_delays_neither_the_listener_nor_chat_tools(tmp_path, home):
     mark = tmp_path / "stuck"
     # bounded below the old 15 s start wait: the listener no longer waits for any server
-    async with bothost_run(tmp_path, home, {"stuck": server("stuck", mark),
-                                            "polite": server("polite")}, 12) as host:
+    async with bothost_run(
+        tmp_path, home, {"stuck": server("stuck", mark), "polite": server("polite")}, 12
+    ) as host:
         await host.healthz()
         await until(mark.exists, START_BOUND)
         assert host.status()["stuck"]["state"] == "starting"
         await ready(host, "polite")
         await polite_still_answers(host)
         chat = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bothost", "--config", str(tmp_path / "hostile.yaml"), "chat",
-            "-m", "tools", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+            sys.executable,
+            "-m",
+            "bothost",
+            "--config",
+            str(tmp_path / "hostile.yaml"),
+            "chat",
+            "-m",
+            "tools",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "BOTHOST_HOME": str(home)},
+        )
         # bounded below the old 15 s: a one-shot command lists what is ready and says the rest
         out, err = await asyncio.wait_for(chat.communicate(), 12)
         assert chat.returncode == 0, err
         assert "mcp__polite__echo" in out.decode()
         assert "stuck" in err.decode() and "not ready" in err.decode()
         listing = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bothost", "--config", str(tmp_path / "hostile.yaml"), "mcp",
-            "tools", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+            sys.executable,
+            "-m",
+            "bothost",
+            "--config",
+            str(tmp_path / "hostile.yaml"),
+            "mcp",
+            "tools",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "BOTHOST_HOME": str(home)},
+        )
         out, err = await asyncio.wait_for(listing.communicate(), 12)
         assert "polite/echo" in out.decode() and "stuck: starting" in err.decode()
         assert listing.returncode != 0  # not everything it was asked for could be listed

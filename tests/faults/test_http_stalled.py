@@ -51,8 +51,9 @@ async def test_healthz_and_webhooks_answer_while_2000_connections_stall(host):
         async with aiohttp.ClientSession() as session:
             status, _, health = await host.healthz(session)
             assert status == 200 and health["ok"] is True
-            status, _, answer = await host.webhook(session, {"summary": "still here"},
-                                                   msg_id="msg_stalled_1")
+            status, _, answer = await host.webhook(
+                session, {"summary": "still here"}, msg_id="msg_stalled_1"
+            )
             assert status == 200 and answer["accepted"] is True
             # the host stays inside its own descriptor limit while they are held
             assert host.open_fds() < HOST_NOFILE

@@ -32,8 +32,12 @@ from tests.slack.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 
 SECRET = "whsec_" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 CHANNEL = "C0BRIEFS"
-TARGETS = {"console": "console:", "web": "web:briefings", "webhook": "webhook:ops",
-           "slack": f"slack:{CHANNEL}"}
+TARGETS = {
+    "console": "console:",
+    "web": "web:briefings",
+    "webhook": "webhook:ops",
+    "slack": f"slack:{CHANNEL}",
+}
 RUN_TIMEOUT = 60.0  # seconds for one `bothost tick`; it takes about one on an idle machine
 DUPLICATE_AT = {"sent"}  # docs/events.md: only between the target accepting and our record
 
@@ -80,8 +84,13 @@ def config_for(kind: str, receiver: Receiver, slack: FakeSlack) -> dict[str, Any
         "tick": {"deliver_to": [TARGETS[kind]]},
         "platforms": {
             "webhook": {"targets": {"ops": {"url": receiver.url, "secret": SECRET}}},
-            "slack": {"enabled": kind == "slack", "mode": "socket", "bot_token": BOT_TOKEN,
-                      "app_token": APP_TOKEN, "api_url": slack.api_url},
+            "slack": {
+                "enabled": kind == "slack",
+                "mode": "socket",
+                "bot_token": BOT_TOKEN,
+                "app_token": APP_TOKEN,
+                "api_url": slack.api_url,
+            },
         },
     }
 
@@ -91,23 +100,34 @@ async def seed(home: Path, config: dict[str, Any], count: int) -> None:
     queue = EventQueue(host.store, host.config.tick)
     try:
         await queue.ingest_many(
-            Event("ssh", f"event/alert_{n % 2}", {"id": f"a{n}", "summary": f"alert {n}",
-                                                 "host": f"db-{n}"})
-            for n in range(count))
+            Event(
+                "ssh",
+                f"event/alert_{n % 2}",
+                {"id": f"a{n}", "summary": f"alert {n}", "host": f"db-{n}"},
+            )
+            for n in range(count)
+        )
     finally:
         await queue.close()
         host.store.close()
 
 
-async def bothost_tick(home: Path, config_file: Path,
-                       kill_at: str | None) -> tuple[int, str, str]:
+async def bothost_tick(home: Path, config_file: Path, kill_at: str | None) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if k not in (KILL_ENV, "BOTHOST_CONFIG")}
     env["BOTHOST_HOME"] = str(home)
     if kill_at:
         env[KILL_ENV] = kill_at
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config_file), "tick",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config_file),
+        "tick",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
     try:
         out, err = await asyncio.wait_for(process.communicate(), RUN_TIMEOUT)
     except TimeoutError:
@@ -125,8 +145,15 @@ def expire_lease_and_claims(db: sqlite3.Connection) -> None:
         db.execute("UPDATE events SET claimed_until = 0 WHERE status = 'claimed'")
 
 
-def seen_on_target(kind: str, briefing_id: int, text: str, stdout: str,
-                   db: sqlite3.Connection, receiver: Receiver, slack: FakeSlack) -> int:
+def seen_on_target(
+    kind: str,
+    briefing_id: int,
+    text: str,
+    stdout: str,
+    db: sqlite3.Connection,
+    receiver: Receiver,
+    slack: FakeSlack,
+) -> int:
     """How many copies of the briefing the target shows."""
     if kind == "console":
         return stdout.count(text)
@@ -135,8 +162,10 @@ def seen_on_target(kind: str, briefing_id: int, text: str, stdout: str,
         assert all(row == (briefing_id, text) for row in rows), rows
         return len(rows)
     if kind == "webhook":
-        assert all(body["id"] == briefing_id and msg_id == f"brf_{briefing_id}"
-                   for msg_id, body in receiver.requests), receiver.requests
+        assert all(
+            body["id"] == briefing_id and msg_id == f"brf_{briefing_id}"
+            for msg_id, body in receiver.requests
+        ), receiver.requests
         return len(receiver.requests)
     posts = slack.messages.get(CHANNEL, [])
     title = text.splitlines()[0]
@@ -169,8 +198,9 @@ async def test_a_tick_killed_at_any_step_loses_no_event(home, tmp_path, peers, k
         assert status == "delivered" and {b for _, b in events} == {briefing_id}
         deliveries = db.execute("SELECT target, status FROM deliveries").fetchall()
         assert deliveries == [(TARGETS[kind], "delivered")]
-        copies = seen_on_target(kind, briefing_id, text, first_out + second_out, db,
-                                receiver, slack)
+        copies = seen_on_target(
+            kind, briefing_id, text, first_out + second_out, db, receiver, slack
+        )
     finally:
         db.close()
     assert copies == (2 if step in DUPLICATE_AT else 1)

@@ -20,8 +20,14 @@ CAPS = str(ROOT / "tests" / "agent" / "caps_server.py")
 
 async def test_server_push_is_queued_and_bothost_tick_posts_it(home, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    servers = {"echo": {"command": sys.executable, "args": [ECHO],
-                        "env": {"ECHO_WATCH": "1"}, "env_passthrough": ["PYTHONPATH"]}}
+    servers = {
+        "echo": {
+            "command": sys.executable,
+            "args": [ECHO],
+            "env": {"ECHO_WATCH": "1"},
+            "env_passthrough": ["PYTHONPATH"],
+        }
+    }
     host = make_host(home, {"mcp": {"servers": servers}, "tick": {"deliver_to": ["console:"]}})
     await host.start(serve_http=False, tick=False)
     try:
@@ -35,9 +41,16 @@ async def test_server_push_is_queued_and_bothost_tick_posts_it(home, tmp_path, m
     assert row == ("echo", "event/echo_tick", "pending")
     config = write_config(tmp_path / "tick.yaml", {"tick": {"deliver_to": ["console:"]}})
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config), "tick",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home)})
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config),
+        "tick",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0, err.decode()
     assert "Briefing" in out.decode() and "1 event" in out.decode()
@@ -47,29 +60,64 @@ async def test_server_push_is_queued_and_bothost_tick_posts_it(home, tmp_path, m
 async def test_llm_tick_activates_a_server_and_notifies(home, monkeypatch, capsys):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     fake = await FakeLlm().start()
-    host = make_host(home, {
-        "llm": {"provider": "openai", "model": "m", "base_url": fake.openai_url,
-                "api_key": "test-key"},
-        "mcp": {"servers": {"caps": {"command": sys.executable, "args": [CAPS],
-                                     "env_passthrough": ["PYTHONPATH"]}}},
-        "tick": {"deliver_to": ["console:"]},
-    })
+    host = make_host(
+        home,
+        {
+            "llm": {
+                "provider": "openai",
+                "model": "m",
+                "base_url": fake.openai_url,
+                "api_key": "test-key",
+            },
+            "mcp": {
+                "servers": {
+                    "caps": {
+                        "command": sys.executable,
+                        "args": [CAPS],
+                        "env_passthrough": ["PYTHONPATH"],
+                    }
+                }
+            },
+            "tick": {"deliver_to": ["console:"]},
+        },
+    )
     await host.start(serve_http=False, tick=False)
     try:
-        first = await host.ingest_event("gmail", "event/new_email",
-                                        {"id": "m1", "summary": "Budget review moved to 14:00",
-                                         "from": "ana@corp.com"})
-        second = await host.ingest_event("weather", "event/weather_alert",
-                                         {"id": "w1", "summary": "Rain from 17:00"})
+        first = await host.ingest_event(
+            "gmail",
+            "event/new_email",
+            {"id": "m1", "summary": "Budget review moved to 14:00", "from": "ana@corp.com"},
+        )
+        second = await host.ingest_event(
+            "weather", "event/weather_alert", {"id": "w1", "summary": "Rain from 17:00"}
+        )
 
         def notify(body):
             events = body["messages"][1]["content"]
             assert f'<event id="{first}"' in events and 'trust="untrusted"' in events
-            return {"tool_calls": [{"name": "notify", "arguments": {"items": [
-                {"priority": "high", "summary": "Budget review moved to 14:00",
-                 "why": "it overlaps your 1:1", "event_ids": [first], "actions": ["ack"]},
-                {"priority": "normal", "summary": "Rain from 17:00", "event_ids": [second]},
-            ]}}]}
+            return {
+                "tool_calls": [
+                    {
+                        "name": "notify",
+                        "arguments": {
+                            "items": [
+                                {
+                                    "priority": "high",
+                                    "summary": "Budget review moved to 14:00",
+                                    "why": "it overlaps your 1:1",
+                                    "event_ids": [first],
+                                    "actions": ["ack"],
+                                },
+                                {
+                                    "priority": "normal",
+                                    "summary": "Rain from 17:00",
+                                    "event_ids": [second],
+                                },
+                            ]
+                        },
+                    }
+                ]
+            }
 
         fake.script = [
             {"tool_calls": [{"name": "activate_tools", "arguments": {"groups": ["caps"]}}]},

@@ -29,7 +29,8 @@ def briefings(home):
     try:
         return db.execute(
             "SELECT b.text, d.status FROM briefings b JOIN deliveries d ON d.briefing_id = b.id"
-            " WHERE d.target = 'web:briefings'").fetchall()
+            " WHERE d.target = 'web:briefings'"
+        ).fetchall()
     except sqlite3.OperationalError:  # tables not created yet
         return []
     finally:
@@ -41,18 +42,39 @@ async def test_rain_alert_becomes_a_briefing_in_the_web_chat(tmp_path, home):
     meteo.at(ZURICH).hourly_precipitation_probability = [20, 85]
     port = free_port()
     config = tmp_path / "bothost.yaml"
-    config.write_text(yaml.safe_dump({
-        "platforms": {"web": {"port": port}},
-        "mcp": {"servers": {"weather": {"env": {
-            "WEATHER_API_BASE": meteo.base, "WEATHER_WATCH": "Zurich",
-            "WEATHER_ALERT_TEMPERATURE_DROP": "off", "WEATHER_ALERT_WIND_GUSTS": "off",
-            "WEATHER_ALERT_AQI": "off"}}}},
-        "tick": {"interval": "1s", "deliver_to": ["web:briefings"]},
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "platforms": {"web": {"port": port}},
+                "mcp": {
+                    "servers": {
+                        "weather": {
+                            "env": {
+                                "WEATHER_API_BASE": meteo.base,
+                                "WEATHER_WATCH": "Zurich",
+                                "WEATHER_ALERT_TEMPERATURE_DROP": "off",
+                                "WEATHER_ALERT_WIND_GUSTS": "off",
+                                "WEATHER_ALERT_AQI": "off",
+                            }
+                        }
+                    }
+                },
+                "tick": {"interval": "1s", "deliver_to": ["web:briefings"]},
+            }
+        )
+    )
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config), "run",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)})
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config),
+        "run",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )
     try:
         # the host writes the delivery row `pending` before it sends: wait for the outcome
         async with asyncio.timeout(60):

@@ -31,8 +31,9 @@ async def accept_as_offered(question):
 
 async def run(url: str, scenario: str) -> int:
     log = logging.getLogger("conformance")
-    session = ClientSession(HttpTransport(url, log=log), name="conformance", log=log,
-                            ask=accept_as_offered)
+    session = ClientSession(
+        HttpTransport(url, log=log), name="conformance", log=log, ask=accept_as_offered
+    )
     try:
         async with asyncio.timeout(DEADLINE):
             await session.start()

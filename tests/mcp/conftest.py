@@ -24,12 +24,18 @@ async def open_paging(home):
         log = server_logger(home, name)
         environ = {"PATH": os.environ["PATH"], **{k: str(v) for k, v in env.items()}}
         kwargs = {"max_line": max_line} if max_line else {}
-        transport = StdioTransport(sys.executable, [str(PAGING_SERVER)], environ, log=log,
-                                   **kwargs)
-        session = ClientSession(transport, name=name, log=log, media_dir=home / "media",
-                                ask=ask, roots=roots, on_event=recorder.on_event,
-                                on_tools_changed=recorder.on_tools_changed,
-                                on_closed=recorder.on_closed)
+        transport = StdioTransport(sys.executable, [str(PAGING_SERVER)], environ, log=log, **kwargs)
+        session = ClientSession(
+            transport,
+            name=name,
+            log=log,
+            media_dir=home / "media",
+            ask=ask,
+            roots=roots,
+            on_event=recorder.on_event,
+            on_tools_changed=recorder.on_tools_changed,
+            on_closed=recorder.on_closed,
+        )
         sessions.append(session)
         await session.start()
         return session, recorder

@@ -17,9 +17,18 @@ from bothost.cli import cli
 def bothost(home, tmp_path):
     """Run `bothost --home H --config C ARGS…`; config has the test server as `paging`."""
     config = tmp_path / "bothost.yaml"
-    config.write_text(yaml.safe_dump({"mcp": {"servers": {
-        "paging": {"command": sys.executable, "args": [str(PAGING_SERVER)]},
-        "weather": {"enabled": False}}}}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "mcp": {
+                    "servers": {
+                        "paging": {"command": sys.executable, "args": [str(PAGING_SERVER)]},
+                        "weather": {"enabled": False},
+                    }
+                }
+            }
+        )
+    )
 
     def run(*args: str, code: int = 0):
         result = CliRunner().invoke(cli, ["--home", str(home), "--config", str(config), *args])
@@ -34,7 +43,9 @@ def test_call_prints_the_result_and_records_pushed_events(bothost):
     bothost("mcp", "call", "paging", "push", '{"count": 2, "type": "event/new_email"}')
     events = json.loads(bothost("events", "list", "--json").output)
     assert sorted((e["source"], e["type"], e["payload"]["id"]) for e in events) == [
-        ("paging", "event/new_email", "e0"), ("paging", "event/new_email", "e1")]
+        ("paging", "event/new_email", "e0"),
+        ("paging", "event/new_email", "e1"),
+    ]
 
 
 def test_call_failure_exits_non_zero(bothost):
@@ -56,8 +67,15 @@ def test_tools_lists_names_and_raw_definitions(bothost):
 
 def test_add_enable_disable_remove_and_list(bothost):
     bothost("mcp", "add", "extra", "--", sys.executable, str(PAGING_SERVER), "--flag")
-    bothost("mcp", "add", "remote", "--url", "http://127.0.0.1:9/mcp",
-            "--header", "Authorization=Bearer ${env:TOKEN}")
+    bothost(
+        "mcp",
+        "add",
+        "remote",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--header",
+        "Authorization=Bearer ${env:TOKEN}",
+    )
     listing = {s["name"]: s for s in json.loads(bothost("mcp", "list", "--json").output)}
     assert listing["extra"]["origin"] == "db" and listing["extra"]["target"].endswith("--flag")
     assert listing["remote"]["transport"] == "http"
@@ -71,8 +89,10 @@ def test_add_enable_disable_remove_and_list(bothost):
     bothost("mcp", "remove", "extra")
     assert "extra" not in bothost("mcp", "list").output
     assert "defined in the config file" in bothost("mcp", "remove", "paging", code=2).output
-    assert "KEY=VALUE" in bothost("mcp", "add", "bad", "--url", "http://x", "--header", "nokv",
-                                  code=2).output
+    assert (
+        "KEY=VALUE"
+        in bothost("mcp", "add", "bad", "--url", "http://x", "--header", "nokv", code=2).output
+    )
 
 
 def test_config_server_shadows_a_stored_one_and_the_listing_says_so(bothost):

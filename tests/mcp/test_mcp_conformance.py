@@ -19,9 +19,18 @@ def test_conformance_scenario_passes_without_warnings(scenario):
     command = f"{sys.executable} {DRIVER}"  # split on spaces by the suite: no quoting possible
     assert " " not in sys.executable and " " not in str(DRIVER), "paths must not contain spaces"
     run = subprocess.run(
-        [str(node22()), str(conformance_js()), "client", "--command", command,
-         "--scenario", scenario],
-        capture_output=True, text=True, timeout=SUITE_TIMEOUT,
+        [
+            str(node22()),
+            str(conformance_js()),
+            "client",
+            "--command",
+            command,
+            "--scenario",
+            scenario,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=SUITE_TIMEOUT,
     )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output

@@ -11,22 +11,27 @@ PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 64).decode()
 
 def test_text_blocks_win_over_the_structured_value():
     # what every SDK tool returning str sends: the text and {"result": text}
-    result = from_result({"content": [{"type": "text", "text": "It is 14:00 in Zurich."}],
-                          "structuredContent": {"result": "It is 14:00 in Zurich."}}, None)
+    result = from_result(
+        {
+            "content": [{"type": "text", "text": "It is 14:00 in Zurich."}],
+            "structuredContent": {"result": "It is 14:00 in Zurich."},
+        },
+        None,
+    )
     assert result.text == "It is 14:00 in Zurich."
     assert result.structured == {"result": "It is 14:00 in Zurich."}
 
 
 def test_multi_line_text_stays_multi_line():
     text = "[FILE] a.txt\n[DIR] src"
-    result = from_result({"content": [{"type": "text", "text": text}],
-                          "structuredContent": {"content": text}}, None)
+    result = from_result(
+        {"content": [{"type": "text", "text": text}], "structuredContent": {"content": text}}, None
+    )
     assert result.text == text
 
 
 def test_a_structured_value_alone_is_rendered_compactly():
-    result = from_result({"content": [], "structuredContent": {"temp": 21.5, "unit": "C"}},
-                         None)
+    result = from_result({"content": [], "structuredContent": {"temp": 21.5, "unit": "C"}}, None)
     assert result.text == '{"temp":21.5,"unit":"C"}'
 
 
@@ -36,9 +41,14 @@ def test_a_single_string_value_is_unwrapped():
 
 
 def test_an_image_is_a_media_reference_never_inlined(tmp_path):
-    result = from_result({"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}],
-                          "structuredContent": {"content": [{"type": "image", "data": PNG,
-                                                             "mimeType": "image/png"}]}},
-                         tmp_path)
+    result = from_result(
+        {
+            "content": [{"type": "image", "data": PNG, "mimeType": "image/png"}],
+            "structuredContent": {
+                "content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]
+            },
+        },
+        tmp_path,
+    )
     assert PNG not in result.text and PNG[:40] not in result.text
     assert "[image: " in result.text and len(result.media) == 1

@@ -47,8 +47,7 @@ class AskingPlatform:
 
 def conversation(name: str) -> tuple[ToolContext, AskingPlatform]:
     platform = AskingPlatform(name)
-    session = Session(id=f"web:{name}", address=Address("web", name), user=name,
-                      platform=platform)
+    session = Session(id=f"web:{name}", address=Address("web", name), user=name, platform=platform)
     return ToolContext(session=session, host=None), platform
 
 
@@ -75,8 +74,12 @@ async def source(home):
 async def echo_http(tmp_path):
     port = free_port()
     log = open(tmp_path / "echo.log", "wb")
-    proc = subprocess.Popen([sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
-                            stdout=log, stderr=log, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
     try:
         await wait_for(lambda: listening(port), timeout=15)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -87,16 +90,23 @@ async def echo_http(tmp_path):
 
 
 async def test_a_question_reaches_the_asker_of_its_call_with_many_calls_in_flight(source):
-    tool_source, tools = await source(McpServerConfig(command=sys.executable,
-                                                      args=[str(PAGING_SERVER)]), "paging")
+    tool_source, tools = await source(
+        McpServerConfig(command=sys.executable, args=[str(PAGING_SERVER)]), "paging"
+    )
     ana, ana_platform = conversation("ana")
     # Ana has calls in flight while many other conversations come and go…
-    slow = [asyncio.ensure_future(tools["mcp__paging__slow"].run({"seconds": 30}, ana))
-            for _ in range(3)]
+    slow = [
+        asyncio.ensure_future(tools["mcp__paging__slow"].run({"seconds": 30}, ana))
+        for _ in range(3)
+    ]
     others = [conversation(f"user{i}")[0] for i in range(OTHER_SESSIONS)]
     for batch in range(0, OTHER_SESSIONS, 100):
-        await asyncio.gather(*(tools["mcp__paging__echo"].run({"text": "x"}, ctx)
-                               for ctx in others[batch:batch + 100]))
+        await asyncio.gather(
+            *(
+                tools["mcp__paging__echo"].run({"text": "x"}, ctx)
+                for ctx in others[batch : batch + 100]
+            )
+        )
     # …then one of her calls asks her something: the question is hers, not nobody's
     try:
         result = await tools["mcp__paging__elicit"].run({}, ana)
@@ -110,21 +120,24 @@ async def test_a_question_reaches_the_asker_of_its_call_with_many_calls_in_fligh
 
 
 async def test_two_conversations_asked_at_once_over_http_each_get_their_own_question(
-        source, echo_http):
+    source, echo_http
+):
     tool_source, tools = await source(McpServerConfig(url=echo_http), "echo")
     ana, ana_platform = conversation("ana")
     bo, bo_platform = conversation("bo")
     ask = tools["mcp__echo__ask"]
-    answers = await asyncio.gather(ask.run({"question": "for ana?"}, ana),
-                                   ask.run({"question": "for bo?"}, bo))
+    answers = await asyncio.gather(
+        ask.run({"question": "for ana?"}, ana), ask.run({"question": "for bo?"}, bo)
+    )
     assert [a.content for a in answers] == ["answer: ana", "answer: bo"]
     assert [text for _, text in ana_platform.questions] == ["echo asks: for ana?"]
     assert [text for _, text in bo_platform.questions] == ["echo asks: for bo?"]
 
 
 async def test_over_stdio_a_question_with_two_conversations_in_flight_goes_to_nobody(source):
-    tool_source, tools = await source(McpServerConfig(command=sys.executable,
-                                                      args=[str(PAGING_SERVER)]), "paging")
+    tool_source, tools = await source(
+        McpServerConfig(command=sys.executable, args=[str(PAGING_SERVER)]), "paging"
+    )
     ana, ana_platform = conversation("ana")
     bo, bo_platform = conversation("bo")
     slow = asyncio.ensure_future(tools["mcp__paging__slow"].run({"seconds": 30}, bo))

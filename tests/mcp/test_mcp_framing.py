@@ -15,11 +15,19 @@ def test_decode_accepts_string_and_numeric_ids_and_batches():
     assert [jsonrpc.is_response(m) for m in batch] == [True, False]
 
 
-@pytest.mark.parametrize("line", [b"nope", b'{"jsonrpc":"1.0","id":1}', b'{"jsonrpc":"2.0"}',
-                                  b'{"jsonrpc":"2.0","id":true,"result":{}}', b"[1]",
-                                  b'{"jsonrpc":"2.0","method":5}',
-                                  b'{"jsonrpc":"2.0","method":"event/x","params":"text"}',
-                                  b"[" * 100_000 + b"]" * 100_000])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"nope",
+        b'{"jsonrpc":"1.0","id":1}',
+        b'{"jsonrpc":"2.0"}',
+        b'{"jsonrpc":"2.0","id":true,"result":{}}',
+        b"[1]",
+        b'{"jsonrpc":"2.0","method":5}',
+        b'{"jsonrpc":"2.0","method":"event/x","params":"text"}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+)
 def test_decode_rejects_what_is_not_json_rpc(line):
     with pytest.raises(jsonrpc.ProtocolError):
         jsonrpc.decode(line)
@@ -32,7 +40,7 @@ def test_a_malformed_error_answer_still_becomes_an_error():
 
 def test_sse_parser_joins_data_keeps_id_and_retry_across_chunks():
     parser = SseParser()
-    events = parser.feed(b"id: 7\nretry: 500\ndata: \n\n: comment\nevent: message\ndata: {\"a\"")
+    events = parser.feed(b'id: 7\nretry: 500\ndata: \n\n: comment\nevent: message\ndata: {"a"')
     assert [(e.id, e.retry, e.data) for e in events] == [("7", 500, "")]
     events = parser.feed(b":1}\r\ndata: more\r\n\r\n")
     assert [(e.event, e.data, e.id) for e in events] == [("message", '{"a":1}\nmore', "7")]
@@ -46,8 +54,15 @@ def test_sse_parser_refuses_an_event_over_the_bound():
 
 
 def test_elicitation_defaults_fill_only_missing_fields():
-    schema = {"properties": {"name": {"type": "string", "default": "John"},
-                             "age": {"type": "integer", "default": 30},
-                             "tags": {"type": "array"}}}
+    schema = {
+        "properties": {
+            "name": {"type": "string", "default": "John"},
+            "age": {"type": "integer", "default": 30},
+            "tags": {"type": "array"},
+        }
+    }
     assert with_defaults(schema, {"name": "Ana", "tags": ["a"], "bad": {"x": 1}}) == {
-        "name": "Ana", "age": 30, "tags": ["a"]}
+        "name": "Ana",
+        "age": 30,
+        "tags": ["a"],
+    }

@@ -8,7 +8,9 @@ from aiohttp import web
 from bothost.config import McpServerConfig
 from tests.mcp.test_mcp_manager import make_manager, state, store  # noqa: F401 (fixtures)
 
-PAGE = "<!DOCTYPE html><html><head><title>Welcome</title></head><body>" + "x" * 5000 + "</body></html>"
+PAGE = (
+    "<!DOCTYPE html><html><head><title>Welcome</title></head><body>" + "x" * 5000 + "</body></html>"
+)
 
 
 @pytest.fixture

@@ -30,8 +30,13 @@ async def echo_http(tmp_path):
     port = free_port()
     log = open(tmp_path / "echo.log", "wb")
     env = {**os.environ, "ECHO_WATCH": "1", "ECHO_POLL_SECONDS": "0.2"}
-    proc = subprocess.Popen([sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
-                            stdout=log, stderr=log, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
+        stdout=log,
+        stderr=log,
+        env=env,
+        start_new_session=True,
+    )
     try:
         await wait_for(lambda: listening(port), timeout=15)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -46,9 +51,17 @@ async def test_http_server_push_becomes_event_rows(home, echo_http, monkeypatch)
     store = Store(home / "bothost.db", core_migrations())
 
     async def insert(source, type, payload):
-        await store.run(lambda db: db["events"].insert({
-            "source": source, "type": type, "payload": json.dumps(payload),
-            "received_at": time.time(), "dedupe_key": f"{source}:{type}:{payload['id']}"}))
+        await store.run(
+            lambda db: db["events"].insert(
+                {
+                    "source": source,
+                    "type": type,
+                    "payload": json.dumps(payload),
+                    "received_at": time.time(),
+                    "dedupe_key": f"{source}:{type}:{payload['id']}",
+                }
+            )
+        )
 
     config = McpServerConfig(url=echo_http, headers={"Authorization": "Bearer ${env:ECHO_TOKEN}"})
     manager = McpManager({"echo": config}, store, home, on_event=insert)
@@ -79,9 +92,12 @@ async def test_http_server_that_goes_away_is_failed_and_dialed_again(home, tmp_p
     url = f"http://127.0.0.1:{port}/mcp"
 
     def serve() -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     store = Store(home / "bothost.db", core_migrations())
     manager = McpManager({"echo": McpServerConfig(url=url)}, store, home)

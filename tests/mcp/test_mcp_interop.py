@@ -28,8 +28,13 @@ async def everything_http(tmp_path):
     port = free_port()
     log = open(tmp_path / "everything.log", "wb")
     try:
-        proc = subprocess.Popen([*command, "streamableHttp"], stdout=log, stderr=log,
-                                env={**os.environ, "PORT": str(port)}, start_new_session=True)
+        proc = subprocess.Popen(
+            [*command, "streamableHttp"],
+            stdout=log,
+            stderr=log,
+            env={**os.environ, "PORT": str(port)},
+            start_new_session=True,
+        )
     except BaseException:
         log.close()
         raise
@@ -44,9 +49,15 @@ async def everything_http(tmp_path):
 
 async def open_session(home, name, transport) -> tuple[ClientSession, Recorder]:
     recorder = Recorder()
-    session = ClientSession(transport, name=name, log=transport.log, media_dir=home / "media",
-                            on_tools_changed=recorder.on_tools_changed, on_event=recorder.on_event,
-                            roots=[{"uri": "file:///tmp", "name": "tmp"}])
+    session = ClientSession(
+        transport,
+        name=name,
+        log=transport.log,
+        media_dir=home / "media",
+        on_tools_changed=recorder.on_tools_changed,
+        on_event=recorder.on_event,
+        roots=[{"uri": "file:///tmp", "name": "tmp"}],
+    )
     await session.start()
     return session, recorder
 
@@ -71,8 +82,11 @@ async def exercise_everything(session: ClientSession, recorder: Recorder, home: 
     assert isinstance(structured.structured, dict) and "temperature" in structured.structured
     assert structured.text.count("temperature") == 1  # the text once, the value not added
     steps = []
-    slow = await session.call_tool("trigger-long-running-operation", {"duration": 0.3, "steps": 3},
-                                   on_progress=lambda p, t, m: steps.append(p))
+    slow = await session.call_tool(
+        "trigger-long-running-operation",
+        {"duration": 0.3, "steps": 3},
+        on_progress=lambda p, t, m: steps.append(p),
+    )
     assert not slow.is_error and steps
 
 
@@ -90,8 +104,9 @@ async def test_server_everything_over_stdio(home):
 
 async def test_server_everything_over_streamable_http(home, everything_http):
     log = server_logger(home, "everything-http")
-    session, recorder = await open_session(home, "everything-http",
-                                           HttpTransport(everything_http, log=log))
+    session, recorder = await open_session(
+        home, "everything-http", HttpTransport(everything_http, log=log)
+    )
     try:
         assert session.transport.session_id
         await exercise_everything(session, recorder, home)
@@ -116,8 +131,9 @@ async def test_lost_http_session_is_dialed_again(home, everything_http):
 
 async def test_mcp_server_time_from_pypi(home):
     log = server_logger(home, "time")
-    transport = StdioTransport(str(TIME_SERVER), ["--local-timezone", "UTC"],
-                               {"PATH": os.environ["PATH"]}, log=log)
+    transport = StdioTransport(
+        str(TIME_SERVER), ["--local-timezone", "UTC"], {"PATH": os.environ["PATH"]}, log=log
+    )
     session, _ = await open_session(home, "time", transport)
     try:
         tools = await session.refresh_tools()

@@ -19,8 +19,9 @@ WAIT = 15.0  # start() waits this long for the servers to be ready or failed
 
 
 def paging(**env) -> McpServerConfig:
-    return McpServerConfig(command=sys.executable, args=[str(PAGING_SERVER)],
-                           env={k: str(v) for k, v in env.items()})
+    return McpServerConfig(
+        command=sys.executable, args=[str(PAGING_SERVER)], env={k: str(v) for k, v in env.items()}
+    )
 
 
 @pytest.fixture
@@ -36,9 +37,16 @@ async def make_manager(home, store):
 
     async def insert_event(source, type, payload):
         def insert(db):
-            db["events"].insert({"source": source, "type": type, "payload": json.dumps(payload),
-                                 "received_at": time.time(),
-                                 "dedupe_key": f"{source}:{type}:{payload.get('id')}"})
+            db["events"].insert(
+                {
+                    "source": source,
+                    "type": type,
+                    "payload": json.dumps(payload),
+                    "received_at": time.time(),
+                    "dedupe_key": f"{source}:{type}:{payload.get('id')}",
+                }
+            )
+
         await store.run(insert)
 
     async def make(servers, start=True, **kwargs):
@@ -87,8 +95,11 @@ async def test_death_mid_call_errors_at_once_and_the_server_restarts(make_manage
     result = await manager.call_tool("paging", "die")
     assert result.is_error and "exited with code 3" in result.text
     assert time.monotonic() - started < 2
-    await wait_for(lambda: state(manager, "paging").state == "ready"
-                   and state(manager, "paging").pid != first_pid)
+    await wait_for(
+        lambda: (
+            state(manager, "paging").state == "ready" and state(manager, "paging").pid != first_pid
+        )
+    )
     assert state(manager, "paging").restarts == 1
     assert (await manager.call_tool("paging", "echo", {"text": "back"})).text == "back"
 
@@ -118,10 +129,13 @@ async def test_environment_is_an_allowlist(make_manager, monkeypatch, home):
 
 
 async def test_a_start_failure_says_what_the_server_printed(make_manager):
-    script = ("import sys; print('starting', file=sys.stderr); "
-              "print('error: MY_API_KEY is required', file=sys.stderr); sys.exit(1)")
-    manager = await make_manager({"keyless": McpServerConfig(command=sys.executable,
-                                                              args=["-c", script])})
+    script = (
+        "import sys; print('starting', file=sys.stderr); "
+        "print('error: MY_API_KEY is required', file=sys.stderr); sys.exit(1)"
+    )
+    manager = await make_manager(
+        {"keyless": McpServerConfig(command=sys.executable, args=["-c", script])}
+    )
     failed = state(manager, "keyless")
     assert failed.state == "failed"
     assert "exited with code 1" in failed.error and "MY_API_KEY is required" in failed.error
@@ -129,8 +143,9 @@ async def test_a_start_failure_says_what_the_server_printed(make_manager):
 
 
 async def test_a_one_shot_manager_does_not_restart_a_failed_server(make_manager, caplog):
-    manager = await make_manager({"broken": McpServerConfig(command="/nonexistent/server")},
-                                 retry=False)
+    manager = await make_manager(
+        {"broken": McpServerConfig(command="/nonexistent/server")}, retry=False
+    )
     failed = state(manager, "broken")
     assert failed.state == "failed" and "cannot start" in failed.error
     await asyncio.sleep(0)  # a restart, were one scheduled, would have begun
@@ -141,11 +156,18 @@ async def test_a_one_shot_manager_does_not_restart_a_failed_server(make_manager,
 
 async def test_proxy_ca_and_user_variables_pass_through(make_manager, monkeypatch):
     # npx/uvx servers behind a corporate proxy or a private CA fail without these
-    passed = {"HTTP_PROXY": "http://proxy:3128", "https_proxy": "http://proxy:3128",
-              "NO_PROXY": "localhost", "SSL_CERT_FILE": "/etc/ssl/ca.pem",
-              "SSL_CERT_DIR": "/etc/ssl/certs", "REQUESTS_CA_BUNDLE": "/etc/ssl/ca.pem",
-              "NODE_EXTRA_CA_CERTS": "/etc/ssl/ca.pem", "USER": "ana", "LOGNAME": "ana",
-              "TMPDIR": "/tmp"}
+    passed = {
+        "HTTP_PROXY": "http://proxy:3128",
+        "https_proxy": "http://proxy:3128",
+        "NO_PROXY": "localhost",
+        "SSL_CERT_FILE": "/etc/ssl/ca.pem",
+        "SSL_CERT_DIR": "/etc/ssl/certs",
+        "REQUESTS_CA_BUNDLE": "/etc/ssl/ca.pem",
+        "NODE_EXTRA_CA_CERTS": "/etc/ssl/ca.pem",
+        "USER": "ana",
+        "LOGNAME": "ana",
+        "TMPDIR": "/tmp",
+    }
     for name, value in passed.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "do-not-leak")
@@ -250,13 +272,18 @@ def alive(pid: int) -> bool:
         return False
 
 
-async def test_listing_from_another_process_shows_the_running_hosts_state(make_manager, store,
-                                                                          home):
+async def test_listing_from_another_process_shows_the_running_hosts_state(
+    make_manager, store, home
+):
     from bothost.mcp import commands
 
     await make_manager({"paging": paging(), "broken": McpServerConfig(command="/nonexistent")})
-    cli = McpManager({"paging": paging(), "broken": McpServerConfig(command="/nonexistent")},
-                     store, home, publish_status=False)
+    cli = McpManager(
+        {"paging": paging(), "broken": McpServerConfig(command="/nonexistent")},
+        store,
+        home,
+        publish_status=False,
+    )
     listing = {s.name: s for s in await commands.list_servers(cli)}
     assert listing["paging"].state == "ready" and listing["paging"].tools == 16
     assert listing["broken"].state == "failed" and "cannot start" in listing["broken"].error

@@ -16,10 +16,15 @@ def row(name, origin="cli", enabled=True, command="other"):
 
 
 def test_config_wins_a_row_of_its_name_is_shadowed_and_an_override_only_toggles():
-    config = {"weather": McpServerConfig(command="bothost-mcp-weather"),
-              "ssh": McpServerConfig(command="bothost-mcp-ssh")}
-    rows = {"weather": row("weather"), "ssh": row("ssh", stored.OVERRIDE, enabled=False),
-            "extra": row("extra", "register_mcp")}
+    config = {
+        "weather": McpServerConfig(command="bothost-mcp-weather"),
+        "ssh": McpServerConfig(command="bothost-mcp-ssh"),
+    }
+    rows = {
+        "weather": row("weather"),
+        "ssh": row("ssh", stored.OVERRIDE, enabled=False),
+        "extra": row("extra", "register_mcp"),
+    }
     roster = desired_servers(config, rows)
     servers = roster.servers
     assert servers["weather"].config.command == "bothost-mcp-weather"
@@ -39,19 +44,28 @@ def test_a_server_name_is_checked_in_one_place():
 
 def test_plugins_and_mcp_list_agree_on_shadowed_and_overridden_servers(home):
     def bothost(*args):
-        done = subprocess.run([sys.executable, "-m", "bothost", "--home", str(home), *args],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "bothost", "--home", str(home), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
     bothost("mcp", "add", "weather", "--", "other-weather")  # shadowed by the packaged one
     bothost("mcp", "add", "extra", "--", "some-server")
     bothost("mcp", "disable", "gmail")  # already disabled: an override row, no server
-    plugins = {p["name"]: p for p in json.loads(bothost("plugins", "--json"))
-               if p["name"].startswith("mcp:")}
+    plugins = {
+        p["name"]: p
+        for p in json.loads(bothost("plugins", "--json"))
+        if p["name"].startswith("mcp:")
+    }
     listed = json.loads(bothost("mcp", "list", "--json"))
     assert plugins["mcp:weather"]["origin"] == "mcp:config"
     assert plugins["mcp:extra"]["origin"] == "mcp:cli" and plugins["mcp:gmail"]["disabled"]
     assert sorted(plugins) == sorted({f"mcp:{s['name']}" for s in listed})
     assert [(s["origin"], s["state"]) for s in listed if s["name"] == "weather"][1] == (
-        "db", "shadowed")
+        "db",
+        "shadowed",
+    )

@@ -25,9 +25,18 @@ class ScriptedTransport:
     async def send(self, message: dict) -> None:
         self.sent.append(message)
         if message.get("method") == "initialize":
-            self.deliver({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                "serverInfo": {"name": "scripted", "version": "0"}}}, None)
+            self.deliver(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "result": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "scripted", "version": "0"},
+                    },
+                },
+                None,
+            )
 
     def negotiated(self, version: str) -> None:
         pass
@@ -61,11 +70,19 @@ async def test_server_cancels_its_own_pending_request():
 
     session, transport = await started()
     session.ask = never
-    transport.deliver({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create",
-                       "params": {"message": "?", "requestedSchema": {}}}, None)
+    transport.deliver(
+        {
+            "jsonrpc": "2.0",
+            "id": "q1",
+            "method": "elicitation/create",
+            "params": {"message": "?", "requestedSchema": {}},
+        },
+        None,
+    )
     await wait_for(lambda: "q1" in session.inbound._handlers)
-    transport.deliver({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                       "params": {"requestId": "q1"}}, None)
+    transport.deliver(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "q1"}}, None
+    )
     await wait_for(lambda: "q1" not in session.inbound._handlers)
     answers = [m for m in transport.sent if m.get("id") == "q1"]
     assert answers == []  # a cancelled request is never answered

@@ -56,8 +56,10 @@ async def test_garbage_lines_are_logged_and_skipped(open_paging, home):
 
 async def test_death_mid_call_wakes_every_pending_call_at_once(open_paging):
     session, recorder = await open_paging()
-    slow = [asyncio.create_task(session.call_tool("slow", {"seconds": 30}, timeout=60))
-            for _ in range(3)]
+    slow = [
+        asyncio.create_task(session.call_tool("slow", {"seconds": 30}, timeout=60))
+        for _ in range(3)
+    ]
     await wait_for(lambda: len(session.pending) == 3)
     started = time.monotonic()
     died = await session.call_tool("die", timeout=60)
@@ -116,8 +118,10 @@ async def test_elicitation_goes_to_ask_and_defaults_fill_the_rest(open_paging):
 
     session, _ = await open_paging(ask=ask)
     result = await session.call_tool("elicit")
-    assert json.loads(result.text) == {"action": "accept",
-                                       "content": {"name": "Ana", "color": "blue"}}
+    assert json.loads(result.text) == {
+        "action": "accept",
+        "content": {"name": "Ana", "color": "blue"},
+    }
     assert questions[0].kind == "form" and "Your name?" in questions[0].text
 
 
@@ -137,7 +141,10 @@ async def test_roots_list_and_unknown_server_requests(open_paging):
     roots = [{"uri": "file:///srv/data", "name": "data"}]
     session, _ = await open_paging(roots=roots)
     assert json.loads((await session.call_tool("ask_roots")).text) == {
-        "jsonrpc": "2.0", "id": 1, "result": {"roots": roots}}
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"roots": roots},
+    }
     unknown = json.loads((await session.call_tool("ask_unknown")).text)
     assert unknown["id"] == "str-id-7" and unknown["error"]["code"] == -32601
 

@@ -17,15 +17,23 @@ from tests.mcp_install.support import CLI_TIMEOUT
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "network: downloads packages from PyPI or npm (runs in CI; skipped "
-        "locally only when the registry is unreachable)")
+        "markers",
+        "network: downloads packages from PyPI or npm (runs in CI; skipped "
+        "locally only when the registry is unreachable)",
+    )
 
 
 @pytest.fixture
 def bothost(home):
     """Run `python -m bothost --home HOME ARGS…` and return the finished process."""
+
     def run(*args: str, timeout: float = CLI_TIMEOUT, env: dict | None = None):
-        return subprocess.run([sys.executable, "-m", "bothost", "--home", str(home), *args],
-                              capture_output=True, text=True, timeout=timeout, env=env)
+        return subprocess.run(
+            [sys.executable, "-m", "bothost", "--home", str(home), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
 
     return run

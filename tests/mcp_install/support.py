@@ -14,8 +14,10 @@ CLI_TIMEOUT = 120  # a command that starts a server; installs get INSTALL_TIMEOU
 INSTALL_TIMEOUT = 600  # venv + pip, or npm, on a slow CI machine
 PROBE_TIMEOUT = 10
 NETWORK_TEST_TIMEOUT = 900  # over pytest's 180 s: an install plus calls on a busy 2-core box
-REGISTRIES = {"pypi": "https://pypi.org/simple/mcp-server-time/",
-              "npm": "https://registry.npmjs.org/@modelcontextprotocol%2Fserver-everything"}
+REGISTRIES = {
+    "pypi": "https://pypi.org/simple/mcp-server-time/",
+    "npm": "https://registry.npmjs.org/@modelcontextprotocol%2Fserver-everything",
+}
 
 
 def needs_registry(which: str) -> None:

@@ -21,8 +21,13 @@ def npm():
 
 
 def test_install_server_everything_list_and_call(bothost, home):
-    installed = bothost("mcp", "install", "@modelcontextprotocol/server-everything",
-                        "--json", timeout=INSTALL_TIMEOUT)
+    installed = bothost(
+        "mcp",
+        "install",
+        "@modelcontextprotocol/server-everything",
+        "--json",
+        timeout=INSTALL_TIMEOUT,
+    )
     assert installed.returncode == 0, installed.stderr
     assert "npm | " in installed.stderr
     result = json.loads(installed.stdout)
@@ -41,8 +46,14 @@ def test_install_server_everything_list_and_call(bothost, home):
 
 
 def test_unknown_npm_package_leaves_nothing_behind(bothost, home):
-    result = bothost("mcp", "install", "npm:bothost-no-such-package-zq9x", "--name", "ghost",
-                     timeout=INSTALL_TIMEOUT)
+    result = bothost(
+        "mcp",
+        "install",
+        "npm:bothost-no-such-package-zq9x",
+        "--name",
+        "ghost",
+        timeout=INSTALL_TIMEOUT,
+    )
     assert result.returncode == 1
     assert "npm has no package 'bothost-no-such-package-zq9x'" in result.stderr
     assert not (home / "mcp" / "ghost").exists()

@@ -20,41 +20,63 @@ from tests.helpers import make_host
 from tests.mcp_install.support import ECHO_SERVER, rows
 
 
-@pytest.mark.parametrize("package, name", [
-    ("mcp-server-time", "time"),
-    ("@modelcontextprotocol/server-everything", "everything"),
-    ("notion-mcp-server", "notion"),
-    ("github-mcp", "github"),
-    ("mcp-server-", "mcp-server"),
-    ("server-", "server"),
-    ("weird.name_pkg", "weird-name_pkg"),
-    ("mcp", "mcp"),
-])
+@pytest.mark.parametrize(
+    "package, name",
+    [
+        ("mcp-server-time", "time"),
+        ("@modelcontextprotocol/server-everything", "everything"),
+        ("notion-mcp-server", "notion"),
+        ("github-mcp", "github"),
+        ("mcp-server-", "mcp-server"),
+        ("server-", "server"),
+        ("weird.name_pkg", "weird-name_pkg"),
+        ("mcp", "mcp"),
+    ],
+)
 def test_default_name(package, name):
     assert default_name(package) == name
 
 
-@pytest.mark.parametrize("text, kind, spec, name", [
-    ("mcp-server-time", "pypi", "mcp-server-time", "mcp-server-time"),
-    ("MCP_Server.Fetch[extra]==1.2", "pypi", "MCP_Server.Fetch[extra]==1.2", "mcp-server-fetch"),
-    ("npm:left-pad@1.3.0", "npm", "left-pad@1.3.0", "left-pad"),
-    ("@scope/server-x@^2", "npm", "@scope/server-x@^2", "@scope/server-x"),
-])
+@pytest.mark.parametrize(
+    "text, kind, spec, name",
+    [
+        ("mcp-server-time", "pypi", "mcp-server-time", "mcp-server-time"),
+        (
+            "MCP_Server.Fetch[extra]==1.2",
+            "pypi",
+            "MCP_Server.Fetch[extra]==1.2",
+            "mcp-server-fetch",
+        ),
+        ("npm:left-pad@1.3.0", "npm", "left-pad@1.3.0", "left-pad"),
+        ("@scope/server-x@^2", "npm", "@scope/server-x@^2", "@scope/server-x"),
+    ],
+)
 def test_parse_package(text, kind, spec, name):
     package = parse_package(text)
     assert (package.kind, package.spec, package.name) == (kind, spec, name)
 
 
-@pytest.mark.parametrize("text", ["--index-url=http://evil", "./local/dir", "git+https://x/y",
-                                  "npm:", "npm:../x", "pkg; rm -rf /"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "--index-url=http://evil",
+        "./local/dir",
+        "git+https://x/y",
+        "npm:",
+        "npm:../x",
+        "pkg; rm -rf /",
+    ],
+)
 def test_parse_package_refuses_what_is_not_a_name(text):
     with pytest.raises(InstallError):
         parse_package(text)
 
 
 def test_pick_command():
-    assert pick_command(["mcp-server-time"], ["mcp-server-time", "time"], None, "p") == \
-        "mcp-server-time"
+    assert (
+        pick_command(["mcp-server-time"], ["mcp-server-time", "time"], None, "p")
+        == "mcp-server-time"
+    )
     assert pick_command(["cli", "foo-mcp"], ["foo"], None, "p") == "foo-mcp"
     assert pick_command(["a", "b"], ["b"], None, "p") == "b"
     assert pick_command(["a", "b"], [], "a", "p") == "a"
@@ -75,6 +97,7 @@ async def manager(home):
 
 def fake_installer(command: list[str]):
     """An installer that 'installs' a script running `command` into the folder."""
+
     async def install(package, folder, progress, names, chosen):
         script = folder / "run-server"
         script.write_text("#!/bin/sh\nexec " + " ".join(command) + ' "$@"\n')
@@ -86,17 +109,18 @@ def fake_installer(command: list[str]):
 
 
 async def test_install_registers_starts_and_lists(manager, home, monkeypatch):
-    monkeypatch.setattr("bothost.mcp.install.install_pypi",
-                        fake_installer([sys.executable, str(ECHO_SERVER)]))
+    monkeypatch.setattr(
+        "bothost.mcp.install.install_pypi", fake_installer([sys.executable, str(ECHO_SERVER)])
+    )
     lines = []
-    result = await install_server(manager, "mcp-server-echo", args=[], env={"A": "1"},
-                                  progress=lines.append)
+    result = await install_server(
+        manager, "mcp-server-echo", args=[], env={"A": "1"}, progress=lines.append
+    )
     assert result.name == "echo" and result.status.state == "ready"
     assert "echo" in {t["name"] for t in result.tools}
     assert "pretend | installed" in lines
     row = (await manager.store.run(lambda db: list(db["mcp_servers"].rows)))[0]
-    assert (row["name"], row["origin"], row["description"]) == ("echo", "install",
-                                                                "A test server")
+    assert (row["name"], row["origin"], row["description"]) == ("echo", "install", "A test server")
 
 
 async def test_server_that_does_not_start_leaves_nothing(manager, home, monkeypatch):
@@ -125,8 +149,9 @@ async def test_npm_missing(manager, home, monkeypatch):
 
 
 async def test_leftover_folder_of_an_unregistered_server_is_replaced(manager, home, monkeypatch):
-    monkeypatch.setattr("bothost.mcp.install.install_pypi",
-                        fake_installer([sys.executable, str(ECHO_SERVER)]))
+    monkeypatch.setattr(
+        "bothost.mcp.install.install_pypi", fake_installer([sys.executable, str(ECHO_SERVER)])
+    )
     stale = home / "mcp" / "echo" / "stale-file"
     stale.parent.mkdir(parents=True)
     stale.write_text("from a removed server")

@@ -43,8 +43,12 @@ def echo_url(tmp_path):
     """The echo test server over Streamable HTTP on an ephemeral port."""
     port = free_port()
     log = (tmp_path / "echo-http.log").open("wb")
-    process = subprocess.Popen([sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
-                               stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    process = subprocess.Popen(
+        [sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+    )
     deadline = time.monotonic() + STARTUP
     while True:
         try:
@@ -63,15 +67,25 @@ def test_cli_offers_install_and_import(bothost):
     shown = bothost("mcp", "--help")
     assert shown.returncode == 0
     assert "install " in shown.stdout and "import " in shown.stdout, (
-        "bothost/cli/__init__.py must import bothost.cli.mcp_install")
+        "bothost/cli/__init__.py must import bothost.cli.mcp_install"
+    )
 
 
 def test_claude_desktop_config_imported_and_called(bothost, home, tmp_path):
-    config = write(tmp_path, "claude_desktop_config.json", {"mcpServers": {
-        "echo": {"command": sys.executable, "args": [str(ECHO_SERVER)],
-                 "env": {"ECHO_POLL_SECONDS": 3600}},
-        "broken": {"args": ["--no-command"]},
-    }})
+    config = write(
+        tmp_path,
+        "claude_desktop_config.json",
+        {
+            "mcpServers": {
+                "echo": {
+                    "command": sys.executable,
+                    "args": [str(ECHO_SERVER)],
+                    "env": {"ECHO_POLL_SECONDS": 3600},
+                },
+                "broken": {"args": ["--no-command"]},
+            }
+        },
+    )
     imported = bothost("mcp", "import", config)
     assert imported.returncode == 0, imported.stderr
     assert f"added echo (stdio: {sys.executable} {ECHO_SERVER})" in imported.stdout
@@ -85,14 +99,21 @@ def test_claude_desktop_config_imported_and_called(bothost, home, tmp_path):
 
 
 def test_cursor_url_entry_reaches_the_server(bothost, home, tmp_path, echo_url, monkeypatch):
-    config = write(tmp_path, "mcp.json", {"mcpServers": {
-        "remote echo": {"url": echo_url, "headers": {"X-Token": "${env:ECHO_TOKEN}"}},
-    }})
+    config = write(
+        tmp_path,
+        "mcp.json",
+        {
+            "mcpServers": {
+                "remote echo": {"url": echo_url, "headers": {"X-Token": "${env:ECHO_TOKEN}"}},
+            }
+        },
+    )
     imported = bothost("mcp", "import", config, "--json")
     assert imported.returncode == 0, imported.stderr
     report = json.loads(imported.stdout)
     assert [(e["name"], e["transport"], e["target"]) for e in report["added"]] == [
-        ("remote-echo", "http", echo_url)]
+        ("remote-echo", "http", echo_url)
+    ]
     assert report["added"][0]["note"] == "renamed from 'remote echo'"
     assert json.loads(rows(home)["remote-echo"]["headers"]) == {"X-Token": "${env:ECHO_TOKEN}"}
 
@@ -103,15 +124,23 @@ def test_cursor_url_entry_reaches_the_server(bothost, home, tmp_path, echo_url, 
 
 
 def test_vscode_mcp_json_skips_sse_and_inputs(run, home, tmp_path):
-    config = write(tmp_path, "mcp.json", {
-        "inputs": [{"type": "promptString", "id": "token", "password": True}],
-        "servers": {
-            "echo": {"type": "stdio", "command": sys.executable, "args": [str(ECHO_SERVER)]},
-            "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
-            "github": {"type": "http", "url": "https://api.example.com/mcp",
-                       "headers": {"Authorization": "Bearer ${input:token}"}},
-            "workspace": {"command": "node", "args": ["${workspaceFolder}/server.js"]},
-        }})
+    config = write(
+        tmp_path,
+        "mcp.json",
+        {
+            "inputs": [{"type": "promptString", "id": "token", "password": True}],
+            "servers": {
+                "echo": {"type": "stdio", "command": sys.executable, "args": [str(ECHO_SERVER)]},
+                "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+                "github": {
+                    "type": "http",
+                    "url": "https://api.example.com/mcp",
+                    "headers": {"Authorization": "Bearer ${input:token}"},
+                },
+                "workspace": {"command": "node", "args": ["${workspaceFolder}/server.js"]},
+            },
+        },
+    )
     out = run("mcp", "import", config).stdout
     assert "added echo (stdio:" in out
     assert "skipped legacy: transport sse is not supported" in out
@@ -121,7 +150,10 @@ def test_vscode_mcp_json_skips_sse_and_inputs(run, home, tmp_path):
 
 
 def test_vscode_settings_with_comments(run, home, tmp_path):
-    settings = write(tmp_path, "settings.json", """{
+    settings = write(
+        tmp_path,
+        "settings.json",
+        """{
         // editor settings first
         "editor.fontSize": 13,
         "mcp": {
@@ -130,7 +162,8 @@ def test_vscode_settings_with_comments(run, home, tmp_path):
                 "echo": {"command": "python3", "args": ["-c", "print('//not a comment')"],},
             },
         },
-    }""")
+    }""",
+    )
     report = json.loads(run("mcp", "import", settings, "--json").stdout)
     assert report["format"] == "mcp.servers"
     assert [e["name"] for e in report["added"]] == ["echo"]
@@ -138,10 +171,16 @@ def test_vscode_settings_with_comments(run, home, tmp_path):
 
 
 def test_dry_run_and_taken_names(run, home, tmp_path):
-    config = write(tmp_path, "claude.json", {"mcpServers": {
-        "weather": {"command": "other-weather"},  # the packaged config's server
-        "echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]},
-    }})
+    config = write(
+        tmp_path,
+        "claude.json",
+        {
+            "mcpServers": {
+                "weather": {"command": "other-weather"},  # the packaged config's server
+                "echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]},
+            }
+        },
+    )
     dry = run("mcp", "import", config, "--dry-run")
     assert "would add echo" in dry.stdout
     assert "skipped weather: a server named 'weather' exists (the config file)" in dry.stdout

@@ -89,7 +89,6 @@ class Sshd:
         return entry
 
 
-
 def _keygen(path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
 

@@ -33,7 +33,6 @@ SCENARIO_TIMEOUT_SECONDS = 60
 STOP_SECONDS = 15.0
 
 
-
 def _wait_listening(port: int, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:

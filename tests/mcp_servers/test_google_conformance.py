@@ -22,7 +22,6 @@ START_SECONDS = 10.0
 SCENARIO_SECONDS = 60.0
 
 
-
 async def listening(port: int) -> None:
     async with asyncio.timeout(START_SECONDS):
         while True:

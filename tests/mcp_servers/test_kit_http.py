@@ -26,7 +26,6 @@ INIT = {
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
-
 @pytest.fixture
 async def echo_server(echo_argv, home, tmp_path):
     port = free_port()

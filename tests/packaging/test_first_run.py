@@ -27,8 +27,9 @@ pytestmark = [pytest.mark.packaging, pytest.mark.timeout(900)]
 # Creating the venv and installing the runtime (~60 packages) from pip's cache on a loaded
 # 2-core machine, then starting the host; a cold index takes longer.
 HEALTHY_SECONDS = 600
-COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", ".peers", "build", "dist", "*.egg-info",
-                                     "__pycache__", "*.pyc", ".*_cache")
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git", ".venv", ".peers", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".*_cache"
+)
 RUNNING = "bothost is running"
 
 
@@ -54,13 +55,22 @@ def test_make_run_in_a_fresh_copy_prints_no_warnings_before_running(tmp_path):
     home, port = tmp_path / "home", free_port()
     home.mkdir()
     (home / "bothost.yaml").write_text(f"platforms:\n  web:\n    port: {port}\n")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTHON", "BOTHOST_", "VIRTUAL_ENV", "PYTEST"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTHON", "BOTHOST_", "VIRTUAL_ENV", "PYTEST"))
+    }
     env["BOTHOST_HOME"] = str(home)
     log = tmp_path / "make-run.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(["make", "run"], cwd=tree, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            ["make", "run"],
+            cwd=tree,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + HEALTHY_SECONDS
         while not healthy(port):
@@ -80,8 +90,11 @@ def test_make_run_in_a_fresh_copy_prints_no_warnings_before_running(tmp_path):
         proc.wait(timeout=60)
     before = log.read_text().split(RUNNING, 1)[0]
     # make echoes its commands, and one sets PYTHONWARNINGS: that line is make's, not a warning
-    noisy = [line for line in before.splitlines()
-             if "warn" in line.lower() and "PYTHONWARNINGS=" not in line]
+    noisy = [
+        line
+        for line in before.splitlines()
+        if "warn" in line.lower() and "PYTHONWARNINGS=" not in line
+    ]
     assert not noisy, "\n".join(noisy)
     assert "Traceback" not in before
     assert (tree / ".venv" / ".runtime-installed").exists()

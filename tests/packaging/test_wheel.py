@@ -37,10 +37,15 @@ COMMAND_SECONDS = 120
 # An MCP server process starting and answering `initialize`.
 INITIALIZE_SECONDS = 60
 # Source folder -> the name it installs under (setup.py's mapping).
-FOLDERS = {"bothost": "bothost", "plugins": "bothost/plugins",
-           "mcp_servers": "bothost/mcp_servers", "config": "bothost/defaults"}
-COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", ".peers", "build", "dist", "*.egg-info",
-                                     "__pycache__", "*.pyc", ".*_cache")
+FOLDERS = {
+    "bothost": "bothost",
+    "plugins": "bothost/plugins",
+    "mcp_servers": "bothost/mcp_servers",
+    "config": "bothost/defaults",
+}
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git", ".venv", ".peers", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".*_cache"
+)
 SERVERS = ["weather", "ssh", "gmail", "gcal"]
 
 
@@ -54,16 +59,25 @@ class Installed:
 
     def env(self, home: Path) -> dict[str, str]:
         """The environment of a user's shell with the venv first on PATH: no tree, no test env."""
-        keep = {k: v for k, v in os.environ.items()
-                if not k.startswith(("PYTHON", "BOTHOST_", "VIRTUAL_ENV", "PYTEST"))}
+        keep = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("PYTHON", "BOTHOST_", "VIRTUAL_ENV", "PYTEST"))
+        }
         keep["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
         keep["HOME"] = str(home)
         return keep
 
     def run(self, *argv: str, home: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.venv / "bin" / argv[0]), *argv[1:]], cwd=self.workdir,
-                              env=self.env(home), capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=COMMAND_SECONDS)
+        return subprocess.run(
+            [str(self.venv / "bin" / argv[0]), *argv[1:]],
+            cwd=self.workdir,
+            env=self.env(home),
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=COMMAND_SECONDS,
+        )
 
 
 def expected_files(tree: Path) -> set[str]:
@@ -84,19 +98,41 @@ def installed(tmp_path_factory) -> Installed:
     out = base / "dist"
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out), str(source)],
-        cwd=base, capture_output=True, text=True, timeout=INSTALL_SECONDS,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        cwd=base,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_SECONDS,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     assert build.returncode == 0, build.stdout + build.stderr
     wheel = next(out.glob("bothost-*.whl"))
     venv = base / "venv"
     # no pip in the new venv: this pip installs into it (--python), which saves bootstrapping
     # one; --no-compile because Python compiles what the commands import
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   cwd=base, timeout=COMMAND_SECONDS)
-    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
-                          "install", "--quiet", "--no-compile", str(wheel)],
-                         cwd=base, capture_output=True, text=True, timeout=INSTALL_SECONDS,
-                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        cwd=base,
+        timeout=COMMAND_SECONDS,
+    )
+    pip = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-compile",
+            str(wheel),
+        ],
+        cwd=base,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_SECONDS,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     if pip.returncode != 0:
         missing(f"the wheel's dependencies (pip install failed: {pip.stderr.strip()[-300:]})")
     workdir = base / "elsewhere"
@@ -115,8 +151,12 @@ def test_wheel_holds_every_module_and_data_file(installed):
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     assert expected_files(installed.source) - names == set()
     assert "bothost/py.typed" in names
-    assert {"bothost/defaults/bothost.yaml", "bothost/defaults/agents/main.md",
-            "bothost/defaults/agents/tick.md", "bothost/plugins/web/static/index.html"} <= names
+    assert {
+        "bothost/defaults/bothost.yaml",
+        "bothost/defaults/agents/main.md",
+        "bothost/defaults/agents/tick.md",
+        "bothost/plugins/web/static/index.html",
+    } <= names
     # no generic top-level names in site-packages
     assert {name.split("/")[0] for name in names} == {"bothost", wheel_dist_info(names)}
 
@@ -143,10 +183,12 @@ def test_every_source_folder_is_a_package():
 
 def test_nothing_of_the_tree_is_importable(installed, user_home):
     probe = installed.run(
-        "python", "-c",
+        "python",
+        "-c",
         "import bothost, importlib.util as u; print(bothost.__file__);"
         "print(u.find_spec('plugins'), u.find_spec('mcp_servers'), u.find_spec('config'))",
-        home=user_home)
+        home=user_home,
+    )
     assert probe.returncode == 0, probe.stderr
     location, specs = probe.stdout.splitlines()
     assert Path(location).is_relative_to(installed.venv)
@@ -154,8 +196,9 @@ def test_nothing_of_the_tree_is_importable(installed, user_home):
 
 
 def test_chat_help_runs_from_the_wheel(installed, user_home):
-    result = installed.run("bothost", "--home", str(user_home / "bh"), "chat", "-m", "help",
-                           home=user_home)
+    result = installed.run(
+        "bothost", "--home", str(user_home / "bh"), "chat", "-m", "help", home=user_home
+    )
     assert result.returncode == 0, result.stderr
     assert "offline agent" in result.stdout
     assert "Traceback" not in result.stderr
@@ -163,8 +206,9 @@ def test_chat_help_runs_from_the_wheel(installed, user_home):
 
 def test_doctor_runs_from_the_wheel(installed, user_home):
     """doctor may find problems on this machine (exit 1) but must check, not crash."""
-    result = installed.run("bothost", "--home", str(user_home / "bh"), "doctor", "--json",
-                           home=user_home)
+    result = installed.run(
+        "bothost", "--home", str(user_home / "bh"), "doctor", "--json", home=user_home
+    )
     assert result.returncode in (0, 1), result.stderr
     assert "Traceback" not in result.stderr
     checks = {c["check"]: c for c in json.loads(result.stdout)}
@@ -182,13 +226,24 @@ def test_tick_runs_from_the_wheel(installed, user_home):
 
 @pytest.mark.parametrize("server", SERVERS)
 def test_bundled_server_answers_initialize(installed, user_home, server):
-    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                          "clientInfo": {"name": "wheel-test", "version": "0"}}}
-    proc = subprocess.Popen([str(installed.venv / "bin" / f"bothost-mcp-{server}")],
-                            cwd=installed.workdir, env=installed.env(user_home),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "wheel-test", "version": "0"},
+        },
+    }
+    proc = subprocess.Popen(
+        [str(installed.venv / "bin" / f"bothost-mcp-{server}")],
+        cwd=installed.workdir,
+        env=installed.env(user_home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert proc.stdin and proc.stdout
         proc.stdin.write(json.dumps(request).encode() + b"\n")

@@ -29,19 +29,29 @@ async def fake():
 async def start_bot(fake, home, tmp_path):
     hosts: list[Host] = []
 
-    async def start(slack: dict[str, Any] | None = None, with_mcp: bool = False,
-                    **sections: Any) -> Bot | Host:
+    async def start(
+        slack: dict[str, Any] | None = None, with_mcp: bool = False, **sections: Any
+    ) -> Bot | Host:
         config = {
             "llm": {"provider": "offline"},
             "agent": {"approval": "ask", "approval_timeout": "5s"},
             "platforms": {
                 "console": {"enabled": False},
                 "web": {"enabled": True, "host": "127.0.0.1", "port": 0},
-                "slack": merge({
-                    "enabled": True, "mode": "socket", "bot_token": BOT_TOKEN,
-                    "app_token": APP_TOKEN, "signing_secret": SECRET, "api_url": fake.api_url,
-                    "allowed_users": [ALICE], "admins": [ADMIN], "require_mention": True,
-                }, slack or {}),
+                "slack": merge(
+                    {
+                        "enabled": True,
+                        "mode": "socket",
+                        "bot_token": BOT_TOKEN,
+                        "app_token": APP_TOKEN,
+                        "signing_secret": SECRET,
+                        "api_url": fake.api_url,
+                        "allowed_users": [ALICE],
+                        "admins": [ADMIN],
+                        "require_mention": True,
+                    },
+                    slack or {},
+                ),
             },
             "plugins": {"dirs": [str(PLUGINS)]},
         }
@@ -53,8 +63,12 @@ async def start_bot(fake, home, tmp_path):
         load_plugins(pm, loaded.plugins.dirs, [])
         host = Host(loaded, home, pm)
         hosts.append(host)
-        await host.start(serve_http=config["platforms"]["slack"].get("mode") == "http",
-                         platforms=True, mcp=with_mcp, tick=False)
+        await host.start(
+            serve_http=config["platforms"]["slack"].get("mode") == "http",
+            platforms=True,
+            mcp=with_mcp,
+            tick=False,
+        )
         if "slack" not in host.active:
             return host  # a test of a failed start looks at the host itself
         bot = Bot(host, fake)

@@ -111,15 +111,28 @@ class FakeSlack:
     # --- Web API methods ---------------------------------------------------------------------
 
     def m_auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake", "user": "bothost",
-                "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID}
+        return {
+            "ok": True,
+            "url": "https://fake.slack.com/",
+            "team": "Fake",
+            "user": "bothost",
+            "team_id": TEAM,
+            "user_id": BOT_USER,
+            "bot_id": BOT_ID,
+        }
 
     def m_apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link"}
 
     def m_chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
-        message = {"type": "message", "ts": self.next_ts(), "user": BOT_USER, "bot_id": BOT_ID,
-                   "text": args.get("text", ""), "blocks": args.get("blocks") or []}
+        message = {
+            "type": "message",
+            "ts": self.next_ts(),
+            "user": BOT_USER,
+            "bot_id": BOT_ID,
+            "text": args.get("text", ""),
+            "blocks": args.get("blocks") or [],
+        }
         if args.get("thread_ts"):
             message["thread_ts"] = args["thread_ts"]
         self.messages.setdefault(args["channel"], []).append(message)
@@ -137,8 +150,14 @@ class FakeSlack:
         return {"ok": True, "message_ts": self.next_ts()}
 
     def m_chat_startStream(self, args: dict[str, Any]) -> dict[str, Any]:
-        message = {"type": "message", "ts": self.next_ts(), "user": BOT_USER, "bot_id": BOT_ID,
-                   "text": args.get("markdown_text") or "", "thread_ts": args["thread_ts"]}
+        message = {
+            "type": "message",
+            "ts": self.next_ts(),
+            "user": BOT_USER,
+            "bot_id": BOT_ID,
+            "text": args.get("markdown_text") or "",
+            "thread_ts": args["thread_ts"],
+        }
         self.messages.setdefault(args["channel"], []).append(message)
         return {"ok": True, "channel": args["channel"], "ts": message["ts"]}
 
@@ -154,10 +173,17 @@ class FakeSlack:
 
     def m_conversations_replies(self, args: dict[str, Any]) -> dict[str, Any]:
         thread = args["ts"]
-        found = [m for m in self.messages.get(args["channel"], [])
-                 if m["ts"] == thread or m.get("thread_ts") == thread]
-        return {"ok": True, "messages": sorted(found, key=lambda m: float(m["ts"])),
-                "has_more": False, "response_metadata": {"next_cursor": ""}}
+        found = [
+            m
+            for m in self.messages.get(args["channel"], [])
+            if m["ts"] == thread or m.get("thread_ts") == thread
+        ]
+        return {
+            "ok": True,
+            "messages": sorted(found, key=lambda m: float(m["ts"])),
+            "has_more": False,
+            "response_metadata": {"next_cursor": ""},
+        }
 
     def m_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
         view = dict(args["view"], id=f"V{len(self.views) + 1}")
@@ -177,8 +203,9 @@ class FakeSlack:
         self.messages.setdefault(channel, []).append(message)
         return message["ts"]
 
-    def fail(self, method: str, status: int = 200, error: str = "", headers: dict[str, str]
-             | None = None) -> None:
+    def fail(
+        self, method: str, status: int = 200, error: str = "", headers: dict[str, str] | None = None
+    ) -> None:
         body = {"ok": False, "error": error or ("ratelimited" if status == 429 else "fatal_error")}
         self.failures.setdefault(method, []).append(Failure(status, body, headers or {}))
 
@@ -195,9 +222,11 @@ class FakeSlack:
 
     async def wait_call(self, method: str, where: Any = None, count: int = 1) -> Call:
         """The ``count``-th call of ``method`` matching ``where(args)``."""
+
         def found() -> Call | None:
             matching = [c for c in self.called(method) if where is None or where(c.args)]
             return matching[count - 1] if len(matching) >= count else None
+
         return await self.wait_for(found)
 
     # --- Socket Mode -------------------------------------------------------------------------
@@ -206,8 +235,13 @@ class FakeSlack:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self.sockets.append(ws)
-        await ws.send_json({"type": "hello", "num_connections": len(self.sockets),
-                            "connection_info": {"app_id": "A0APP"}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": len(self.sockets),
+                "connection_info": {"app_id": "A0APP"},
+            }
+        )
         async with self.changed:
             self.changed.notify_all()
         try:
@@ -228,19 +262,31 @@ class FakeSlack:
         envelope_id = str(uuid.uuid4())
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.acks[envelope_id] = future
-        await ws.send_json({"envelope_id": envelope_id, "type": kind, "payload": payload,
-                            "accepts_response_payload": kind == "interactive",
-                            "retry_attempt": 0, "retry_reason": ""})
+        await ws.send_json(
+            {
+                "envelope_id": envelope_id,
+                "type": kind,
+                "payload": payload,
+                "accepts_response_payload": kind == "interactive",
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
+        )
         async with asyncio.timeout(WAIT):
             return await future
 
     @staticmethod
     def event_payload(event: dict[str, Any], event_id: str | None = None) -> dict[str, Any]:
-        return {"token": "verification", "team_id": TEAM, "api_app_id": "A0APP",
-                "event": event, "type": "event_callback",
-                "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
-                "event_time": int(time.time()),
-                "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]}
+        return {
+            "token": "verification",
+            "team_id": TEAM,
+            "api_app_id": "A0APP",
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+        }
 
     async def event(self, event: dict[str, Any], event_id: str | None = None) -> dict[str, Any]:
         return await self.envelope("events_api", self.event_payload(event, event_id))
@@ -251,25 +297,39 @@ class FakeSlack:
         for block in message.get("blocks") or []:
             for element in block.get("elements") or []:
                 if element.get("action_id") == action_id:
-                    action = {"action_id": action_id, "block_id": block.get("block_id", ""),
-                              "value": element.get("value", ""), "type": "button",
-                              "action_ts": str(time.time())}
-                    return {"type": "block_actions", "user": {"id": user, "team_id": TEAM},
-                            "api_app_id": "A0APP", "team": {"id": TEAM},
-                            "container": {"type": "message", "message_ts": ts},
-                            "channel": {"id": channel}, "message": dict(message),
-                            "trigger_id": f"trigger-{uuid.uuid4().hex[:8]}",
-                            "response_url": f"http://127.0.0.1:{self.port}/respond",
-                            "actions": [action]}
+                    action = {
+                        "action_id": action_id,
+                        "block_id": block.get("block_id", ""),
+                        "value": element.get("value", ""),
+                        "type": "button",
+                        "action_ts": str(time.time()),
+                    }
+                    return {
+                        "type": "block_actions",
+                        "user": {"id": user, "team_id": TEAM},
+                        "api_app_id": "A0APP",
+                        "team": {"id": TEAM},
+                        "container": {"type": "message", "message_ts": ts},
+                        "channel": {"id": channel},
+                        "message": dict(message),
+                        "trigger_id": f"trigger-{uuid.uuid4().hex[:8]}",
+                        "response_url": f"http://127.0.0.1:{self.port}/respond",
+                        "actions": [action],
+                    }
         raise AssertionError(f"no button {action_id} on message {ts}")
 
     async def click(self, user: str, channel: str, ts: str, action_id: str) -> dict[str, Any]:
         return await self.envelope("interactive", self.click_payload(user, channel, ts, action_id))
 
-    async def submit(self, user: str, view: dict[str, Any],
-                     state: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        payload = {"type": "view_submission", "user": {"id": user, "team_id": TEAM},
-                   "team": {"id": TEAM}, "api_app_id": "A0APP",
-                   "trigger_id": f"trigger-{uuid.uuid4().hex[:8]}",
-                   "view": dict(view, state={"values": state}, team_id=TEAM, type="modal")}
+    async def submit(
+        self, user: str, view: dict[str, Any], state: dict[str, dict[str, Any]]
+    ) -> dict[str, Any]:
+        payload = {
+            "type": "view_submission",
+            "user": {"id": user, "team_id": TEAM},
+            "team": {"id": TEAM},
+            "api_app_id": "A0APP",
+            "trigger_id": f"trigger-{uuid.uuid4().hex[:8]}",
+            "view": dict(view, state={"values": state}, team_id=TEAM, type="modal"),
+        }
         return await self.envelope("interactive", payload)

@@ -24,16 +24,29 @@ class Bot:
         self.fake = fake
         self.platform = host.active["slack"]
 
-    async def say(self, text: str, user: str = ALICE, channel: str = GENERAL,
-                  thread_ts: str | None = None, mention: bool = True,
-                  event_id: str | None = None) -> str:
+    async def say(
+        self,
+        text: str,
+        user: str = ALICE,
+        channel: str = GENERAL,
+        thread_ts: str | None = None,
+        mention: bool = True,
+        event_id: str | None = None,
+    ) -> str:
         """Post ``text`` as ``user``; the message's ts."""
         dm = channel.startswith("D")
         if mention and not dm:
             text = f"<@{BOT_USER}> {text}"
         ts = self.fake.add_message(channel, user, text, thread_ts)
-        event = {"type": "app_mention" if mention and not dm else "message", "user": user,
-                 "text": text, "ts": ts, "channel": channel, "event_ts": ts, "team": TEAM}
+        event = {
+            "type": "app_mention" if mention and not dm else "message",
+            "user": user,
+            "text": text,
+            "ts": ts,
+            "channel": channel,
+            "event_ts": ts,
+            "team": TEAM,
+        }
         if thread_ts:
             event["thread_ts"] = thread_ts
         if dm:
@@ -43,8 +56,11 @@ class Bot:
 
     def thread(self, channel: str, thread_ts: str) -> str:
         """Everything the bot has written in a thread so far."""
-        return "\n".join(m.get("text", "") for m in self.fake.messages.get(channel, [])
-                         if m.get("user") == BOT_USER and m.get("thread_ts") == thread_ts)
+        return "\n".join(
+            m.get("text", "")
+            for m in self.fake.messages.get(channel, [])
+            if m.get("user") == BOT_USER and m.get("thread_ts") == thread_ts
+        )
 
     async def wait_reply(self, channel: str, thread_ts: str, contains: str) -> str:
         await self.fake.wait_for(lambda: contains in self.thread(channel, thread_ts))
@@ -54,6 +70,9 @@ class Bot:
 def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in extra.items():
-        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(
-            out.get(key), dict) else value
+        out[key] = (
+            merge(out[key], value)
+            if isinstance(value, dict) and isinstance(out.get(key), dict)
+            else value
+        )
     return out

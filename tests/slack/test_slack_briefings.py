@@ -23,17 +23,29 @@ async def queued(host, n: int, **payload) -> list[int]:
 def briefing(urgent: list[int], fyi: list[int]) -> Briefing:
     return Briefing(
         title="Briefing · Wed 08:00 · 3 events",
-        items=[BriefingItem("urgent", "db-1 disk at 95%", "nightly backup will fail", urgent,
-                            source="ssh"),
-               BriefingItem("normal", "Rain in Zurich from 17:00", "", fyi, source="weather")],
+        items=[
+            BriefingItem(
+                "urgent", "db-1 disk at 95%", "nightly backup will fail", urgent, source="ssh"
+            ),
+            BriefingItem("normal", "Rain in Zurich from 17:00", "", fyi, source="weather"),
+        ],
         text="Briefing · Wed 08:00\nURGENT\n• db-1 disk at 95%\nFYI\n• Rain in Zurich",
-        targets=[f"slack:{CHANNEL}"], low_count=2, muted_count=4,
-        muted_summary="newsletters")
+        targets=[f"slack:{CHANNEL}"],
+        low_count=2,
+        muted_count=4,
+        muted_summary="newsletters",
+    )
 
 
 def status(host, ids):
-    return host.store.call(lambda db: [r[0] for r in db.execute(
-        f"SELECT status FROM events WHERE id IN ({','.join(map(str, ids))}) ORDER BY id")])
+    return host.store.call(
+        lambda db: [
+            r[0]
+            for r in db.execute(
+                f"SELECT status FROM events WHERE id IN ({','.join(map(str, ids))}) ORDER BY id"
+            )
+        ]
+    )
 
 
 async def test_briefing_is_posted_as_blocks_and_acknowledged_by_a_click(start_bot):
@@ -46,8 +58,14 @@ async def test_briefing_is_posted_as_blocks_and_acknowledged_by_a_click(start_bo
     blocks = post["blocks"]
     assert blocks[0]["type"] == "header"
     texts = json.dumps(blocks)
-    for expected in ("URGENT", "FYI", "db-1 disk at 95%", "nightly backup will fail",
-                     "Low priority: 2", "Muted: 4 (newsletters)"):
+    for expected in (
+        "URGENT",
+        "FYI",
+        "db-1 disk at 95%",
+        "nightly backup will fail",
+        "Low priority: 2",
+        "Muted: 4 (newsletters)",
+    ):
         assert expected in texts
     buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
     assert [b["text"]["text"] for b in buttons[:3]] == ["Acknowledge", "Snooze 4h", "Mute"]
@@ -95,8 +113,10 @@ async def test_strangers_cannot_press_briefing_buttons(start_bot):
 
 
 def test_big_briefings_stay_within_slack_limits():
-    items = [BriefingItem("high", "x" * 5000, "why", list(range(i * 1000, i * 1000 + 3)))
-             for i in range(60)]
+    items = [
+        BriefingItem("high", "x" * 5000, "why", list(range(i * 1000, i * 1000 + 3)))
+        for i in range(60)
+    ]
     blocks, text = render(Briefing("T" * 400, items, "plain " * 2000, targets=[]))
     assert len(blocks) <= MAX_BLOCKS and len(text) <= 4000
     assert all(len(b.get("text", {}).get("text", "")) <= 3000 for b in blocks)

@@ -23,8 +23,7 @@ async def test_direct_message_needs_no_mention(start_bot):
     ts = await bot.say("tools", channel="D0ALICE", mention=False)
     text = await bot.wait_reply("D0ALICE", ts, "Tools:")
     assert "wipe" in text
-    session = await bot.host.store.run(
-        lambda db: db.execute("SELECT id FROM sessions").fetchall())
+    session = await bot.host.store.run(lambda db: db.execute("SELECT id FROM sessions").fetchall())
     assert (f"slack:D0ALICE:{ts}",) in session
 
 
@@ -66,15 +65,20 @@ async def test_follow_up_in_a_thread_needs_no_mention(start_bot):
 async def test_duplicate_event_id_is_answered_once(start_bot):
     bot = await start_bot()
     ts = await bot.say("help", event_id="Ev0DUPLICATE")
-    event = {"type": "app_mention", "user": ALICE, "text": f"<@{BOT_USER}> help", "ts": ts,
-             "channel": GENERAL, "event_ts": ts}
+    event = {
+        "type": "app_mention",
+        "user": ALICE,
+        "text": f"<@{BOT_USER}> help",
+        "ts": ts,
+        "channel": GENERAL,
+        "event_ts": ts,
+    }
     await bot.fake.event(event, "Ev0DUPLICATE")  # Slack's retry of the same delivery
     await bot.fake.event(dict(event, type="message", channel_type="channel"))  # the twin event
     await bot.wait_reply(GENERAL, ts, "offline agent")
     await bot.say("help", channel="C0OTHER")
     await bot.wait_reply("C0OTHER", bot.fake.messages["C0OTHER"][0]["ts"], "offline agent")
-    assert len([c for c in bot.fake.called("chat.startStream")
-                if c.args["thread_ts"] == ts]) == 1
+    assert len([c for c in bot.fake.called("chat.startStream") if c.args["thread_ts"] == ts]) == 1
 
 
 async def test_unlisted_user_gets_one_line_with_their_id(start_bot):
@@ -120,8 +124,10 @@ async def test_bad_bot_token_is_one_clear_line(fake, home, tmp_path):
     from bothost.config import load
 
     path = tmp_path / "c.yaml"
-    path.write_text(f"platforms: {{slack: {{enabled: true, bot_token: xoxb-wrong, "
-                    f"app_token: xapp-x, api_url: '{fake.api_url}'}}}}\n")
+    path.write_text(
+        f"platforms: {{slack: {{enabled: true, bot_token: xoxb-wrong, "
+        f"app_token: xapp-x, api_url: '{fake.api_url}'}}}}\n"
+    )
     whole = load(path, home)
     config = whole.platforms.slack
     problem = await check(whole)
@@ -136,8 +142,7 @@ async def test_bad_bot_token_is_one_clear_line(fake, home, tmp_path):
 async def test_bad_token_stops_only_slack_with_one_clear_line(start_bot, caplog):
     host = await start_bot({"bot_token": "xoxb-revoked"})
     assert "slack" not in host.active and host.started
-    failure = next(r for r in caplog.records if "slack" in r.getMessage()
-                   and r.exc_info)
+    failure = next(r for r in caplog.records if "slack" in r.getMessage() and r.exc_info)
     line = str(failure.exc_info[1])
     assert "platforms.slack.bot_token" in line and "invalid_auth" in line and "\n" not in line
 
@@ -157,8 +162,9 @@ async def test_long_replies_are_split_into_messages(start_bot):
     await bot.wait_reply(GENERAL, ts, "Paragraph 19")
     posts = [c.args["text"] for c in bot.fake.called("chat.postMessage")]
     assert len(posts) >= 4 and all(len(p) <= 3900 for p in posts)
-    assert posts[0].startswith("Paragraph 0") and all(c.args["thread_ts"] == ts for c in
-                                                      bot.fake.called("chat.postMessage"))
+    assert posts[0].startswith("Paragraph 0") and all(
+        c.args["thread_ts"] == ts for c in bot.fake.called("chat.postMessage")
+    )
 
 
 async def test_stop_in_the_thread_cancels_the_turn(start_bot):

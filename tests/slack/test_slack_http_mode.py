@@ -15,22 +15,32 @@ from tests.slack.harness import ALICE, GENERAL, SECRET
 
 def signed(body: bytes, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
     ts = str(timestamp or int(time.time()))
-    return {"X-Slack-Request-Timestamp": ts, "Content-Type": "application/json",
-            "X-Slack-Signature": SignatureVerifier(secret).generate_signature(
-                timestamp=ts, body=body)}
+    return {
+        "X-Slack-Request-Timestamp": ts,
+        "Content-Type": "application/json",
+        "X-Slack-Signature": SignatureVerifier(secret).generate_signature(timestamp=ts, body=body),
+    }
 
 
 async def post(bot, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
     url = f"http://127.0.0.1:{bot.host.http.port}/slack/events"
-    async with aiohttp.ClientSession() as session, session.post(url, data=body,
-                                                                 headers=headers) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, data=body, headers=headers) as response,
+    ):
         return response.status, await response.text()
 
 
 def mention(bot, text: str) -> tuple[bytes, str]:
     ts = bot.fake.add_message(GENERAL, ALICE, f"<@{BOT_USER}> {text}")
-    event = {"type": "app_mention", "user": ALICE, "text": f"<@{BOT_USER}> {text}", "ts": ts,
-             "channel": GENERAL, "event_ts": ts}
+    event = {
+        "type": "app_mention",
+        "user": ALICE,
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": GENERAL,
+        "event_ts": ts,
+    }
     return json.dumps(FakeSlack.event_payload(event)).encode(), ts
 
 
@@ -58,8 +68,7 @@ async def test_forged_or_stale_signature_is_refused(start_bot):
 
 async def test_url_verification_challenge(start_bot):
     bot = await start_bot({"mode": "http"})
-    body = json.dumps({"type": "url_verification", "challenge": "c-123",
-                       "token": "x"}).encode()
+    body = json.dumps({"type": "url_verification", "challenge": "c-123", "token": "x"}).encode()
     status, text = await post(bot, body, signed(body))
     assert status == 200 and "c-123" in text
 
@@ -78,9 +87,14 @@ async def test_buttons_work_over_http(start_bot):
     assert (await post(bot, body, signed(body)))[0] == 200
 
     def question():
-        return next((m["ts"] for m in bot.fake.messages.get(GENERAL, [])
-                     if m.get("thread_ts") == root and "bothost_approve" in json.dumps(
-                         m.get("blocks"))), None)
+        return next(
+            (
+                m["ts"]
+                for m in bot.fake.messages.get(GENERAL, [])
+                if m.get("thread_ts") == root and "bothost_approve" in json.dumps(m.get("blocks"))
+            ),
+            None,
+        )
 
     ts = await bot.fake.wait_for(question)
     click = bot.fake.click_payload(ALICE, GENERAL, ts, "bothost_approve")

@@ -17,12 +17,14 @@ SUDO = "call sudo_check {}"
 
 async def question_in(bot, thread: str, action_id: str) -> str:
     """The ts of the bot's message in ``thread`` that carries button ``action_id``."""
+
     def find():
         for message in bot.fake.messages.get(GENERAL, []):
             blocks = json.dumps(message.get("blocks"))
             if message.get("thread_ts") == thread and action_id in blocks:
                 return message["ts"]
         return None
+
     return await bot.fake.wait_for(find)
 
 
@@ -83,16 +85,24 @@ async def test_elicitation_is_answered_in_a_modal_and_never_echoed(start_bot, ca
     assert "initial_value" not in inputs["password"]["element"]
     assert inputs["port"]["element"]["type"] == "number_input"
     password = "hunter2-very-secret"
-    bad = await bot.fake.submit(ALICE, bot.fake.views[-1], {
-        "password": {"value": {"type": "plain_text_input", "value": password}},
-        "port": {"value": {"type": "number_input", "value": "twenty"}},
-    })
+    bad = await bot.fake.submit(
+        ALICE,
+        bot.fake.views[-1],
+        {
+            "password": {"value": {"type": "plain_text_input", "value": password}},
+            "port": {"value": {"type": "number_input", "value": "twenty"}},
+        },
+    )
     assert bad["payload"]["response_action"] == "errors" and "port" in bad["payload"]["errors"]
-    await bot.fake.submit(ALICE, bot.fake.views[-1], {
-        "password": {"value": {"type": "plain_text_input", "value": password}},
-        "remember": {"value": {"type": "checkboxes", "selected_options": [{"value": "true"}]}},
-        "port": {"value": {"type": "number_input", "value": "2222"}},
-    })
+    await bot.fake.submit(
+        ALICE,
+        bot.fake.views[-1],
+        {
+            "password": {"value": {"type": "plain_text_input", "value": password}},
+            "remember": {"value": {"type": "checkboxes", "selected_options": [{"value": "true"}]}},
+            "port": {"value": {"type": "number_input", "value": "2222"}},
+        },
+    )
     text = await bot.wait_reply(GENERAL, root, "got a password of 19 characters")
     assert "remember=True, port=2222" in text
     assert "Answered by <@UALICE>" in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
@@ -113,11 +123,14 @@ async def test_elicitation_declined(start_bot):
 async def test_mcp_server_elicitation_reaches_a_modal(start_bot, monkeypatch):
     root_dir = Path(__file__).resolve().parents[2]
     monkeypatch.setenv("PYTHONPATH", str(root_dir))
-    server = {"command": sys.executable,
-              "args": [str(root_dir / "tests" / "mcp_servers" / "echo_server.py")],
-              "env_passthrough": ["PYTHONPATH"]}
-    bot = await start_bot(with_mcp=True, **{"mcp": {"servers": {
-        "echo": server, "weather": {"enabled": False}}}})
+    server = {
+        "command": sys.executable,
+        "args": [str(root_dir / "tests" / "mcp_servers" / "echo_server.py")],
+        "env_passthrough": ["PYTHONPATH"],
+    }
+    bot = await start_bot(
+        with_mcp=True, **{"mcp": {"servers": {"echo": server, "weather": {"enabled": False}}}}
+    )
     if getattr(bot.host.mcp, "ask", None) is None:
         # MCP sessions declare the elicitation capability only when the manager has a
         # default `ask`; bothost/wiring.py does not pass one yet, so servers never elicit.
@@ -127,8 +140,11 @@ async def test_mcp_server_elicitation_reaches_a_modal(start_bot, monkeypatch):
     assert "Your name?" in bot.fake.message(GENERAL, ts)["text"]
     await bot.fake.click(ALICE, GENERAL, ts, "bothost_form_open")
     await bot.fake.wait_call("views.open")
-    await bot.fake.submit(ALICE, bot.fake.views[-1], {
-        "answer": {"value": {"type": "plain_text_input", "value": "Ada"}}})
+    await bot.fake.submit(
+        ALICE,
+        bot.fake.views[-1],
+        {"answer": {"value": {"type": "plain_text_input", "value": "Ada"}}},
+    )
     await bot.wait_reply(GENERAL, root, "answer: Ada")
 
 
@@ -138,6 +154,7 @@ async def test_stop_while_asking_takes_the_buttons_away(start_bot):
     ts = await question_in(bot, root, "bothost_approve")
     await bot.say("stop", thread_ts=root, mention=False)
     await bot.wait_reply(GENERAL, root, "Stopped.")
-    await bot.fake.wait_for(lambda: "Cancelled" in json.dumps(
-        bot.fake.message(GENERAL, ts)["blocks"]))
+    await bot.fake.wait_for(
+        lambda: "Cancelled" in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
+    )
     assert "bothost_approve" not in json.dumps(bot.fake.message(GENERAL, ts)["blocks"])

@@ -8,8 +8,14 @@ from bothost.plugins.slack.streaming import Reply
 
 from tests.slack.harness import GENERAL
 
-STREAM_METHODS = ("assistant.threads.setStatus", "chat.startStream", "chat.appendStream",
-                  "chat.stopStream", "chat.postMessage", "chat.update")
+STREAM_METHODS = (
+    "assistant.threads.setStatus",
+    "chat.startStream",
+    "chat.appendStream",
+    "chat.stopStream",
+    "chat.postMessage",
+    "chat.update",
+)
 
 
 def sequence(fake) -> list[str]:
@@ -20,9 +26,14 @@ async def test_status_then_stream_in_order(start_bot):
     bot = await start_bot(llm={"provider": "chunky"})
     ts = await bot.say("count for me")
     await bot.fake.wait_call("chat.stopStream")
-    assert sequence(bot.fake) == ["assistant.threads.setStatus", "chat.startStream",
-                                  "chat.appendStream", "chat.appendStream",
-                                  "chat.appendStream", "chat.stopStream"]
+    assert sequence(bot.fake) == [
+        "assistant.threads.setStatus",
+        "chat.startStream",
+        "chat.appendStream",
+        "chat.appendStream",
+        "chat.appendStream",
+        "chat.stopStream",
+    ]
     status = bot.fake.called("assistant.threads.setStatus")[0].args
     assert status["thread_ts"] == ts and status["status"]
     assert bot.thread(GENERAL, ts) == "one two three four"
@@ -51,6 +62,7 @@ async def test_model_text_cannot_ping_the_channel(start_bot):
 
     async def shout(request):
         from bothost.llm.base import ChatResponse
+
         text = "<!channel> look at <https://evil.example|your bank> now"
         await request.on_text(text)
         return ChatResponse(text=text)
@@ -66,11 +78,23 @@ async def test_model_text_cannot_ping_the_channel(start_bot):
 async def test_a_real_model_streams_and_sees_the_thread(start_bot):
     from tests.fakes.llm import FakeLlm
 
-    llm = await FakeLlm([{"text": "The disk filled up because of old **backups**; "
-                                  "remove them and retry the deploy."}]).start()
+    llm = await FakeLlm(
+        [
+            {
+                "text": "The disk filled up because of old **backups**; "
+                "remove them and retry the deploy."
+            }
+        ]
+    ).start()
     try:
-        bot = await start_bot(llm={"provider": "openai", "model": "gpt-test",
-                                   "base_url": llm.openai_url, "api_key": "test-key"})
+        bot = await start_bot(
+            llm={
+                "provider": "openai",
+                "model": "gpt-test",
+                "base_url": llm.openai_url,
+                "api_key": "test-key",
+            }
+        )
         root = bot.fake.add_message(GENERAL, "UBOB", "deploy of api-2 failed")
         bot.fake.add_message(GENERAL, "UBOB", "logs say: disk full", thread_ts=root)
         await bot.say("why did it fail?", thread_ts=root)

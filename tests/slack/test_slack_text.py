@@ -21,10 +21,12 @@ def test_code_blocks_are_kept_verbatim():
 
 
 def test_pings_and_disguised_links_are_removed():
-    text = to_mrkdwn("<!channel> <!here> <!everyone|everyone> <!subteam^S1|@ops> hi "
-                     "<https://evil.example/login|https://bank.example> and "
-                     "[your bank](https://evil.example/x) and <@U123> and <#C42|ops> and "
-                     "<https://ok.example>")
+    text = to_mrkdwn(
+        "<!channel> <!here> <!everyone|everyone> <!subteam^S1|@ops> hi "
+        "<https://evil.example/login|https://bank.example> and "
+        "[your bank](https://evil.example/x) and <@U123> and <#C42|ops> and "
+        "<https://ok.example>"
+    )
     for banned in ("<!", "|https", "]("):
         assert banned not in text
     assert "https://bank.example (https://evil.example/login)" in text

@@ -36,8 +36,11 @@ def host_config(tmp_path, secret, **extra):
     plugins = tmp_path / "plugins"
     plugins.mkdir(exist_ok=True)
     (plugins / "danger.py").write_text(DANGER_PLUGIN)
-    data = {"platforms": {"webhook": {"secret": secret}},
-            "plugins": {"dirs": [str(plugins)]}, "agent": {"approval": "ask"}}
+    data = {
+        "platforms": {"webhook": {"secret": secret}},
+        "plugins": {"dirs": [str(plugins)]},
+        "agent": {"approval": "ask"},
+    }
     for key, value in extra.items():
         data[key] = value
     return data

@@ -29,8 +29,9 @@ async def next_event(stream, name):
 
 
 async def test_the_stream_endpoint_sends_deltas_then_the_reply(web_host, client):
-    async with client.post(base_url(web_host) + "/api/chat/stream",
-                           json={"session": "s1", "text": "help"}) as response:
+    async with client.post(
+        base_url(web_host) + "/api/chat/stream", json={"session": "s1", "text": "help"}
+    ) as response:
         assert response.headers["Content-Type"].startswith("text/event-stream")
         events = [e async for e in sse_events(response)]
     kinds = [name for name, _ in events]
@@ -44,20 +45,26 @@ async def test_a_tool_call_is_approved_from_the_page_stream(web_host, client):
     async with client.get(url + "/api/events?session=ops") as page:
         stream = sse_events(page)
         await next_event(stream, "hello")
-        turn = asyncio.ensure_future(client.post(url + "/api/chat", json={
-            "session": "ops", "text": "call wipe_disk {\"target\": \"sdb\"}"}))
+        turn = asyncio.ensure_future(
+            client.post(
+                url + "/api/chat",
+                json={"session": "ops", "text": 'call wipe_disk {"target": "sdb"}'},
+            )
+        )
         question = await next_event(stream, "question")
         assert question["kind"] == "approval" and "wipe_disk" in question["text"]
-        async with client.post(url + "/api/answer", json={
-                "session": "ops", "id": question["id"], "answer": True}) as response:
+        async with client.post(
+            url + "/api/answer", json={"session": "ops", "id": question["id"], "answer": True}
+        ) as response:
             assert response.status == 200
         assert (await next_event(stream, "question_closed"))["id"] == question["id"]
         async with asyncio.timeout(10):
             response = await turn
         assert "wiped sdb" in (await response.json())["reply"]
         response.release()
-    decision = await web_host.store.run(lambda db: db.conn.execute(
-        "SELECT decision, decided_by FROM approvals").fetchall())
+    decision = await web_host.store.run(
+        lambda db: db.conn.execute("SELECT decision, decided_by FROM approvals").fetchall()
+    )
     assert decision == [("allow", "web")]
 
 
@@ -66,16 +73,21 @@ async def test_a_denied_tool_call_does_not_run(web_host, client):
     async with client.get(url + "/api/events?session=ops2") as page:
         stream = sse_events(page)
         await next_event(stream, "hello")
-        turn = asyncio.ensure_future(client.post(url + "/api/chat", json={
-            "session": "ops2", "text": "call wipe_disk {}"}))
+        turn = asyncio.ensure_future(
+            client.post(url + "/api/chat", json={"session": "ops2", "text": "call wipe_disk {}"})
+        )
         question = await next_event(stream, "question")
-        await (await client.post(url + "/api/answer", json={
-            "session": "ops2", "id": question["id"], "answer": False})).release()
+        await (
+            await client.post(
+                url + "/api/answer", json={"session": "ops2", "id": question["id"], "answer": False}
+            )
+        ).release()
         async with asyncio.timeout(10):
             reply = (await (await turn).json())["reply"]
     assert "wiped" not in reply
-    calls = await web_host.store.run(lambda db: db.conn.execute(
-        "SELECT tool, status, is_error FROM tool_calls").fetchall())
+    calls = await web_host.store.run(
+        lambda db: db.conn.execute("SELECT tool, status, is_error FROM tool_calls").fetchall()
+    )
     assert calls == [("wipe_disk", "denied", 1)]
 
 
@@ -100,24 +112,36 @@ async def test_a_form_question_gets_the_values_back(web_host, client):
     async with client.get(url + "/api/events?session=form") as page:
         stream = sse_events(page)
         await next_event(stream, "hello")
-        asked = asyncio.ensure_future(platform.ask(
-            Address("web", "form"), Question("Which city?", kind="form", schema=schema)))
+        asked = asyncio.ensure_future(
+            platform.ask(
+                Address("web", "form"), Question("Which city?", kind="form", schema=schema)
+            )
+        )
         question = await next_event(stream, "question")
         assert question["schema"] == schema
-        async with client.post(url + "/api/answer", json={
-                "session": "wrong", "id": question["id"], "answer": {}}) as response:
+        async with client.post(
+            url + "/api/answer", json={"session": "wrong", "id": question["id"], "answer": {}}
+        ) as response:
             assert response.status == 404  # another session cannot answer it
-        await (await client.post(url + "/api/answer", json={
-            "session": "form", "id": question["id"], "answer": {"city": "Zurich"}})).release()
+        await (
+            await client.post(
+                url + "/api/answer",
+                json={"session": "form", "id": question["id"], "answer": {"city": "Zurich"}},
+            )
+        ).release()
         async with asyncio.timeout(5):
             assert await asked == {"city": "Zurich"}
 
 
 async def test_a_briefing_arrives_live_and_stays_on_the_dashboard(web_host, client):
     url = base_url(web_host)
-    briefing = Briefing(title="Briefing · 1 event", text="URGENT\n• db-1 disk at 95%",
-                        items=[BriefingItem("urgent", "db-1 disk at 95%")],
-                        targets=["web:briefings"], id=7)
+    briefing = Briefing(
+        title="Briefing · 1 event",
+        text="URGENT\n• db-1 disk at 95%",
+        items=[BriefingItem("urgent", "db-1 disk at 95%")],
+        targets=["web:briefings"],
+        id=7,
+    )
     async with client.get(url + "/api/events?session=any") as page:
         stream = sse_events(page)
         await next_event(stream, "hello")
@@ -140,12 +164,16 @@ async def test_the_transcript_is_loaded_per_session(web_host, client):
 
 async def test_bad_chat_requests_are_400(web_host, client):
     url = base_url(web_host)
-    for body in ({"session": "a:b", "text": "hi"}, {"session": "a", "text": ""},
-                 {"session": "a", "text": 5}):
+    for body in (
+        {"session": "a:b", "text": "hi"},
+        {"session": "a", "text": ""},
+        {"session": "a", "text": 5},
+    ):
         async with client.post(url + "/api/chat", json=body) as response:
             assert response.status == 400
-    async with client.post(url + "/api/chat", data=b"{oops",
-                           headers={"Content-Type": "application/json"}) as response:
+    async with client.post(
+        url + "/api/chat", data=b"{oops", headers={"Content-Type": "application/json"}
+    ) as response:
         assert response.status == 400
 
 
@@ -156,8 +184,11 @@ async def test_feedback_acknowledges_events_and_refuses_bad_input(web_host, clie
     url = base_url(web_host) + "/api/feedback"
     async with client.post(url, json={"action": "ack", "event_ids": [event_id]}) as response:
         assert (await response.json()) == {"ok": True, "changed": 1}
-    for body in ({"action": "delete", "event_ids": [1]}, {"action": "ack", "event_ids": []},
-                 {"action": "snooze", "event_ids": [1], "minutes": -5},
-                 {"action": "ack", "event_ids": [True]}):
+    for body in (
+        {"action": "delete", "event_ids": [1]},
+        {"action": "ack", "event_ids": []},
+        {"action": "snooze", "event_ids": [1], "minutes": -5},
+        {"action": "ack", "event_ids": [True]},
+    ):
         async with client.post(url, json=body) as response:
             assert response.status == 400, body

@@ -115,8 +115,14 @@ def send(case, url, secret, session):
         if not PRINTABLE.fullmatch(msg_id):
             msg_id = f"msg_{uuid.uuid4().hex}"
         headers.update(sign_headers(secret, msg_id, body))
-    return session.request(kwargs["method"], kwargs["url"], params=kwargs.get("params"),
-                           headers=headers, data=body, timeout=30)
+    return session.request(
+        kwargs["method"],
+        kwargs["url"],
+        params=kwargs.get("params"),
+        headers=headers,
+        data=body,
+        timeout=30,
+    )
 
 
 @pytest.mark.parametrize(("path", "method", "mode"), operations())
@@ -127,8 +133,13 @@ def test_generated_requests_never_get_a_server_error(served, path, method, mode)
     failures = []
 
     with requests.Session() as session:
-        @settings(max_examples=EXAMPLES, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(case=operation.as_strategy(generation_mode=GenerationMode(mode)))
         def check(case):
             response = send(case, thread.url, secret, session)

@@ -21,7 +21,7 @@ HOSTILE = {
     "deep object": DEEP_OBJECT,
     "deep inside a field": b'{"type": "x", "text": "hi", "user": "u", "payload": ' + DEEP + b"}",
     "lone surrogate value": b'{"type": "\\ud800", "text": "\\ud800", "user": "u",'
-                            b' "session": "s", "action": "ack", "event_ids": [1]}',
+    b' "session": "s", "action": "ack", "event_ids": [1]}',
     "lone surrogate key": b'{"\\udc00": 1, "text": "hi", "user": "u"}',
     "NaN": b'{"text": NaN, "user": "u", "minutes": NaN}',
     "5000 digits": b'{"text": "hi", "user": "u", "n": ' + b"7" * 5000 + b"}",
@@ -40,8 +40,9 @@ async def answer(client, url, body, headers):
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 @pytest.mark.parametrize("route", API_ROUTES)
 async def test_the_web_api_answers_400_to_hostile_json(web_host, client, route, name):
-    status, text = await answer(client, base_url(web_host) + route, HOSTILE[name],
-                                {"Content-Type": "application/json"})
+    status, text = await answer(
+        client, base_url(web_host) + route, HOSTILE[name], {"Content-Type": "application/json"}
+    )
     assert status == 400, text
     assert "error" in json.loads(text)
 
@@ -53,8 +54,7 @@ async def test_signed_webhooks_answer_400_to_hostile_json(web_host, client, secr
     status, text = await answer(client, base_url(web_host) + route, body, headers)
     assert status == 400, text
     assert "error" in json.loads(text)
-    body, headers = signed(secret, {"type": "ok", "summary": "after", "text": "help",
-                                    "user": "u"})
+    body, headers = signed(secret, {"type": "ok", "summary": "after", "text": "help", "user": "u"})
     status, text = await answer(client, base_url(web_host) + route, body, headers)
     assert status in (200, 202), text
 
@@ -63,18 +63,19 @@ async def test_nothing_unusable_reached_the_store(web_host, client, secret):
     for name in sorted(HOSTILE):
         body, headers = signed(secret, HOSTILE[name])
         await answer(client, base_url(web_host) + "/webhook/events/ops", body, headers)
-    rows = await web_host.store.run(lambda db: db.conn.execute(
-        "SELECT COUNT(*) FROM events").fetchone())
+    rows = await web_host.store.run(
+        lambda db: db.conn.execute("SELECT COUNT(*) FROM events").fetchone()
+    )
     assert rows == (0,)
 
 
 async def test_an_overlong_webhook_id_is_refused_with_400(web_host, client, secret):
     body, headers = signed(secret, {"summary": "x"}, msg_id="msg_" + "a" * 8000)
-    status, text = await answer(client, base_url(web_host) + "/webhook/events/ops", body,
-                                headers)
+    status, text = await answer(client, base_url(web_host) + "/webhook/events/ops", body, headers)
     assert status == 400 and "webhook-id" in json.loads(text)["error"]
-    rows = await web_host.store.run(lambda db: db.conn.execute(
-        "SELECT COUNT(*) FROM webhook_ids").fetchone())
+    rows = await web_host.store.run(
+        lambda db: db.conn.execute("SELECT COUNT(*) FROM webhook_ids").fetchone()
+    )
     assert rows == (0,)
     body, headers = signed(secret, {"summary": "x"}, msg_id="msg_" + "a" * 200)
     status, _ = await answer(client, base_url(web_host) + "/webhook/events/ops", body, headers)
@@ -84,9 +85,12 @@ async def test_an_overlong_webhook_id_is_refused_with_400(web_host, client, secr
 @pytest.mark.parametrize("arguments", ["[" * 1000 + "]" * 1000, '{"a": "\\ud800"}'])
 async def test_a_hostile_call_command_gets_a_reply_not_a_500(web_host, client, secret, arguments):
     text = f"call wipe_disk {arguments}"
-    status, reply = await answer(client, base_url(web_host) + "/api/chat",
-                                 json.dumps({"session": "s", "text": text}),
-                                 {"Content-Type": "application/json"})
+    status, reply = await answer(
+        client,
+        base_url(web_host) + "/api/chat",
+        json.dumps({"session": "s", "text": text}),
+        {"Content-Type": "application/json"},
+    )
     assert status == 200 and "Arguments must be a JSON object" in json.loads(reply)["reply"]
     body, headers = signed(secret, {"text": text, "user": "u"})
     status, reply = await answer(client, base_url(web_host) + "/webhook/message", body, headers)

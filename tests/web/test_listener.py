@@ -46,7 +46,8 @@ async def read_all(reader: asyncio.StreamReader) -> bytes:
 
 
 async def test_headers_that_stop_arriving_are_cut_but_a_served_client_keeps_its_connection(
-        small_host):
+    small_host,
+):
     port = small_host.http.port
     slow_reader, slow = await connect(port)
     slow.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ")
@@ -62,8 +63,10 @@ async def test_headers_that_stop_arriving_are_cut_but_a_served_client_keeps_its_
 
 async def test_a_body_that_stops_arriving_is_answered_408_and_closed(small_host):
     reader, writer = await connect(small_host.http.port)
-    writer.write(b"POST /webhook/events/ops HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                 b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\": ")
+    writer.write(
+        b"POST /webhook/events/ops HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a": '
+    )
     answer = await read_all(reader)
     writer.close()
     assert answer.startswith(b"HTTP/1.1 408")
@@ -135,9 +138,13 @@ async def test_accept_failures_are_one_counted_line_per_interval_never_traceback
     stderr_path = tmp_path / "stderr"
     with open(stderr_path, "wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-c", ACCEPT_FLOOD], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=stderr, preexec_fn=lambda: limit_files(48),
-            env={**os.environ, "PYTHONPATH": os.getcwd()})
+            [sys.executable, "-c", ACCEPT_FLOOD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            preexec_fn=lambda: limit_files(48),
+            env={**os.environ, "PYTHONPATH": os.getcwd()},
+        )
     assert process.stdout is not None and process.stdin is not None
     port = int(await asyncio.to_thread(process.stdout.readline))
     sockets = []
@@ -149,8 +156,9 @@ async def test_accept_failures_are_one_counted_line_per_interval_never_traceback
             sockets.append(sock)
 
         def lines() -> list[str]:
-            return [line for line in stderr_path.read_text().splitlines()
-                    if "accept failed" in line]
+            return [
+                line for line in stderr_path.read_text().splitlines() if "accept failed" in line
+            ]
 
         await until(lambda: len(lines()) >= 2, timeout=20)  # the first, then a count
         assert "more time(s)" in lines()[1]

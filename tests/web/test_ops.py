@@ -3,7 +3,7 @@ import re
 from bothost.wiring import tick_once
 from tests.web.conftest import base_url, signed
 
-SAMPLE = re.compile(r'^([a-z_]+)(\{[^}]*\})? (-?[0-9.e+]+)$')
+SAMPLE = re.compile(r"^([a-z_]+)(\{[^}]*\})? (-?[0-9.e+]+)$")
 
 
 def parse_metrics(text):
@@ -51,8 +51,7 @@ async def test_metrics_count_messages_tools_events_ticks_and_briefings(web_host,
     assert metrics[("bothost_tick_duration_seconds_count", "")] == 1
     assert metrics[("bothost_briefings_delivered_total", "")] == 1
     assert metrics[("bothost_web_briefings_total", '{outcome="delivered"}')] == 1
-    assert metrics[("bothost_webhook_requests_total",
-                    '{outcome="duplicate",route="events"}')] == 1
+    assert metrics[("bothost_webhook_requests_total", '{outcome="duplicate",route="events"}')] == 1
     assert metrics[("bothost_http_connections", "")] >= 1  # this scrape's own
     assert metrics[("bothost_http_connection_cap", "")] == web_host.http.guard.cap
     assert metrics[("bothost_http_connections_closed_total", '{reason="refused"}')] == 0
@@ -63,9 +62,19 @@ async def test_openapi_describes_the_routes_and_the_signature_headers(web_host, 
     async with client.get(base_url(web_host) + "/openapi.json") as response:
         doc = await response.json()
     assert doc["openapi"].startswith("3.")
-    for path in ("/api/chat", "/webhook/message", "/webhook/events/{source}", "/healthz",
-                 "/metrics", "/media/{file}", "/openapi.json"):
+    for path in (
+        "/api/chat",
+        "/webhook/message",
+        "/webhook/events/{source}",
+        "/healthz",
+        "/metrics",
+        "/media/{file}",
+        "/openapi.json",
+    ):
         assert path in doc["paths"], path
-    headers = {p["name"] for p in doc["paths"]["/webhook/events/{source}"]["post"]["parameters"]
-               if p["in"] == "header"}
+    headers = {
+        p["name"]
+        for p in doc["paths"]["/webhook/events/{source}"]["post"]["parameters"]
+        if p["in"] == "header"
+    }
     assert headers == {"webhook-id", "webhook-timestamp", "webhook-signature"}

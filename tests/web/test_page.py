@@ -22,9 +22,16 @@ from tests.peers import missing, program
 from tests.web.conftest import base_url, host_config, signed
 
 WAIT = 10  # seconds for anything the page should show
-CHROME_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run")
+CHROME_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +49,7 @@ def driver():
         options.add_argument(flag)
     with tempfile.TemporaryDirectory() as profile:
         options.add_argument(f"--user-data-dir={profile}")
-        browser = webdriver.Chrome(service=Service(executable_path=chromedriver),
-                                   options=options)
+        browser = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
         try:
             yield browser
         finally:
@@ -87,9 +93,9 @@ class Page:
 
     async def wait_for(self, css, text=""):
         """The first element matching ``css`` whose text contains ``text``."""
+
         def find(d):
-            return next((e for e in d.find_elements("css selector", css) if text in e.text),
-                        False)
+            return next((e for e in d.find_elements("css selector", css) if text in e.text), False)
 
         return await self.run(self._wait, find, f"{css} containing {text!r}")
 
@@ -120,18 +126,25 @@ async def test_a_tool_call_is_approved_in_the_page(page, web_host):
     await page.click(".question .approve")
     await page.wait_for(".msg.bot.done", "wiped sdc")
     await page.wait_for(".question.closed", "Approved.")
-    calls = await web_host.store.run(lambda db: db.conn.execute(
-        "SELECT tool, status FROM tool_calls").fetchall())
+    calls = await web_host.store.run(
+        lambda db: db.conn.execute("SELECT tool, status FROM tool_calls").fetchall()
+    )
     assert calls == [("wipe_disk", "ok")]
     await page.wait_for("#tool-calls td", "wiped sdc")  # the dashboard lists it
 
 
 async def test_a_briefing_from_a_pushed_event_arrives_in_the_page(page, web_host, client, secret):
     await page.open("p-brief")
-    body, headers = signed(secret, {"type": "alert", "payload": {
-        "id": "disk-1", "summary": "db-1 disk at 95%", "severity": "critical"}})
-    async with client.post(base_url(web_host) + "/webhook/events/ops", data=body,
-                           headers=headers) as response:
+    body, headers = signed(
+        secret,
+        {
+            "type": "alert",
+            "payload": {"id": "disk-1", "summary": "db-1 disk at 95%", "severity": "critical"},
+        },
+    )
+    async with client.post(
+        base_url(web_host) + "/webhook/events/ops", data=body, headers=headers
+    ) as response:
         assert response.status == 200
     result = await tick_once(web_host, "test")
     assert [b.text for b in result.briefings if "db-1 disk at 95%" in b.text]
@@ -139,19 +152,30 @@ async def test_a_briefing_from_a_pushed_event_arrives_in_the_page(page, web_host
     # remind me later: the event comes back at the first tick after an hour
     await page.click("#briefings .item-actions button.snooze")
     await page.wait_for("#briefings .feedback-done", "snoozed")
-    status = await web_host.store.run(lambda db: db.conn.execute(
-        "SELECT status, snoozed_until > ? FROM events", (time.time() + 3000,)).fetchall())
+    status = await web_host.store.run(
+        lambda db: db.conn.execute(
+            "SELECT status, snoozed_until > ? FROM events", (time.time() + 3000,)
+        ).fetchall()
+    )
     assert status == [("snoozed", 1)]
 
 
 async def test_a_form_question_is_answered_in_the_page(page, web_host):
     await page.open("p-form")
-    schema = {"type": "object", "required": ["city"], "properties": {
-        "city": {"type": "string", "title": "City"},
-        "days": {"type": "integer", "title": "Days", "default": 3}}}
-    asked = asyncio.ensure_future(web_host.active["web"].ask(
-        Address("web", "p-form"), Question("weather asks: which city?", kind="form",
-                                           schema=schema)))
+    schema = {
+        "type": "object",
+        "required": ["city"],
+        "properties": {
+            "city": {"type": "string", "title": "City"},
+            "days": {"type": "integer", "title": "Days", "default": 3},
+        },
+    }
+    asked = asyncio.ensure_future(
+        web_host.active["web"].ask(
+            Address("web", "p-form"),
+            Question("weather asks: which city?", kind="form", schema=schema),
+        )
+    )
     field = await page.wait_for(".question input[name=city]")
     await page.run(field.send_keys, "Zurich")
     await page.click(".question .submit")
@@ -165,8 +189,7 @@ ECHO_SERVER = Path(__file__).resolve().parent.parent / "mcp_servers" / "echo_ser
 @pytest.fixture
 async def mcp_host(home, tmp_path, secret):
     data = host_config(tmp_path, secret)
-    data["mcp"] = {"servers": {"echo": {"command": sys.executable,
-                                        "args": [str(ECHO_SERVER)]}}}
+    data["mcp"] = {"servers": {"echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]}}}
     host = make_host(home, data)
     await host.start(tick=False)
     try:
@@ -192,7 +215,8 @@ async def test_an_mcp_elicitation_is_answered_in_the_page(mcp_host, driver):
 
 
 async def test_with_a_token_the_page_works_after_opening_the_token_link(
-        home, tmp_path, secret, driver):
+    home, tmp_path, secret, driver
+):
     data = host_config(tmp_path, secret)
     data["platforms"]["web"] = {"port": 0, "token": "page-token"}
     host = make_host(home, data)

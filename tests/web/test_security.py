@@ -29,8 +29,9 @@ async def test_the_page_has_headers_against_framing_and_foreign_scripts(web_host
 
 async def test_a_foreign_host_header_is_refused(web_host, client):
     for path in ("/", "/api/dashboard"):
-        async with client.get(base_url(web_host) + path,
-                              headers={"Host": "evil.example:8765"}) as response:
+        async with client.get(
+            base_url(web_host) + path, headers={"Host": "evil.example:8765"}
+        ) as response:
             assert response.status == 403
     async with client.get(base_url(web_host) + "/", headers={"Host": "localhost:1"}) as response:
         assert response.status == 200
@@ -39,32 +40,37 @@ async def test_a_foreign_host_header_is_refused(web_host, client):
 async def test_a_foreign_origin_is_refused(web_host, client):
     csrf = await page_cookies(client, web_host)
     headers = {"Origin": "http://evil.example", "X-CSRF-Token": csrf}
-    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
-                           headers=headers) as response:
+    async with client.post(
+        base_url(web_host) + "/api/chat", json=CHAT, headers=headers
+    ) as response:
         assert response.status == 403 and "cross-origin" in await response.text()
-    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
-                           headers={"Sec-Fetch-Site": "cross-site"}) as response:
+    async with client.post(
+        base_url(web_host) + "/api/chat", json=CHAT, headers={"Sec-Fetch-Site": "cross-site"}
+    ) as response:
         assert response.status == 403
 
 
 async def test_browser_requests_need_the_csrf_token(web_host, client):
     csrf = await page_cookies(client, web_host)
     origin = {"Origin": base_url(web_host)}
-    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
-                           headers=origin) as response:
+    async with client.post(base_url(web_host) + "/api/chat", json=CHAT, headers=origin) as response:
         assert response.status == 403 and "CSRF" in await response.text()
-    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
-                           headers={**origin, "X-CSRF-Token": "guess"}) as response:
+    async with client.post(
+        base_url(web_host) + "/api/chat", json=CHAT, headers={**origin, "X-CSRF-Token": "guess"}
+    ) as response:
         assert response.status == 403
-    async with client.post(base_url(web_host) + "/api/chat", json=CHAT,
-                           headers={**origin, "X-CSRF-Token": csrf}) as response:
+    async with client.post(
+        base_url(web_host) + "/api/chat", json=CHAT, headers={**origin, "X-CSRF-Token": csrf}
+    ) as response:
         assert response.status == 200 and "offline agent" in (await response.json())["reply"]
 
 
 async def test_state_changes_must_be_json(web_host, client):
-    async with client.post(base_url(web_host) + "/api/chat", data="text=help",
-                           headers={"Content-Type": "application/x-www-form-urlencoded"}
-                           ) as response:
+    async with client.post(
+        base_url(web_host) + "/api/chat",
+        data="text=help",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    ) as response:
         assert response.status == 415
 
 
@@ -75,8 +81,14 @@ async def test_non_browser_clients_on_loopback_need_no_csrf(web_host, client):
 
 @pytest.fixture
 async def token_host(home, tmp_path, secret):
-    host = make_host(home, host_config(tmp_path, secret, platforms={
-        "web": {"port": 0, "token": "s3cret-token"}, "webhook": {"secret": secret}}))
+    host = make_host(
+        home,
+        host_config(
+            tmp_path,
+            secret,
+            platforms={"web": {"port": 0, "token": "s3cret-token"}, "webhook": {"secret": secret}},
+        ),
+    )
     await host.start(mcp=False, tick=False)
     yield host
     await host.stop()
@@ -89,8 +101,9 @@ async def test_with_a_token_every_request_must_hold_it(token_host, client):
             assert response.status == 401
     async with client.get(url + "/?token=wrong") as response:
         assert response.status == 401
-    async with client.post(url + "/api/chat", json=CHAT,
-                           headers={"Authorization": "Bearer s3cret-token"}) as response:
+    async with client.post(
+        url + "/api/chat", json=CHAT, headers={"Authorization": "Bearer s3cret-token"}
+    ) as response:
         assert response.status == 200
     async with client.get(url + "/healthz") as response:
         assert response.status == 200  # probes need no token

@@ -21,14 +21,20 @@ def test_signature_matches_the_specification_example():
 
 
 def test_verify_accepts_the_example_and_returns_the_id():
-    headers = {"webhook-id": SPEC_ID, "webhook-timestamp": str(SPEC_TS),
-               "webhook-signature": SPEC_SIGNATURE}
+    headers = {
+        "webhook-id": SPEC_ID,
+        "webhook-timestamp": str(SPEC_TS),
+        "webhook-signature": SPEC_SIGNATURE,
+    }
     assert verify(SPEC_SECRET, headers, SPEC_BODY, now=SPEC_TS + 10) == SPEC_ID
 
 
 def test_one_matching_signature_among_several_is_enough():
-    headers = {"webhook-id": SPEC_ID, "webhook-timestamp": str(SPEC_TS),
-               "webhook-signature": "v1,bm90IGl0 " + SPEC_SIGNATURE}
+    headers = {
+        "webhook-id": SPEC_ID,
+        "webhook-timestamp": str(SPEC_TS),
+        "webhook-signature": "v1,bm90IGl0 " + SPEC_SIGNATURE,
+    }
     assert verify(SPEC_SECRET, headers, SPEC_BODY, now=SPEC_TS) == SPEC_ID
 
 

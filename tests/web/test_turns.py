@@ -26,8 +26,9 @@ def stuck(host) -> StuckModel:
 
 
 async def chat(client, host, session, text):
-    async with client.post(base_url(host) + "/api/chat",
-                           json={"session": session, "text": text}) as response:
+    async with client.post(
+        base_url(host) + "/api/chat", json={"session": session, "text": text}
+    ) as response:
         assert response.status == 200
         return await response.json()
 
@@ -52,8 +53,9 @@ async def test_stop_in_the_web_chat_cancels_both_turns_of_the_session(web_host, 
 
 async def message(client, host, secret, text):
     body, headers = signed(secret, {"text": text, "user": "ci-bot", "channel": "builds"})
-    async with client.post(base_url(host) + "/webhook/message", data=body,
-                           headers=headers) as response:
+    async with client.post(
+        base_url(host) + "/webhook/message", data=body, headers=headers
+    ) as response:
         assert response.status == 200
         return await response.json()
 

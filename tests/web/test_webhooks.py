@@ -14,8 +14,11 @@ from tests.web.conftest import base_url, host_config, signed
 
 
 async def events_rows(host):
-    return await host.store.run(lambda db: db.conn.execute(
-        "SELECT source, type, payload, dedupe_key, status FROM events ORDER BY id").fetchall())
+    return await host.store.run(
+        lambda db: db.conn.execute(
+            "SELECT source, type, payload, dedupe_key, status FROM events ORDER BY id"
+        ).fetchall()
+    )
 
 
 async def post(client, host, path, body, headers):
@@ -24,8 +27,9 @@ async def post(client, host, path, body, headers):
 
 
 async def test_a_signed_event_is_queued_with_its_webhook_id_as_dedupe_key(web_host, client, secret):
-    body, headers = signed(secret, {"type": "disk_full", "payload": {"summary": "db-1 at 95%"}},
-                           msg_id="msg_a1")
+    body, headers = signed(
+        secret, {"type": "disk_full", "payload": {"summary": "db-1 at 95%"}}, msg_id="msg_a1"
+    )
     status, answer = await post(client, web_host, "/webhook/events/ops", body, headers)
     assert status == 200 and answer["accepted"] is True and answer["event_id"]
     [(source, type_, payload, key, state)] = await events_rows(web_host)
@@ -38,8 +42,11 @@ async def test_without_type_and_payload_the_whole_body_is_a_webhook_event(web_ho
     status, _ = await post(client, web_host, "/webhook/events/ci", body, headers)
     assert status == 200
     [(source, type_, payload, _, _)] = await events_rows(web_host)
-    assert (source, type_, json.loads(payload)) == ("ci", "webhook",
-                                                    {"summary": "build failed", "id": 7})
+    assert (source, type_, json.loads(payload)) == (
+        "ci",
+        "webhook",
+        {"summary": "build failed", "id": 7},
+    )
 
 
 async def test_a_forged_signature_is_refused_and_nothing_is_queued(web_host, client, secret):
@@ -71,16 +78,19 @@ async def test_a_repeated_webhook_id_is_a_duplicate_and_not_queued_again(web_hos
 
 async def test_concurrent_retries_of_one_id_queue_one_event(web_host, client, secret):
     requests = [signed(secret, {"summary": "burst"}, msg_id="msg_same") for _ in range(5)]
-    answers = await asyncio.gather(*(post(client, web_host, "/webhook/events/ops", b, h)
-                                     for b, h in requests))
+    answers = await asyncio.gather(
+        *(post(client, web_host, "/webhook/events/ops", b, h) for b, h in requests)
+    )
     assert [s for s, _ in answers] == [200] * 5
     assert sum(1 for _, a in answers if a.get("duplicate")) == 4
     assert len(await events_rows(web_host)) == 1
 
 
 async def test_oversize_bodies_and_bad_json_are_refused(home, tmp_path, client, secret):
-    host = make_host(home, host_config(tmp_path, secret, platforms={
-        "webhook": {"secret": secret, "max_body": 2000}}))
+    host = make_host(
+        home,
+        host_config(tmp_path, secret, platforms={"webhook": {"secret": secret, "max_body": 2000}}),
+    )
     await host.start(mcp=False, tick=False)
     try:
         body, headers = signed(secret, {"summary": "x" * 3000})
@@ -112,8 +122,9 @@ async def test_webhook_routes_are_404_without_a_secret(home, tmp_path, client):
 
 
 async def test_a_pushed_event_reaches_the_next_briefing(web_host, client, secret):
-    body, headers = signed(secret, {"type": "alert",
-                                    "payload": {"id": "a1", "summary": "db-1 disk at 95%"}})
+    body, headers = signed(
+        secret, {"type": "alert", "payload": {"id": "a1", "summary": "db-1 disk at 95%"}}
+    )
     assert (await post(client, web_host, "/webhook/events/ops", body, headers))[0] == 200
     result = await tick_once(web_host, "test")
     assert result.status == "ok" and len(result.briefings) == 1
@@ -129,8 +140,9 @@ async def test_a_message_gets_its_reply_in_the_response_and_is_not_admin(web_hos
     body, headers = signed(secret, {"text": "tools", "user": "ci-bot", "channel": "builds"})
     status, answer = await post(client, web_host, "/webhook/message", body, headers)
     assert status == 200 and "wipe_disk" in answer["reply"]
-    session = await web_host.store.run(lambda db: db.conn.execute(
-        "SELECT id, user FROM sessions").fetchall())
+    session = await web_host.store.run(
+        lambda db: db.conn.execute("SELECT id, user FROM sessions").fetchall()
+    )
     assert session == [("webhook:builds", "ci-bot")]
     # a webhook sender cannot approve anything: nobody to ask means no
     body, headers = signed(secret, {"text": "call wipe_disk {}", "user": "ci-bot"})
@@ -174,8 +186,9 @@ class Receiver:
 
 async def test_a_message_with_callback_url_gets_a_signed_reply_later(web_host, client, secret):
     async with Receiver(secret) as receiver:
-        body, headers = signed(secret, {"text": "help", "user": "bob",
-                                        "callback_url": receiver.url}, msg_id="msg_cb")
+        body, headers = signed(
+            secret, {"text": "help", "user": "bob", "callback_url": receiver.url}, msg_id="msg_cb"
+        )
         status, answer = await post(client, web_host, "/webhook/message", body, headers)
         assert (status, answer) == (202, {"accepted": True, "id": "msg_cb"})
         async with asyncio.timeout(10):
@@ -186,8 +199,13 @@ async def test_a_message_with_callback_url_gets_a_signed_reply_later(web_host, c
 
 
 def sample_briefing():
-    return Briefing(title="Briefing · 2 events", text="HIGH\n• deploy failed",
-                    items=[BriefingItem("high", "deploy failed")], targets=["webhook:ops"], id=41)
+    return Briefing(
+        title="Briefing · 2 events",
+        text="HIGH\n• deploy failed",
+        items=[BriefingItem("high", "deploy failed")],
+        targets=["webhook:ops"],
+        id=41,
+    )
 
 
 @pytest.fixture
@@ -196,12 +214,23 @@ def fast_retries(monkeypatch):
 
 
 async def test_briefings_to_a_webhook_target_are_signed_and_retried(
-        home, tmp_path, secret, fast_retries):
+    home, tmp_path, secret, fast_retries
+):
     target_secret = "whsec_dGFyZ2V0LXNlY3JldC0xMjM0NTY="
     async with Receiver(target_secret, fail_first=2) as receiver:
-        host = make_host(home, host_config(tmp_path, secret, platforms={"webhook": {
-            "secret": secret, "targets": {"ops": {"url": receiver.url,
-                                                  "secret": target_secret}}}}))
+        host = make_host(
+            home,
+            host_config(
+                tmp_path,
+                secret,
+                platforms={
+                    "webhook": {
+                        "secret": secret,
+                        "targets": {"ops": {"url": receiver.url, "secret": target_secret}},
+                    }
+                },
+            ),
+        )
         await host.start(mcp=False, tick=False)
         try:
             ref = await host.deliver("webhook:ops", sample_briefing())
@@ -215,8 +244,16 @@ async def test_briefings_to_a_webhook_target_are_signed_and_retried(
 
 async def test_a_webhook_target_answering_4xx_fails_at_once(home, tmp_path, secret, fast_retries):
     async with Receiver(secret, fail_first=10, fail_status=410) as receiver:
-        host = make_host(home, host_config(tmp_path, secret, platforms={"webhook": {
-            "secret": secret, "targets": {"ops": {"url": receiver.url}}}}))
+        host = make_host(
+            home,
+            host_config(
+                tmp_path,
+                secret,
+                platforms={
+                    "webhook": {"secret": secret, "targets": {"ops": {"url": receiver.url}}}
+                },
+            ),
+        )
         await host.start(mcp=False, tick=False)
         try:
             with pytest.raises(outbound.DeliveryError, match="410"):
@@ -236,8 +273,9 @@ async def test_a_message_whose_turn_fails_can_be_retried(web_host, client, secre
 
     monkeypatch.setattr(web_host, "handle_message", broken)
     body, headers = signed(secret, {"text": "help", "user": "u"}, msg_id="msg_retry")
-    async with client.post(base_url(web_host) + "/webhook/message", data=body,
-                           headers=headers) as response:
+    async with client.post(
+        base_url(web_host) + "/webhook/message", data=body, headers=headers
+    ) as response:
         assert response.status == 500
     monkeypatch.setattr(web_host, "handle_message", original)
     body, headers = signed(secret, {"text": "help", "user": "u"}, msg_id="msg_retry")

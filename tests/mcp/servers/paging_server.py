@@ -20,18 +20,36 @@ PAGE_SIZE = int(os.environ.get("PAGE_SIZE", "4"))
 TOOL_COUNT = int(os.environ.get("TOOL_COUNT", "10"))
 PROTOCOL = os.environ.get("PROTOCOL")  # answer initialize with this revision
 PUSH_ON_START = int(os.environ.get("PUSH_ON_START", "0"))
-TINY_PNG = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")).decode()
+TINY_PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+).decode()
 
 out_lock = threading.Lock()
 answers: dict[object, dict] = {}
 answered = threading.Condition()
 counter = iter(range(1, 1_000_000))
 
-FIXED_TOOLS = ["echo", "push", "garbage", "die", "slow", "long_line", "progress", "elicit",
-               "structured", "image", "log", "ask_roots", "ask_unknown", "env", "flood_stderr",
-               "helper_pid"]
+FIXED_TOOLS = [
+    "echo",
+    "push",
+    "garbage",
+    "die",
+    "slow",
+    "long_line",
+    "progress",
+    "elicit",
+    "structured",
+    "image",
+    "log",
+    "ask_roots",
+    "ask_unknown",
+    "env",
+    "flood_stderr",
+    "helper_pid",
+]
 helper = None
 
 
@@ -54,12 +72,20 @@ def ask(method: str, params: dict, id_: object) -> dict:
 
 
 def tool_list() -> list[dict]:
-    tools = [{"name": n, "description": f"test tool {n}",
-              "inputSchema": {"type": "object", "properties": {}}} for n in FIXED_TOOLS]
+    tools = [
+        {
+            "name": n,
+            "description": f"test tool {n}",
+            "inputSchema": {"type": "object", "properties": {}},
+        }
+        for n in FIXED_TOOLS
+    ]
     tools[0]["annotations"] = {"readOnlyHint": True}
     tools[0]["_meta"] = {"bothost/capabilities": {"private": True}}
-    tools += [{"name": f"extra_{i}", "inputSchema": {"type": "object"}}
-              for i in range(max(0, TOOL_COUNT - len(FIXED_TOOLS)))]
+    tools += [
+        {"name": f"extra_{i}", "inputSchema": {"type": "object"}}
+        for i in range(max(0, TOOL_COUNT - len(FIXED_TOOLS)))
+    ]
     return tools
 
 
@@ -91,25 +117,45 @@ def call(name: str, args: dict, meta: dict) -> dict | None:
     if name == "progress":
         token = meta.get("progressToken")
         for i in range(1, 4):
-            notify("notifications/progress", {"progressToken": token, "progress": i, "total": 3,
-                                              "message": f"step {i}"})
+            notify(
+                "notifications/progress",
+                {"progressToken": token, "progress": i, "total": 3, "message": f"step {i}"},
+            )
         return text("done")
     if name == "elicit":
-        reply = ask("elicitation/create", {"message": "Your name?", "requestedSchema": {
-            "type": "object", "properties": {"name": {"type": "string"},
-                                             "color": {"type": "string", "default": "blue"}}}},
-            "elicit-1")
+        reply = ask(
+            "elicitation/create",
+            {
+                "message": "Your name?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "color": {"type": "string", "default": "blue"},
+                    },
+                },
+            },
+            "elicit-1",
+        )
         return text(json.dumps(reply.get("result", reply)))
     if name == "structured":
         value = {"temperature": 21.5, "unit": "C"}
-        return {"content": [{"type": "text", "text": json.dumps(value)}],
-                "structuredContent": value}
+        return {
+            "content": [{"type": "text", "text": json.dumps(value)}],
+            "structuredContent": value,
+        }
     if name == "image":
-        return {"content": [{"type": "text", "text": "a pixel"},
-                            {"type": "image", "data": TINY_PNG, "mimeType": "image/png"}]}
+        return {
+            "content": [
+                {"type": "text", "text": "a pixel"},
+                {"type": "image", "data": TINY_PNG, "mimeType": "image/png"},
+            ]
+        }
     if name == "log":
-        notify("notifications/message", {"level": "warning", "logger": "test",
-                                         "data": "logged through MCP"})
+        notify(
+            "notifications/message",
+            {"level": "warning", "logger": "test", "data": "logged through MCP"},
+        )
         return text("logged")
     if name == "ask_roots":
         return text(json.dumps(ask("roots/list", {}, next(counter))))
@@ -133,8 +179,13 @@ def handle_call(message: dict) -> None:
     params = message.get("params") or {}
     value = call(params.get("name"), params.get("arguments") or {}, params.get("_meta") or {})
     if value is None:
-        write({"jsonrpc": "2.0", "id": message["id"],
-               "error": {"code": -32602, "message": f"unknown tool {params.get('name')}"}})
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "error": {"code": -32602, "message": f"unknown tool {params.get('name')}"},
+            }
+        )
     else:
         write({"jsonrpc": "2.0", "id": message["id"], "result": value})
 
@@ -158,32 +209,47 @@ def handle(message: dict) -> None:
         return
     if method == "initialize":
         version = PROTOCOL or message["params"]["protocolVersion"]
-        write({"jsonrpc": "2.0", "id": id_, "result": {
-            "protocolVersion": version, "capabilities": {"tools": {"listChanged": True}},
-            "serverInfo": {"name": "paging-server", "version": "1"}}})
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": id_,
+                "result": {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": True}},
+                    "serverInfo": {"name": "paging-server", "version": "1"},
+                },
+            }
+        )
     elif method == "ping":
         write({"jsonrpc": "2.0", "id": id_, "result": {}})
     elif method == "tools/list":
         start = int((message.get("params") or {}).get("cursor") or 0)
         tools = tool_list()
-        page = {"tools": tools[start:start + PAGE_SIZE]}
+        page = {"tools": tools[start : start + PAGE_SIZE]}
         if start + PAGE_SIZE < len(tools):
             page["nextCursor"] = str(start + PAGE_SIZE)
         write({"jsonrpc": "2.0", "id": id_, "result": page})
     elif method == "tools/call":
         threading.Thread(target=handle_call, args=(message,), daemon=True).start()
     else:
-        write({"jsonrpc": "2.0", "id": id_,
-               "error": {"code": -32601, "message": f"method not found: {method}"}})
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": id_,
+                "error": {"code": -32601, "message": f"method not found: {method}"},
+            }
+        )
 
 
 def main() -> None:
     global helper
     if os.environ.get("IGNORE_TERM"):
         import signal
+
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if os.environ.get("SPAWN_HELPER"):
         import subprocess
+
         helper = subprocess.Popen(["sleep", "300"])
     for line in sys.stdin.buffer:
         if line.strip():

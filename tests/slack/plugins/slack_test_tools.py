@@ -25,13 +25,22 @@ def wipe(target: str = "all") -> str:
 
 async def sudo_check(ctx) -> str:
     """Ask the person for a password, as an MCP server's elicitation does."""
-    answer = await ctx.session.platform.ask(ctx.session.address, Question(
-        text="db-1 asks: sudo password for deploy", kind="form", schema=SECRET_FORM,
-        secret=True, timeout=10))
+    answer = await ctx.session.platform.ask(
+        ctx.session.address,
+        Question(
+            text="db-1 asks: sudo password for deploy",
+            kind="form",
+            schema=SECRET_FORM,
+            secret=True,
+            timeout=10,
+        ),
+    )
     if not isinstance(answer, dict):
         return f"no answer ({answer!r})"
-    return (f"got a password of {len(answer['password'])} characters, "
-            f"remember={answer.get('remember')}, port={answer.get('port')}")
+    return (
+        f"got a password of {len(answer['password'])} characters, "
+        f"remember={answer.get('remember')}, port={answer.get('port')}"
+    )
 
 
 class Chunky:
