@@ -11,10 +11,13 @@ import asyncio
 import logging
 import signal
 import sys
+import threading
+from collections.abc import Awaitable
 from typing import Any
 
 from bothost.configschema import ConfigError
 from bothost.logs import setup as setup_logging
+from bothost.models import Address
 
 logger = logging.getLogger(__name__)
 
@@ -73,12 +76,65 @@ async def chat(host: Any, message: str | None) -> None:
             return
         while True:
             try:
-                line = await asyncio.to_thread(input, "you> ")
+                line = await read_line("you> ")
             except EOFError:
                 break
             if line.strip() in ("exit", "quit"):
                 break
             if line.strip():
-                await console.converse(line)
+                await interruptible(host, console.converse(line))
     finally:
         await host.stop()
+
+
+async def interruptible(host: Any, turn: Awaitable[Any]) -> None:
+    """Run one turn of the terminal chat; Ctrl-C stops the turn, not the chat.
+
+    Typed text is read only between turns, so ``stop`` cannot reach a running one; SIGINT
+    can. While the turn runs it cancels the console session's turns, and the handler in
+    place before (asyncio's, which ends the chat) comes back for the prompt.
+    """
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def stop_turn() -> None:
+        print("\nbothost: stopping the turn (Ctrl-C at the prompt quits)", file=sys.stderr)
+        host.cancel(Address("console", ""))
+
+    loop.add_signal_handler(signal.SIGINT, stop_turn)
+    try:
+        await turn
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
+
+
+async def read_line(prompt: str) -> str:
+    """``input(prompt)`` without holding the process: read in a daemon thread.
+
+    An executor thread blocked in ``input()`` is joined at exit, so Ctrl-C at the prompt
+    used to leave the chat hanging until a line was typed; a daemon thread is not joined.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def settle(line: str | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(line or "")
+
+    def read() -> None:
+        try:
+            line, error = input(prompt), None
+        except (EOFError, OSError, ValueError) as exc:  # end of input, a closed stdin
+            line, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, line, error)
+        except RuntimeError:
+            pass  # the chat ended (its loop closed) while this line was being read
+
+    threading.Thread(target=read, name="chat-input", daemon=True).start()
+    return await future

@@ -1,0 +1,98 @@
+"""``bothost chat`` in the terminal: Ctrl-C stops the running turn, not the conversation.
+
+Typed text is read only between turns, so a person at the terminal stops a turn the way a
+terminal program is stopped: SIGINT. The chat says the turn stopped and asks for the next
+line; the conversation ends on ``exit`` (or Ctrl-C at the prompt, as before).
+"""
+
+import asyncio
+import os
+import signal
+import sys
+import textwrap
+
+# Starting a Python process that imports the host and loads a plugin, on a loaded machine.
+STEP_SECONDS = 60
+
+SLOW_TOOL = textwrap.dedent("""
+    import asyncio
+    import os
+    from pathlib import Path
+
+    from bothost.hookspecs import hookimpl
+
+    async def slow(seconds: int = 600) -> str:
+        \"\"\"Wait a long time (a test tool).\"\"\"
+        Path(os.environ["SLOW_MARKER"]).write_text("started")
+        await asyncio.sleep(seconds)
+        return "finished"
+
+    @hookimpl
+    def register_tools(register):
+        register(slow)
+""")
+
+
+async def read_until(stream: asyncio.StreamReader, needle: bytes) -> bytes:
+    seen = b""
+    while needle not in seen:
+        chunk = await asyncio.wait_for(stream.read(4096), STEP_SECONDS)
+        assert chunk, f"output ended before {needle!r}: {seen[-2000:]!r}"
+        seen += chunk
+    return seen
+
+
+async def test_ctrl_c_stops_the_turn_and_the_chat_goes_on(tmp_path, home):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "slow.py").write_text(SLOW_TOOL)
+    marker = tmp_path / "started"
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"plugins: {{dirs: ['{plugins}']}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
+    )
+    env = {**os.environ, "BOTHOST_HOME": str(home), "SLOW_MARKER": str(marker)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--config", str(config), "chat",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, env=env,
+    )  # fmt: skip
+    assert process.stdin and process.stdout
+    try:
+        process.stdin.write(b"call slow {}\n")
+        await process.stdin.drain()
+        async with asyncio.timeout(STEP_SECONDS):
+            while not marker.exists():
+                assert process.returncode is None
+                await asyncio.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        said = await read_until(process.stdout, b"Stopped")
+        assert b"finished" not in said
+        process.stdin.write(b"exit\n")
+        await process.stdin.drain()
+        assert await asyncio.wait_for(process.wait(), STEP_SECONDS) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path, home):
+    """Before, the thread reading the prompt was joined at exit: the chat hung until Enter."""
+    config = tmp_path / "c.yaml"
+    config.write_text("mcp: {servers: {weather: {enabled: false}}}\n")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--config", str(config), "chat",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, env={**os.environ, "BOTHOST_HOME": str(home)},
+    )  # fmt: skip
+    assert process.stdin and process.stdout
+    try:
+        await read_until(process.stdout, b"you> ")
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(process.wait(), STEP_SECONDS) != 0
+        assert b"Traceback" not in await process.stdout.read()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
