@@ -92,6 +92,8 @@ class McpServerConfig:
     description: str = ""
     tools: list[str] = field(default_factory=list)
     timeout: float = parse_duration("60s")
+    # progress extends a call up to this; None: DEFAULT_MAX_TIMEOUT, or `timeout` if longer
+    max_timeout: float | None = None
     capabilities: dict[str, list[str]] = field(default_factory=dict)
 
 

@@ -55,6 +55,11 @@ def check_semantics(config: Config) -> None:
                 f"{where}: mcp.servers.{name}: expected exactly one of 'command' "
                 "(stdio) or 'url' (HTTP)"
             )
+        if server.max_timeout is not None and server.max_timeout < server.timeout:
+            raise ConfigError(
+                f"{where}: mcp.servers.{name}.max_timeout: expected at least the timeout "
+                f"({server.timeout:g} s), got {server.max_timeout:g} s"
+            )
     for i, target in enumerate(config.tick.deliver_to):
         if ":" not in target:
             raise ConfigError(

@@ -21,6 +21,7 @@ DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 DURATION_FIELDS = {
     "timeout",
+    "max_timeout",
     "turn_timeout",
     "approval_timeout",
     "tool_timeout",

@@ -155,7 +155,6 @@ class McpToolSource:
     def tools(self, group: str) -> list[Tool]:
         server = self.server_config(group)
         extra = getattr(server, "capabilities", {}) or {}
-        timeout = getattr(server, "timeout", None)
         tools = []
         definitions = [d for d in self.manager.tools(group) if isinstance(d.get("name"), str)]
         names = tool_names(group, [d["name"] for d in definitions])
@@ -174,7 +173,7 @@ class McpToolSource:
                     capabilities=capabilities(
                         definition, extra.get(raw_name, []) + extra.get("*", [])
                     ),
-                    timeout=timeout,
+                    own_deadline=True,  # the MCP layer's: see bothost.mcp.deadline
                     group=group,
                     plugin=plugin_name(group),
                 )

@@ -84,6 +84,9 @@ class Tool:
     run: Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
     capabilities: Capabilities = Capabilities()
     timeout: float | None = None
+    # the tool bounds its own run, so the turn adds no timeout (MCP calls: progress extends
+    # theirs up to the server's max_timeout, and it pauses while a person is asked)
+    own_deadline: bool = False
     group: str | None = None  # None for native tools; an MCP server name, or "config"
     plugin: str = ""
     admin_only: bool = False

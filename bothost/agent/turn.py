@@ -186,7 +186,9 @@ class Turn:
         return await self.invoke(request, tool), "ok"
 
     async def invoke(self, request: ToolCallRequest, tool: Tool) -> ToolResult:
-        timeout = tool.timeout or self.host.config.agent.tool_timeout
+        timeout: float | None = tool.timeout or self.host.config.agent.tool_timeout
+        if tool.own_deadline:  # MCP calls: the MCP layer's deadline; stop still cancels at once
+            timeout = None
         ctx = ToolContext(
             session=self.session, host=self.host, call_id=request.id, progress=self.on_status
         )
@@ -196,7 +198,8 @@ class Turn:
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True)
         except TimeoutError:
-            return ToolResult(f"{tool.name} timed out after {timeout:g} s.", is_error=True)
+            after = f" after {timeout:g} s" if timeout is not None else ""
+            return ToolResult(f"{tool.name} timed out{after}.", is_error=True)
         except Exception:
             ref = uuid.uuid4().hex[:8]
             logger.exception("tool %s failed (ref %s)", tool.name, ref)

@@ -2,8 +2,8 @@
 
 Server requests each run in their own task (an elicitation may wait minutes for a person)
 and are answered by id: ``ping``, ``roots/list``, ``elicitation/create`` (asked of whoever
-the session says the question belongs to, see :mod:`bothost.mcp.elicitation`); anything
-else gets -32601 at once.
+the session says the question belongs to, see :mod:`bothost.mcp.elicitation`; the calls it
+may belong to wait without a clock meanwhile); anything else gets -32601 at once.
 
 :class:`Inbound` decides *when* and *how much*; the session keeps all the state. It reaches
 its session only through :class:`InboundOwner` — send an answer, say whose question or
@@ -21,8 +21,9 @@ Everything here is bounded, because a server may flood any of it (issue 14: a
 * ``notifications/tools/list_changed`` only marks the tool list stale: one re-listing runs
   at a time, at most one more is pending, and they start at most once per
   ``RELIST_INTERVAL`` however many notifications arrive;
-* progress for a call is reported one at a time; what arrives meanwhile replaces the
-  not-yet-shown value, so a progress flood makes no tasks;
+* progress for a call moves its deadline at once (:mod:`bothost.mcp.deadline`) and is
+  reported one at a time; what arrives meanwhile replaces the not-yet-shown value, so a
+  progress flood makes no tasks;
 * log messages are written at once (the server's log rotates); other notifications
   (``resources/list_changed`` and the like) are counted and ignored.
 """
@@ -34,6 +35,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from bothost.mcp import elicitation, jsonrpc, serverlog
@@ -93,6 +95,13 @@ class InboundOwner(Protocol):
 
     def progress_for(self, token: Any) -> Callable[..., Any] | None:
         """The progress callback of the call in flight named by `token`, if any."""
+
+    def progressed(self, token: Any) -> None:
+        """The call in flight named by `token` reported progress (its deadline moves)."""
+
+    def asking(self, related: Any) -> AbstractContextManager[None]:
+        """Hold the deadlines of the calls a question sent on `related`'s stream may belong
+        to while it waits for a person."""
 
     async def relist(self) -> None:
         """List the tools and keep them; raises McpError."""
@@ -193,7 +202,8 @@ class Inbound:
             return {"roots": list(self.roots)}
         if method == "elicitation/create":
             ask = self.owner.asker_for(related)
-            return await elicitation.answer(params, ask, self.name, self.log)
+            with self.owner.asking(related):  # a person's time is not the server's
+                return await elicitation.answer(params, ask, self.name, self.log)
         raise McpError(jsonrpc.METHOD_NOT_FOUND, f"method not found: {method:.100}")
 
     # -- notifications -----------------------------------------------------------------
@@ -249,6 +259,7 @@ class Inbound:
         token = params.get("progressToken")
         if not hashable(token):
             return
+        self.owner.progressed(token)
         callback = self.owner.progress_for(token)
         if callback is None:
             return

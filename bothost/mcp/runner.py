@@ -21,6 +21,7 @@ from bothost import redact
 from bothost.config import McpServerConfig
 from bothost.executables import resolve_command
 from bothost.mcp.content import CallResult
+from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT
 from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
 from bothost.mcp.http import HttpTransport
 from bothost.mcp.jsonrpc import McpError
@@ -247,6 +248,12 @@ class ServerRunner:
                 f"tool {tool} of MCP server {self.name} is not enabled "
                 f"(mcp.servers.{self.name}.tools)"
             )
+        longest = self.config.max_timeout
         return await session.call_tool(
-            tool, arguments, timeout=timeout, on_progress=on_progress, ask=ask
+            tool,
+            arguments,
+            timeout=timeout,
+            max_timeout=DEFAULT_MAX_TIMEOUT if longest is None else longest,
+            on_progress=on_progress,
+            ask=ask,
         )

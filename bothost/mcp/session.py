@@ -2,17 +2,19 @@
 
 A :class:`ClientSession` sits on a transport (stdio or Streamable HTTP). It numbers its
 requests, matches answers to them (string or numeric ids), bounds each with a deadline
-(sending ``notifications/cancelled`` when one runs out) and fails every pending request at
-once when the transport closes. What the *server* sends unasked — requests such as
-``elicitation/create`` and notifications such as ``event/*`` — is handled in
-:mod:`bothost.mcp.inbound`; turning tool results into text and media in
+(sending ``notifications/cancelled`` when one runs out; progress moves a call's deadline, a
+question waiting for a person pauses it: :mod:`bothost.mcp.deadline`) and fails every
+pending request at once when the transport closes. What the *server* sends unasked —
+requests such as ``elicitation/create`` and notifications such as ``event/*`` — is handled
+in :mod:`bothost.mcp.inbound`; turning tool results into text and media in
 :mod:`bothost.mcp.content`.
 
 The session owns its state (pending calls, the tool list, the server's info); the inbound
 side reaches it only through the few methods of :class:`~bothost.mcp.inbound.InboundOwner`
-(send, whose question is it, whose progress is it, re-list, hand over an event) and never
-writes it. A server's question is routed by the :class:`~bothost.mcp.elicitation.Asker`
-each pending call carries (see :meth:`ClientSession.asker_for`).
+(send, whose question is it, whose progress is it, move or pause a call's deadline,
+re-list, hand over an event) and never writes it. A server's question is routed by the
+:class:`~bothost.mcp.elicitation.Asker` each pending call carries (see
+:meth:`ClientSession.asker_for`).
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ import importlib.metadata
 import itertools
 import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bothost.mcp import content, inbound, jsonrpc
+from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT, CallDeadline
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.transport import Transport, TransportError
@@ -62,6 +66,7 @@ class Pending:
     future: asyncio.Future
     on_progress: Callback | None = None
     asker: Asker | None = None  # who answers the server's questions during this call
+    deadline: CallDeadline | None = field(default=None, repr=False)
 
 
 class ClientSession:
@@ -186,27 +191,38 @@ class ClientSession:
         params: dict[str, Any] | None = None,
         *,
         timeout: float = REQUEST_TIMEOUT,
+        max_timeout: float | None = None,
         on_progress: Callback | None = None,
         asker: Asker | None = None,
     ) -> dict[str, Any]:
-        """Send a request and wait for its result; raises :class:`McpError`."""
+        """Send a request and wait for its result; raises :class:`McpError`.
+
+        ``timeout`` bounds the wait for news of the request; with ``max_timeout`` the
+        request carries a progress token, and progress extends it up to that long (see
+        :mod:`bothost.mcp.deadline`).
+        """
         if self.closed_reason is not None:
             raise McpError(jsonrpc.CONNECTION_CLOSED, f"server {self.closed_reason}")
         id_ = next(self._ids)
         params = dict(params or {})
-        if on_progress is not None:
+        if on_progress is not None or max_timeout is not None:
             params["_meta"] = {**params.get("_meta", {}), "progressToken": id_}
         future = asyncio.get_running_loop().create_future()
-        self.pending[id_] = Pending(method, future, on_progress, asker)
+        deadline = CallDeadline(timeout, max_timeout)
+        self.pending[id_] = Pending(method, future, on_progress, asker, deadline)
         try:
-            async with asyncio.timeout(timeout):
-                await self.transport.send(jsonrpc.request(id_, method, params))
-                return await future
+            async with asyncio.timeout(None) as scope:
+                with deadline.attach(scope):
+                    await self.transport.send(jsonrpc.request(id_, method, params))
+                    return await future
         except TimeoutError:
-            self._cancel(id_, method, f"timed out after {timeout:g} s")
-            raise McpError(
-                jsonrpc.REQUEST_TIMEOUT, f"{method} timed out after {timeout:g} s"
-            ) from None
+            why = (
+                f"stopped at max_timeout: still running after {deadline.longest:g} s"
+                if deadline.capped
+                else f"timed out after {timeout:g} s"
+            )
+            self._cancel(id_, method, why)
+            raise McpError(jsonrpc.REQUEST_TIMEOUT, f"{method} {why}") from None
         except TransportError as exc:
             raise McpError(jsonrpc.CONNECTION_CLOSED, str(exc)) from None
         except asyncio.CancelledError:
@@ -318,10 +334,14 @@ class ClientSession:
         arguments: dict[str, Any] | None = None,
         *,
         timeout: float = REQUEST_TIMEOUT,
+        max_timeout: float = DEFAULT_MAX_TIMEOUT,
         on_progress: Callback | None = None,
         ask: Asker | Ask | None = None,
     ) -> content.CallResult:
         """Call a tool; failures (error answers, timeouts, a dead server) are error results.
+
+        The call always carries a progress token: progress extends ``timeout`` up to
+        ``max_timeout``, and the clock stops while a server's question waits for a person.
 
         ``ask`` answers the server's questions during the call: an :class:`Asker` (whose
         key says which conversation the call belongs to), or a bare callable, which counts
@@ -334,6 +354,7 @@ class ClientSession:
                 "tools/call",
                 {"name": name, "arguments": arguments or {}},
                 timeout=timeout,
+                max_timeout=max_timeout,
                 on_progress=on_progress,
                 asker=ask,
             )
@@ -382,6 +403,25 @@ class ClientSession:
         """The progress callback of the call in flight that `token` names, if any."""
         pending = self._find(token) if inbound.hashable(token) else None
         return pending.on_progress if pending is not None else None
+
+    def progressed(self, token: Any) -> None:
+        """The call `token` names reported progress: its deadline moves."""
+        pending = self._find(token) if inbound.hashable(token) else None
+        if pending is not None and pending.deadline is not None:
+            pending.deadline.progressed()
+
+    @contextmanager
+    def asking(self, related: Any) -> Iterator[None]:
+        """While a server's question waits for a person, the calls it may belong to wait
+        without a clock: the call `related` names (HTTP), else — nothing on the wire says
+        which (stdio) — every tool call in flight."""
+        call = self._find(related) if inbound.hashable(related) else None
+        calls = [call] if call is not None else list(self.pending.values())
+        with ExitStack() as stack:
+            for pending in calls:
+                if pending.deadline is not None and pending.method == "tools/call":
+                    stack.enter_context(pending.deadline.hold())
+            yield
 
     async def event(self, method: str, params: dict[str, Any]) -> None:
         """Hand one ``event/*`` notification to the owner's ``on_event``."""
