@@ -7,28 +7,34 @@ answer waits for a call to a second server, started after the question, to time 
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
-from mcp_helpers import SERVERS
+from mcp_helpers import SERVERS, free_port, listening, wait_for
 
 from bothost.config import ConfigError, load
 from bothost.mcp.manager import McpManager
 from bothost.store import Store, core_migrations
 
 LONG_SERVER = SERVERS / "long_call_server.py"
+ECHO_SERVER = Path(__file__).resolve().parents[1] / "mcp_servers" / "echo_server.py"
 WAIT = 15.0  # start() waits this long for the servers to be ready
 TIMEOUT = "500ms"  # each call's timeout in these tests: short, and well above a tick
 
 
 def configured(home, tmp_path, **servers: dict):
-    """The named servers as read from a config file: the long-call server, these keys."""
+    """The named servers as read from a config file: these keys, and unless they name a
+    URL, the long-call server as the command."""
+    stdio = {"command": sys.executable, "args": [str(LONG_SERVER)]}
     data = {
         "mcp": {
             "servers": {
-                name: {"command": sys.executable, "args": [str(LONG_SERVER)], **keys}
-                for name, keys in servers.items()
+                name: keys if "url" in keys else {**stdio, **keys} for name, keys in servers.items()
             }
         }
     }
@@ -67,9 +73,45 @@ async def test_an_elicitation_answered_after_the_timeout_still_succeeds(manager_
         return {"password": "hunter2"}
 
     result = await manager.call_tool("sudo", "ask", ask=ask)
-    assert waited[0].is_error and "timed out" in waited[0].text
     assert not result.is_error, result.text
     assert '"action": "accept"' in result.text and "hunter2" in result.text
+    assert waited[0].is_error and "timed out" in waited[0].text
+
+
+@pytest.fixture
+async def echo_http(tmp_path):
+    """The kit's echo server over Streamable HTTP: there a question names its call."""
+    port = free_port()
+    log = open(tmp_path / "echo.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, str(ECHO_SERVER), "--http", f"127.0.0.1:{port}"],
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+    try:
+        await wait_for(lambda: listening(port), timeout=15)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+        log.close()
+
+
+async def test_over_http_a_late_answer_pauses_the_call_that_asked(manager_of, echo_http):
+    manager = await manager_of(
+        echo={"url": echo_http, "timeout": TIMEOUT}, clock={"timeout": TIMEOUT}
+    )
+    waited = []
+
+    async def ask(question):
+        waited.append(await manager.call_tool("clock", "quiet", {"seconds": 30}))
+        return {"answer": "hunter2"}
+
+    result = await manager.call_tool("echo", "ask", {"question": "Password?"}, ask=ask)
+    assert not result.is_error, result.text
+    assert result.text == "answer: hunter2"
+    assert "timed out" in waited[0].text
 
 
 async def test_progress_more_often_than_the_timeout_keeps_a_long_call_going(manager_of):
