@@ -33,12 +33,37 @@ STDERR_TAIL_LINES = 3
 STDERR_TAIL_CHARS = 300
 TERM_GRACE = 3.0  # DESIGN: SIGKILL 3 s after SIGTERM
 EXIT_DRAIN = 0.5  # after exit, how long stdout may still deliver buffered answers
-# An over-long *response* still names its id near the start; failing that call at once beats
-# letting it wait for its timeout. Anchored so a nested "id" can never match.
-RESPONSE_HEAD = re.compile(
-    rb'^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*("[^"\\]{0,200}"|-?\d{1,18})'
-    rb'\s*,\s*"(?:result|error)"'
-)
+# An over-long *response* names its id near one end: failing that call at once beats letting
+# it wait for its timeout. Python and most servers write "jsonrpc" and "id" before "result";
+# TypeScript servers write them after it, so the last bytes are read too. Only top-level
+# members match: the head is walked member by member from the opening brace, and the tail must
+# end with the closing brace right after them (a nested "id" is followed by two).
+IDENTITY = rb'"(jsonrpc|id)"\s*:\s*("[^"\\]{0,200}"|-?\d{1,18})'
+HEAD_MEMBER = re.compile(rb"\s*" + IDENTITY + rb"\s*,")
+HEAD_START = re.compile(rb"\s*\{")
+HEAD_ANSWER = re.compile(rb'\s*"(?:result|error)"\s*:')
+TAIL_MEMBERS = re.compile(rb",\s*" + IDENTITY + rb"\s*(?:,\s*" + IDENTITY + rb"\s*)?\}\s*$")
+EDGE_BYTES = 256  # how much of each end of a refused line is kept to find its id
+
+
+def refused_id(head: bytes, tail: bytes) -> str | int | None:
+    """The id of the response a refused line carried, if its ends show one; else None."""
+    members: dict[bytes, bytes] = {}
+    start = HEAD_START.match(head)
+    pos = start.end() if start else len(head)
+    while start and (member := HEAD_MEMBER.match(head, pos)):
+        members[member.group(1)] = member.group(2)
+        pos = member.end()
+    if not start or not HEAD_ANSWER.match(head, pos):
+        return None  # not a response (a request or notification has "method" first)
+    if b"id" not in members and (end := TAIL_MEMBERS.search(tail)):
+        members.update({end.group(1): end.group(2)})
+        if end.group(3):
+            members[end.group(3)] = end.group(4)
+    raw = members.get(b"id")
+    if raw is None or members.get(b"jsonrpc", b'"2.0"') != b'"2.0"':
+        return None
+    return raw[1:-1].decode() if raw.startswith(b'"') else int(raw)
 
 
 class StdioTransport:
@@ -118,31 +143,34 @@ class StdioTransport:
     async def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         reader = self._proc.stdout
-        buffer = bytearray()
-        discarding = False  # inside an over-long line: drop bytes until its newline
+        buffer = bytearray()  # the line so far; inside an over-long line, only its last bytes
+        refused: bytes | None = None  # inside an over-long line: its head (the rest is dropped)
         try:
             while chunk := await reader.read(READ_CHUNK):
                 start = 0
                 while (end := chunk.find(b"\n", start)) != -1:
-                    if discarding:
-                        discarding = False
+                    buffer += chunk[start:end]
+                    if refused is not None:
+                        self._refused_end(refused, bytes(buffer[-EDGE_BYTES:]))
+                        refused = None
+                    elif len(buffer) > self.max_line:
+                        head = bytes(buffer[:EDGE_BYTES])
+                        if not self._refused_start(head):
+                            self._refused_end(head, bytes(buffer[-EDGE_BYTES:]))
                     else:
-                        buffer += chunk[start:end]
-                        if len(buffer) > self.max_line:
-                            self._refuse(bytes(buffer[:256]))
-                        else:
-                            self._line(bytes(buffer))
-                            if self.backlog is not None:  # a flood waits in the server's pipe
-                                await self.backlog()
+                        self._line(bytes(buffer))
+                        if self.backlog is not None:  # a flood waits in the server's pipe
+                            await self.backlog()
                     buffer.clear()
                     start = end + 1
-                if not discarding:
-                    buffer += chunk[start:]
-                    if len(buffer) > self.max_line:
-                        self._refuse(bytes(buffer[:256]))
-                        buffer.clear()
-                        discarding = True
-            if buffer.strip() and not discarding:
+                buffer += chunk[start:]
+                if refused is None and len(buffer) > self.max_line:
+                    head = bytes(buffer[:EDGE_BYTES])
+                    # Answered from the head already: the end has nothing left to do.
+                    refused = b"" if self._refused_start(head) else head
+                if refused is not None:
+                    del buffer[:-EDGE_BYTES]
+            if buffer.strip() and refused is None:
                 self._line(bytes(buffer))
         finally:
             self._stdout_done.set()
@@ -163,20 +191,19 @@ class StdioTransport:
             except Exception:  # boundary: one bad message must not stop the reader
                 self.log.exception("handling a message failed: %.200r", message)
 
-    def _refuse(self, head: bytes) -> None:
+    def _refused_start(self, head: bytes) -> bool:
+        """Log an over-long line; fail its call at once if the head names it. True if it did."""
         self.log.error("refused a stdout line longer than %d bytes: %.120r…", self.max_line, head)
-        match = RESPONSE_HEAD.match(head)
-        if match and self._on_message is not None:
-            raw = match.group(1)
-            id_ = raw[1:-1].decode() if raw.startswith(b'"') else int(raw)
-            self._on_message(
-                jsonrpc.error(
-                    id_,
-                    jsonrpc.INTERNAL_ERROR,
-                    f"response longer than {self.max_line} bytes refused",
-                ),
-                None,
-            )
+        return self._refused_end(head, b"")
+
+    def _refused_end(self, head: bytes, tail: bytes) -> bool:
+        """Fail the call an over-long response answered, found from its ends. True if found."""
+        id_ = refused_id(head, tail) if head else None
+        if id_ is None or self._on_message is None:
+            return False
+        message = f"response longer than {self.max_line} bytes refused"
+        self._on_message(jsonrpc.error(id_, jsonrpc.INTERNAL_ERROR, message), None)
+        return True
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None

@@ -7,6 +7,7 @@ import pytest
 from bothost.mcp import jsonrpc
 from bothost.mcp.elicitation import with_defaults
 from bothost.mcp.sse import SseError, SseParser
+from bothost.mcp.stdio import refused_id
 
 
 def test_decode_accepts_string_and_numeric_ids_and_batches():
@@ -66,3 +67,17 @@ def test_elicitation_defaults_fill_only_missing_fields():
         "age": 30,
         "tags": ["a"],
     }
+
+
+@pytest.mark.parametrize(
+    ("head", "tail", "expected"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 7, "result": {"x', b'x"}}', 7),
+        (b'{"result": {"content": [{"x', b'x"}]}, "jsonrpc": "2.0", "id": "a-1"}', "a-1"),
+        (b'{"jsonrpc":"2.0","error":{"message":"x', b'x"},"id":-3}', -3),
+        (b'{"result": {"x', b'x", "id": 5}}', None),  # a nested id is not the answer's
+        (b'{"method": "event/x", "params": {"x', b'x"}, "jsonrpc": "2.0", "id": 4}', None),
+    ],
+)
+def test_refused_id_is_found_at_either_end_of_a_top_level_answer(head, tail, expected):
+    assert refused_id(head, tail) == expected

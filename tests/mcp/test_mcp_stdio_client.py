@@ -86,6 +86,14 @@ async def test_over_long_line_is_refused_and_the_call_fails_fast(open_paging, ho
     assert "refused a stdout line" in log_path(home, "paging").read_text()
 
 
+async def test_over_long_answer_with_result_first_fails_fast_too(open_paging):
+    session, _ = await open_paging(max_line=100_000)
+    args = {"size": 300_000, "result_first": True}
+    result = await session.call_tool("long_line", args, timeout=600)
+    assert result.is_error and "longer than 100000 bytes" in result.text
+    assert (await session.call_tool("echo", {"text": "ok"})).text == "ok"
+
+
 async def test_progress_reaches_the_callback_while_the_call_runs(open_paging):
     session, _ = await open_paging()
     seen = []

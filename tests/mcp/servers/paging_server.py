@@ -186,6 +186,9 @@ def handle_call(message: dict) -> None:
                 "error": {"code": -32602, "message": f"unknown tool {params.get('name')}"},
             }
         )
+    elif (params.get("arguments") or {}).get("result_first"):
+        # TypeScript servers write "result" before "jsonrpc" and "id"
+        write({"result": value, "jsonrpc": "2.0", "id": message["id"]})
     else:
         write({"jsonrpc": "2.0", "id": message["id"], "result": value})
 
