@@ -9,7 +9,10 @@ taken, the entry is malformed, its transport is SSE (bothost speaks stdio and St
 HTTP), or it needs something only the editor can fill in (``${input:…}`` prompts,
 ``${workspaceFolder}``). ``${env:NAME}`` means the same here as there: in ``env`` and
 ``headers`` it is kept and resolved whenever the server starts; bothost resolves nothing in a
-command, its arguments or a URL, so there it is resolved once, now.
+command, its arguments or a URL, so there it is resolved once, now. A ``tools`` allowlist
+(``includeTools`` too) is kept, never dropped, since dropping it would widen the server;
+import starts no server, so a name the server lacks is warned about when it first lists its
+tools.
 """
 
 from __future__ import annotations
@@ -158,6 +161,7 @@ def convert(raw: Any) -> McpServerConfig:
             )
     enabled = not raw.get("disabled", False)
     description = str(raw.get("description") or "")
+    tools = allowlist(raw)
     if command and not url and kind in (None, "stdio"):
         args = raw.get("args") or []
         if (
@@ -172,6 +176,7 @@ def convert(raw: Any) -> McpServerConfig:
             env=strings(raw.get("env"), "env"),
             enabled=enabled,
             description=description,
+            tools=tools,
         )
     if url and not command and kind in (None, *HTTP_TYPES):
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -181,6 +186,7 @@ def convert(raw: Any) -> McpServerConfig:
             headers=strings(raw.get("headers"), "headers"),
             enabled=enabled,
             description=description,
+            tools=tools,
         )
     if command and url:
         raise SkipEntry("invalid entry: both `command` and `url`")
@@ -189,6 +195,21 @@ def convert(raw: Any) -> McpServerConfig:
         if not (command or url)
         else f"invalid entry: type {kind!r} with {'a command' if command else 'a url'}"
     )
+
+
+def allowlist(raw: dict[str, Any]) -> list[str]:
+    """The entry's tool allowlist: dropping it would silently offer every tool of the server."""
+    if raw.get("excludeTools"):
+        raise SkipEntry(
+            "`excludeTools` is not supported; add it with `bothost mcp add` and list "
+            "the tools to keep under `tools`"
+        )
+    tools = raw.get("tools", raw.get("includeTools"))
+    if tools is None:
+        return []
+    if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
+        raise SkipEntry("invalid entry: `tools` must be a list of tool names")
+    return list(tools)
 
 
 def bothost_name(source: str) -> str:
@@ -219,6 +240,9 @@ async def import_file(manager: McpManager, path: Path, dry_run: bool = False) ->
                 raise SkipEntry(f"a server named {entry.name!r} exists ({taken[entry.name]})")
             config = convert(raw)
             entry.transport, entry.target = describe(config)
+            if config.tools:  # checked against the server when it first lists its tools
+                only = f"only tools {', '.join(config.tools)}"
+                entry.note = f"{entry.note}; {only}" if entry.note else only
             if not dry_run:
                 await manager.add_server(entry.name, config, origin="import")
         except (SkipEntry, McpManagerError) as exc:

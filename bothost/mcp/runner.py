@@ -194,6 +194,22 @@ class ServerRunner:
         await self.session.start()
         if "tools" in self.session.capabilities:
             await self.session.refresh_tools()
+            self._check_allowlist()
+
+    def _check_allowlist(self) -> None:
+        """Warn once per start when the allowlist names a tool the server does not offer."""
+        offered = {t["name"] for t in self.session.tools} if self.session else set()
+        missing = [t for t in self.config.tools if t not in offered]
+        if missing:
+            names = ", ".join(missing)
+            self.log.warning("the tools allowlist names %s, which the server does not offer", names)
+            logger.warning(
+                "MCP server %s: its tools allowlist names %s, which the server does not offer "
+                "(mcp.servers.%s.tools)",
+                self.name,
+                names,
+                self.name,
+            )
 
     async def _close_session(self) -> None:
         session, self.session = self.session, None

@@ -196,3 +196,21 @@ def test_file_without_servers_is_an_error(run, tmp_path):
     assert "has no MCP servers" in result.stderr
     result = run("mcp", "import", write(tmp_path, "y.json", "{not json"), code=2)
     assert "is not JSON" in result.stderr
+
+
+def test_a_tools_allowlist_is_kept_and_a_missing_tool_is_warned_about(bothost, home, tmp_path):
+    server = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
+    config = write(
+        tmp_path,
+        "claude.json",
+        {"mcpServers": {"echo": {**server, "tools": ["echo", "no_such_tool"]}}},
+    )
+    imported = bothost("mcp", "import", config)
+    assert imported.returncode == 0, imported.stderr
+    assert "only tools echo, no_such_tool" in imported.stdout
+    assert json.loads(rows(home)["echo"]["tools"]) == ["echo", "no_such_tool"]
+
+    listed = bothost("mcp", "tools", "echo")
+    assert listed.returncode == 0, listed.stderr
+    assert "echo" in listed.stdout and "add" not in listed.stdout.split()
+    assert "allowlist names no_such_tool, which the server does not offer" in listed.stderr
