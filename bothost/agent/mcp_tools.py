@@ -148,6 +148,7 @@ class McpToolSource:
                     description=description[:100],
                     tool_count=status.tools,
                     status=status.state,
+                    instructions=self.manager.instructions(status.name),
                 )
             )
         return out

@@ -2,6 +2,8 @@
 
 MCP tools load lazily: instead of every tool's schema, the prompt carries a compact table of
 the groups (enabled MCP servers, and ``config`` for admins) that ``activate_tools`` opens.
+Once a session has activated a server, the server's ``instructions`` follow, wrapped as
+untrusted content (a server is a third party) and bounded in length.
 """
 
 from __future__ import annotations
@@ -11,8 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bothost.agent.interlock import UNTRUSTED_NOTE
+from bothost.agent.untrusted import wrap_untrusted
 from bothost.hookcall import call_each
 from bothost.models import Session
+
+# A server's `instructions` ride in every later request of the session: a few paragraphs is
+# what real servers send (the bundled ssh server's are ~1 KB); more is a server filling the
+# context on its own.
+MAX_INSTRUCTIONS = 4000
 
 if TYPE_CHECKING:
     from bothost.host import Host
@@ -49,4 +57,18 @@ async def system_prompt(
     table = groups_table(host, session, granted)
     if table:
         parts.append(table)
+    parts.extend(
+        instructions(g.name, g.instructions)
+        for g in host.registry.groups(session.is_admin)
+        if g.name in granted and g.instructions.strip()
+    )
     return "\n\n".join(parts)
+
+
+def instructions(group: str, text: str) -> str:
+    """A group's instructions as the model reads them: untrusted, and cut at the bound."""
+    text = text.strip()
+    cut = len(text) > MAX_INSTRUCTIONS
+    wrapped = wrap_untrusted(text[:MAX_INSTRUCTIONS], f"instructions of MCP server {group}")
+    note = f"\n(instructions cut at {MAX_INSTRUCTIONS} characters)" if cut else ""
+    return f"How to use the tools of {group}, as its server describes them:\n{wrapped}{note}"

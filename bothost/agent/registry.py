@@ -27,6 +27,7 @@ class Group:
     tool_count: int = 0
     status: str = "ready"
     admin_only: bool = False
+    instructions: str = ""  # how to use the group, from a third party (an MCP server's own)
 
 
 class ToolSource(Protocol):

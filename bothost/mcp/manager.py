@@ -198,6 +198,11 @@ class McpManager:
         runner = self.runners.get(server)
         return runner.tools() if runner is not None else []
 
+    def instructions(self, server: str) -> str:
+        """What the server's ``initialize`` said about using it; "" unless it is ready."""
+        runner = self.runners.get(server)
+        return runner.instructions() if runner is not None else ""
+
     async def call_tool(
         self,
         server: str,

@@ -227,6 +227,12 @@ class ServerRunner:
         allowed = set(self.config.tools)
         return [t for t in self.session.tools if not allowed or t["name"] in allowed]
 
+    def instructions(self) -> str:
+        if self.session is None or self.state != "ready":
+            return ""
+        value = self.session.instructions
+        return value if isinstance(value, str) else ""
+
     def status(self) -> ServerStatus:
         transport, target = describe(self.config)
         pid = getattr(self.session.transport, "pid", None) if self.session else None

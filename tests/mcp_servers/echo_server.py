@@ -13,7 +13,9 @@ from typing import Literal
 
 from bothost.mcp_servers.kit import Context, Server, ToolError
 
-server = Server("echo", version="1.0.0", instructions="Echoes things back, for tests.")
+# ECHO_INSTRUCTIONS lets a test choose what `initialize` carries (escaping, length).
+INSTRUCTIONS = os.environ.get("ECHO_INSTRUCTIONS", "Echoes things back, for tests.")
+server = Server("echo", version="1.0.0", instructions=INSTRUCTIONS)
 
 PURE = {"private": False, "untrusted": False, "egress": "none", "destructive": False}
 SUM_SCHEMA = {
