@@ -53,11 +53,15 @@ test: $(STAMP)
 
 # Node peers for MCP interop tests: the official conformance suite needs Node >= 22,
 # which npm's `node@22` package provides without touching the system Node.
+# The official MCP Python SDK 1.x client gets a venv of its own (the test extra has 2.x).
+SDK1 := $(PEERS)/mcp-sdk1
 peers:
 	mkdir -p $(PEERS)
 	cd $(PEERS) && (test -f package.json || echo '{"private": true}' > package.json)
 	cd $(PEERS) && npm install --no-audit --no-fund --silent node@22 \
 		@modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/server-everything
+	test -x $(SDK1)/bin/python || python3 -m venv $(SDK1)
+	$(SDK1)/bin/python -m pip --disable-pip-version-check install -qq 'mcp>=1.20,<2'
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check bothost plugins mcp_servers tests bench

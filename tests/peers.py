@@ -14,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS_DIR = ROOT / ".peers" / "node_modules"
+SDK1_VENV = ROOT / ".peers" / "mcp-sdk1"  # `make peers`: a venv holding mcp<2
 
 
 def missing(what: str) -> None:
@@ -44,6 +45,15 @@ def server_everything() -> list[str]:
     if not bin_path.exists():
         missing("@modelcontextprotocol/server-everything (run `make peers`)")
     return [str(bin_path)]
+
+
+def mcp_sdk1_python() -> Path:
+    """The Python of a venv with the official MCP SDK 1.x (`make peers`); the test extra
+    has 2.x, and both cannot share one environment."""
+    path = SDK1_VENV / "bin" / "python"
+    if not path.exists():
+        missing("the MCP Python SDK 1.x venv .peers/mcp-sdk1 (run `make peers`)")
+    return path
 
 
 def program(name: str, *candidates: str) -> str:

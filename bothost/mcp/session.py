@@ -44,6 +44,9 @@ try:
     CLIENT_VERSION = importlib.metadata.version("bothost")
 except importlib.metadata.PackageNotFoundError:  # running from a bare checkout
     CLIENT_VERSION = "0.0.0"
+# The experimental client capability that asks a server for its `event/*` notifications
+# (the bundled servers' kit sends them only then: docs/servers/kit.md).
+EVENTS_CAPABILITY = "bothost/events"
 INITIALIZE_TIMEOUT = 30.0  # a server slower than this to start is reported as failed
 REQUEST_TIMEOUT = 60.0
 # Bounds on one server's tool list (issue 14: 50,000 tools, ~100 MB, were once accepted). A
@@ -122,7 +125,12 @@ class ClientSession:
         await self.initialize(timeout)
 
     def client_capabilities(self) -> dict[str, Any]:
-        caps: dict[str, Any] = {"roots": {"listChanged": False}}
+        # EVENTS_CAPABILITY: servers that push event/* (ours) send them only to clients
+        # that ask, because other clients log every unknown notification as an error.
+        caps: dict[str, Any] = {
+            "roots": {"listChanged": False},
+            "experimental": {EVENTS_CAPABILITY: {}},
+        }
         if self.elicitation:
             caps["elicitation"] = {"form": {}}
         return caps

@@ -49,12 +49,13 @@ See docs/servers/kit.md.
 
 from .context import Context
 from .server import Server
-from .session import LATEST_PROTOCOL, SUPPORTED_PROTOCOLS, Session
+from .session import EVENTS_CAPABILITY, LATEST_PROTOCOL, SUPPORTED_PROTOCOLS, Session
 from .tool import CAPABILITIES_META, Tool, ToolError
 from .watchers import Notify, Outbox
 
 __all__ = [
     "CAPABILITIES_META",
+    "EVENTS_CAPABILITY",
     "LATEST_PROTOCOL",
     "SUPPORTED_PROTOCOLS",
     "Context",

@@ -150,11 +150,14 @@ class Server:
     async def notify(self, method: str, params: dict[str, Any]) -> int:
         """Send a notification to every ready client; returns how many got it.
 
-        A client that cannot receive it (over HTTP: one without an open GET stream) does
-        not count: watchers record an event as sent only when this is above zero (see
-        `Outbox`).
+        `event/*` goes only to clients that declared `EVENTS_CAPABILITY`. A client that
+        cannot receive it (over HTTP: one without an open GET stream) does not count:
+        watchers record an event as sent only when this is above zero (see `Outbox`), so an
+        event nobody asked for waits for a client that does.
         """
         ready = [s for s in self.sessions if s.initialized.is_set()]
+        if method.startswith("event/"):
+            ready = [s for s in ready if s.wants_events]
         got = 0
         for session in ready:
             got += await session.notify(method, params)

@@ -31,6 +31,9 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 DEFAULT_LOG_LEVEL = "info"
 # Large enough that a normal server lists every tool at once; a cursor beyond it.
 TOOLS_PAGE_SIZE = 100
+# The client capability that asks for `event/*` notifications (docs/servers/kit.md). Other
+# clients never asked for them: the SDK 1.x client logs a long validation warning for each.
+EVENTS_CAPABILITY = "bothost/events"
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -78,6 +81,16 @@ class Session:
             return False
         # An empty object means form mode (2025-06-18); 2025-11-25 may list modes.
         return not elicitation or "form" in elicitation
+
+    @property
+    def wants_events(self) -> bool:
+        """Whether the client declared `EVENTS_CAPABILITY`: under `experimental` (the
+        2025-11-25 place for it) or `extensions` (where SDK 2.x clients advertise theirs)."""
+        for place in ("experimental", "extensions"):
+            declared = self.client_capabilities.get(place)
+            if isinstance(declared, dict) and isinstance(declared.get(EVENTS_CAPABILITY), dict):
+                return True
+        return False
 
     @property
     def in_flight(self) -> list[asyncio.Task[None]]:

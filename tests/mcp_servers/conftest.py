@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bothost.mcp_servers.kit import EVENTS_CAPABILITY
 from mcp import Client, StdioServerParameters
 from mcp.client import ClientExtension, NotificationBinding
 from mcp.client.stdio import stdio_client
@@ -37,11 +38,15 @@ class NotificationParams(BaseModel):
 
 
 class EventLog(ClientExtension):
-    """Binds the given notification methods and records their params in arrival order."""
+    """Binds the given notification methods and records their params in arrival order.
 
-    identifier = "dev.bothost/test-events"
+    Its identifier is the kit's events capability (advertised under ``extensions``), so the
+    server sends it ``event/*``; with ``wants_events=False`` it binds the same methods under
+    another name, as a client would that never asked for them.
+    """
 
-    def __init__(self, methods: Sequence[str]) -> None:
+    def __init__(self, methods: Sequence[str], wants_events: bool = True) -> None:
+        self.identifier = EVENTS_CAPABILITY if wants_events else "dev.bothost/test-events"
         self.methods = list(methods)
         self.received: list[tuple[str, dict[str, Any]]] = []
         self._changed = asyncio.Condition()
@@ -86,10 +91,11 @@ async def connect(
     env: dict[str, str],
     stderr_path: Path,
     events: Sequence[str] = (),
+    wants_events: bool = True,
     **client_kwargs: Any,
 ) -> AsyncIterator[tuple[Client, EventLog]]:
     """An initialized SDK `Client` on a stdio server, and the log of its pushed events."""
-    log = EventLog(events)
+    log = EventLog(events, wants_events)
     params = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=env, cwd=str(ROOT))
     with stderr_path.open("a") as errlog:
         transport = stdio_client(params, errlog=errlog)
@@ -116,16 +122,19 @@ def stderr_log(tmp_path):
 def mcp_stdio(home, stderr_log):
     """`mcp_stdio(argv, env={}, events=[...], **Client kwargs)`: async context of (client, events).
 
-    `env` is added to the minimal server environment (BOTHOST_HOME = the test's home).
+    `env` is added to the minimal server environment (BOTHOST_HOME = the test's home); with
+    `events`, the client declares the kit's events capability unless `wants_events=False`.
     """
 
     def open_client(
         argv: Sequence[str],
         env: dict[str, str] | None = None,
         events: Sequence[str] = (),
+        wants_events: bool = True,
         **client_kwargs: Any,
     ):
-        return connect(argv, server_env(home, **(env or {})), stderr_log, events, **client_kwargs)
+        environ = server_env(home, **(env or {}))
+        return connect(argv, environ, stderr_log, events, wants_events, **client_kwargs)
 
     return open_client
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 
 from mcp import types
 
@@ -122,3 +123,35 @@ async def test_progress_and_a_quick_call_during_a_slow_one(mcp_stdio, echo_argv)
         result = await call
         assert result.content[0].text == "slept 3.0"
     assert progress[0] == (0, 10, "step 0") and len(progress) == 10
+
+
+async def test_an_sdk_client_that_did_not_ask_for_events_gets_none(mcp_stdio, echo_argv):
+    async with mcp_stdio(echo_argv, events=["event/echo"], wants_events=False) as (client, events):
+        result = await client.call_tool("announce", {"summary": "hello"})
+        assert result.content[0].text == "sent to 0"
+        await client.call_tool("echo", {"text": "after"})  # the event would have come first
+        assert events.of("event/echo") == []
+
+
+async def test_bothost_declares_events_and_receives_them(echo_argv, home):
+    from bothost.mcp.serverlog import close_server_logger, server_logger
+    from bothost.mcp.session import ClientSession
+    from bothost.mcp.stdio import StdioTransport
+    from tests.helpers import until
+    from tests.mcp.mcp_helpers import Recorder
+
+    recorder, log = Recorder(), server_logger(home, "echo")
+    env = {"PATH": os.environ["PATH"], "BOTHOST_HOME": str(home)}
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    transport = StdioTransport(echo_argv[0], echo_argv[1:], env, log=log)
+    session = ClientSession(transport, name="echo", log=log, on_event=recorder.on_event)
+    try:
+        await session.start()
+        result = await session.call_tool("announce", {"summary": "hello"})
+        assert result.text == "sent to 1"
+        await until(lambda: recorder.events)
+        assert recorder.events[0][:2] == ("echo", "event/echo")
+    finally:
+        await session.close()
+        close_server_logger("echo")

@@ -13,6 +13,7 @@ from bothost.mcp_servers.kit.session import TOOLS_PAGE_SIZE
 # Bound for any one reply; generous because the first one includes Python's start-up.
 WAIT = 30.0
 PURE = {"private": False, "untrusted": False, "egress": "none", "destructive": False}
+WANTS_EVENTS = {"bothost/events": {}}
 
 
 class RawClient:
@@ -282,9 +283,12 @@ async def test_a_failing_watcher_keeps_watching(monkeypatch, caplog):
         await srv.notify("event/flaky", {"id": str(len(runs)), "summary": "ok"})
 
     async def sink(message):
-        pushed.append(message)
+        if message.get("method"):  # not the answer to initialize
+            pushed.append(message)
 
     session = server.open_session(sink)
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {"experimental": WANTS_EVENTS}}
+    await session.receive({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
     session.receive({"jsonrpc": "2.0", "method": "notifications/initialized"})
     async with asyncio.timeout(WAIT):
         while len(pushed) < 2:
@@ -300,3 +304,24 @@ def test_state_dir_from_env_or_home(monkeypatch, tmp_path, home):
     assert path == home / "state" / "my-server" and oct(path.stat().st_mode & 0o777) == "0o700"
     monkeypatch.setenv("MY_SERVER_STATE_DIR", str(tmp_path / "elsewhere"))
     assert server.state_dir() == tmp_path / "elsewhere"
+
+
+@pytest.mark.parametrize(
+    "capabilities, heard",
+    [
+        ({}, False),
+        ({"experimental": {"other/thing": {}}}, False),
+        ({"experimental": {"bothost/events": {}}}, True),
+        ({"extensions": {"bothost/events": {}}}, True),  # how SDK 2.x clients advertise
+    ],
+)
+async def test_events_reach_only_clients_that_declared_them(raw, capabilities, heard):
+    await raw.handshake(capabilities=capabilities)
+    call = {"name": "announce", "arguments": {"summary": "hi"}}
+    await raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    first = await raw.recv()
+    if heard:
+        assert first["method"] == "event/echo" and first["params"]["summary"] == "hi"
+        first = await raw.recv()
+    assert first["id"] == 1  # nothing else came first: no event for this client
+    assert first["result"]["content"][0]["text"] == f"sent to {int(heard)}"

@@ -3,7 +3,8 @@
 Each server is built in-process against its fake (Open-Meteo, Google) or an unreachable
 ssh alias, and its watcher is polled by hand while the server has either no client at all
 or only a Streamable HTTP client that opened no GET stream (so it cannot receive watcher
-events). Those polls must not use up the event: it arrives, once, when a listening client
+events), or only a client that did not declare the events capability (so it never asked
+for them). Those polls must not use up the event: it arrives, once, when a listening client
 is there.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 from bothost.mcp_servers.google.auth import SCOPES
 from bothost.mcp_servers.google.client import GoogleClient
-from bothost.mcp_servers.kit import Outbox, Server
+from bothost.mcp_servers.kit import EVENTS_CAPABILITY, Outbox, Server
 from bothost.mcp_servers.kit.http import HttpSession
 from bothost.mcp_servers.ssh.aliases import Alias, AliasStore, Monitors
 from bothost.mcp_servers.ssh.connections import ConnectionPool
@@ -32,6 +33,14 @@ from tests.fakes.open_meteo import ZURICH
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
+def initialize(capabilities: dict[str, Any]) -> dict[str, Any]:
+    params = {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {}}
+    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+
+
+WANTS_EVENTS = {"experimental": {EVENTS_CAPABILITY: {}}}
+
+
 class Harness:
     """A server whose one watcher the test polls by hand, and the clients it connects."""
 
@@ -42,23 +51,44 @@ class Harness:
         # Polled by hand only: a client's handshake must not start the background loop.
         server.watchers = []
         self.heard: list[dict[str, Any]] = []
+        self.unasked: list[dict[str, Any]] = []  # what a client that did not ask received
 
-    def connect_deaf_http_client(self) -> None:
+    async def connect_deaf_http_client(self) -> None:
         """An HTTP client that finished the handshake but never opened its GET stream."""
         session = HttpSession(self.server)
+        await session.protocol.receive(initialize(WANTS_EVENTS), self.ignore)
         session.protocol.receive(INITIALIZED)
 
-    def connect_listening_client(self) -> None:
-        async def sink(message: dict[str, Any]) -> None:
-            self.heard.append(message)
+    async def connect_uninterested_client(self) -> None:
+        """A client that listens but did not declare the events capability."""
+        deaf: list[dict[str, Any]] = []
 
-        self.server.open_session(sink).receive(INITIALIZED)
+        async def sink(message: dict[str, Any]) -> None:
+            deaf.append(message)
+
+        session = self.server.open_session(sink)
+        await session.receive(initialize({"experimental": {}}))
+        session.receive(INITIALIZED)
+        self.unasked = deaf
+
+    async def connect_listening_client(self) -> None:
+        async def sink(message: dict[str, Any]) -> None:
+            if message.get("method"):  # not the answer to initialize
+                self.heard.append(message)
+
+        session = self.server.open_session(sink)
+        await session.receive(initialize(WANTS_EVENTS))
+        session.receive(INITIALIZED)
+
+    @staticmethod
+    async def ignore(message: dict[str, Any]) -> None:
+        pass
 
     def events(self) -> list[str]:
         return [m["method"] for m in self.heard if m["method"].startswith("event/")]
 
 
-ABSENT = ["no client", "an HTTP client without a GET stream"]
+ABSENT = ["no client", "an HTTP client without a GET stream", "a client that did not ask"]
 
 
 @pytest.fixture(params=ABSENT)
@@ -68,16 +98,19 @@ def absent(request) -> str:
 
 
 async def check_sent_only_when_heard(harness: Harness, event: str, absent: str) -> None:
-    if absent != "no client":
-        harness.connect_deaf_http_client()
+    if absent == ABSENT[1]:
+        await harness.connect_deaf_http_client()
+    elif absent == ABSENT[2]:
+        await harness.connect_uninterested_client()
     await harness.poll()
     await harness.poll()
-    harness.connect_listening_client()
+    await harness.connect_listening_client()
     assert harness.events() == []
     await harness.poll()
     assert harness.events() == [event]
     await harness.poll()
     assert harness.events() == [event]  # now it is sent: never again
+    assert not [m for m in harness.unasked if m.get("method", "").startswith("event/")]
 
 
 async def test_weather_alert_waits_for_a_client(open_meteo, home, monkeypatch, absent):
