@@ -125,6 +125,30 @@ class TickConfig:
 
 
 @dataclass
+class RuleWho:
+    """Whose calls a permission rule covers; every key given must match (a list: any item)."""
+
+    users: list[str] = field(default_factory=list)  # user ids, globs
+    channels: list[str] = field(default_factory=list)  # channel ids or addresses, globs
+    admins: bool | None = None  # true: admins only; false: everyone but admins
+    conversation: str | None = None  # one session's address, exactly (remembered answers)
+
+
+@dataclass
+class PermissionRule:
+    """One entry of ``permissions``: which calls, whose, and what happens to them."""
+
+    tool: str = ""  # a glob over the tool name the model sees
+    args: dict[str, str] = field(default_factory=dict)  # argument name -> glob or "re:REGEX"
+    exact: bool = False  # true: the call has no arguments besides those in `args`
+    who: RuleWho | None = None
+    action: str = ""
+    note: str = ""
+
+    CHOICES = {"action": ("allow", "ask", "deny")}
+
+
+@dataclass
 class PluginsConfig:
     dirs: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
@@ -149,6 +173,7 @@ class Config:
     mcp: McpConfig = field(default_factory=McpConfig)
     tick: TickConfig = field(default_factory=TickConfig)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
+    permissions: list[PermissionRule] = field(default_factory=list)
     log_level: str = "info"
     # the plugins' sections (filled by bind_sections): platforms.NAME, then top-level ones
     platforms: Platforms = field(default_factory=Platforms)

@@ -67,6 +67,18 @@ def check_semantics(config: Config) -> None:
                 f"expected an address 'platform:channel', got {target!r}"
             )
     check_rules(config)
+    check_permissions(config)
+
+
+def check_permissions(config: Config) -> None:
+    """Each permission rule names a tool and an action, and its regexes compile."""
+    from bothost.rules.match import problems  # the rules import the config model
+
+    for i, rule in enumerate(config.permissions):
+        for key, problem in problems(rule):
+            raise ConfigError(
+                f"{source_of(config, 'permissions')}: permissions[{i}].{key}: {problem}"
+            )
 
 
 def check_rules(config: Config) -> None:

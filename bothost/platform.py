@@ -20,9 +20,27 @@ if TYPE_CHECKING:
     from bothost.api import HostApi
 
 
+# The choices an approval may offer besides yes and no (core writes the rule they stand for)
+ALLOW_CONVERSATION = "conversation"  # allow this tool for the rest of the conversation
+ALLOW_ALWAYS = "always"  # always allow this exact call
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A further "yes" an approval offers: ``value`` is the answer, ``label`` what to show."""
+
+    value: str
+    label: str
+
+
 @dataclass
 class Question:
-    """Something to ask a person: a yes/no approval or a small form (elicitation)."""
+    """Something to ask a person: a yes/no approval or a small form (elicitation).
+
+    An approval may list ``choices``: further ways to say yes ("allow for this
+    conversation"). A platform that can show them offers each as its own button and answers
+    with the choice's ``value``; one that cannot simply offers yes and no.
+    """
 
     text: str
     kind: str = "approval"  # "approval" (yes/no) or "form" (fields of `schema`)
@@ -30,6 +48,7 @@ class Question:
     secret: bool = False  # never echo the answer (passwords)
     user: str = ""  # who may answer (the requester); admins may too
     timeout: float = 300.0
+    choices: list[Choice] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -70,8 +89,9 @@ class Asking(Protocol):
     """A platform that can ask a person (approvals, MCP elicitation forms)."""
 
     async def ask(self, address: Address, question: Question) -> Any:
-        """Ask a person; ``True``/``False`` for approvals, a dict for forms, ``None`` if nobody
-        answered (or nobody can) before ``question.timeout``."""
+        """Ask a person; ``True``/``False`` (or a choice's ``value``) for approvals, a dict for
+        forms, ``None`` if nobody answered (or nobody can) before ``question.timeout``.
+        An approval's answer may come as ``(answer, who answered)``."""
 
 
 @runtime_checkable

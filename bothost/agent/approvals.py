@@ -1,11 +1,21 @@
-"""Approvals: who decides whether a tool call with side effects may run, and the record.
+"""Approvals: who decides whether a tool call may run, and the record.
 
-Order: the ``approve_tool_call`` policy hook; then the mode (``agent.approval``): ``allow``
-runs everything, ``read-only`` refuses tools with side effects, ``ask`` asks the person
-through the session's platform for ``destructive`` or ``egress: chosen`` tools. Nobody to
-ask, no answer in time, or any failure means no. Tools marked ``always_ask`` (such as
-``register_mcp``, which runs a command) need an admin's yes even in mode ``allow``. Every
-decision is stored in ``approvals`` with who made it.
+The lethal-trifecta interlock has refused what it must before anything here runs (see
+:mod:`bothost.agent.turn`), so nothing here can loosen it. Then, in order:
+
+1. A ``deny`` from the ``approve_tool_call`` policy hook, or from the first permission rule
+   that matches the call (stored rules, then config ``permissions``), refuses it.
+2. Tools marked ``always_ask`` (``register_mcp``, which runs a command) need an admin's yes
+   whatever the rules and the mode say.
+3. Otherwise the hook's verdict and the rule's action, the stricter of the two (``ask`` over
+   ``allow``), decide; with neither, the default: tools with no ``destructive`` or ``egress:
+   chosen`` capability run, and the mode (``agent.approval``) decides the rest — ``allow``
+   runs them, ``read-only`` refuses them, ``ask`` asks.
+4. Before asking, the answers people chose to remember are consulted; when asked, the person
+   may answer "allow for this conversation" or "always allow this exact call", which stores
+   such an answer. Nobody to ask, no answer in time, or any failure means no.
+
+Every decision but the default's plain "runs" is stored in ``approvals`` with who made it.
 """
 
 from __future__ import annotations
@@ -18,9 +28,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bothost.agent.tools import Tool
+from bothost.config import PermissionRule, RuleWho
 from bothost.hookcall import call_policy
 from bothost.models import Session
-from bothost.platform import Question
+from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Choice, Question
+from bothost.rules import store as rule_store
+from bothost.rules.match import Match, config_rules, first_match, literal, text_of
 
 if TYPE_CHECKING:
     from bothost.host import Host
@@ -28,6 +41,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ALWAYS_ASK = {"register_mcp"}
+REMEMBER = [
+    Choice(ALLOW_CONVERSATION, "Allow for this conversation"),
+    Choice(ALLOW_ALWAYS, "Always allow this exact call"),
+]
+QUESTION_ARGS = 600  # characters of the arguments shown in a question
 
 
 @dataclass
@@ -44,6 +62,18 @@ class Decision:
     allowed: bool
     by: str
     reason: str = ""
+    recorded: bool = True
+
+
+@dataclass
+class Plan:
+    """What happens to a call before anyone is asked (``bothost rules test`` prints it)."""
+
+    action: str  # allow | ask | deny
+    by: str  # policy | rule | auto | mode | default
+    reason: str
+    match: Match | None = None
+    rememberable: bool = True  # whether a remembered answer may stand in for asking
 
 
 def needs_approval(tool: Tool) -> bool:
@@ -51,44 +81,91 @@ def needs_approval(tool: Tool) -> bool:
     return caps.destructive or caps.egress == "chosen" or tool.name in ALWAYS_ASK
 
 
+def default_reason(tool: Tool) -> str:
+    """Why the default asks about ``tool``."""
+    if tool.name in ALWAYS_ASK:
+        return f"{tool.name} always needs an admin's yes"
+    caps = tool.capabilities
+    found = ["destructive"] if caps.destructive else []
+    if caps.egress == "chosen":
+        found.append("egress: chosen")
+    return f"{tool.name} is {' and '.join(found)}"
+
+
+def plan(
+    call: ToolCall, session: Session, verdict: str | None, found: Match | None, mode: str
+) -> Plan:
+    """The decision for ``call`` given the hook's ``verdict``, the matching rule and the mode."""
+    action = found.rule.action if found else None
+    named = f"permission rule {found.rule.ref}" if found else ""
+    if found and found.rule.spec.note:
+        named += f" ({found.rule.spec.note})"
+    if verdict == "deny":
+        return Plan("deny", "policy", "refused by a policy plugin")
+    if action == "deny":
+        return Plan("deny", "rule", f"refused by {named}", found)
+    if call.name in ALWAYS_ASK:
+        if not session.is_admin:
+            return Plan("deny", "policy", "only an admin may do this")
+        return Plan("ask", "policy", default_reason(call.tool), found, rememberable=False)
+    if "ask" in (verdict, action):
+        by, why = ("rule", named) if action == "ask" else ("policy", "a policy plugin")
+        if mode == "read-only":
+            return Plan("deny", "mode", "agent.approval is read-only: no side effects", found)
+        return Plan("ask", by, f"{why} asks", found)
+    if action == "allow":
+        return Plan("allow", "rule", f"allowed by {named}", found)
+    if verdict == "allow":
+        return Plan("allow", "policy", "allowed by a policy plugin")
+    if not needs_approval(call.tool):
+        return Plan("allow", "auto", "default: nothing that needs approval")
+    why = default_reason(call.tool)
+    if mode == "read-only":
+        return Plan("deny", "mode", "agent.approval is read-only: no side effects")
+    if mode == "allow":
+        return Plan("allow", "mode", f"default: {why}, and agent.approval is allow")
+    return Plan("ask", "default", f"default: {why}, and agent.approval is ask")
+
+
 async def decide(host: Host, session: Session, call: ToolCall) -> Decision:
     decision = await _decide(host, session, call)
-    await record(host, session, call, decision)
+    if decision.recorded:
+        await record(host, session, call, decision)
     return decision
 
 
 async def _decide(host: Host, session: Session, call: ToolCall) -> Decision:
     verdict = call_policy(host.pm, "approve_tool_call", "deny", call=call, session=session)
-    mode = host.config.agent.approval
-    if verdict == "deny":
-        return Decision(False, "policy", "refused by a policy plugin")
-    if call.name in ALWAYS_ASK:
-        if not session.is_admin:
-            return Decision(False, "policy", "only an admin may do this")
-        return await ask(host, session, call)
-    if verdict == "allow":
-        return Decision(True, "policy")
-    if verdict != "ask" and not needs_approval(call.tool):
-        return Decision(True, "auto")
-    if mode == "read-only":
-        return Decision(False, "mode", "agent.approval is read-only: no side effects")
-    if mode == "allow" and verdict != "ask":
-        return Decision(True, "mode")
-    return await ask(host, session, call)
+    stored, remembered = await host.store.run(rule_store.load)
+    rules = stored + config_rules(host.config.permissions)
+    found = first_match(rules, call.name, call.arguments, session)
+    chosen = plan(call, session, verdict, found, host.config.agent.approval)
+    if chosen.action != "ask":
+        # a rule allowing what would run anyway is not worth a row per call
+        quiet = chosen.by == "auto" or (
+            chosen.by == "rule" and chosen.action == "allow" and not needs_approval(call.tool)
+        )
+        return Decision(chosen.action == "allow", chosen.by, chosen.reason, recorded=not quiet)
+    if chosen.rememberable:
+        answer = first_match(remembered, call.name, call.arguments, session)
+        if answer is not None:
+            return Decision(True, f"remembered {answer.rule.ref}")
+    return await ask(host, session, call, chosen.rememberable)
 
 
-async def ask(host: Host, session: Session, call: ToolCall) -> Decision:
+async def ask(host: Host, session: Session, call: ToolCall, rememberable: bool = False) -> Decision:
     platform = session.platform
     if platform is None:
         return Decision(False, "nobody", "nobody to ask for approval")
     args = json.dumps(call.arguments, ensure_ascii=False)
-    if len(args) > 600:
-        args = args[:600] + "…"
+    if len(args) > QUESTION_ARGS:
+        args = args[:QUESTION_ARGS] + "…"
     question = Question(
         text=f"Allow the tool {call.name} with {args}?",
         kind="approval",
         user=session.user,
         timeout=host.config.agent.approval_timeout,
+        choices=list(REMEMBER) if rememberable else [],
     )
     try:
         async with asyncio.timeout(question.timeout + 5):
@@ -101,14 +178,43 @@ async def ask(host: Host, session: Session, call: ToolCall) -> Decision:
     if answer is None:
         return Decision(False, "nobody", "nobody answered")
     who = session.user or session.address.platform
-    if isinstance(answer, tuple):  # (yes/no, who answered)
+    if isinstance(answer, tuple):  # (yes/no or a choice, who answered)
         answer, who = answer
-    return Decision(bool(answer), who, "" if answer else "the user said no")
+    if any(answer == c.value for c in question.choices):
+        rule = remembered(answer, call, session)
+        rule_id = await host.store.run(
+            lambda db: rule_store.add(db, rule, str(who), kind=rule_store.ANSWER)
+        )
+        return Decision(True, str(who), f"remembered as #{rule_id}")
+    return Decision(bool(answer), str(who), "" if answer else "the user said no")
+
+
+def remembered(choice: str, call: ToolCall, session: Session) -> PermissionRule:
+    """The rule an answer to remember writes.
+
+    "For this conversation" allows the tool, with any arguments, in this session. "Always
+    this exact call" allows the tool with exactly these arguments everywhere when an admin's
+    conversation asked, and only in the same person's conversations otherwise.
+    """
+    if choice == ALLOW_CONVERSATION:
+        return PermissionRule(
+            tool=literal(call.name),
+            who=RuleWho(conversation=session.id),
+            action="allow",
+            note="allowed for this conversation",
+        )
+    who = None if session.is_admin or not session.user else RuleWho(users=[literal(session.user)])
+    return PermissionRule(
+        tool=literal(call.name),
+        args={name: literal(text_of(value)) for name, value in call.arguments.items()},
+        exact=True,
+        who=who,
+        action="allow",
+        note="always allow this exact call",
+    )
 
 
 async def record(host: Host, session: Session, call: ToolCall, decision: Decision) -> None:
-    if decision.by == "auto":
-        return
     row = {
         "session_id": session.id,
         "tool": call.name,

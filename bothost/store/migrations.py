@@ -121,5 +121,28 @@ def core_schema_1(db: sqlite_utils.Database) -> None:
             db.conn.execute(statement)
 
 
+# Permission rules added at run time and remembered answers (bothost.rules.store owns them).
+CORE_SCHEMA_2 = """
+CREATE TABLE permission_rules (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, position INTEGER NOT NULL, tool TEXT NOT NULL,
+    args TEXT NOT NULL, exact INTEGER NOT NULL DEFAULT 0, who TEXT, action TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '', created_by TEXT NOT NULL DEFAULT '', created_at REAL NOT NULL
+);
+CREATE INDEX permission_rules_order ON permission_rules (kind, position, id);
+"""
+
+
+def run_script(script: str) -> Callable[[sqlite_utils.Database], None]:
+    def apply(db: sqlite_utils.Database) -> None:
+        for statement in script.split(";"):
+            if statement.strip():
+                db.conn.execute(statement)
+
+    return apply
+
+
 def core_migrations() -> list[Migration]:
-    return [Migration("core", 1, core_schema_1, "initial tables")]
+    return [
+        Migration("core", 1, core_schema_1, "initial tables"),
+        Migration("core", 2, run_script(CORE_SCHEMA_2), "permission rules"),
+    ]

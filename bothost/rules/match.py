@@ -1,0 +1,214 @@
+"""What a permission rule is and how it matches one tool call.
+
+A rule names a tool (a glob over the name the model sees), optionally arguments (each a glob,
+or a regular expression written ``re:PATTERN``; both must match the whole value) and whose
+calls it covers (``who``: users, channels, admins, one conversation); the first rule that
+matches decides ``allow``, ``ask`` or ``deny``. Argument values that are not strings are
+matched as their JSON text. A match says which fields matched, so ``bothost rules test``
+can show why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+from bothost.config import PermissionRule, RuleWho
+from bothost.configschema import ConfigError, build
+from bothost.models import Session
+
+REGEX = "re:"  # an argument pattern starting with this is a regular expression
+ACTIONS = ("allow", "ask", "deny")
+CONFIG, STORED, REMEMBERED = "config", "stored", "remembered"
+
+
+class RuleError(ValueError):
+    """A rule that cannot be used; the message names the key that is wrong."""
+
+
+@dataclass
+class Rule:
+    """A rule with where it came from: ``permissions[i]`` in config, or a row of the table."""
+
+    spec: PermissionRule
+    origin: str  # config | stored | remembered
+    id: int | None = None  # the table row of a stored or remembered rule
+    index: int | None = None  # the position in `permissions` of a config rule
+    created_by: str = ""
+    created_at: float | None = None
+
+    @property
+    def ref(self) -> str:
+        """How people name it: ``permissions[2]`` (config) or ``#7`` (``rules remove 7``)."""
+        return f"permissions[{self.index}]" if self.origin == CONFIG else f"#{self.id}"
+
+    @property
+    def action(self) -> str:
+        return self.spec.action
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ref": self.ref,
+            "origin": self.origin,
+            "id": self.id,
+            **spec_data(self.spec),
+            "created_by": self.created_by,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass
+class Match:
+    """A rule that matched a call, and what matched (``tool 'mcp__gmail__*'``…)."""
+
+    rule: Rule
+    fields: list[str] = field(default_factory=list)
+
+
+def text_of(value: Any) -> str:
+    """An argument value as patterns see it: a string as is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=512)  # rules are few and re-read per call: compile each once
+def compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def matches(pattern: str, value: str) -> bool:
+    if pattern.startswith(REGEX):
+        return compiled(pattern[len(REGEX) :]).fullmatch(value) is not None
+    return fnmatchcase(value, pattern)
+
+
+def literal(value: str) -> str:
+    """A pattern that matches exactly ``value`` (glob characters escaped)."""
+    escaped = re.sub(r"([*?\[])", r"[\1]", value)
+    return "[r]" + escaped[1:] if escaped.startswith(REGEX) else escaped
+
+
+def match_who(who: RuleWho, session: Session) -> list[str] | None:
+    """What of ``who`` matched the session, or None when something did not."""
+    found = []
+    if who.users:
+        user = next((u for u in who.users if fnmatchcase(session.user, u)), None)
+        if user is None:
+            return None
+        found.append(f"who.users {user!r} matched {session.user!r}")
+    if who.channels:
+        channel = next((c for c in who.channels if in_channel(c, session)), None)
+        if channel is None:
+            return None
+        found.append(f"who.channels {channel!r} matched {str(session.address)!r}")
+    if who.admins is not None:
+        if who.admins != session.is_admin:
+            return None
+        found.append(f"who.admins {str(who.admins).lower()}")
+    if who.conversation is not None:
+        if who.conversation != session.id:
+            return None
+        found.append(f"who.conversation {who.conversation!r}")
+    return found
+
+
+def in_channel(pattern: str, session: Session) -> bool:
+    """A pattern with ``:`` is an address (``slack:C0123`` covers its threads); else a
+    channel id."""
+    address = session.address
+    if ":" not in pattern:
+        return fnmatchcase(address.channel, pattern)
+    channel = f"{address.platform}:{address.channel}"
+    return fnmatchcase(str(address), pattern) or fnmatchcase(channel, pattern)
+
+
+def match(rule: Rule, tool: str, arguments: dict[str, Any], session: Session) -> Match | None:
+    spec = rule.spec
+    if not fnmatchcase(tool, spec.tool):
+        return None
+    found = [f"tool {spec.tool!r} matched {tool!r}"]
+    for name, pattern in spec.args.items():
+        if name not in arguments or not matches(pattern, text_of(arguments[name])):
+            return None
+        found.append(f"args.{name} {pattern!r} matched {short(text_of(arguments[name]))!r}")
+    if spec.exact:
+        if set(arguments) - set(spec.args):
+            return None
+        found.append("exact: no other arguments")
+    if spec.who is not None:
+        who = match_who(spec.who, session)
+        if who is None:
+            return None
+        found += who
+    return Match(rule, found)
+
+
+def first_match(
+    rules: list[Rule], tool: str, arguments: dict[str, Any], session: Session
+) -> Match | None:
+    """The first rule that matches the call, or None."""
+    for rule in rules:
+        found = match(rule, tool, arguments, session)
+        if found is not None:
+            return found
+    return None
+
+
+def short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --- checking rules ---------------------------------------------------------------------------
+
+
+def problems(spec: PermissionRule) -> list[tuple[str, str]]:
+    """What is wrong with a rule: (key path inside the rule, what was expected)."""
+    found = []
+    if not spec.tool:
+        found.append(("tool", "expected a tool name or glob, such as mcp__gmail__*"))
+    if spec.action not in ACTIONS:
+        found.append(("action", f"expected one of {', '.join(ACTIONS)}, got {spec.action!r}"))
+    for name, pattern in spec.args.items():
+        if pattern.startswith(REGEX):
+            try:
+                compiled(pattern[len(REGEX) :])
+            except re.error as exc:
+                found.append((f"args.{name}", f"not a regular expression ({exc}): {pattern!r}"))
+    return found
+
+
+def spec_from_data(data: dict[str, Any]) -> PermissionRule:
+    """A checked rule from plain data (the CLI, the dashboard, a table row); RuleError."""
+    try:
+        spec: PermissionRule = build(PermissionRule, data, "", "rule")
+    except ConfigError as exc:
+        raise RuleError(str(exc).removeprefix("rule: ")) from None
+    for key, problem in problems(spec):
+        raise RuleError(f"{key}: {problem}")
+    return spec
+
+
+def spec_data(spec: PermissionRule) -> dict[str, Any]:
+    """A rule as plain data, without the keys it leaves at their defaults."""
+    data: dict[str, Any] = {"tool": spec.tool, "action": spec.action}
+    if spec.args:
+        data["args"] = dict(spec.args)
+    if spec.exact:
+        data["exact"] = True
+    if spec.who is not None:
+        who = {k: v for k, v in dataclasses.asdict(spec.who).items() if v not in (None, [])}
+        if who:
+            data["who"] = who
+    if spec.note:
+        data["note"] = spec.note
+    return data
+
+
+def config_rules(permissions: list[PermissionRule]) -> list[Rule]:
+    return [Rule(spec, CONFIG, index=i) for i, spec in enumerate(permissions)]

@@ -1,0 +1,100 @@
+"""Rules kept in the ``permission_rules`` table: added at run time, never written to YAML.
+
+``bothost rules add`` and the dashboard add ordinary rules (``kind = 'rule'``), which are
+checked before the config's ``permissions``, in ``position`` order: a new rule goes last
+among them, or first when asked. Remembered answers (``kind = 'remembered'``) are kept apart:
+they stand in for a person's answer, so they are consulted only where a call would be asked.
+Rows are written from checked rules only, and checked again when read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import sqlite_utils
+
+from bothost.config import PermissionRule
+from bothost.rules.match import REMEMBERED, STORED, Rule, RuleError, spec_data, spec_from_data
+
+logger = logging.getLogger(__name__)
+
+TABLE = "permission_rules"
+RULE, ANSWER = "rule", "remembered"  # the `kind` column
+
+
+def from_row(row: dict[str, Any]) -> Rule | None:
+    data = spec_data(
+        PermissionRule(
+            tool=row["tool"],
+            args=json.loads(row["args"] or "{}"),
+            exact=bool(row["exact"]),
+            action=row["action"],
+            note=row["note"] or "",
+        )
+    )
+    if row["who"]:
+        data["who"] = json.loads(row["who"])
+    try:
+        spec = spec_from_data(data)
+    except RuleError as exc:  # only checked rules are written; a hand-edited row is skipped
+        logger.warning("permission rule #%s is skipped: %s", row["id"], exc)
+        return None
+    origin = REMEMBERED if row["kind"] == ANSWER else STORED
+    return Rule(
+        spec, origin, id=row["id"], created_by=row["created_by"], created_at=row["created_at"]
+    )
+
+
+def load(db: sqlite_utils.Database) -> tuple[list[Rule], list[Rule]]:
+    """(the stored rules, the remembered answers), each in the order they are checked."""
+    cursor = db.execute(f"SELECT * FROM {TABLE} ORDER BY position, id")
+    columns = [c[0] for c in cursor.description]
+    rules: list[Rule] = []
+    answers: list[Rule] = []
+    for values in cursor.fetchall():
+        row = dict(zip(columns, values, strict=True))
+        rule = from_row(row)
+        if rule is not None:
+            (answers if row["kind"] == ANSWER else rules).append(rule)
+    return rules, answers
+
+
+def add(
+    db: sqlite_utils.Database,
+    spec: PermissionRule,
+    created_by: str,
+    *,
+    kind: str = RULE,
+    first: bool = False,
+) -> int:
+    """Store a checked rule; its id."""
+    data = spec_data(spec)
+    who = data.get("who")
+    # first: before every stored rule of its kind; else after them
+    place = "MIN(position), 0) - 1" if first else "MAX(position), 0) + 1"
+    row = db.execute(
+        f"INSERT INTO {TABLE} (kind, position, tool, args, exact, who, action, note,"
+        " created_by, created_at)"
+        f" VALUES (?, (SELECT COALESCE({place} FROM {TABLE} WHERE kind = ?),"
+        " ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        [
+            kind,
+            kind,
+            spec.tool,
+            json.dumps(spec.args, ensure_ascii=False),
+            int(spec.exact),
+            json.dumps(who, ensure_ascii=False) if who else None,
+            spec.action,
+            spec.note,
+            created_by,
+            time.time(),
+        ],
+    ).fetchone()
+    return int(row[0])
+
+
+def remove(db: sqlite_utils.Database, rule_id: int) -> bool:
+    return db.execute(f"DELETE FROM {TABLE} WHERE id = ?", [rule_id]).rowcount > 0
