@@ -57,6 +57,7 @@ class Outcome(StrEnum):
     STOPPED = "stopped"  # this turn was cancelled, or this stop request cancelled turns
     NOTHING_RUNNING = "nothing-running"  # a stop request found no turn to cancel
     FAILED = "failed"  # the turn ended without an answer: timeout, model error, round limit
+    REFUSED = "refused"  # a daily usage budget is spent: the model was not asked
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,42 @@ class PermissionRule:
 
 
 @dataclass
+class Price:
+    """What one model costs per million tokens, in ``usage.currency``."""
+
+    input: float | None = None
+    output: float | None = None
+    cached: float | None = None  # prompt tokens read from the cache; None: the input price
+    cache_write: float | None = None  # written to the cache (Anthropic); None: the input price
+
+
+@dataclass
+class Budget:
+    """A daily limit (UTC day): tokens (input + output), cost, or both — whichever is hit first."""
+
+    tokens: int | None = None
+    cost: float | None = None
+
+    @property
+    def set(self) -> bool:
+        return self.tokens is not None or self.cost is not None
+
+
+@dataclass
+class Budgets:
+    user_daily: Budget = field(default_factory=Budget)  # each person's turns
+    global_daily: Budget = field(default_factory=Budget)  # everything: people and the tick
+    tick_daily: Budget = field(default_factory=Budget)  # the tick agent, within the global one
+
+
+@dataclass
+class UsageConfig:
+    prices: dict[str, Price] = field(default_factory=dict)  # by model name, as in llm.model
+    currency: str = "USD"  # only a label for the costs shown
+    budgets: Budgets = field(default_factory=Budgets)
+
+
+@dataclass
 class PluginsConfig:
     dirs: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
@@ -172,6 +208,7 @@ class Config:
     agent: AgentConfig = field(default_factory=AgentConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
     tick: TickConfig = field(default_factory=TickConfig)
+    usage: UsageConfig = field(default_factory=UsageConfig)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
     permissions: list[PermissionRule] = field(default_factory=list)
     log_level: str = "info"

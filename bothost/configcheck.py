@@ -68,6 +68,7 @@ def check_semantics(config: Config) -> None:
             )
     check_rules(config)
     check_permissions(config)
+    check_usage(config)
 
 
 def check_permissions(config: Config) -> None:
@@ -78,6 +79,46 @@ def check_permissions(config: Config) -> None:
         for key, problem in problems(rule):
             raise ConfigError(
                 f"{source_of(config, 'permissions')}: permissions[{i}].{key}: {problem}"
+            )
+
+
+def check_usage(config: Config) -> None:
+    """Prices and budgets that could not work: negative figures, a price without its input or
+    output figure, a cost budget for a model the price table does not know."""
+    usage = config.usage
+    for model, price in usage.prices.items():
+        where = source_of(config, "usage", "prices", model)
+        for name in ("input", "output"):
+            if getattr(price, name) is None:
+                raise ConfigError(
+                    f"{where}: usage.prices.{model}.{name}: expected a price per million tokens"
+                )
+        for name in ("input", "output", "cached", "cache_write"):
+            value = getattr(price, name)
+            if value is not None and value < 0:
+                raise ConfigError(
+                    f"{where}: usage.prices.{model}.{name}: expected a price of 0 or more, "
+                    f"got {value:g}"
+                )
+    for name in ("user_daily", "global_daily", "tick_daily"):
+        budget = getattr(usage.budgets, name)
+        where = source_of(config, "usage", "budgets", name)
+        path = f"usage.budgets.{name}"
+        if budget.tokens is not None and budget.tokens <= 0:
+            raise ConfigError(f"{where}: {path}.tokens: expected more than 0, got {budget.tokens}")
+        if budget.cost is None:
+            continue
+        if budget.cost <= 0:
+            raise ConfigError(f"{where}: {path}.cost: expected more than 0, got {budget.cost:g}")
+        if (config.llm.provider or "offline") == "offline":
+            continue  # the offline agent costs nothing; the budget waits for a model
+        wanted = config.llm.model
+        if not wanted or wanted not in usage.prices:
+            known = did_you_mean(wanted, usage.prices) if wanted and usage.prices else ""
+            what = f"llm.model {wanted!r}" if wanted else "llm.model (unset)"
+            raise ConfigError(
+                f"{where}: {path}.cost: a cost budget needs a price for {what} in "
+                f"usage.prices{known}"
             )
 
 

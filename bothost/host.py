@@ -36,6 +36,7 @@ from bothost.queries import McpServerRow, Queries
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
 from bothost.store import Store
 from bothost.supervisor import Supervisor
+from bothost.usage.meter import Metered
 
 if TYPE_CHECKING:
     from bothost.api import HostApi
@@ -84,7 +85,10 @@ class Host:
                 f"llm.provider: unknown provider {name!r}; "
                 f"known: {', '.join(sorted(self.providers))}"
             )
-        return self.providers[name](self.config.llm)
+        provider = self.providers[name](self.config.llm)
+        if getattr(provider, "free", False):  # the offline agent: no model, nothing to meter
+            return provider
+        return Metered(provider, self.store, self.config.usage, model=self.config.llm.model)
 
     # --- lifecycle --------------------------------------------------------------------------
 

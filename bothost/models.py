@@ -100,3 +100,4 @@ class Briefing:
     muted_summary: str = ""
     id: int | None = None
     created_at: float = field(default_factory=time.time)
+    footer: str = ""  # one closing line from our code (e.g. why the rules triaged, not the model)

@@ -32,4 +32,6 @@ async def run_tick_agent(host: Host, system_prompt: str, user_content: str) -> l
 
     turn = Turn(host, session, extra_tools=[notify_tool(take)], system=system_prompt)
     await turn.run(user_content)
+    if turn.refused is not None and not items:
+        raise turn.refused  # a spent budget: the tick falls back to its rules and says so
     return items

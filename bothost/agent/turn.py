@@ -23,8 +23,9 @@ from bothost.agent.prompt import system_prompt
 from bothost.agent.tools import Tool, ToolContext, ToolError, ToolResult
 from bothost.agent.validate import validate
 from bothost.api import Outcome, Reply
-from bothost.llm.base import ChatRequest, LlmError, ToolCallRequest
+from bothost.llm.base import BudgetSpentError, ChatRequest, LlmError, ToolCallRequest
 from bothost.models import Session
+from bothost.usage import attribution
 
 if TYPE_CHECKING:
     from bothost.host import Host
@@ -53,21 +54,26 @@ class Turn:
         self.done = False  # a tool may end the turn after its round (notify does)
         self.id = uuid.uuid4().hex[:12]
         self.messages: list[dict[str, Any]] = []
+        self.refused: BudgetSpentError | None = None  # set when a usage budget stopped the turn
 
     async def run(self, text: str) -> Reply:
         config = self.host.config
         await history.ensure_session(self.host.store, self.session)
         await self.add({"role": "user", "content": text})
         budget = max(1000, config.llm.context_tokens - config.llm.max_tokens)
+        outcome = Outcome.FAILED
         try:
             async with asyncio.timeout(config.agent.turn_timeout):
-                return await self.rounds(budget)
+                with attribution.for_turn(self.id, self.session):  # whose model calls these are
+                    return await self.rounds(budget)
         except TimeoutError:
             reply = f"Stopped: the turn took longer than {config.agent.turn_timeout:.0f} s."
+        except BudgetSpentError as exc:  # raised before the model was asked
+            self.refused, reply, outcome = exc, str(exc), Outcome.REFUSED
         except LlmError as exc:
             reply = str(exc)
         await self.add({"role": "assistant", "content": reply})
-        return Reply(reply, Outcome.FAILED)
+        return Reply(reply, outcome)
 
     async def rounds(self, budget: int) -> Reply:
         config = self.host.config

@@ -46,6 +46,7 @@ def build_briefing(
     targets: list[str],
     now: float,
     tz: tzinfo,
+    footer: str = "",
 ) -> Briefing:
     """A briefing of ``items`` plus counted low and muted events, with its text rendered."""
     shown: list[BriefingItem] = []
@@ -67,6 +68,7 @@ def build_briefing(
         muted_count=len(muted_ids),
         muted_summary=muted_summary,
         created_at=now,
+        footer=one_line(footer, WHY_CHARS) if footer else "",
     )
     briefing.text = render_text(briefing)
     return briefing
@@ -107,6 +109,8 @@ def render_text(briefing: Briefing) -> str:
     if briefing.muted_count:
         what = briefing.muted_summary or f"{briefing.muted_count} events"
         lines.append(f"Muted: {what}.")
+    if briefing.footer:
+        lines.append(briefing.footer)
     return "\n".join(lines)
 
 
@@ -128,6 +132,7 @@ def to_structure(briefing: Briefing) -> dict[str, Any]:
         "muted_summary": briefing.muted_summary,
         "event_ids": briefing.event_ids,
         "targets": briefing.targets,
+        "footer": briefing.footer,
     }
 
 
@@ -145,4 +150,5 @@ def from_structure(data: dict[str, Any], text: str, briefing_id: int | None = No
         muted_summary=data.get("muted_summary", ""),
         id=briefing_id,
         created_at=data.get("created_at", 0.0),
+        footer=data.get("footer", ""),
     )

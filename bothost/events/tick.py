@@ -13,6 +13,7 @@ events become ``done`` only once a delivery of their briefing is recorded (see
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import time
@@ -28,7 +29,9 @@ from bothost.events.llm_triage import LlmTriage
 from bothost.events.render import build_briefing
 from bothost.events.schedule import Schedule
 from bothost.events.triage import MUTED, QueuedEvent, Triage, check_rules, group, triage_offline
+from bothost.llm.base import BudgetSpentError
 from bothost.models import Briefing
+from bothost.usage import attribution
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +90,8 @@ async def run_tick(
     # a slow model or platform must not let the lease lapse while this tick still works
     keeper = asyncio.create_task(_keep_alive(renew, config.lease / RENEWALS_PER_LEASE))
     try:
-        await _tick(store, config, deliver, llm_triage, clock, on_briefing, renew, result)
+        with attribution.for_tick(tick_id):  # the tick agent's model calls are this tick's
+            await _tick(store, config, deliver, llm_triage, clock, on_briefing, renew, result)
     except BaseException as exc:
         if isinstance(exc, Exception):
             logger.exception("tick %s failed", tick_id)
@@ -176,6 +180,7 @@ async def _tick(
             targets=config.deliver_to,
             now=now,
             tz=schedule.tz,
+            footer=triage.note,
         )
     tick_id = result.tick_id
     assert tick_id is not None, "run_tick starts the tick before _tick runs"
@@ -208,6 +213,9 @@ async def _llm_triage(
     for_model, rest = candidates[:LLM_MAX_EVENTS], candidates[LLM_MAX_EVENTS:]
     try:
         items, decided = await llm(for_model, schedule.tz)
+    except BudgetSpentError as exc:  # expected: the rules decide today, and the briefing says so
+        logger.info("tick agent not asked: %s", exc)
+        return dataclasses.replace(offline, note=exc.footer)
     except Exception:  # a model outage must not stop briefings: fall back to the rules
         logger.exception("LLM triage failed; using offline rules for this tick")
         return offline

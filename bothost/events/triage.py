@@ -84,6 +84,7 @@ class Triage:
     priorities: dict[int, str] = field(default_factory=dict)
     items: list[BriefingItem] = field(default_factory=list)
     muted_summary: str = ""
+    note: str = ""  # a line for the briefing's footer (why the rules decided, not the model)
 
     def ids(self, *priorities: str) -> list[int]:
         return [i for i, p in self.priorities.items() if p in priorities]

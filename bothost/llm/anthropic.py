@@ -16,6 +16,7 @@ from bothost.llm.base import (
     ChatResponse,
     LlmError,
     ToolCallRequest,
+    Usage,
     explain,
     parse_arguments,
 )
@@ -74,7 +75,7 @@ async def collect(stream: Any, request: ChatRequest) -> ChatResponse:
     async for event in stream:
         kind = event.type
         if kind == "message_start":
-            response.usage["input"] = event.message.usage.input_tokens
+            response.usage = usage_of(event.message.usage)
         elif kind == "content_block_start":
             block = event.content_block
             blocks[event.index] = {
@@ -94,7 +95,7 @@ async def collect(stream: Any, request: ChatRequest) -> ChatResponse:
                 blocks[event.index]["json"] += delta.partial_json
         elif kind == "message_delta":
             response.stop_reason = event.delta.stop_reason or ""
-            response.usage["output"] = event.usage.output_tokens
+            response.usage = usage_of(event.usage, response.usage)
     for index in sorted(blocks):
         block = blocks[index]
         if block["type"] == "text":
@@ -103,6 +104,31 @@ async def collect(stream: Any, request: ChatRequest) -> ChatResponse:
             arguments, raw = parse_arguments(block["json"] or "{}")
             response.tool_calls.append(ToolCallRequest(block["id"], block["name"], arguments, raw))
     return response
+
+
+def usage_of(usage: Any, before: Usage | None = None) -> Usage:
+    """Our :class:`Usage` from an Anthropic ``usage`` object: a whole message's (or the
+    ``message_start`` event's), or a ``message_delta``'s over ``before``.
+
+    ``input_tokens`` counts only the prompt tokens that were neither read from nor written
+    to the cache, so the three are added up. A delta's figures are cumulative and any of its
+    input figures may be absent (null): those keep the start's value.
+    """
+    base = before or Usage()
+
+    def figure(name: str, default: int) -> int:
+        value = getattr(usage, name, None)
+        return default if value is None else int(value)
+
+    read = figure("cache_read_input_tokens", base.cached)
+    write = figure("cache_creation_input_tokens", base.cache_write)
+    plain = figure("input_tokens", base.input - base.cached - base.cache_write)
+    return Usage(
+        input=plain + read + write,
+        output=figure("output_tokens", base.output),
+        cached=read,
+        cache_write=write,
+    )
 
 
 def to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -20,6 +20,19 @@ class LlmError(Exception):
     """A model call failed in a way the user must fix (key, model, URL); one clear line."""
 
 
+class BudgetSpentError(LlmError):
+    """A model call refused before it was made: a daily usage budget is spent.
+
+    The message is for the person whose turn was refused; ``scope`` names the budget
+    (``user``, ``global`` or ``tick``) and ``footer`` is the short line a briefing shows.
+    """
+
+    def __init__(self, message: str, scope: str, footer: str = "") -> None:
+        super().__init__(message)
+        self.scope = scope
+        self.footer = footer
+
+
 @dataclass
 class ToolCallRequest:
     id: str
@@ -39,11 +52,33 @@ class ChatRequest:
     max_tokens: int = 4096
 
 
+@dataclass(frozen=True)
+class Usage:
+    """The tokens one model call used, normalised across providers.
+
+    ``input`` counts every prompt token, the cached ones included (OpenAI reports it that
+    way; Anthropic's three input figures are added up), so ``input + output`` is what the
+    call moved; ``cached`` is the part of ``input`` read from the provider's prompt cache
+    and ``cache_write`` the part written to it, both billed at their own rates.
+    ``estimated`` marks figures we counted ourselves because the provider reported none.
+    """
+
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+    cache_write: int = 0
+    estimated: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+
 @dataclass
 class ChatResponse:
     text: str = ""
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: Usage | None = None  # None: the provider reported nothing
     stop_reason: str = ""
 
 

@@ -40,6 +40,7 @@ Command = tuple[str, Callable[[str], tuple[str, dict[str, Any]]]]
 class OfflineProvider:
     name = "offline"
     wants_catalog = True  # `tools` and `call` reach tools of groups not yet activated
+    free = True  # calls no model: no usage is recorded and no budget applies
 
     def __init__(self, config: Any = None, commands: dict[str, Command] | None = None) -> None:
         self.commands = dict(commands or {})

@@ -17,6 +17,7 @@ from bothost.llm.base import (
     ChatResponse,
     LlmError,
     ToolCallRequest,
+    Usage,
     explain,
     parse_arguments,
 )
@@ -67,11 +68,8 @@ class OpenAIProvider:
         calls: dict[int, dict[str, str]] = {}
         response = ChatResponse()
         async for chunk in stream:
-            if chunk.usage:
-                response.usage = {
-                    "input": chunk.usage.prompt_tokens,
-                    "output": chunk.usage.completion_tokens,
-                }
+            if chunk.usage:  # the last chunk, asked for with stream_options.include_usage
+                response.usage = usage_of(chunk.usage)
             for choice in chunk.choices:
                 delta = choice.delta
                 if delta.content:
@@ -94,6 +92,21 @@ class OpenAIProvider:
                 ToolCallRequest(slot["id"] or f"call_{index}", slot["name"], arguments, raw)
             )
         return response
+
+
+def usage_of(usage: Any) -> Usage | None:
+    """Our :class:`Usage` from a Chat Completions ``usage`` object: a whole response's or
+    the last streamed chunk's (the same shape). ``prompt_tokens`` already includes the
+    cached tokens that ``prompt_tokens_details.cached_tokens`` counts."""
+    if usage is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    return Usage(
+        input=usage.prompt_tokens or 0,
+        output=usage.completion_tokens or 0,
+        cached=getattr(details, "cached_tokens", None) or 0,
+        cache_write=getattr(details, "cache_write_tokens", None) or 0,
+    )
 
 
 def to_wire(request: ChatRequest) -> list[dict[str, Any]]:

@@ -141,8 +141,25 @@ def run_script(script: str) -> Callable[[sqlite_utils.Database], None]:
     return apply
 
 
+# core:3 — one row per model call (issue 18). `day` is the UTC date the call ended, written
+# by our code so per-day sums need no SQL date functions (SQLite and PostgreSQL differ);
+# `kind` says whose call it was: a person's turn, the tick agent, or neither.
+CORE_SCHEMA_3 = """
+CREATE TABLE llm_usage (
+    id INTEGER PRIMARY KEY, at REAL NOT NULL, day TEXT NOT NULL, kind TEXT NOT NULL,
+    provider TEXT NOT NULL, model TEXT NOT NULL, input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0, estimated INTEGER NOT NULL DEFAULT 0,
+    turn_id TEXT, session_id TEXT, user_key TEXT, tick_id INTEGER
+);
+CREATE INDEX llm_usage_at ON llm_usage (at);
+CREATE INDEX llm_usage_user ON llm_usage (user_key, at);
+"""
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, core_schema_1, "initial tables"),
         Migration("core", 2, run_script(CORE_SCHEMA_2), "permission rules"),
+        Migration("core", 3, run_script(CORE_SCHEMA_3), "model usage"),
     ]

@@ -95,6 +95,8 @@ def counted_lines(briefing: Briefing) -> list[str]:
     if briefing.muted_count:
         summary = f" ({escape(briefing.muted_summary)})" if briefing.muted_summary else ""
         lines.append(f"Muted: {briefing.muted_count}{summary}.")
+    if briefing.footer:
+        lines.append(escape(briefing.footer))
     return lines
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bothost.api import Outcome
+
 SESSION = {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$", "default": "default"}
 ERROR = {"type": "object", "properties": {"error": {"type": "string"}}}
 SIGNATURE_HEADERS = [
@@ -56,7 +58,7 @@ CHAT_BODY = {
     "required": ["text"],
     "properties": {"session": SESSION, "text": {"type": "string", "minLength": 1}},
 }
-OUTCOME = {"enum": ["replied", "stopped", "nothing-running", "failed"]}  # bothost.api.Outcome
+OUTCOME = {"enum": [outcome.value for outcome in Outcome]}
 REPLY = {
     "type": "object",
     "properties": {"session": {"type": "string"}, "reply": {"type": "string"}, "outcome": OUTCOME},

@@ -5,6 +5,15 @@ tool-call deltas, error bodies and ``retry-after`` — so the providers are test
 official SDKs. A test gives a script: each step is a dict (``{"text": …}``, ``{"tool_calls":
 [{"name", "arguments"}]}``, ``{"status": 429, "retry_after": 0}``) or a function of the
 request body returning such a dict. Every request body is recorded in ``requests``.
+
+Token usage is reported as each API does, cached tokens included: ``usage`` (or a step's
+``"usage"``) gives the figures in our neutral form — ``{"input", "output", "cached",
+"cache_write"}``, ``input`` counting every prompt token — and each format says it its way
+(OpenAI: ``prompt_tokens`` with ``prompt_tokens_details.cached_tokens``; Anthropic:
+``input_tokens`` without the cache plus ``cache_read_input_tokens`` and
+``cache_creation_input_tokens``, cumulative again in ``message_delta``). A step's
+``"usage": None`` leaves usage out of an OpenAI stream, as servers that ignore
+``stream_options`` do.
 """
 
 from __future__ import annotations
@@ -18,12 +27,40 @@ from aiohttp import web
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 CHUNK = 7  # characters per streamed text delta, small enough to see several deltas
+DEFAULT_USAGE = {"input": 11, "output": 7}
+
+
+def openai_usage(figures: dict[str, int]) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": figures["input"],
+        "completion_tokens": figures["output"],
+        "total_tokens": figures["input"] + figures["output"],
+    }
+    if "cached" in figures:
+        usage["prompt_tokens_details"] = {"cached_tokens": figures["cached"], "audio_tokens": 0}
+    return usage
+
+
+def anthropic_usage(figures: dict[str, int], output: int | None = None) -> dict[str, Any]:
+    read, write = figures.get("cached", 0), figures.get("cache_write", 0)
+    return {
+        "input_tokens": figures["input"] - read - write,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": write,
+        "output_tokens": figures["output"] if output is None else output,
+    }
 
 
 class FakeLlm:
-    def __init__(self, script: list[Step] | None = None, api_key: str = "test-key") -> None:
+    def __init__(
+        self,
+        script: list[Step] | None = None,
+        api_key: str = "test-key",
+        usage: dict[str, int] | None = None,
+    ) -> None:
         self.script = list(script or [])
         self.api_key = api_key
+        self.usage = dict(usage or DEFAULT_USAGE)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.runner: web.AppRunner | None = None
@@ -106,7 +143,8 @@ class FakeLlm:
             for i, c in enumerate(step.get("tool_calls", []))
         ]
         finish = "tool_calls" if calls else "stop"
-        usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        figures = step.get("usage", self.usage)
+        usage = openai_usage(figures) if figures is not None else None
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body["model"]}
         if not body.get("stream"):
             message = {"role": "assistant", "content": step.get("text") or None}
@@ -117,7 +155,7 @@ class FakeLlm:
                     **base,
                     "object": "chat.completion",
                     "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                    "usage": usage,
+                    **({"usage": usage} if usage else {}),
                 }
             )
         response = await sse_response(request)
@@ -157,7 +195,7 @@ class FakeLlm:
                     }
                 )
         await send({}, finish)
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if usage and (body.get("stream_options") or {}).get("include_usage"):
             await response.write(
                 f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n".encode()
             )
@@ -193,7 +231,8 @@ class FakeLlm:
                 }
             )
         stop = "tool_use" if step.get("tool_calls") else "end_turn"
-        usage = {"input_tokens": 11, "output_tokens": 7}
+        figures = step.get("usage") or self.usage
+        usage = anthropic_usage(figures)
         message = {
             "id": "msg_fake",
             "type": "message",
@@ -218,7 +257,7 @@ class FakeLlm:
                 "message": {
                     **message,
                     "content": [],
-                    "usage": {"input_tokens": 11, "output_tokens": 1},
+                    "usage": anthropic_usage(figures, output=1),
                 },
             },
         )
@@ -274,7 +313,7 @@ class FakeLlm:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 7},
+                "usage": usage,  # cumulative, input figures included
             },
         )
         await send("message_stop", {"type": "message_stop"})

@@ -1,0 +1,101 @@
+"""The metered provider: every model call checked against the budgets and recorded.
+
+:class:`Metered` wraps the configured provider (the host builds it so; the offline agent,
+which calls no model, is left bare). Before a call it asks :mod:`bothost.usage.budget`
+whether the call may be made and raises :class:`~bothost.llm.base.BudgetSpentError` if not,
+so nothing is sent; after it, it writes one ``llm_usage`` row with the provider's figures,
+or our estimate marked ``estimated`` when the provider reported none (some OpenAI-compatible
+servers ignore ``stream_options.include_usage``). A call that fails or is cancelled records
+nothing: no figures came back. Anything else a provider has (``wants_catalog``, ``close``,
+``model``) is passed through.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bothost.config import UsageConfig
+from bothost.llm.base import ChatRequest, ChatResponse, Usage, estimate_tokens
+from bothost.usage import budget
+from bothost.usage.attribution import Attribution, current
+from bothost.usage.report import utc_day
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+
+class Metered:
+    """A provider whose calls are budgeted and recorded in ``llm_usage``."""
+
+    def __init__(
+        self,
+        provider: Any,
+        store: Any,
+        config: UsageConfig,
+        model: str | None = None,
+        clock: Clock = time.time,
+    ) -> None:
+        self.provider = provider
+        self.store = store
+        self.usage_config = config
+        # the model we ask for is the one the price table names (responses may add a date)
+        self.model_name = getattr(provider, "model", None) or model or provider.name
+        self.clock = clock
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.provider, name)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        who = current()
+        now = self.clock()
+        refused = await self.store.run(lambda db: budget.refusal(db, self.usage_config, who, now))
+        if refused is not None:
+            raise refused
+        response = await self.provider.complete(request)
+        await self.record(who, response.usage or estimate(request, response))
+        return response
+
+    async def record(self, who: Attribution, usage: Usage) -> None:
+        at = self.clock()
+        row = (
+            at,
+            utc_day(at),
+            who.kind,
+            self.provider.name,
+            self.model_name,
+            usage.input,
+            usage.output,
+            usage.cached,
+            usage.cache_write,
+            int(usage.estimated),
+            who.turn,
+            who.session,
+            who.user,
+            who.tick,
+        )
+        try:
+            await self.store.run(
+                lambda db: db.execute(
+                    "INSERT INTO llm_usage (at, day, kind, provider, model, input_tokens,"
+                    " output_tokens, cached_tokens, cache_write_tokens, estimated, turn_id,"
+                    " session_id, user_key, tick_id) VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+            )
+        except Exception:  # the reply came back: a bookkeeping write must not lose it
+            logger.exception("recording model usage failed (%s)", self.model_name)
+
+
+def estimate(request: ChatRequest, response: ChatResponse) -> Usage:
+    """Our own count of a call the provider reported no usage for."""
+    calls = [{"name": c.name, "arguments": c.arguments} for c in response.tool_calls]
+    return Usage(
+        input=estimate_tokens([request.system, request.messages, request.tools]),
+        output=estimate_tokens(response.text) + (estimate_tokens(calls) if calls else 0),
+        estimated=True,
+    )
