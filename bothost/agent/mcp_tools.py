@@ -187,7 +187,8 @@ class McpToolSource:
                 if ctx.progress is None:
                     return
                 shown = f"{value}/{total}" if total else f"{value}"
-                await ctx.progress(f"{server}/{tool}: {message or ''} ({shown})".strip())
+                count = "" if value is None else f" ({shown})"  # a task's status has none
+                await ctx.progress(f"{server}/{tool}: {message or ''}{count}".strip())
 
             result = await self.manager.call_tool(
                 server, tool, arguments, on_progress=progress, ask=self.asker(ctx.session)

@@ -150,7 +150,10 @@ def call_command(
         fail("ARGUMENTS must be a JSON object")
 
     def progress(done: Any, total: Any, message: Any) -> None:
-        click.echo(f"… {done}{f'/{total}' if total else ''} {message or ''}".rstrip(), err=True)
+        count = (
+            "" if done is None else f"{done}{f'/{total}' if total else ''} "
+        )  # a task's status has none
+        click.echo(f"… {count}{message or ''}".rstrip(), err=True)
 
     async def call() -> Any:
         async with commands.private(manager(runtime, record_events=True), {name}) as mgr:

@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from bothost.mcp import elicitation, jsonrpc, serverlog
+from bothost.mcp import elicitation, jsonrpc, serverlog, taskcall
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.tasks import TaskSet
 from bothost.mcp.transport import TransportError
@@ -90,8 +90,9 @@ class InboundOwner(Protocol):
     async def send(self, message: jsonrpc.Message) -> None:
         """Write an answer to a server request; raises TransportError."""
 
-    def asker_for(self, related: Any) -> elicitation.Ask | None:
-        """Who answers a server question sent on the stream of request `related` (or None)."""
+    def asker_for(self, related: Any, task: str | None = None) -> elicitation.Ask | None:
+        """Who answers a server question sent on the stream of request `related` (or None),
+        or naming `task` (an MCP task id)."""
 
     def progress_for(self, token: Any) -> Callable[..., Any] | None:
         """The progress callback of the call in flight named by `token`, if any."""
@@ -99,9 +100,12 @@ class InboundOwner(Protocol):
     def progressed(self, token: Any) -> None:
         """The call in flight named by `token` reported progress (its deadline moves)."""
 
-    def asking(self, related: Any) -> AbstractContextManager[None]:
-        """Hold the deadlines of the calls a question sent on `related`'s stream may belong
-        to while it waits for a person."""
+    def asking(self, related: Any, task: str | None = None) -> AbstractContextManager[None]:
+        """Hold the deadlines of the calls a question sent on `related`'s stream (or naming
+        `task`) may belong to while it waits for a person."""
+
+    def task_status(self, params: dict[str, Any]) -> None:
+        """Take a ``notifications/tasks/status`` (the task's full state)."""
 
     async def relist(self) -> None:
         """List the tools and keep them; raises McpError."""
@@ -201,8 +205,9 @@ class Inbound:
         if method == "roots/list":
             return {"roots": list(self.roots)}
         if method == "elicitation/create":
-            ask = self.owner.asker_for(related)
-            with self.owner.asking(related):  # a person's time is not the server's
+            task = taskcall.related_task(params)  # the spec has a task's questions name it
+            ask = self.owner.asker_for(related, task)
+            with self.owner.asking(related, task):  # a person's time is not the server's
                 return await elicitation.answer(params, ask, self.name, self.log)
         raise McpError(jsonrpc.METHOD_NOT_FOUND, f"method not found: {method:.100}")
 
@@ -220,6 +225,8 @@ class Inbound:
                 task.cancel()
         elif method == "notifications/tools/list_changed":
             self._mark_tools_stale()
+        elif method == "notifications/tasks/status":
+            self.owner.task_status(params)  # replaces the task's state: a flood makes no work
         elif method == "notifications/message":
             serverlog.log_message(self.log, params)
         elif method.startswith("event/"):

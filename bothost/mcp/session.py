@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bothost.mcp import content, inbound, jsonrpc
+from bothost.mcp import content, inbound, jsonrpc, taskcall
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT, CallDeadline
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.jsonrpc import McpError
@@ -57,6 +57,9 @@ MAX_TOOL_PAGES = 100  # a server that pages forever is refused past this many pa
 MAX_TOOLS = 1_000  # more than any real server offers, and more than a model can choose from
 MAX_TOOL_BYTES = 128 * 1024  # one tool's definition as JSON (its schema, mostly)
 MAX_TOOLS_BYTES = 8 * 1024 * 1024  # all of a server's definitions: held and sent every round
+# Requests whose clock stops while a server's question waits for a person: the call, and
+# the tasks/result request a task's questions arrive on.
+HELD_WHILE_ASKING = ("tools/call", "tasks/result")
 
 Callback = Callable[..., Any]
 
@@ -111,6 +114,7 @@ class ClientSession:
         self.tools_list_requests = 0  # how often tools/list was sent (coalescing is tested)
         self.closed_reason: str | None = None
         self.pending: dict[Any, Pending] = {}
+        self.task_calls: set[taskcall.TaskCall] = set()  # tools/call run as tasks, in flight
         self._ids = itertools.count(1)
         self._solo_askers = itertools.count(1)  # keys for calls that brought a bare callable
         self.inbound = inbound.Inbound(self, name=name, log=log, roots=self.roots)
@@ -127,9 +131,12 @@ class ClientSession:
     def client_capabilities(self) -> dict[str, Any]:
         # EVENTS_CAPABILITY: servers that push event/* (ours) send them only to clients
         # that ask, because other clients log every unknown notification as an error.
+        # `tasks` with no members: we make task-augmented calls (bothost.mcp.taskcall) but
+        # run no tasks for the server, so there is nothing of ours to list, cancel or augment.
         caps: dict[str, Any] = {
             "roots": {"listChanged": False},
             "experimental": {EVENTS_CAPABILITY: {}},
+            "tasks": {},
         }
         if self.elicitation:
             caps["elicitation"] = {"form": {}}
@@ -357,6 +364,16 @@ class ClientSession:
         """
         if ask is not None and not isinstance(ask, Asker):
             ask = Asker(f"call:{next(self._solo_askers)}", ask)
+        if taskcall.runs_as_task(await self._tool(name), self.capabilities):
+            return await taskcall.run(
+                self,
+                name,
+                arguments or {},
+                timeout=timeout,
+                max_timeout=max_timeout,
+                on_progress=on_progress,
+                asker=ask,
+            )
         try:
             answer = await self.request(
                 "tools/call",
@@ -369,6 +386,19 @@ class ClientSession:
         except McpError as exc:
             return content.CallResult.failure(f"{self.name}/{name} failed: {exc.message}")
         return content.from_result(answer, self.media_dir)
+
+    async def _tool(self, name: str) -> dict[str, Any] | None:
+        """The listed definition of tool `name`; a name not listed yet is looked up once
+        more (a server may add tools right after initialize and announce them a moment
+        later), and on a server that runs tool tasks only: elsewhere it changes nothing."""
+        found = next((t for t in self.tools if t.get("name") == name), None)
+        if found is None and taskcall.server_runs_tool_tasks(self.capabilities):
+            try:
+                await self.refresh_tools()
+            except McpError as exc:
+                self.log.info("listing tools before calling %s failed: %s", name, exc.message)
+            found = next((t for t in self.tools if t.get("name") == name), None)
+        return found
 
     # -- incoming ----------------------------------------------------------------------
 
@@ -390,19 +420,24 @@ class ClientSession:
 
     # -- what the inbound side asks ------------------------------------------------------
 
-    def asker_for(self, related: Any) -> Ask | None:
+    def asker_for(self, related: Any, task: str | None = None) -> Ask | None:
         """Who answers a server's question: the asker of the call it belongs to.
 
+        A question that names its task (`task`) belongs to the call running that task.
         Over HTTP the server asks on the stream of the call that caused it (``related``).
         Over stdio nothing names the call, so while every call in flight that brought an
         asker belongs to one conversation (one key), the question is that conversation's;
         with calls of several conversations in flight it could be anyone's, and it goes to
         the session's default (usually nobody: the answer is ``cancel``).
         """
+        owner = self._task_call(task)
+        if owner is not None and owner.asker is not None:
+            return owner.asker.ask
         call = self._find(related) if inbound.hashable(related) else None
         if call is not None and call.asker is not None:
             return call.asker.ask
         askers = {p.asker.key: p.asker for p in self.pending.values() if p.asker is not None}
+        askers.update((c.asker.key, c.asker) for c in self.task_calls if c.asker is not None)
         if len(askers) == 1:
             return next(iter(askers.values())).ask
         return self.ask
@@ -410,26 +445,54 @@ class ClientSession:
     def progress_for(self, token: Any) -> Callback | None:
         """The progress callback of the call in flight that `token` names, if any."""
         pending = self._find(token) if inbound.hashable(token) else None
-        return pending.on_progress if pending is not None else None
+        if pending is not None:
+            return pending.on_progress
+        owner = next((c for c in self.task_calls if c.token == token), None)
+        return owner.on_progress if owner is not None else None
 
     def progressed(self, token: Any) -> None:
         """The call `token` names reported progress: its deadline moves."""
         pending = self._find(token) if inbound.hashable(token) else None
         if pending is not None and pending.deadline is not None:
             pending.deadline.progressed()
+        for owner in self.task_calls:  # a task's token stays valid for the task's life
+            if owner.token == token:
+                owner.deadline.progressed()
+
+    def task_status(self, params: dict[str, Any]) -> None:
+        """A ``notifications/tasks/status``: the call running that task takes it."""
+        owner = self._task_call(params.get("taskId"))
+        if owner is not None:
+            owner.update(params)
 
     @contextmanager
-    def asking(self, related: Any) -> Iterator[None]:
+    def asking(self, related: Any, task: str | None = None) -> Iterator[None]:
         """While a server's question waits for a person, the calls it may belong to wait
-        without a clock: the call `related` names (HTTP), else — nothing on the wire says
-        which (stdio) — every tool call in flight."""
+        without a clock: the call running the task it names (and the tasks/result requests
+        such questions arrive on), or the call `related` names (HTTP), else — nothing on the
+        wire says which (stdio) — every tool call in flight."""
+        owner = self._task_call(task)
         call = self._find(related) if inbound.hashable(related) else None
-        calls = [call] if call is not None else list(self.pending.values())
+        if owner is not None:
+            results = [p for p in self.pending.values() if p.method == "tasks/result"]
+            calls, deadlines = [*results, *([call] if call else [])], [owner.deadline]
+        elif call is not None:
+            calls, deadlines = [call], []
+        else:
+            calls = list(self.pending.values())
+            deadlines = [c.deadline for c in self.task_calls]
+        deadlines += [
+            p.deadline for p in calls if p.deadline is not None and p.method in HELD_WHILE_ASKING
+        ]
         with ExitStack() as stack:
-            for pending in calls:
-                if pending.deadline is not None and pending.method == "tools/call":
-                    stack.enter_context(pending.deadline.hold())
+            for deadline in dict.fromkeys(deadlines):
+                stack.enter_context(deadline.hold())
             yield
+
+    def _task_call(self, task_id: Any) -> taskcall.TaskCall | None:
+        if not isinstance(task_id, str):
+            return None
+        return next((c for c in self.task_calls if c.task_id == task_id), None)
 
     async def event(self, method: str, params: dict[str, Any]) -> None:
         """Hand one ``event/*`` notification to the owner's ``on_event``."""

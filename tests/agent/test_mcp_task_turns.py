@@ -1,0 +1,94 @@
+"""MCP Tasks inside agent turns: a tool that requires a task works like any tool, its
+status is the turn's status, and ``stop`` cancels the task on the server."""
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from bothost.api import Outcome
+from bothost.models import Address, IncomingMessage
+from tests.fakes.llm import last_tool_result
+from tests.helpers import make_host, until
+from tests.peers import server_everything
+
+TASK_SERVER = str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "task_server.py")
+
+
+def message(text):
+    return IncomingMessage(address=Address("test", "c1"), text=text, user="u1")
+
+
+def call(tool, **arguments):
+    return {"tool_calls": [{"name": tool, "arguments": arguments}]}
+
+
+def echo(body):
+    return {"text": last_tool_result(body)}
+
+
+@pytest.fixture
+async def host_with(home, fake_llm):
+    hosts = []
+
+    async def make(**servers):
+        llm = {
+            "provider": "openai",
+            "model": "m",
+            "base_url": fake_llm.openai_url,
+            "api_key": "test-key",
+        }
+        host = make_host(home, {"llm": llm, "mcp": {"servers": servers}})
+        hosts.append(host)
+        await host.start(serve_http=False, tick=False)
+        return host
+
+    yield make
+    for host in hosts:
+        await host.stop()
+
+
+async def test_a_task_tool_of_server_everything_answers_the_model(host_with, fake_llm):
+    host = await host_with(everything={"command": server_everything()[0]})
+    # server-everything adds its task tool just after initialize, announcing it
+    await until(
+        lambda: any(t["name"] == "simulate-research-query" for t in host.mcp.tools("everything"))
+    )
+    shown: list[str] = []
+
+    async def on_status(text):
+        shown.append(text)
+
+    fake_llm.script = [
+        call("activate_tools", groups=["everything"]),
+        call("mcp__everything__simulate-research-query", topic="tides"),
+        echo,
+    ]
+    reply = await host.handle_message(message("research tides"), on_status=on_status)
+    assert reply.text.startswith("# Research Report: tides"), reply.text
+    assert last_tool_result(fake_llm.requests[-1]).startswith("# Research Report: tides")
+    assert "everything/simulate-research-query: Gathering sources..." in shown
+
+
+async def test_stop_cancels_the_task_on_the_server(host_with, fake_llm):
+    host = await host_with(t={"command": sys.executable, "args": [TASK_SERVER]})
+    shown: list[str] = []
+
+    async def on_status(text):
+        shown.append(text)
+
+    fake_llm.script = [call("activate_tools", groups=["t"]), call("mcp__t__stuck", chatty=True)]
+    turn = asyncio.ensure_future(host.handle_message(message("go"), on_status=on_status))
+    await until(lambda: any("still going" in s for s in shown))
+    assert host.cancel(Address("test", "c1")) == [Address("test", "c1")]
+    async with asyncio.timeout(5):
+        assert (await turn).outcome is Outcome.STOPPED
+
+    async def cancelled():
+        return json.loads((await host.mcp.call_tool("t", "seen")).text)["cancelled"]
+
+    async with asyncio.timeout(5):
+        while not await cancelled():
+            await asyncio.sleep(0.02)
