@@ -95,6 +95,7 @@ class McpServerConfig:
     # progress extends a call up to this; None: DEFAULT_MAX_TIMEOUT, or `timeout` if longer
     max_timeout: float | None = None
     capabilities: dict[str, list[str]] = field(default_factory=dict)
+    roots: list[str] = field(default_factory=list)  # absolute paths, told on roots/list
 
 
 @dataclass

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from bothost.configschema import ConfigError
+from bothost.mcp import roots
 
 if TYPE_CHECKING:
     from bothost.config import Config
@@ -55,6 +56,10 @@ def check_semantics(config: Config) -> None:
                 f"{where}: mcp.servers.{name}: expected exactly one of 'command' "
                 "(stdio) or 'url' (HTTP)"
             )
+        for i, root in enumerate(server.roots):
+            wrong = roots.problem(root)
+            if wrong:
+                raise ConfigError(f"{where}: mcp.servers.{name}.roots[{i}]: {wrong}")
         if server.max_timeout is not None and server.max_timeout < server.timeout:
             raise ConfigError(
                 f"{where}: mcp.servers.{name}.max_timeout: expected at least the timeout "

@@ -25,6 +25,7 @@ from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT
 from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
 from bothost.mcp.http import HttpTransport
 from bothost.mcp.jsonrpc import McpError
+from bothost.mcp.roots import as_roots
 from bothost.mcp.serverlog import server_logger
 from bothost.mcp.session import ClientSession
 from bothost.mcp.stdio import StdioTransport
@@ -187,6 +188,7 @@ class ServerRunner:
             log=self.log,
             media_dir=self.home / "media",
             ask=self.ask,
+            roots=as_roots(config.roots),
             on_event=self.on_event,
             on_closed=on_closed,
             on_tools_changed=lambda _tools: self.on_change(self.name),
