@@ -24,7 +24,7 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bothost.agent.tools import Tool
@@ -33,7 +33,7 @@ from bothost.hookcall import call_policy
 from bothost.models import Session
 from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Choice, Question
 from bothost.rules import store as rule_store
-from bothost.rules.match import Match, config_rules, first_match, literal, text_of
+from bothost.rules.match import Match, Rule, config_rules, first_match, literal, text_of
 
 if TYPE_CHECKING:
     from bothost.host import Host
@@ -134,22 +134,38 @@ async def decide(host: Host, session: Session, call: ToolCall) -> Decision:
     return decision
 
 
-async def _decide(host: Host, session: Session, call: ToolCall) -> Decision:
+@dataclass
+class Evaluation:
+    """What the rules and the default make of a call, before anyone is asked."""
+
+    plan: Plan
+    answer: Match | None = None  # a remembered answer that stands in for asking
+    order: list[Rule] = field(default_factory=list)  # the rules in the order checked
+
+
+async def evaluate(host: Host, session: Session, call: ToolCall) -> Evaluation:
     verdict = call_policy(host.pm, "approve_tool_call", "deny", call=call, session=session)
     stored, remembered = await host.store.run(rule_store.load)
-    rules = stored + config_rules(host.config.permissions)
-    found = first_match(rules, call.name, call.arguments, session)
+    order = stored + config_rules(host.config.permissions)
+    found = first_match(order, call.name, call.arguments, session)
     chosen = plan(call, session, verdict, found, host.config.agent.approval)
+    answer = None
+    if chosen.action == "ask" and chosen.rememberable:
+        answer = first_match(remembered, call.name, call.arguments, session)
+    return Evaluation(chosen, answer, order)
+
+
+async def _decide(host: Host, session: Session, call: ToolCall) -> Decision:
+    evaluation = await evaluate(host, session, call)
+    chosen = evaluation.plan
     if chosen.action != "ask":
         # a rule allowing what would run anyway is not worth a row per call
         quiet = chosen.by == "auto" or (
             chosen.by == "rule" and chosen.action == "allow" and not needs_approval(call.tool)
         )
         return Decision(chosen.action == "allow", chosen.by, chosen.reason, recorded=not quiet)
-    if chosen.rememberable:
-        answer = first_match(remembered, call.name, call.arguments, session)
-        if answer is not None:
-            return Decision(True, f"remembered {answer.rule.ref}")
+    if evaluation.answer is not None:
+        return Decision(True, f"remembered {evaluation.answer.rule.ref}")
     return await ask(host, session, call, chosen.rememberable)
 
 

@@ -110,7 +110,7 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
 
 
 def add_commands() -> None:
-    from bothost.cli import core, events, mcp, mcp_install  # noqa: F401 (mcp_install extends mcp)
+    from bothost.cli import core, events, mcp, mcp_install, rules  # noqa: F401 (mcp_install extends mcp)
 
     for command in (
         *core.COMMANDS,
@@ -118,6 +118,7 @@ def add_commands() -> None:
         events.events_group,
         events.tick_command,
         events.briefings_command,
+        rules.rules_group,
     ):
         cli.add_command(command)
 

@@ -212,3 +212,20 @@ def spec_data(spec: PermissionRule) -> dict[str, Any]:
 
 def config_rules(permissions: list[PermissionRule]) -> list[Rule]:
     return [Rule(spec, CONFIG, index=i) for i, spec in enumerate(permissions)]
+
+
+def describe(rule: Rule) -> str:
+    """One line for listings: ``deny mcp__ssh__exec args command=re:rm .* who users=U1``."""
+    spec = rule.spec
+    parts = [f"{spec.action:5} {spec.tool}"]
+    if spec.args:
+        args = ", ".join(f"{k}={short(v, 60)}" for k, v in spec.args.items())
+        parts.append(f"args {args}{' (exact)' if spec.exact else ''}")
+    elif spec.exact:
+        parts.append("no arguments")
+    for key, value in spec_data(spec).get("who", {}).items():
+        shown = ",".join(value) if isinstance(value, list) else str(value).lower()
+        parts.append(f"who.{key}={shown}")
+    if spec.note:
+        parts.append(f"— {spec.note}")
+    return "  ".join(parts)

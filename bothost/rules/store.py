@@ -17,7 +17,15 @@ from typing import Any
 import sqlite_utils
 
 from bothost.config import PermissionRule
-from bothost.rules.match import REMEMBERED, STORED, Rule, RuleError, spec_data, spec_from_data
+from bothost.rules.match import (
+    REMEMBERED,
+    STORED,
+    Rule,
+    RuleError,
+    config_rules,
+    spec_data,
+    spec_from_data,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -98,3 +106,11 @@ def add(
 
 def remove(db: sqlite_utils.Database, rule_id: int) -> bool:
     return db.execute(f"DELETE FROM {TABLE} WHERE id = ?", [rule_id]).rowcount > 0
+
+
+def listing(
+    db: sqlite_utils.Database, permissions: list[PermissionRule]
+) -> tuple[list[Rule], list[Rule]]:
+    """(every rule in the order checked: stored, then config; the remembered answers)."""
+    rules, answers = load(db)
+    return rules + config_rules(permissions), answers

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from bothost.cli import cli
 
 COMMAND_TIMEOUT = 60
 QUIET = (
@@ -45,3 +49,89 @@ def test_a_bad_rule_is_a_config_error_naming_its_key_path(home, tmp_path, rules,
     assert result.returncode == 2, result
     assert expected in result.stderr and str(config) in result.stderr
     assert "Traceback" not in result.stderr
+
+
+DANGER = '''
+from bothost.hookspecs import hookimpl
+
+
+def wipe_disk(target: str = "all") -> str:
+    """Pretend to wipe a disk."""
+    return f"wiped {target}"
+
+
+@hookimpl
+def register_tools(register):
+    register(wipe_disk, destructive=True)
+'''
+
+
+@pytest.fixture
+def configured(home, tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "danger.py").write_text(DANGER)
+    (home / "bothost.yaml").write_text(
+        QUIET
+        + f"plugins: {{dirs: [{str(plugins)!r}]}}\n"
+        + "permissions:\n"
+        + "  - {tool: wipe_disk, args: {target: 'scratch*'}, action: allow, note: scratch}\n"
+        + "  - {tool: 'wipe_*', who: {admins: false}, action: deny}\n"
+    )
+    return home
+
+
+def test_rules_test_names_the_deciding_rule_or_the_default(configured):
+    home = configured
+    result = bothost(home, "rules", "test", "wipe_disk", '{"target": "scratch-1"}')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        'allow: wipe_disk {"target": "scratch-1"}  (in console:, user '
+        + result.stdout.split("user ", 1)[1].split(",", 1)[0]
+        + ", an admin)",
+        "  rule 1 (permissions[0], config): tool 'wipe_disk' matched 'wipe_disk'; "
+        "args.target 'scratch*' matched 'scratch-1'",
+        "  allowed by permission rule permissions[0] (scratch)",
+    ]
+    who = ["--user", "U1", "--channel", "slack:C1:1.2"]
+    result = bothost(home, "rules", "test", "wipe_disk", '{"target": "db"}', *who)
+    assert result.stdout.splitlines()[1:] == [
+        "  rule 2 (permissions[1], config): tool 'wipe_*' matched 'wipe_disk'; who.admins false",
+        "  refused by permission rule permissions[1]",
+    ]
+    assert "(in slack:C1:1.2, user U1, not an admin)" in result.stdout
+    result = bothost(home, "rules", "test", "wipe_disk", '{"target": "db"}')
+    assert result.stdout.splitlines()[1:] == [
+        "  default: wipe_disk is destructive, and agent.approval is ask"
+    ]
+
+
+def test_rules_add_list_test_and_remove(configured):
+    runner = CliRunner()
+
+    def run(*args, code=0):
+        result = runner.invoke(cli, ["--home", str(configured), *args], catch_exceptions=False)
+        assert result.exit_code == code, result.output + result.stderr
+        return result
+
+    added = run("rules", "add", "wipe_disk", "deny", "--arg", "target=re:prod-.*", "--note", "no")
+    assert added.stdout.strip() == "Added rule #1."
+    run("rules", "add", "other", "ask", "--first", "--user", "U1", "--admins")
+    listed = run("rules", "list").stdout.splitlines()
+    assert [line.split()[:5] for line in listed] == [
+        ["1", "#2", "stored", "ask", "other"],
+        ["2", "#1", "stored", "deny", "wipe_disk"],
+        ["3", "permissions[0]", "config", "allow", "wipe_disk"],
+        ["4", "permissions[1]", "config", "deny", "wipe_*"],
+    ]
+    assert "who.users=U1  who.admins=true" in listed[0]
+    data = json.loads(run("rules", "test", "wipe_disk", '{"target": "prod-db"}', "--json").stdout)
+    assert (data["action"], data["rule"]["ref"], data["rule"]["position"]) == ("deny", "#1", 2)
+    assert data["reason"] == "refused by permission rule #1 (no)"
+    bad = run("rules", "add", "x", "deny", "--arg", "a=re:(", code=2)
+    assert "args.a: not a regular expression" in bad.stderr
+    run("rules", "remove", "permissions[0]", code=2)
+    assert run("rules", "remove", "#1").stdout.strip() == "Removed rule #1."
+    run("rules", "remove", "1", code=1)
+    listed = json.loads(run("rules", "list", "--json").stdout)
+    assert [r["ref"] for r in listed["rules"]] == ["#2", "permissions[0]", "permissions[1]"]

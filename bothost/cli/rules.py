@@ -1,0 +1,166 @@
+"""``bothost rules …``: list, add, remove and test permission rules.
+
+Thin commands over :mod:`bothost.rules`. ``add`` and ``remove`` change the
+``permission_rules`` table, which a running host reads on every tool call, so a change
+applies at once; rules in config are changed in the config file. ``test`` prints which rule
+decides a call, and why, for the person the options name (by default the local operator).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from datetime import datetime
+from typing import Any
+
+import click
+
+from bothost import jsondecode
+from bothost.cli.runtime import Runtime
+from bothost.models import Address, AddressError, Session
+from bothost.rules import store as rule_store
+from bothost.rules.explain import explain, find_tool
+from bothost.rules.match import ACTIONS, RuleError, describe, spec_from_data
+
+pass_runtime = click.make_pass_decorator(Runtime)
+USAGE_EXIT = 2
+
+
+def when(epoch: float | None) -> str:
+    return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M") if epoch else ""
+
+
+@click.group("rules")
+def rules_group() -> None:
+    """Permission rules: which tool calls run, ask or are refused."""
+
+
+@rules_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_runtime
+def list_command(runtime: Runtime, as_json: bool) -> None:
+    """Every rule in the order it is checked, then the remembered answers."""
+    permissions = runtime.config.permissions
+    rules, answers = runtime.store.call(lambda db: rule_store.listing(db, permissions))
+    if as_json:
+        data = {
+            "rules": [{**r.to_dict(), "position": i} for i, r in enumerate(rules, 1)],
+            "remembered": [a.to_dict() for a in answers],
+        }
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    if not rules:
+        click.echo("No permission rules: the default decides (see agent.approval).")
+    for i, rule in enumerate(rules, 1):
+        click.echo(f"{i:>3}  {rule.ref:16} {rule.origin:7} {describe(rule)}")
+    if answers:
+        click.echo("Remembered answers (say yes where a call would be asked):")
+    for answer in answers:
+        by = f"  by {answer.created_by} {when(answer.created_at)}".rstrip()
+        click.echo(f"     {answer.ref:16} {answer.origin:7} {describe(answer)}{by}")
+
+
+@rules_group.command("add")
+@click.argument("tool")
+@click.argument("action", type=click.Choice(ACTIONS))
+@click.option("--arg", "args", multiple=True, metavar="NAME=PATTERN", help="Argument pattern.")
+@click.option("--exact", is_flag=True, help="No arguments besides those given with --arg.")
+@click.option("--user", "users", multiple=True, help="Only this user's calls (repeatable).")
+@click.option("--channel", "channels", multiple=True, help="Only in this channel or address.")
+@click.option("--admins/--non-admins", default=None, help="Only admins, or only non-admins.")
+@click.option("--note", default="", help="Shown with a refusal and in the listing.")
+@click.option("--first", is_flag=True, help="Before every other stored rule (default: after).")
+@pass_runtime
+def add_command(
+    runtime: Runtime,
+    tool: str,
+    action: str,
+    args: tuple[str, ...],
+    exact: bool,
+    users: tuple[str, ...],
+    channels: tuple[str, ...],
+    admins: bool | None,
+    note: str,
+    first: bool,
+) -> None:
+    """Add a rule: bothost rules add mcp__ssh__exec deny --arg 'command=re:rm .*'."""
+    data: dict[str, Any] = {"tool": tool, "action": action, "exact": exact, "note": note}
+    data["args"] = {}
+    for pair in args:
+        name, sep, pattern = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"expected NAME=PATTERN, got {pair!r}", param_hint="--arg")
+        data["args"][name] = pattern
+    who = {"users": list(users), "channels": list(channels), "admins": admins}
+    if any(v not in (None, []) for v in who.values()):
+        data["who"] = who
+    try:
+        spec = spec_from_data(data)
+    except RuleError as exc:
+        raise click.UsageError(str(exc)) from None
+    by = f"cli:{getpass.getuser()}"
+    rule_id = runtime.store.call(lambda db: rule_store.add(db, spec, by, first=first))
+    click.echo(f"Added rule #{rule_id}.")
+
+
+@rules_group.command("remove")
+@click.argument("rule_id", metavar="ID")
+@pass_runtime
+def remove_command(runtime: Runtime, rule_id: str) -> None:
+    """Remove a stored rule or a remembered answer by its id (#7 or 7)."""
+    if rule_id.startswith("permissions["):
+        raise click.UsageError(f"{rule_id} is in the config file: change it there")
+    try:
+        number = int(rule_id.removeprefix("#"))
+    except ValueError:
+        raise click.BadParameter(f"expected a rule id such as 7, got {rule_id!r}") from None
+    if not runtime.store.call(lambda db: rule_store.remove(db, number)):
+        click.echo(f"bothost: no stored rule #{number} (bothost rules list)", err=True)
+        sys.exit(1)
+    click.echo(f"Removed rule #{number}.")
+
+
+@rules_group.command("test")
+@click.argument("tool")
+@click.argument("arguments", required=False, default="{}", metavar="[JSON]")
+@click.option("--user", default=None, help="The person calling (default: you, an admin).")
+@click.option("--channel", "address", default="console:", help="The conversation's address.")
+@click.option("--admin/--no-admin", default=None, help="Whether that person is an admin.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_runtime
+def test_command(
+    runtime: Runtime,
+    tool: str,
+    arguments: str,
+    user: str | None,
+    address: str,
+    admin: bool | None,
+    as_json: bool,
+) -> None:
+    """Which rule decides a call, and why: bothost rules test mcp__gmail__send '{"to": "a@b"}'."""
+    try:
+        values = jsondecode.decode_object(arguments)
+    except jsondecode.JsonInputError as exc:
+        raise click.BadParameter(str(exc), param_hint="JSON") from None
+    try:
+        where = Address.parse(address)
+    except AddressError as exc:
+        raise click.BadParameter(str(exc), param_hint="--channel") from None
+    is_admin = admin if admin is not None else user is None  # the operator is an admin
+    session = Session(str(where), where, user or getpass.getuser(), is_admin)
+    host = runtime.host()
+
+    async def run() -> Any:
+        found, problem = await find_tool(host, tool)
+        result = await explain(host, tool, values, session, found)
+        if problem:
+            result.notes.insert(0, problem)
+        return result
+
+    result = runtime.run(run())
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return
+    for line in result.lines():
+        click.echo(line)

@@ -1,0 +1,131 @@
+"""``bothost rules test``: which rule decides a call, and why, without running anything.
+
+The decision is the one a turn would make (:func:`bothost.agent.approvals.evaluate`: the
+policy hook, the rules, the default, a remembered answer), for a person the caller names.
+The tool's capabilities matter to the default, so the tool is looked up: native and admin
+tools in the registry, an MCP tool by starting its server for the length of the command.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bothost.agent.approvals import ToolCall, evaluate
+from bothost.agent.tools import Tool
+from bothost.models import Session
+
+if TYPE_CHECKING:
+    from bothost.host import Host
+
+logger = logging.getLogger(__name__)
+
+ARGS_SHOWN = 200  # characters of the arguments echoed on the first line
+
+
+@dataclass
+class Explanation:
+    tool: str
+    arguments: dict[str, Any]
+    session: Session
+    action: str  # allow | ask | deny
+    reason: str
+    rule: dict[str, Any] | None = None  # the deciding rule, with its place in the order
+    matched: list[str] = field(default_factory=list)
+    answer: dict[str, Any] | None = None  # a remembered answer that says yes instead
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        args = json.dumps(self.arguments, ensure_ascii=False)
+        who = self.session
+        person = f"user {who.user or '-'}, {'an admin' if who.is_admin else 'not an admin'}"
+        out = [f"{self.action}: {self.tool} {args[:ARGS_SHOWN]}  (in {who.address}, {person})"]
+        if self.rule is not None:
+            out.append(
+                f"  rule {self.rule['position']} ({self.rule['ref']}, {self.rule['origin']}): "
+                + "; ".join(self.matched)
+            )
+        out.append(f"  {self.reason}")
+        if self.answer is not None:
+            out.append(
+                f"  remembered answer {self.answer['ref']} says yes instead of asking: "
+                + "; ".join(self.answer["matched"])
+            )
+        out += [f"  note: {n}" for n in self.notes]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "session": str(self.session.address),
+            "user": self.session.user,
+            "admin": self.session.is_admin,
+            "action": self.action,
+            "reason": self.reason,
+            "rule": self.rule,
+            "matched": self.matched,
+            "remembered": self.answer,
+            "notes": self.notes,
+        }
+
+
+async def explain(
+    host: Host, name: str, arguments: dict[str, Any], session: Session, tool: Tool | None
+) -> Explanation:
+    """How a call of ``name`` by ``session`` would be decided (``tool``: None if unknown)."""
+    known = tool is not None
+    if tool is None:
+
+        async def nothing(arguments: dict[str, Any], ctx: Any) -> None:
+            return None
+
+        tool = Tool(name=name, description="", schema={}, run=nothing)
+    evaluation = await evaluate(host, session, ToolCall(name, arguments, tool))
+    plan = evaluation.plan
+    result = Explanation(name, arguments, session, plan.action, plan.reason)
+    if not known and plan.by in ("auto", "mode", "default"):
+        result.notes.append(
+            f"no tool {name!r} is known here, so the default took it to have no capability "
+            "that needs approval; a destructive or egress: chosen tool follows agent.approval"
+        )
+    if plan.match is not None:
+        rule = plan.match.rule
+        position = evaluation.order.index(rule) + 1
+        result.rule = {**rule.to_dict(), "position": position}
+        result.matched = plan.match.fields
+    if evaluation.answer is not None:
+        result.answer = {**evaluation.answer.rule.to_dict(), "matched": evaluation.answer.fields}
+    if tool.capabilities.egress == "chosen" and plan.action != "deny":
+        result.notes.append(
+            "egress: chosen — the interlock still refuses it in a conversation that holds "
+            "private data and untrusted content, whatever the rules say"
+        )
+    return result
+
+
+async def find_tool(host: Host, name: str) -> tuple[Tool | None, str]:
+    """The tool named ``name`` and, when it could not be looked up, why."""
+    tool = host.registry.lookup(name, True)
+    if tool is not None:
+        return tool, ""
+    from bothost.agent.mcp_tools import PREFIX, McpToolSource, tool_name
+    from bothost.mcp import commands
+    from bothost.mcp.manager import McpManagerError
+
+    if not name.startswith(PREFIX):
+        return None, ""
+    manager = commands.manager_for(host.config, host.store, host.home)
+    await manager.reload()
+    servers = [s for s in commands.enabled_names(manager) if name.startswith(tool_name(s, ""))]
+    for server in sorted(servers):
+        try:
+            async with commands.private(manager, {server}):
+                for candidate in McpToolSource(manager, host.config).tools(server):
+                    if candidate.name == name:
+                        return candidate, ""
+        except McpManagerError as exc:
+            return None, f"MCP server {server} could not be asked for its tools: {exc}"
+    return None, ""
