@@ -21,6 +21,7 @@ import hashlib
 import re
 from typing import Any
 
+from bothost.agent.mcp_resources import resource_tools
 from bothost.agent.registry import Group
 from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolError, ToolResult
 from bothost.mcp.elicitation import Asker
@@ -179,6 +180,14 @@ class McpToolSource:
                     plugin=plugin_name(group),
                 )
             )
+        if "resources" in self.manager.capabilities(group):
+            taken = {t.name for t in tools}
+
+            def name(which: str) -> str:  # the server's own tool of that name keeps it
+                plain = tool_name(group, which)
+                return plain if plain not in taken else suffixed(plain, f"resources:{which}", 8)
+
+            tools += resource_tools(self.manager, group, name)
         return tools
 
     def runner(self, server: str, tool: str) -> Any:

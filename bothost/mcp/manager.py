@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
-from bothost.mcp import roster, stored
+from bothost.mcp import resources, roster, stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
+from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.runner import ServerRunner, ServerStatus, describe
 
 logger = logging.getLogger(__name__)
@@ -202,6 +203,33 @@ class McpManager:
         """What the server's ``initialize`` said about using it; "" unless it is ready."""
         runner = self.runners.get(server)
         return runner.instructions() if runner is not None else ""
+
+    def capabilities(self, server: str) -> dict[str, Any]:
+        """What the server declared at ``initialize`` (``resources``, ``prompts``…); {} unless
+        it is ready."""
+        runner = self.runners.get(server)
+        return runner.capabilities() if runner is not None else {}
+
+    async def list_resources(self, server: str) -> CallResult:
+        """The server's resources and resource templates as text; failures are results."""
+        runner = self.runners.get(server)
+        if runner is None:
+            return CallResult.failure(f"no MCP server named {server!r}")
+        try:
+            return await resources.listing_text(runner, server)
+        except McpError as exc:
+            return CallResult.failure(f"listing the resources of {server} failed: {exc.message}")
+
+    async def read_resource(self, server: str, uri: str) -> CallResult:
+        """One resource: text as text, binary saved under media/; failures are results."""
+        runner = self.runners.get(server)
+        if runner is None:
+            return CallResult.failure(f"no MCP server named {server!r}")
+        try:
+            answer = await runner.request("resources/read", {"uri": uri})
+        except McpError as exc:
+            return CallResult.failure(f"reading {uri} from {server} failed: {exc.message}")
+        return resources.read_result(answer, self.home / "media")
 
     async def call_tool(
         self,

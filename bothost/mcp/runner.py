@@ -20,6 +20,7 @@ from typing import Any
 from bothost import redact
 from bothost.config import McpServerConfig
 from bothost.executables import resolve_command
+from bothost.mcp import jsonrpc
 from bothost.mcp.content import CallResult
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT
 from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
@@ -234,6 +235,26 @@ class ServerRunner:
             return ""
         value = self.session.instructions
         return value if isinstance(value, str) else ""
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the server declared in its ``initialize`` answer; {} unless it is ready."""
+        if self.session is None or self.state != "ready":
+            return {}
+        return self.session.capabilities
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One request (a listing, a read) within the server's ``timeout``; raises McpError,
+        also when the server is not running."""
+        if self.state == "starting":
+            await self.wait_settled(min(self.config.timeout, START_WAIT))
+        session = self.session
+        if session is None or self.state != "ready":
+            why = f": {self.error}" if self.error else ""
+            raise McpError(
+                jsonrpc.CONNECTION_CLOSED,
+                f"MCP server {self.name} is not running ({self.state}{why})",
+            )
+        return await session.request(method, params, timeout=self.config.timeout)
 
     def status(self) -> ServerStatus:
         transport, target = describe(self.config)
