@@ -71,6 +71,7 @@ class Host:
             mcp=lambda: self.mcp,
             platforms=lambda: self.active,
             connections=lambda: self.http.guard,
+            usage=self.config.usage,
         )
         self.mcp: Any = None
         self.events: Any = None

@@ -12,14 +12,19 @@ here too, so a plugin never needs the host's internals to show them.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
+from bothost.config import UsageConfig
 from bothost.events import feedback
 from bothost.models import Address
+from bothost.usage import report, summary
+from bothost.usage.report import UsageRow
+from bothost.usage.summary import Summary
 
 if TYPE_CHECKING:
     from bothost.listener import ConnectionGuard
@@ -108,6 +113,9 @@ class Figures:
     ticks_by_status: dict[str, int]
     deliveries_by_status: dict[str, int]
     webhook_ids: int  # webhook ids remembered for dedupe
+    llm_by_model: list[UsageRow] = field(default_factory=list)  # model calls, all time
+    llm_by_kind: list[UsageRow] = field(default_factory=list)  # turn | tick | other
+    currency: str = "USD"  # of the costs in the usage rows
 
 
 @dataclass(frozen=True)
@@ -147,12 +155,14 @@ class Queries:
         mcp: Callable[[], McpManager | None] = lambda: None,
         platforms: Callable[[], Iterable[str]] = tuple,
         connections: Callable[[], ConnectionGuard | None] = lambda: None,
+        usage: UsageConfig | None = None,
     ) -> None:
         # the manager and the listener come and go with the host's start and stop: ask late
         self.store = store
         self._mcp = mcp
         self._platforms = platforms
         self._connections = connections
+        self._usage = usage or UsageConfig()  # prices turn tokens into cost; budgets
 
     # --- sessions and transcripts ---------------------------------------------------------
 
@@ -255,7 +265,23 @@ class Queries:
 
     async def figures(self) -> Figures:
         """Every total ``/metrics`` shows, in one read."""
-        return await self.store.run(read_figures)
+        return await self.store.run(lambda db: read_figures(db, self._usage))
+
+    # --- model usage ------------------------------------------------------------------------
+
+    async def usage(self, by: str = "day", since: float = 0.0) -> list[UsageRow]:
+        """Model calls since ``since`` (epoch seconds) summed by ``day`` (UTC), ``user``
+        (``platform:user``; the tick's as ``tick``), ``model`` or ``kind``, with cost from
+        ``usage.prices``."""
+        if by not in report.BY:
+            raise ValueError(f"by: expected one of {', '.join(report.BY)}, got {by!r}")
+        return await self.store.run(lambda db: report.totals(db, by, self._usage.prices, since))
+
+    async def usage_summary(self, by: str = "user", since: float | None = None) -> Summary:
+        """What ``bothost usage`` shows (default: today, UTC, by user), budgets included."""
+        now = time.time()
+        start = report.day_start(now) if since is None else since
+        return await self.store.run(lambda db: summary.summarise(db, self._usage, by, start, now))
 
     # --- feedback on events (idempotent: a double click changes nothing more) --------------
 
@@ -350,7 +376,7 @@ class Queries:
         return bool(self.store.health.report()["ok"])
 
 
-def read_figures(db: sqlite_utils.Database) -> Figures:
+def read_figures(db: sqlite_utils.Database, usage: UsageConfig | None = None) -> Figures:
     def q(sql: str) -> list[tuple[Any, ...]]:
         return db.execute(sql).fetchall()
 
@@ -384,4 +410,7 @@ def read_figures(db: sqlite_utils.Database) -> Figures:
         ticks_by_status=dict(q("SELECT status, COUNT(*) FROM ticks GROUP BY status")),
         deliveries_by_status=dict(q("SELECT status, COUNT(*) FROM deliveries GROUP BY status")),
         webhook_ids=q("SELECT COUNT(*) FROM webhook_ids")[0][0],
+        llm_by_model=report.totals(db, "model", usage.prices if usage else {}),
+        llm_by_kind=report.totals(db, "kind", usage.prices if usage else {}),
+        currency=usage.currency if usage else "USD",
     )

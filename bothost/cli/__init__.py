@@ -111,6 +111,7 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
 
 def add_commands() -> None:
     from bothost.cli import core, events, mcp, mcp_install, rules  # noqa: F401 (mcp_install extends mcp)
+    from bothost.cli.usage import usage_command
 
     for command in (
         *core.COMMANDS,
@@ -119,6 +120,7 @@ def add_commands() -> None:
         events.tick_command,
         events.briefings_command,
         rules.rules_group,
+        usage_command,
     ):
         cli.add_command(command)
 

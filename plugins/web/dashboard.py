@@ -1,8 +1,9 @@
-"""What the dashboard shows: MCP servers, the event queue, briefings, recent tool calls.
+"""What the dashboard shows: MCP servers, the event queue, briefings, recent tool calls,
+and today's model usage by person with the daily budgets.
 
-Each poll (``GET /api/dashboard``) reads the queue counts, the latest tool calls and MCP
-server status through ``host.queries`` and the latest web briefings from the plugin's own
-table. Long fields are cut here so a poll stays small whatever a tool returned.
+Each poll (``GET /api/dashboard``) reads the queue counts, the latest tool calls, today's
+usage (UTC) and MCP server status through ``host.queries`` and the latest web briefings
+from the plugin's own table. Long fields are cut here so a poll stays small whatever a tool returned.
 """
 
 from __future__ import annotations
@@ -48,5 +49,6 @@ async def snapshot(host: HostApi) -> dict[str, Any]:
         "tool_calls": [tool_call(row) for row in await queries.tool_calls(TOOL_CALLS)],
         "mcp": [dataclasses.asdict(server) for server in queries.mcp_servers()],
         "platforms": queries.platforms(),
+        "usage": (await queries.usage_summary(by="user")).as_json(),  # today, UTC
         "now": time.time(),
     }

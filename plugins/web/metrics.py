@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from bothost.api import HostApi
+from bothost.queries import Figures
 
 if TYPE_CHECKING:  # the web parts that keep counters in memory
     from bothost.plugins.web.outbound import WebhookPlatform
@@ -63,6 +64,46 @@ def counter_samples(
             yield dict(zip(labels, key[1:], strict=True)), value
 
 
+def usage_families(out: Exposition, t: Figures) -> None:
+    """Model calls and tokens by model (cached ones too), cost where usage.prices has one."""
+    models = t.llm_by_model
+    out.family(
+        "bothost_llm_calls_total",
+        "counter",
+        "Model calls, by model.",
+        (({"model": r.key}, r.calls) for r in models),
+    )
+    out.family(
+        "bothost_llm_calls_by_kind_total",
+        "counter",
+        "Model calls, by whose they were: turn (a person's), tick, other.",
+        (({"kind": r.key}, r.calls) for r in t.llm_by_kind),
+    )
+    out.family(
+        "bothost_llm_tokens_total",
+        "counter",
+        "Model tokens, by model and type (input includes cached; cached and cache_write "
+        "are parts of input).",
+        (
+            ({"model": r.key, "type": kind}, getattr(r, kind))
+            for r in models
+            for kind in ("input", "output", "cached", "cache_write")
+        ),
+    )
+    out.family(
+        "bothost_llm_estimated_calls_total",
+        "counter",
+        "Model calls whose tokens we estimated (the provider reported none).",
+        (({"model": r.key}, r.estimated) for r in models),
+    )
+    out.family(
+        "bothost_llm_cost_total",
+        "counter",
+        "Cost of model calls from usage.prices, by model (priced models only).",
+        (({"model": r.key, "currency": t.currency}, r.cost) for r in models if not r.unpriced),
+    )
+
+
 async def render(
     host: HostApi, web: WebPlatform, webhook: WebhookPlatform, inbound: WebhookRoutes
 ) -> str:
@@ -94,6 +135,7 @@ async def render(
         "Time spent in tools.",
         (({"tool": s.tool}, s.duration_ms / 1000) for s in t.tools),
     )
+    usage_families(out, t)
     servers = host.queries.mcp_servers()
     out.family(
         "bothost_mcp_server_up",

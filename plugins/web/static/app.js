@@ -282,6 +282,25 @@
       (c) => c.tool, (c) => c.status || (c.is_error ? "error" : "ok"),
       (c) => c.duration_ms == null ? "" : String(Math.round(c.duration_ms)), (c) => c.result,
     ], "No tool calls yet.", (c) => c.is_error ? "is-error" : "");
+    renderUsage(d.usage || { rows: [], budgets: [] });
+  }
+
+  // today's model usage by person (the tick as "tick"); "~" marks estimates, "+?" unpriced
+  function renderUsage(u) {
+    const n = (value) => Number(value || 0).toLocaleString();
+    const cost = (r) => u.priced ? r.cost.toFixed(2) + (r.unpriced ? "+?" : "") : "";
+    fillTable("#usage", u.rows.length ? [...u.rows, u.total] : [], [
+      (r) => r.key, (r) => n(r.calls), (r) => (r.estimated ? "~" : "") + n(r.tokens),
+      (r) => n(r.cached), cost,
+    ], "No model calls today.");
+    $("#budgets").replaceChildren(...u.budgets.map((b) => {
+      const parts = [];
+      if (b.tokens != null) parts.push(`${n(b.used.tokens)} of ${n(b.tokens)} tokens`);
+      if (b.cost != null) parts.push(`${b.used.cost.toFixed(2)} of ${b.cost.toFixed(2)} ${u.currency}`);
+      const who = b.name === "user_daily" && b.who ? ` (most: ${b.who})` : "";
+      return el("li", { class: b.spent ? "is-error" : "",
+        text: `${b.name}: ${parts.join(", ")}${who}${b.spent ? " — spent" : ""}` });
+    }));
   }
 
   async function refresh() {
