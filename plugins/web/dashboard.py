@@ -3,7 +3,8 @@ and today's model usage by person with the daily budgets.
 
 Each poll (``GET /api/dashboard``) reads the queue counts, the latest tool calls, today's
 usage (UTC) and MCP server status through ``host.queries`` and the latest web briefings
-from the plugin's own table. Long fields are cut here so a poll stays small whatever a tool returned.
+from the plugin's own table. Long fields are cut here so a poll stays small whatever a tool
+returned.
 """
 
 from __future__ import annotations
