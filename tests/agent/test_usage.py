@@ -156,3 +156,37 @@ async def test_a_cost_budget_for_everyone_uses_the_price_table(started, fake_llm
     assert refused.outcome is Outcome.REFUSED
     assert "The bot's daily model budget is spent (1.25 of 1.20 USD" in refused.text
     assert len(fake_llm.requests) == 1
+
+
+def test_an_anthropic_delta_without_input_figures_keeps_the_start_ones():
+    """Older API versions send only output_tokens in message_delta."""
+    from anthropic.types import MessageDeltaUsage
+    from anthropic.types import Usage as StartUsage
+
+    start = anthropic_usage_of(
+        StartUsage(
+            input_tokens=20,
+            output_tokens=1,
+            cache_read_input_tokens=100,
+            cache_creation_input_tokens=5,
+        )
+    )
+    delta = MessageDeltaUsage(output_tokens=30)
+    assert anthropic_usage_of(delta, start) == Usage(125, 30, 100, 5)
+
+
+async def test_a_turn_that_reaches_its_budget_between_rounds_stops_there(started, fake_llm):
+    fake_llm.usage = {"input": 120, "output": 7}
+    fake_llm.script = [
+        {"tool_calls": [{"name": "activate_tools", "arguments": {"groups": []}}]},
+        {"text": "never sent"},
+    ]
+    host = await started(
+        {
+            "llm": llm_config(fake_llm, "openai"),
+            "usage": {"budgets": {"user_daily": {"tokens": 100}}},
+        }
+    )
+    reply = await host.handle_message(message("go"))
+    assert reply.outcome is Outcome.REFUSED and "Your daily model budget is spent" in reply.text
+    assert len(fake_llm.requests) == 1 and len(usage_rows(host)) == 1

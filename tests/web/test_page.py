@@ -133,6 +133,21 @@ async def test_a_tool_call_is_approved_in_the_page(page, web_host):
     await page.wait_for("#tool-calls td", "wiped sdc")  # the dashboard lists it
 
 
+async def test_the_dashboard_shows_todays_model_usage(page, web_host):
+    row = (time.time(), time.strftime("%Y-%m-%d", time.gmtime()), "slack:U1")
+    await web_host.store.run(
+        lambda db: db.execute(
+            "INSERT INTO llm_usage (at, day, kind, provider, model, input_tokens,"
+            " output_tokens, cached_tokens, estimated, user_key)"
+            " VALUES (?, ?, 'turn', 'openai', 'gpt-a', 1200, 34, 1000, 1, ?)",
+            row,
+        )
+    )
+    await page.open("p-usage")
+    cell = await page.wait_for("#usage td", "slack:U1")
+    assert "~1,234" in (await page.run(lambda: cell.find_element("xpath", "..").text))
+
+
 async def test_a_briefing_from_a_pushed_event_arrives_in_the_page(page, web_host, client, secret):
     await page.open("p-brief")
     body, headers = signed(

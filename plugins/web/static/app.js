@@ -287,7 +287,8 @@
 
   // today's model usage by person (the tick as "tick"); "~" marks estimates, "+?" unpriced
   function renderUsage(u) {
-    const n = (value) => Number(value || 0).toLocaleString();
+    // thousands with commas, as `bothost usage` prints them, whatever the browser's locale
+    const n = (value) => String(Math.round(value || 0)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
     const cost = (r) => u.priced ? r.cost.toFixed(2) + (r.unpriced ? "+?" : "") : "";
     fillTable("#usage", u.rows.length ? [...u.rows, u.total] : [], [
       (r) => r.key, (r) => n(r.calls), (r) => (r.estimated ? "~" : "") + n(r.tokens),
