@@ -52,14 +52,16 @@ test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # Node peers for MCP interop tests: the official conformance suite needs Node >= 22,
-# which npm's `node@22` package provides without touching the system Node.
+# which npm's `node@22` package provides without touching the system Node; the reference
+# servers are what tests/interop drives (the PyPI servers come with the test extra).
 # The official MCP Python SDK 1.x client gets a venv of its own (the test extra has 2.x).
 SDK1 := $(PEERS)/mcp-sdk1
 peers:
 	mkdir -p $(PEERS)
 	cd $(PEERS) && (test -f package.json || echo '{"private": true}' > package.json)
 	cd $(PEERS) && npm install --no-audit --no-fund --silent node@22 \
-		@modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/server-everything
+		@modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/server-everything \
+		@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory
 	test -x $(SDK1)/bin/python || python3 -m venv $(SDK1)
 	$(SDK1)/bin/python -m pip --disable-pip-version-check install -qq 'mcp>=1.20,<2'
 

@@ -1,4 +1,5 @@
-"""Finding the real peers tests run against (sshd, Node 22 tools, Chromium).
+"""Finding the real peers tests run against (sshd, Node 22 tools, npm and PyPI MCP servers,
+Chromium).
 
 A missing peer skips the test locally; with BOTHOST_REQUIRE_PEERS=1 (set by .ci/run) it
 fails instead, so CI always runs the interop tests.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,12 +41,26 @@ def conformance_js() -> Path:
     return path
 
 
+def node_server(package: str, bin_name: str) -> list[str]:
+    """Command that starts the npm server `package` (installed by `make peers`) on stdio."""
+    bin_path = PEERS_DIR / ".bin" / bin_name
+    if not bin_path.exists():
+        missing(f"{package} (run `make peers`)")
+    return [str(bin_path)]
+
+
 def server_everything() -> list[str]:
     """Command that starts `@modelcontextprotocol/server-everything` on stdio."""
-    bin_path = PEERS_DIR / ".bin" / "mcp-server-everything"
-    if not bin_path.exists():
-        missing("@modelcontextprotocol/server-everything (run `make peers`)")
-    return [str(bin_path)]
+    return node_server("@modelcontextprotocol/server-everything", "mcp-server-everything")
+
+
+def python_script(name: str) -> str:
+    """A console script the test extra installs beside this interpreter (mcp-server-fetch,
+    mcp-server-git, mcp-server-time, uvx)."""
+    path = Path(sys.executable).with_name(name)
+    if not path.exists():
+        missing(f"{name} (install the test extra: pip install -e '.[test]')")
+    return str(path)
 
 
 def mcp_sdk1_python() -> Path:

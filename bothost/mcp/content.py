@@ -7,17 +7,24 @@ are no blocks is ``structuredContent`` shown, compactly, a lone string value unw
 SDK servers mirror a ``str`` result as ``{"result": text}`` and file servers as
 ``{"content": text}``, which as JSON puts a whole file on one escaped line. The structured
 value is kept on the result for callers that want the data. A JSON-RPC error or a timeout is a
-result with ``is_error`` set, never an exception, so a turn can go on.
+result with ``is_error`` set, never an exception, so a turn can go on. An error result's text
+loses the TypeScript SDK's ``MCP error -32602:`` prefix (the code is for programs; ``raw``
+keeps it).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bothost.mcp import media
+
+# How the TypeScript SDK words an McpError a tool threw (bad arguments, an unknown tool) when it
+# answers it as an error result: "MCP error -32602: Input validation error: …"
+SDK_ERROR_PREFIX = re.compile(r"^MCP error -?\d+: ")
 
 
 @dataclass
@@ -49,13 +56,15 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
     if not isinstance(blocks, list):
         blocks = []
     structured = result.get("structuredContent")
+    is_error = bool(result.get("isError"))
     parts: list[str] = []
     saved: list[Path] = []
     for block in blocks:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
+            text = str(block.get("text", ""))
+            parts.append(SDK_ERROR_PREFIX.sub("", text) if is_error else text)
             continue
         parts.append(_describe(block, media_dir, saved))
     if not parts and structured is not None:
@@ -63,7 +72,7 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
     return CallResult(
         text="\n".join(p for p in parts if p),
         structured=structured,
-        is_error=bool(result.get("isError")),
+        is_error=is_error,
         media=saved,
         raw=result,
     )

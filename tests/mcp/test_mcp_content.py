@@ -52,3 +52,23 @@ def test_an_image_is_a_media_reference_never_inlined(tmp_path):
     )
     assert PNG not in result.text and PNG[:40] not in result.text
     assert "[image: " in result.text and len(result.media) == 1
+
+
+def test_an_error_result_drops_the_typescript_sdks_code_prefix():
+    # the TypeScript SDK turns an McpError a tool throws (bad arguments, say) into an error
+    # result whose text starts "MCP error -32602: "; the code means nothing to a person
+    result = from_result(
+        {
+            "content": [
+                {"type": "text", "text": "MCP error -32602: Input validation error: a is wrong"}
+            ],
+            "isError": True,
+        },
+        None,
+    )
+    assert result.text == "Input validation error: a is wrong" and result.is_error
+
+
+def test_a_successful_result_keeps_such_text_as_sent():
+    text = "MCP error -32602: a line quoted from a log"
+    assert from_result({"content": [{"type": "text", "text": text}]}, None).text == text

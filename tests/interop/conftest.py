@@ -1,0 +1,108 @@
+"""Fixtures of the interop tests, made once per module (the HTTP servers once per run) so each
+peer starts once: a web page for mcp-server-fetch, server-everything and our SDK 2.x server on
+Streamable HTTP, the files, repository and memory the other servers read, and the
+`mcp.servers` config naming them all."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+from interop_cases import ARTICLE, ROBOTS, SDK_SERVER, Places, prepare, servers
+from peers import server_everything
+
+from tests.helpers import free_port
+from tests.mcp.mcp_helpers import listening
+
+START_BOUND = 30.0  # seconds for a Node server to listen; it takes about one on a quiet machine
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def pages():
+    """A small site on 127.0.0.1: an article, and a robots.txt that keeps /private out."""
+
+    async def article(request: web.Request) -> web.Response:
+        return web.Response(text=ARTICLE, content_type="text/html")
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(text=ROBOTS)
+
+    async def private(request: web.Request) -> web.Response:
+        raise AssertionError("fetch ignored robots.txt")
+
+    app = web.Application()
+    app.router.add_get("/article", article)
+    app.router.add_get("/robots.txt", robots)
+    app.router.add_get("/private/{rest:.*}", private)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    yield f"http://127.0.0.1:{port}"
+    await runner.cleanup()
+
+
+@contextmanager
+def listening_process(command: list[str], port: int, log_path: Path, env: dict[str, str]):
+    """Run `command` in its own process group until it listens on `port`; stop it after."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            command, stdout=log, stderr=log, env={**os.environ, **env}, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + START_BOUND
+        while not listening(port):
+            assert proc.poll() is None, log_path.read_text()
+            assert time.monotonic() < deadline, f"{command[0]} did not listen"
+            time.sleep(0.05)
+        yield
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def everything_url(tmp_path_factory):
+    """server-everything in its Streamable HTTP mode; yields its /mcp URL."""
+    command = server_everything()  # may skip: before anything is started
+    port = free_port()
+    log = tmp_path_factory.mktemp("everything") / "everything.log"
+    with listening_process([*command, "streamableHttp"], port, log, {"PORT": str(port)}):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="session")
+def sdk_url(tmp_path_factory):
+    """Our SDK 2.x server on the SDK's own Streamable HTTP transport; yields its /mcp URL."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("sdk") / "sdk.log"
+    command = [sys.executable, str(SDK_SERVER), "--http", str(port)]
+    with listening_process(command, port, log, {}):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="module")
+def interop_home(tmp_path_factory):
+    path = tmp_path_factory.mktemp("interop") / "home"
+    path.mkdir(mode=0o700)
+    return path
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory, pages, interop_home) -> Places:
+    return prepare(tmp_path_factory.mktemp("places"), pages, interop_home)
+
+
+@pytest.fixture(scope="module")
+def interop_servers(places, everything_url, sdk_url) -> dict[str, dict[str, Any]]:
+    return servers(places, everything_url, sdk_url)
