@@ -298,6 +298,21 @@ CASES = [
         is_image_reference,
     ),
     Case(
+        # resources as the agent offers them (read_resource is ours, so turns only)
+        "everything-resource-text",
+        "everything",
+        "read_resource",
+        lambda p: {"uri": "demo://resource/dynamic/text/1"},
+        contains("Resource 1: This is a plaintext resource"),
+    ),
+    Case(
+        "everything-resource-blob",
+        "everything",
+        "read_resource",
+        lambda p: {"uri": "demo://resource/dynamic/blob/2"},
+        contains("/media/"),
+    ),
+    Case(
         "everything-http-text",
         "everything_http",
         "echo",
