@@ -143,6 +143,13 @@ class HostApi(Protocol):
     def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:
         """Run a long-lived coroutine under the host; logged and restarted if it fails."""
 
+    async def explain_tool_call(
+        self, tool: str, arguments: dict[str, Any], session: Session
+    ) -> dict[str, Any]:
+        """How a call of ``tool`` by ``session`` would be decided, without running it: the
+        action, the deciding permission rule and what matched, or the default's reason (what
+        ``bothost rules test --json`` prints)."""
+
     # --- for tools: what the built-in, events and admin tools need ---------------------------
 
     def tool_groups(self, session: Session) -> list[Group]:

@@ -33,6 +33,7 @@ from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
 from bothost.platform import Asking, Platform, Question, Requiring
 from bothost.queries import McpServerRow, Queries
+from bothost.rules.explain import explain
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
 from bothost.store import Store
 from bothost.supervisor import Supervisor
@@ -72,6 +73,7 @@ class Host:
             platforms=lambda: self.active,
             connections=lambda: self.http.guard,
             usage=self.config.usage,
+            permissions=lambda: self.config.permissions,
         )
         self.mcp: Any = None
         self.events: Any = None
@@ -256,6 +258,12 @@ class Host:
         from bothost.wiring import tick_once
 
         return await tick_once(self, trigger)
+
+    async def explain_tool_call(
+        self, tool: str, arguments: dict[str, Any], session: Session
+    ) -> dict[str, Any]:
+        found = self.registry.lookup(tool, True)
+        return (await explain(self, tool, arguments, session, found)).to_dict()
 
     # --- for tools (see bothost.api.HostApi) --------------------------------------------------
 

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
-from bothost.config import UsageConfig
+from bothost.config import PermissionRule, UsageConfig
 from bothost.events import feedback
 from bothost.models import Address
+from bothost.rules import store as rule_store
+from bothost.rules.match import spec_from_data
 from bothost.usage import report, summary
 from bothost.usage.report import UsageRow
 from bothost.usage.summary import Summary
@@ -156,6 +158,7 @@ class Queries:
         platforms: Callable[[], Iterable[str]] = tuple,
         connections: Callable[[], ConnectionGuard | None] = lambda: None,
         usage: UsageConfig | None = None,
+        permissions: Callable[[], list[PermissionRule]] = list,
     ) -> None:
         # the manager and the listener come and go with the host's start and stop: ask late
         self.store = store
@@ -163,6 +166,7 @@ class Queries:
         self._platforms = platforms
         self._connections = connections
         self._usage = usage or UsageConfig()  # prices turn tokens into cost; budgets
+        self._permissions = permissions
 
     # --- sessions and transcripts ---------------------------------------------------------
 
@@ -334,6 +338,32 @@ class Queries:
         await self.store.run(
             lambda db: db.execute("DELETE FROM webhook_ids WHERE id = ?", [webhook_id])
         )
+
+    # --- permission rules: stored ones change at run time, config ones only in the file ----
+
+    async def permission_rules(self) -> dict[str, list[dict[str, Any]]]:
+        """``rules``: every rule in the order checked (stored, then config), each with its
+        ``position``, ``ref``, ``origin`` and keys; ``remembered``: the remembered answers."""
+        permissions = self._permissions()
+        rules, answers = await self.store.run(lambda db: rule_store.listing(db, permissions))
+        return {
+            "rules": [{**r.to_dict(), "position": i} for i, r in enumerate(rules, 1)],
+            "remembered": [a.to_dict() for a in answers],
+        }
+
+    async def add_permission_rule(
+        self, data: dict[str, Any], created_by: str, first: bool = False
+    ) -> int:
+        """Store a rule given as plain data (the keys of a ``permissions`` entry); its id.
+
+        Raises ValueError naming the key that is wrong.
+        """
+        spec = spec_from_data(data)  # RuleError is a ValueError
+        return await self.store.run(lambda db: rule_store.add(db, spec, created_by, first=first))
+
+    async def remove_permission_rule(self, rule_id: int) -> bool:
+        """Remove a stored rule or remembered answer; False when there is no such row."""
+        return await self.store.run(lambda db: rule_store.remove(db, rule_id))
 
     # --- the running host ---------------------------------------------------------------------
 

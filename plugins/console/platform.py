@@ -16,7 +16,7 @@ from typing import Any
 
 from bothost.api import HostApi, Reply
 from bothost.models import Address, Briefing, IncomingMessage
-from bothost.platform import Question
+from bothost.platform import Choice, Question
 
 logger = logging.getLogger(__name__)
 
@@ -77,8 +77,13 @@ class ConsolePlatform:
 
 def ask_terminal(question: Question) -> Any:
     if question.kind == "approval":
-        answer = input(f"\n{question.text} [y/N] ").strip().lower()
-        return answer in ("y", "yes")
+        # each further yes the question offers is its value's first letter ("c", "a")
+        keys: dict[str, Choice] = {}
+        for choice in question.choices:
+            keys.setdefault(choice.value[0], choice)
+        more = ", ".join(f"{k} = {c.label.lower()}" for k, c in keys.items())
+        answer = input(f"\n{question.text} [y/N] {f'({more}) ' if more else ''}").strip().lower()
+        return keys[answer].value if answer in keys else answer in ("y", "yes")
     print(f"\n{question.text}")
     values: dict[str, Any] = {}
     for name, prop in (question.schema.get("properties") or {}).items():

@@ -1,9 +1,12 @@
 """Tool approvals in a Slack thread: Approve / Deny buttons, answered by the right person.
 
-The question is posted in the conversation's thread. Only the person whose message started
-the turn, or an admin, may answer; anyone else who clicks is told so privately and the
-question stays open. No answer within the timeout is a denial. Whatever happens, the message
-is edited to show the decision and who made it, and the buttons go away.
+The question is posted in the conversation's thread, with one more button for each way of
+saying yes that core offers (``Question.choices``: "allow for this conversation", "always
+allow this exact call"); a click on one answers with that choice. Only the person whose
+message started the turn, or an admin, may answer; anyone else who clicks is told so
+privately and the question stays open. No answer within the timeout is a denial. Whatever
+happens, the message is edited to show the decision and who made it, and the buttons go
+away.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from bothost.plugins.slack.blocks import clip, context, section
 from bothost.plugins.slack.mrkdwn import escape, sanitize
 
 from bothost.models import Address
-from bothost.platform import Question
+from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Question
 
 if TYPE_CHECKING:
     from bothost.plugins.slack.platform import SlackPlatform
@@ -26,14 +29,17 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 APPROVE, DENY = "bothost_approve", "bothost_deny"
+# the further yeses a question may offer: one action id each, answering with the choice
+CHOICE_ACTIONS = {f"{APPROVE}_{value}": value for value in (ALLOW_CONVERSATION, ALLOW_ALWAYS)}
 CANCELLED = "Cancelled: the turn was stopped."
 TEXT_LIMIT = 2900  # characters of the question shown (a section holds 3000)
 
 
 @dataclass
 class Pending:
-    future: asyncio.Future[tuple[bool, str]]
+    future: asyncio.Future[tuple[bool | str, str]]
     requester: str
+    offered: dict[str, str]  # action id -> choice value, for the choices this question offers
 
 
 class Approvals:
@@ -42,13 +48,18 @@ class Approvals:
         self.pending: dict[str, Pending] = {}
 
     def register(self, app: Any) -> None:
-        app.action(APPROVE)(self.on_click)
-        app.action(DENY)(self.on_click)
+        for action_id in (APPROVE, DENY, *CHOICE_ACTIONS):
+            app.action(action_id)(self.on_click)
 
-    async def ask(self, address: Address, question: Question, requester: str) -> tuple[bool, str]:
-        """Post the question and wait; ``(allowed, who decided)``."""
+    async def ask(
+        self, address: Address, question: Question, requester: str
+    ) -> tuple[bool | str, str]:
+        """Post the question and wait; ``(yes, no or a choice's value, who decided)``."""
         key = uuid.uuid4().hex
         text = clip(escape(sanitize(question.text)), TEXT_LIMIT)
+        offered = {f"{APPROVE}_{c.value}": c.value for c in question.choices}
+        labels = {c.value: c.label for c in question.choices}
+        extra = [button(a, labels[v], "", key) for a, v in offered.items() if a in CHOICE_ACTIONS]
         blocks = [
             section(f":warning: {text}"),
             context(f"Only {answerers(requester)} can answer."),
@@ -57,12 +68,13 @@ class Approvals:
                 "block_id": "approval",
                 "elements": [
                     button(APPROVE, "Approve", "primary", key),
+                    *extra,
                     button(DENY, "Deny", "danger", key),
                 ],
             },
         ]
-        future: asyncio.Future[tuple[bool, str]] = asyncio.get_running_loop().create_future()
-        self.pending[key] = Pending(future, requester)
+        future: asyncio.Future[tuple[bool | str, str]] = asyncio.get_running_loop().create_future()
+        self.pending[key] = Pending(future, requester, offered)
         try:
             ts = await self.platform.post(
                 address.channel,
@@ -73,7 +85,8 @@ class Approvals:
             try:
                 async with asyncio.timeout(question.timeout):
                     allowed, by = await future
-                note = f"{'✅ Approved' if allowed else '❌ Denied'} by <@{by}>"
+                how = f" ({labels[allowed].lower()})" if isinstance(allowed, str) else ""
+                note = f"{'✅ Approved' if allowed else '❌ Denied'} by <@{by}>{how}"
             except TimeoutError:
                 allowed, by = False, "timeout"
                 note = f"⏱ Denied: no answer within {question.timeout:g} s"
@@ -107,7 +120,9 @@ class Approvals:
                 channel, user, f"Only {answerers(pending.requester)} can answer this.", thread
             )
             return
-        pending.future.set_result((action["action_id"] == APPROVE, user))
+        action_id = action["action_id"]
+        answer = pending.offered.get(action_id) or action_id == APPROVE
+        pending.future.set_result((answer, user))
 
 
 def answerers(requester: str) -> str:
@@ -115,10 +130,12 @@ def answerers(requester: str) -> str:
 
 
 def button(action_id: str, label: str, style: str, value: str) -> dict[str, Any]:
-    return {
+    made = {
         "type": "button",
         "action_id": action_id,
-        "style": style,
         "value": value,
         "text": {"type": "plain_text", "text": label},
     }
+    if style:  # Slack accepts only primary or danger; a plain button has none
+        made["style"] = style
+    return made

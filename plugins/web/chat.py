@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 from bothost.plugins.web import dashboard, feedback, sse
 from bothost.plugins.web.platform import WebPlatform, valid_session
+from bothost.plugins.web.rules import RuleRoutes
 from bothost.plugins.web.security import (
     PAGE_HEADERS,
     Access,
@@ -76,6 +77,11 @@ class ChatRoutes:
         app.router.add_get("/api/events", guard(self.events))
         app.router.add_get("/api/history", guard(self.history))
         app.router.add_get("/api/dashboard", guard(self.dashboard))
+        rules = RuleRoutes(self.host)
+        app.router.add_get("/api/rules", guard(rules.list))
+        app.router.add_post("/api/rules", guard(rules.add, writes=True))
+        app.router.add_post("/api/rules/remove", guard(rules.remove, writes=True))
+        app.router.add_post("/api/rules/test", guard(rules.test, writes=True))
 
     async def index(self, request: web.Request) -> web.StreamResponse:
         token = self.access.token

@@ -44,6 +44,7 @@ class Pending:
             "schema": q.schema,
             "secret": q.secret,
             "timeout": q.timeout,
+            "choices": [{"value": c.value, "label": c.label} for c in q.choices],
         }
 
 

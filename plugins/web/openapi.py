@@ -155,6 +155,72 @@ def paths() -> dict[str, Any]:
                 "responses": {"200": answer("Done", {"type": "object"}), **WEB_ERRORS},
             }
         },
+        "/api/rules": {
+            "get": {
+                "summary": "Permission rules in the order checked (stored, then config), and the "
+                "remembered answers.",
+                "responses": {"200": answer("Rules", {"type": "object"}), **WEB_ERRORS},
+            },
+            "post": {
+                "summary": "Add a stored rule (the keys of a `permissions` entry; `first: true` "
+                "puts it before the other stored rules).",
+                "security": [{}, {"token": []}],
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["tool", "action"],
+                        "properties": {
+                            "tool": {"type": "string"},
+                            "action": {"enum": ["allow", "ask", "deny"]},
+                            "args": {"type": "object"},
+                            "exact": {"type": "boolean"},
+                            "who": {"type": "object"},
+                            "note": {"type": "string"},
+                            "first": {"type": "boolean"},
+                        },
+                    }
+                ),
+                "responses": {"200": answer("Added", {"type": "object"}), **WEB_ERRORS},
+            },
+        },
+        "/api/rules/remove": {
+            "post": {
+                "summary": "Remove a stored rule or a remembered answer by its id.",
+                "security": [{}, {"token": []}],
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["id"],
+                        "properties": {"id": {"type": "integer"}},
+                    }
+                ),
+                "responses": {
+                    "200": answer("Removed", {"type": "object"}),
+                    "404": answer("No such stored rule", ERROR),
+                    **WEB_ERRORS,
+                },
+            }
+        },
+        "/api/rules/test": {
+            "post": {
+                "summary": "Which rule decides a call, and why (nothing runs).",
+                "security": [{}, {"token": []}],
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["tool"],
+                        "properties": {
+                            "tool": {"type": "string"},
+                            "arguments": {"type": "object"},
+                            "user": {"type": "string"},
+                            "channel": {"type": "string"},
+                            "admin": {"type": "boolean"},
+                        },
+                    }
+                ),
+                "responses": {"200": answer("The decision", {"type": "object"}), **WEB_ERRORS},
+            }
+        },
         "/api/history": {
             "get": {
                 "summary": "The session's transcript (latest messages).",

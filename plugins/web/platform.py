@@ -76,6 +76,8 @@ class WebPlatform:
     async def ask(self, address: Address, question: Question) -> Any:
         answer = await self.hub.ask(address.channel, question)
         if question.kind == "approval" and answer is not None:
+            if isinstance(answer, str) and any(answer == c.value for c in question.choices):
+                return answer, WHO  # one of the further yeses the question offered
             return bool(answer), WHO
         return answer
 

@@ -78,3 +78,18 @@ def test_interactive_chat_asks_before_a_destructive_tool(tmp_path, home):
     term.send("\n")  # the default is no
     term.expect("Not allowed: the user said no.")
     assert term.close() == 0
+
+
+def test_allow_for_this_conversation_at_the_terminal(tmp_path, home):
+    term = start(tmp_path, home)
+    term.expect("you> ")
+    term.send('call wipe {"target": "sdb"}\n')
+    term.expect("[y/N] (c = allow for this conversation, a = always allow this exact call)")
+    term.send("c\n")
+    term.expect("wiped sdb")
+    term.expect("you> ")
+    term.seen = b""
+    term.send('call wipe {"target": "sdc"}\n')
+    term.expect("wiped sdc")  # not asked again in this conversation
+    assert b"[y/N]" not in term.seen
+    assert term.close() == 0

@@ -45,6 +45,29 @@ async def test_approve_runs_the_tool_and_wrong_user_is_refused(start_bot):
     assert [(r["decision"], r["decided_by"]) for r in rows] == [("allow", ALICE)]
 
 
+async def test_allow_for_this_conversation_is_remembered_in_the_thread(start_bot):
+    bot = await start_bot()
+    root = await bot.say(WIPE)
+    ts = await question_in(bot, root, "bothost_approve_conversation")
+    buttons = json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
+    assert "Allow for this conversation" in buttons and "bothost_approve_always" in buttons
+    await bot.fake.click(ALICE, GENERAL, ts, "bothost_approve_conversation")
+    await bot.wait_reply(GENERAL, root, "wiped db-1")
+    decided = json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
+    assert "Approved by <@UALICE> (allow for this conversation)" in decided
+    assert "bothost_approve" not in decided
+    asked = len([m for m in bot.fake.messages[GENERAL] if "bothost_approve" in str(m)])
+    await bot.say('call wipe {"target": "db-2"}', thread_ts=root, mention=False)
+    await bot.wait_reply(GENERAL, root, "wiped db-2")  # no second question in this thread
+    assert len([m for m in bot.fake.messages[GENERAL] if "bothost_approve" in str(m)]) == asked
+    from bothost.rules import store as rule_store
+
+    _, answers = bot.host.store.call(rule_store.load)
+    assert [(a.spec.tool, a.spec.who.conversation, a.created_by) for a in answers] == [
+        ("wipe", f"slack:{GENERAL}:{root}", ALICE)
+    ]
+
+
 async def test_deny_by_an_admin(start_bot):
     bot = await start_bot()
     root = await bot.say(WIPE)

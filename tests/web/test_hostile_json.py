@@ -27,7 +27,15 @@ HOSTILE = {
     "5000 digits": b'{"text": "hi", "user": "u", "n": ' + b"7" * 5000 + b"}",
     "not UTF-8": b'{"text": "\xff\xfe", "user": "u"}',
 }
-API_ROUTES = ["/api/chat", "/api/chat/stream", "/api/feedback", "/api/answer"]
+API_ROUTES = [
+    "/api/chat",
+    "/api/chat/stream",
+    "/api/feedback",
+    "/api/answer",
+    "/api/rules",
+    "/api/rules/remove",
+    "/api/rules/test",
+]
 WEBHOOK_ROUTES = ["/webhook/events/ops", "/webhook/message"]
 
 

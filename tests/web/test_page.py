@@ -245,3 +245,36 @@ async def test_with_a_token_the_page_works_after_opening_the_token_link(
         await page.wait_for(".msg.bot.done", "offline agent")
     finally:
         await host.stop()
+
+
+async def test_allow_for_this_conversation_and_the_rules_panel_in_the_page(page, web_host):
+    await page.open("p-rules")
+    await page.say('call wipe_disk {"target": "sdd"}')
+    await page.wait_for(".question", "wipe_disk")
+    await page.click(".question .approve-choice")  # the first: allow for this conversation
+    await page.wait_for(".msg.bot.done", "wiped sdd")
+    await page.wait_for(".question.closed", "Approved: allow for this conversation.")
+    await page.wait_for("#rules tr.rule-remembered", "conversation=web:p-rules")
+    await page.say('call wipe_disk {"target": "sde"}')  # not asked again here
+    await page.wait_for(".msg.bot.done", "wiped sde")
+
+    def add_rule():
+        form = page.driver.find_element("id", "rule-add")
+        form.find_element("name", "tool").send_keys("wipe_*")
+        form.find_element("name", "args").send_keys('{"target": "prod-*"}')
+        form.find_element("css selector", "select[name=action] option[value=deny]").click()
+        form.find_element("css selector", "button[type=submit]").click()
+
+    await page.run(add_rule)
+    await page.wait_for("#rule-add .rule-result", "Added #2.")
+    await page.wait_for("#rules tr.rule-stored", "target=prod-*")
+    await page.say('call wipe_disk {"target": "prod-db"}')
+    await page.wait_for(".msg.bot.done", "refused by permission rule #2")
+    await page.click("#rules tr.rule-stored .remove-rule")
+    await page.run(
+        page._wait,
+        lambda d: not d.find_elements("css selector", "#rules tr.rule-stored"),
+        "removal",
+    )
+    rules = await web_host.queries.permission_rules()
+    assert rules["rules"] == [] and [r["origin"] for r in rules["remembered"]] == ["remembered"]

@@ -167,9 +167,14 @@
     if (log.querySelector(`.question[data-id="${q.id}"]`)) return;
     const card = el("div", { class: "question", "data-id": q.id, role: "group" }, el("p", { text: q.text }));
     if (q.kind === "approval") {
+      // further ways to say yes that the host offers ("allow for this conversation", …)
+      const choices = (q.choices || []).map((c) =>
+        el("button", { class: "approve-choice", type: "button", text: c.label,
+                       onclick: () => answer(card, q.id, c.value, `Approved: ${c.label.toLowerCase()}.`) }));
       card.append(el("div", { class: "buttons" },
         el("button", { class: "approve", type: "button", text: "Approve",
                        onclick: () => answer(card, q.id, true, "Approved.") }), " ",
+        ...choices.flatMap((b) => [b, " "]),
         el("button", { class: "deny", type: "button", text: "Deny",
                        onclick: () => answer(card, q.id, false, "Denied.") })));
     } else {
@@ -304,10 +309,82 @@
     }));
   }
 
+  // --- permission rules: stored ones can be removed here; config ones live in the file ---
+
+  function ruleWhen(r) {
+    const parts = [];
+    if (r.args) parts.push(Object.entries(r.args).map(([k, v]) => `${k}=${v}`).join(", ") + (r.exact ? " (exact)" : ""));
+    if (r.who) parts.push(Object.entries(r.who).map(([k, v]) => `${k}=${[].concat(v).join(",")}`).join(" "));
+    if (r.note) parts.push(`— ${r.note}`);
+    return parts.join("  ");
+  }
+
+  function renderRules(data) {
+    const body = $("#rules").tBodies[0];
+    const rows = [...data.rules, ...data.remembered];
+    body.replaceChildren();
+    if (!rows.length) {
+      body.append(el("tr", { class: "empty" }, el("td", { colspan: "6", text: "No rules: the default decides." })));
+      return;
+    }
+    for (const r of rows) {
+      const remove = r.origin === "config" ? null : el("button", { type: "button", class: "remove-rule", text: "Remove",
+        onclick: async () => { await post("/api/rules/remove", { id: r.id }); refreshRules(); } });
+      body.append(el("tr", { class: `rule-${r.origin}` },
+        el("td", { text: r.position ? String(r.position) : "" }),
+        el("td", { text: `${r.ref} ${r.origin}` }), el("td", { text: r.action }),
+        el("td", { text: r.tool }), el("td", { text: ruleWhen(r) }), el("td", {}, remove)));
+    }
+  }
+
+  async function refreshRules() {
+    const resp = await fetch("/api/rules", { credentials: "same-origin" });
+    if (resp.ok) renderRules(await resp.json());
+  }
+
+  function jsonField(form, name) {
+    const text = form.elements[name].value.trim();
+    return text ? JSON.parse(text) : undefined;
+  }
+
+  $("#rule-add").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const out = form.querySelector(".rule-result");
+    let rule;
+    try {
+      rule = { tool: form.elements.tool.value.trim(), action: form.elements.action.value,
+               args: jsonField(form, "args"), who: jsonField(form, "who"), note: form.elements.note.value };
+    } catch (err) { out.textContent = "args and who must be JSON objects"; return; }
+    const resp = await post("/api/rules", rule);
+    const data = await resp.json();
+    out.textContent = resp.ok ? `Added ${data.ref}.` : data.error;
+    if (resp.ok) { form.reset(); refreshRules(); }
+  });
+
+  $("#rule-test").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const out = form.querySelector(".rule-result");
+    let body;
+    try { body = { tool: form.elements.tool.value.trim(), arguments: jsonField(form, "arguments") || {} }; }
+    catch (err) { out.textContent = "arguments must be a JSON object"; return; }
+    const resp = await post("/api/rules/test", body);
+    const d = await resp.json();
+    if (!resp.ok) { out.textContent = d.error; return; }
+    const lines = [`${d.action}: ${d.tool}`];
+    if (d.rule) lines.push(`rule ${d.rule.position} (${d.rule.ref}, ${d.rule.origin}): ${d.matched.join("; ")}`);
+    lines.push(d.reason);
+    if (d.remembered) lines.push(`remembered answer ${d.remembered.ref} says yes instead of asking`);
+    for (const n of d.notes) lines.push(`note: ${n}`);
+    out.textContent = lines.join("\n");
+  });
+
   async function refresh() {
     try {
       const resp = await fetch("/api/dashboard", { credentials: "same-origin" });
       if (resp.ok) renderDashboard(await resp.json());
+      await refreshRules();
     } catch (err) { /* the host is restarting; the next poll tries again */ }
   }
 
