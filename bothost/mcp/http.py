@@ -295,9 +295,20 @@ class HttpTransport:
                 await self.on_session_lost()
 
     async def close(self) -> None:
-        if self._closed or self._http is None:
+        if self._http is None or self._http.closed:
             return
-        self._closed = True
+        first, self._closed = not self._closed, True
+        try:
+            if first:
+                await self._say_goodbye()
+        finally:
+            # even when the goodbye is cut short (the manager stopping a server that was
+            # closing already): an aiohttp session left open leaks its connections
+            await self._http.close()
+            self._report("closed by the host")
+
+    async def _say_goodbye(self) -> None:
+        assert self._http is not None
         tasks = [t for t in self._tasks if t is not asyncio.current_task()]
         for task in tasks:
             task.cancel()
@@ -309,8 +320,6 @@ class HttpTransport:
                     resp.release()
             except (aiohttp.ClientError, OSError, TimeoutError):
                 pass
-        await self._http.close()
-        self._report("closed by the host")
 
     def _report(self, reason: str) -> None:
         if not self._reported and self._on_close is not None:

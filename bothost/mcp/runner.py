@@ -215,12 +215,17 @@ class ServerRunner:
             )
 
     async def _close_session(self) -> None:
-        session, self.session = self.session, None
-        if session is not None:
-            try:
-                await session.close()
-            except Exception:
-                logger.exception("closing MCP server %s failed", self.name)
+        session = self.session
+        if session is None:
+            return
+        try:
+            await session.close()
+        except Exception:
+            logger.exception("closing MCP server %s failed", self.name)
+        # forgotten only once closed: a close cut short (stop() cancelling the loop while it
+        # closes) is finished by stop(), instead of leaving a transport half open
+        if self.session is session:
+            self.session = None
 
     # -- what the manager asks ---------------------------------------------------------
 

@@ -245,6 +245,10 @@ class ClientSession:
             raise
         finally:
             self.pending.pop(id_, None)
+            if future.done() and not future.cancelled():
+                # a send that failed because the server is gone also failed this future
+                # (_on_close wakes every pending call); nobody else will ever look at it
+                future.exception()
 
     def _cancel(self, id_: Any, method: str, reason: str) -> None:
         if method == "initialize" or self.closed_reason is not None:
