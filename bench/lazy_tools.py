@@ -116,6 +116,7 @@ async def measure(wanted: int) -> dict[str, Any]:
         host = Host(config, home, pm)
         await host.start(serve_http=False, platforms=False, mcp=True, tick=False)
         try:
+            await host.mcp.settle(set(host.mcp.runners), SETTLE)
             await trim_to(host, wanted)
             failed = [s.name for s in host.mcp.status() if s.enabled and s.state != "ready"]
             if failed:

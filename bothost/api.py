@@ -21,11 +21,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from aiohttp import web
-
 from bothost.models import Address, Briefing, IncomingMessage, Session
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from bothost.agent.registry import Group
     from bothost.agent.tools import Tool
     from bothost.config import Config, McpServerConfig
@@ -183,4 +183,16 @@ class HostApi(Protocol):
         """Enable or disable an MCP server; ValueError as for :meth:`add_mcp_server`."""
 
 
-HOST: web.AppKey[HostApi] = web.AppKey("host")  # in a route handler, request.app[HOST]
+if TYPE_CHECKING:
+    HOST: web.AppKey[HostApi]  # in a route handler, request.app[HOST]
+
+
+def __getattr__(name: str) -> Any:
+    """``HOST``, made on first use: importing aiohttp was a third of every CLI command's
+    start (issue 19), and only the HTTP listener and its routes need the key."""
+    if name == "HOST":
+        from aiohttp import web
+
+        key = globals().setdefault("HOST", web.AppKey("host"))
+        return key
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

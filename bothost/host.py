@@ -28,7 +28,6 @@ from bothost.events.delivery import platform_deliver
 from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.home import ensure_home
 from bothost.hookcall import call_each
-from bothost.http import HttpServer
 from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
 from bothost.platform import Asking, Platform, Question, Requiring
@@ -42,6 +41,7 @@ from bothost.usage.meter import Metered
 if TYPE_CHECKING:
     from bothost.api import HostApi
     from bothost.events.tick import TickResult
+    from bothost.http import HttpServer
 
 logger = logging.getLogger(__name__)
 
@@ -66,12 +66,11 @@ class Host:
         self.active: dict[str, Any] = {}
         self.offline_commands: dict[str, Any] = getattr(self.llm, "commands", {})
         self.supervisor = Supervisor()
-        self.http = HttpServer(self)
         self.queries = Queries(
             self.store,
             mcp=lambda: self.mcp,
             platforms=lambda: self.active,
-            connections=lambda: self.http.guard,
+            connections=lambda: self.http.guard if self._http is not None else None,
             usage=self.config.usage,
             permissions=lambda: self.config.permissions,
         )
@@ -80,6 +79,17 @@ class Host:
         self.ticker: Any = None
         self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
         self.started = False
+        self._http: HttpServer | None = None
+
+    @property
+    def http(self) -> HttpServer:
+        """The HTTP listener, made on first use: aiohttp's import was a third of a one-shot
+        command's start (issue 19), and ``bothost chat`` never listens."""
+        if self._http is None:
+            from bothost.http import HttpServer
+
+            self._http = HttpServer(self)
+        return self._http
 
     def make_provider(self) -> Any:
         name = self.config.llm.provider or "offline"
@@ -107,7 +117,7 @@ class Host:
 
         self.events = await start_events(self, tick=tick)
         if mcp:
-            self.mcp = await start_mcp(self, wait=not serve_http)  # a listener never waits
+            self.mcp = await start_mcp(self, one_shot=not serve_http)
         await call_each(self.pm, "startup", host=self)
         if platforms:
             for name, platform in self.platforms.items():
@@ -160,7 +170,8 @@ class Host:
         if self.events is not None:
             await self.events.close()
         await call_each(self.pm, "shutdown", host=self)
-        await self.http.stop()
+        if self._http is not None:
+            await self._http.stop()
         if hasattr(self.llm, "close"):
             await self.llm.close()
         self.store.close()
@@ -275,6 +286,7 @@ class Host:
 
     async def grant_tools(self, session: Session, groups: list[str]) -> None:
         await history.grant(self.store, session.id, groups)
+        await self.registry.settle(set(groups))  # what activation describes is what is ready
 
     def read_spill(self, ref: str, offset: int = 0) -> str:
         return spill.read(

@@ -59,16 +59,9 @@ async def chat(host: Any, message: str | None) -> None:
             "plugins.disabled: bothost chat talks through the console plugin; "
             "enable it to chat in the terminal"
         )
+    # MCP servers start in the background; a turn waits for those whose tools it lists, and
+    # a server that is not ready then is said once on stderr (the log's warning).
     await host.start(serve_http=False, platforms=False, tick=False)
-    if host.mcp is not None:  # their tools are missing from this conversation: say so
-        for status in host.mcp.not_ready():
-            why = f": {status.error}" if status.error else ""
-            print(
-                f"bothost: MCP server {status.name} not ready ({status.state}{why}); "
-                "its tools are not listed",
-                file=sys.stderr,
-                flush=True,
-            )
     console.bind(host)
     try:
         if message is not None:

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-ONE_SHOT_WAIT = 5.0  # long enough for a local server to start, short enough for a command
 OFFLINE = ("", "offline")  # llm.provider values that mean "no model": the rules triage
 
 
@@ -92,10 +91,11 @@ async def unbind_platforms(bound: list[Any]) -> None:
             logger.exception("stopping the bound platform %s failed", platform.name)
 
 
-async def start_mcp(host: Host, wait: bool = False) -> McpManager:
-    """Start the MCP servers in the background (issue 14: one stuck server held the HTTP
-    listener 15 s on every start). With `wait` — a one-shot host such as ``bothost chat``
-    — give them ``ONE_SHOT_WAIT`` to be ready; whatever is not is simply not listed yet."""
+async def start_mcp(host: Host, one_shot: bool = False) -> McpManager:
+    """Start the MCP servers in the background: nothing waits for them at start (issue 14:
+    one stuck server held the HTTP listener 15 s on every start; issue 19: ``bothost chat``
+    waited for servers its turn never used). A turn waits for the ones it lists tools of
+    (:meth:`McpManager.settle`)."""
     # Only the long-running host publishes state/mcp-status.json (what `bothost mcp list`
     # shows in other processes); a one-shot host's servers must not overwrite it (issue 13).
     manager = McpManager(
@@ -104,9 +104,9 @@ async def start_mcp(host: Host, wait: bool = False) -> McpManager:
         host.home,
         on_event=host.ingest_event,
         ask=nobody_to_ask,
-        publish_status=not wait,
+        publish_status=not one_shot,
     )
-    await manager.start(wait=ONE_SHOT_WAIT if wait else 0.0)
+    await manager.start()
     host.registry.add_source(McpToolSource(manager, host.config))
     return manager
 

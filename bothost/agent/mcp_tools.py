@@ -136,6 +136,9 @@ class McpToolSource:
     def server_config(self, name: str) -> Any:
         return self.config.mcp.servers.get(name)
 
+    async def settle(self, groups: set[str]) -> None:
+        await self.manager.settle(groups)
+
     def groups(self) -> list[Group]:
         out = []
         for status in self.manager.status():

@@ -76,6 +76,18 @@ class ToolRegistry:
                 logger.exception("tool source %r failed to list its groups", source)
         return [found[name] for name in sorted(found)]
 
+    async def settle(self, groups: set[str]) -> None:
+        """Give the sources of these groups a chance to finish starting them (MCP servers
+        start in the background; a source without ``settle`` is always ready)."""
+        for source in self.sources:
+            settle = getattr(source, "settle", None)
+            if settle is None:
+                continue
+            try:
+                await settle(groups)
+            except Exception:
+                logger.exception("tool source %r failed to settle %s", source, sorted(groups))
+
     def group_tools(self, group: str) -> list[Tool]:
         for source in self.sources:
             try:

@@ -81,12 +81,13 @@ class Turn:
         for _ in range(config.agent.max_rounds):
             self.messages = await history.context(self.host.store, self.session.id, budget)
             granted = await history.grants(self.host.store, self.session.id)
+            await self.host.registry.settle(granted)  # a granted server may still be starting
             tools = self.host.registry.visible(granted, self.session.is_admin) + self.extra_tools
             request = ChatRequest(
                 system=await system_prompt(self.host, self.session, granted, self.system),
                 messages=self.messages,
                 tools=[t.spec() for t in tools],
-                catalog=self.catalog() if wants_catalog else [],
+                load_catalog=self.catalog if wants_catalog else None,
                 on_text=self.on_text,
                 max_tokens=config.llm.max_tokens,
             )
@@ -106,8 +107,9 @@ class Turn:
         await self.add({"role": "assistant", "content": reply})
         return Reply(reply, Outcome.FAILED)
 
-    def catalog(self) -> list[dict[str, Any]]:
+    async def catalog(self) -> list[dict[str, Any]]:
         registry = self.host.registry
+        await registry.settle({g.name for g in registry.groups(self.session.is_admin)})
         listed = [{"name": t.name, "description": t.description} for t in registry.native.values()]
         for group in registry.groups(self.session.is_admin):
             listed += [

@@ -46,8 +46,10 @@ class ChatRequest:
     system: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)  # {"name","description","parameters"}
-    # every tool known, filled only for a provider with `wants_catalog` (the offline agent)
-    catalog: list[dict[str, Any]] = field(default_factory=list)
+    # Every tool known, active or not, for a provider with `wants_catalog` (the offline
+    # agent's `tools` and `call`). Pulled rather than filled in: listing it waits for MCP
+    # servers still starting, which most commands (`help`) never need (issue 19).
+    load_catalog: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None
     on_text: Callable[[str], Awaitable[None]] | None = None
     max_tokens: int = 4096
 

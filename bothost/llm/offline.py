@@ -54,13 +54,13 @@ class OfflineProvider:
         if word in ("help", "/help", "?"):
             return await say(request, self.help())
         if word in ("tools", "/tools"):
-            return await say(request, list_tools(request))
+            return await say(request, list_tools(request, await catalog_of(request)))
         wanted = self.requested(text)
         if wanted is None:
             return await say(request, NO_MODEL)
         if isinstance(wanted, str):
             return await say(request, wanted)
-        return activate_or_call(request, *wanted)
+        return activate_or_call(request, await catalog_of(request), *wanted)
 
     def help(self) -> str:
         extra = "".join(f"  {line}\n" for line, _ in self.commands.values())
@@ -107,10 +107,16 @@ class OfflineProvider:
         return await say(request, "\n".join(unwrap(m.get("content", "")) for m in results))
 
 
-def activate_or_call(request: ChatRequest, name: str, arguments: dict[str, Any]) -> ChatResponse:
+async def catalog_of(request: ChatRequest) -> list[dict[str, Any]]:
+    return await request.load_catalog() if request.load_catalog is not None else []
+
+
+def activate_or_call(
+    request: ChatRequest, catalog: list[dict[str, Any]], name: str, arguments: dict[str, Any]
+) -> ChatResponse:
     """Call the tool; first activate its group if it has one that is not active yet."""
     visible = {t["name"] for t in request.tools}
-    group = next((t.get("group") for t in request.catalog if t["name"] == name), None)
+    group = next((t.get("group") for t in catalog if t["name"] == name), None)
     if name not in visible and group:
         return calls(("activate_tools", {"groups": [group]}))
     return calls((name, arguments))
@@ -145,16 +151,15 @@ async def say(request: ChatRequest, text: str) -> ChatResponse:
     return ChatResponse(text=text)
 
 
-def list_tools(request: ChatRequest) -> str:
+def list_tools(request: ChatRequest, catalog: list[dict[str, Any]]) -> str:
     lines = ["Tools:"]
     for tool in request.tools:
         lines.append(f"  {tool['name']} — {tool['description'].splitlines()[0][:100]}")
     groups = sorted(
-        {t["group"] for t in request.catalog if t.get("group")}
-        - {t.get("group") for t in request.tools}
+        {t["group"] for t in catalog if t.get("group")} - {t.get("group") for t in request.tools}
     )
     for group in groups:
-        names = [t["name"] for t in request.catalog if t.get("group") == group]
+        names = [t["name"] for t in catalog if t.get("group") == group]
         lines.append(
             f"  [{group}] {len(names)} more, activated on first call: "
             + ", ".join(names[:8])

@@ -36,6 +36,10 @@ from bothost.mcp.runner import ServerRunner, ServerStatus, describe
 logger = logging.getLogger(__name__)
 
 RELOAD_INTERVAL = 5.0  # how soon a change made by another process (the CLI) is applied
+# A server that starts normally (a local one in well under a second; npx/uvx fetching a
+# package in a few) is waited for when a turn needs its tools; one that takes longer is
+# listed once it is ready, so a hung server delays one turn by this much, once.
+START_GRACE = 5.0
 SHADOWED_NOTE = "config defines a server of the same name; it wins"
 
 
@@ -187,6 +191,13 @@ class McpManager:
                 )
             )
         return sorted(out, key=lambda s: (s.name, s.origin != roster.CONFIG))
+
+    async def settle(self, names: set[str], grace: float = START_GRACE) -> None:
+        """Wait until each of these servers is ready or failed, or has been starting for
+        `grace` seconds: what a turn lists is then what a server that starts normally offers,
+        while one that hangs costs a turn its grace once, not every round."""
+        runners = [r for name, r in self.runners.items() if name in names]
+        await asyncio.gather(*(r.settle(grace) for r in runners))
 
     def not_ready(self) -> list[ServerStatus]:
         """Enabled servers that are not (yet) ready: still starting, or failed."""

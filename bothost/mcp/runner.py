@@ -24,7 +24,6 @@ from bothost.mcp import jsonrpc
 from bothost.mcp.content import CallResult
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT
 from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
-from bothost.mcp.http import HttpTransport
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.roots import as_roots
 from bothost.mcp.serverlog import server_logger
@@ -102,11 +101,15 @@ class ServerRunner:
         self.session: ClientSession | None = None
         self._task: asyncio.Task | None = None
         self._settled = asyncio.Event()  # set once the current attempt is ready or failed
+        self._attempt_began = time.monotonic()
+        self._announced = False  # this attempt's "not ready" warning was logged
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:
         if self._task is None or self._task.done():
+            self._settled.clear()  # its first attempt begins when the task runs
+            self._attempt_began, self._announced = time.monotonic(), False
             self._task = asyncio.create_task(self._run(), name=f"mcp-{self.name}")
 
     async def stop(self) -> None:
@@ -124,7 +127,27 @@ class ServerRunner:
         except TimeoutError:
             pass
 
+    async def settle(self, grace: float) -> None:
+        """Wait for the current attempt to be ready or failed, until it is `grace` seconds
+        old; a server still not ready is said once per attempt (the log, and a terminal)."""
+        if self._task is None:
+            return
+        remaining = self._attempt_began + grace - time.monotonic()
+        if remaining > 0:
+            await self.wait_settled(remaining)
+        if self.state != "ready" and not self._announced:
+            self._announced = True
+            why = f": {self.error}" if self.error else ""
+            logger.warning(
+                "MCP server %s not ready (%s%s); its tools are not listed",
+                self.name,
+                self.state,
+                why,
+            )
+
     def _set(self, state: str, error: str | None = None) -> None:
+        if state == "starting" and self.state != "starting":
+            self._attempt_began, self._announced = time.monotonic(), False
         self.state, self.error = state, error
         if state in ("ready", "failed", "stopped", "disabled"):
             self._settled.set()
@@ -169,6 +192,8 @@ class ServerRunner:
     async def _connect(self, closed: asyncio.Future[str]) -> None:
         config = self.config
         if config.url:
+            from bothost.mcp.http import HttpTransport  # aiohttp: only for HTTP servers
+
             transport: Any = HttpTransport(config.url, server_headers(config), log=self.log)
         else:
             command = config.command or ""

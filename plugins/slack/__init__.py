@@ -7,16 +7,10 @@ Hook implementations only; the platform lives in :mod:`.platform`, its config se
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
 from bothost.plugins.slack import doctor
-from bothost.plugins.slack.app import check
 from bothost.plugins.slack.config import SlackConfig
-from bothost.plugins.slack.http_mode import add_routes
-from bothost.plugins.slack.platform import SlackPlatform
 
 from bothost.hookspecs import hookimpl
-
-__all__ = ["check"]
 
 
 @hookimpl
@@ -26,11 +20,15 @@ def register_config(register: Callable[[str, type], None]) -> None:
 
 @hookimpl
 def register_platforms(register: Callable[[Any], None]) -> None:
+    from bothost.plugins.slack.platform import SlackPlatform
+
     register(SlackPlatform())
 
 
 @hookimpl
-def register_routes(app: web.Application) -> None:
+def register_routes(app: Any) -> None:
+    from bothost.plugins.slack.http_mode import add_routes  # slack_bolt: only when listening
+
     add_routes(app)
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bothost.plugins.slack.app import check
-
 FIX_TOKENS = "see docs/slack.md to create the app and its tokens"
 
 
@@ -22,6 +20,8 @@ async def doctor_checks(config: Any, offline: bool, report: Callable[..., None])
             )
     if offline or not slack.enabled:
         return
+    from bothost.plugins.slack.app import check  # slack_bolt is a sixth of a CLI start
+
     problem = await check(slack)
     if problem:
         report("slack", False, problem, FIX_TOKENS)

@@ -22,7 +22,6 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.streaming import Reply
-from slack_sdk.errors import SlackApiError
 
 from bothost import api
 from bothost.models import Address, IncomingMessage
@@ -197,6 +196,8 @@ class Conversations:
 
     async def thread_context(self, channel: str, thread: str, before: str) -> list[dict[str, str]]:
         """What was said in the thread before ``before``, since the bot last spoke."""
+        from slack_sdk.errors import SlackApiError  # here: see the note in .platform
+
         messages: list[dict[str, Any]] = []
         cursor = None
         try:

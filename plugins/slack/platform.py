@@ -14,19 +14,9 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from bothost.plugins.slack.access import Access
-from bothost.plugins.slack.app import (
-    SlackStartError,
-    build_app,
-    build_client,
-    identify,
-    missing_settings,
-    open_socket_url,
-    sdk_logger,
-)
 from bothost.plugins.slack.approvals import Approvals
 from bothost.plugins.slack.blocks import context, section
 from bothost.plugins.slack.briefings import Briefings
@@ -36,12 +26,17 @@ from bothost.plugins.slack.events import Conversations
 from bothost.plugins.slack.mrkdwn import split, to_mrkdwn
 from bothost.plugins.slack.pacing import Pacer
 from bothost.plugins.slack.streaming import STATUS_INTERVAL, STREAM_INTERVAL
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-from slack_sdk.errors import SlackApiError
 
 from bothost.api import HostApi
 from bothost.models import Address, Briefing
 from bothost.platform import Question
+
+if TYPE_CHECKING:
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+# slack_bolt, slack_sdk and aiohttp are imported where they are used, not above: every
+# command registers this platform, and their import was two fifths of `bothost chat`'s start
+# (issue 19) although only a running or delivering Slack platform needs them.
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +83,14 @@ class SlackPlatform:
         return bool(host.config.platforms.slack.enabled)
 
     async def start(self, host: HostApi) -> None:
+        from bothost.plugins.slack.app import (
+            SlackStartError,
+            build_app,
+            build_client,
+            identify,
+            missing_settings,
+        )
+
         self.host = host
         self.config = host.config.platforms.slack
         missing = missing_settings(self.config)
@@ -120,10 +123,15 @@ class SlackPlatform:
         config = host.config.platforms.slack
         if self.client is not None or not config.enabled or not config.bot_token:
             return
+        from bothost.plugins.slack.app import build_client
+
         self.host, self.config = host, config
         self.client = build_client(config)
 
     async def connect_socket(self) -> None:
+        from bothost.plugins.slack.app import SlackStartError, open_socket_url, sdk_logger
+        from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
         token = self.config.app_token
         if not token:  # missing_settings refused this at start; here for the type checker
             raise SlackStartError("platforms.slack.app_token: not set (mode socket)")
@@ -204,6 +212,9 @@ class SlackPlatform:
 
     async def settle(self, channel: str, ts: str, text: str, note: str) -> None:
         """Replace a question's buttons with ``note``; best effort (used while cancelling)."""
+        import aiohttp
+        from slack_sdk.errors import SlackApiError
+
         try:
             async with asyncio.timeout(SETTLE_TIMEOUT):
                 await self.update(channel, ts, note, blocks=[section(text), context(note)])
@@ -213,6 +224,8 @@ class SlackPlatform:
     async def ephemeral(
         self, channel: str, user: str, text: str, thread: str | None = None
     ) -> None:
+        from slack_sdk.errors import SlackApiError
+
         try:
             await self.client.chat_postEphemeral(
                 channel=channel, user=user, text=text, thread_ts=thread
@@ -241,6 +254,8 @@ class SlackPlatform:
 
     async def send_briefing(self, address: Address, briefing: Briefing) -> str:
         if self.client is None:
+            from bothost.plugins.slack.app import SlackStartError
+
             raise SlackStartError("the Slack platform is not running")
         return await self.briefings.send(address, briefing)
 

@@ -16,9 +16,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from bothost.plugins.slack.mrkdwn import StreamCleaner, split, to_mrkdwn, undisguise_markdown
-from slack_sdk.errors import SlackApiError
 
 from bothost.api import Outcome
 from bothost.api import Reply as TurnReply
@@ -121,6 +119,8 @@ class Reply:
         return self.platform.stream_interval if self.streaming else self.platform.update_interval
 
     async def flush(self) -> None:
+        from slack_sdk.errors import SlackApiError  # here: see the note in .platform
+
         self.last_flush = time.monotonic()
         if self.streaming:
             try:
@@ -206,6 +206,9 @@ class Reply:
 
     async def quietly(self, method: str, **kwargs: Any) -> str | None:
         """A cosmetic call: None if it worked, else the error (logged, never raised)."""
+        import aiohttp
+        from slack_sdk.errors import SlackApiError
+
         try:
             await getattr(self.client, method)(**kwargs)
         except SlackApiError as exc:

@@ -7,8 +7,7 @@ Web chat and dashboard at ``/``, the chat API, signed webhooks in and out, ``/me
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
-from bothost.plugins.web import briefings, doctor, routes
+from bothost.plugins.web import briefings, doctor
 from bothost.plugins.web.config import WebConfig, WebhookConfig
 from bothost.plugins.web.outbound import WebhookPlatform
 from bothost.plugins.web.platform import WebPlatform
@@ -29,7 +28,9 @@ def register_platforms(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
-def register_routes(app: web.Application) -> None:
+def register_routes(app: Any) -> None:
+    from bothost.plugins.web import routes  # aiohttp.web: only when the host listens
+
     routes.setup(app)
 
 

@@ -17,15 +17,17 @@ import json
 import logging
 import uuid
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from bothost.plugins.web.signing import sign_headers
 
 from bothost.api import HostApi
 from bothost.models import Address, Briefing
 from bothost.platform import Question
 from bothost.redact import mask_url, redact
+
+if TYPE_CHECKING:
+    import aiohttp
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ async def post_signed(
     first_delay: float | None = None,
 ) -> int:
     """POST ``payload`` as signed JSON; the 2xx status, or :class:`DeliveryError`."""
+    import aiohttp  # here, not at the top: every CLI command registers this platform
+
     body = json.dumps(payload, ensure_ascii=False, default=str).encode()
     attempts = ATTEMPTS if attempts is None else attempts
     delay = FIRST_DELAY if first_delay is None else first_delay
@@ -131,6 +135,8 @@ class WebhookPlatform:
 
     def session(self) -> aiohttp.ClientSession:
         if self.client is None or self.client.closed:
+            import aiohttp
+
             self.client = aiohttp.ClientSession()
         return self.client
 

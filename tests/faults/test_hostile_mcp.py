@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -305,3 +306,29 @@ async def test_a_stuck_server_delays_neither_the_listener_nor_chat_tools(tmp_pat
         await until(lambda: "initialize" in (host.status()["stuck"].get("error") or ""), 60)
         await until(lambda: host.status()["stuck"]["restarts"] >= 1, 30)
         await host.healthz()
+
+
+def test_chat_waits_only_for_servers_its_turn_lists(tmp_path, home):
+    """`chat -m help` lists no tools, so a hung server costs it nothing and is not
+    announced; `chat -m tools` waits for it (bounded) and says it is not ready."""
+    config = tmp_path / "hostile.yaml"
+    servers = {"stuck": server("stuck", tmp_path / "stuck"), "polite": server("polite")}
+    config.write_text(yaml.safe_dump({"mcp": {"servers": servers}}))
+
+    def chat(text: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "bothost", "--config", str(config), "chat", "-m", text],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "BOTHOST_HOME": str(home)},
+        )
+
+    helped = chat("help")
+    assert helped.returncode == 0 and "offline agent" in helped.stdout, helped.stderr
+    assert "not ready" not in helped.stderr
+    listed = chat("tools")
+    assert listed.returncode == 0, listed.stderr
+    assert "mcp__polite__echo" in listed.stdout
+    assert "stuck" in listed.stderr and "not ready" in listed.stderr

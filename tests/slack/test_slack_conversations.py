@@ -119,7 +119,7 @@ async def test_rate_limited_post_is_retried_after_retry_after(start_bot):
 
 
 async def test_bad_bot_token_is_one_clear_line(fake, home, tmp_path):
-    from bothost.plugins.slack import check
+    from bothost.plugins.slack.app import check
 
     from bothost.config import load
 
