@@ -36,14 +36,15 @@ def groups_table(host: Host, session: Session, granted: set[str]) -> str:
     groups = host.registry.groups(session.is_admin)
     if not groups:
         return ""
-    lines = [
-        "Tool groups (call activate_tools with the group names you need; their tools "
-        "appear in your next step):",
-        "group | tools | status | about",
-    ]
+    # Every turn carries this list, so each word is paid for on every request (issue 19: a
+    # table with a header row, tool counts and a status column cost 40 % more, and a model
+    # chooses a group by what it is about, not by how many tools it has).
+    lines = ["Tool groups for activate_tools:"]
     for g in groups:
         state = "active" if g.name in granted else g.status
-        lines.append(f"{g.name} | {g.tool_count} | {state} | {g.description}")
+        # a server still starting is waited for when activated, so it is offered as ready
+        note = "" if state in ("ready", "starting") else f" ({state})"
+        lines.append(f"- {g.name}{note}: {g.description}")
     return "\n".join(lines)
 
 

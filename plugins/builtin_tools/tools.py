@@ -9,12 +9,12 @@ from bothost.agent.tools import ToolContext, ToolError
 
 
 async def activate_tools(groups: list[str], ctx: ToolContext) -> str:
-    """Make the tools of one or more tool groups (MCP servers, or `config`) available.
+    """Open tool groups; their tools appear in your next step.
 
-    Their tools appear from your next step on, for the rest of this conversation.
+    They stay available for the rest of this conversation.
 
     Args:
-        groups: group names from the tool groups table, e.g. ["weather"].
+        groups: e.g. ["weather"].
     """
     known = {g.name: g for g in ctx.host.tool_groups(ctx.session)}
     unknown = [g for g in groups if g not in known]

@@ -70,7 +70,7 @@ async def test_turn_activates_a_server_then_calls_its_tool(mcp_host, fake_llm):
     first, second = fake_llm.requests[0], fake_llm.requests[1]
     assert not [n for n in tool_names(first) if n.startswith("mcp__")]
     system = first["messages"][0]["content"]
-    assert "caps | 5 | ready | capability fixtures" in system
+    assert "- caps: capability fixtures" in system
     assert "mcp__caps__echo" in tool_names(second)
     grants = mcp_host.store.call(lambda db: [r["server"] for r in db["mcp_grants"].rows])
     assert grants == ["caps"]
