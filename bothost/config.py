@@ -81,6 +81,36 @@ class AgentConfig:
 
 
 @dataclass
+class McpAuthConfig:
+    """OAuth for a remote server (``mcp.servers.NAME.auth``); discovery finds the rest.
+
+    Without this section a server that answers 401 is still logged in to with dynamic
+    registration (or a Client ID Metadata Document); the keys are for servers that need
+    pre-registered credentials or machine-to-machine (``client_credentials``) access.
+    """
+
+    grant: str = "authorization_code"
+    client_id: str | None = None
+    client_secret: str | None = None
+    # a URL serving our client metadata (SEP-991), used as client_id where the server accepts it
+    client_metadata_url: str | None = None
+    private_key: str | None = None  # PEM: client_credentials with private_key_jwt
+    signing_algorithm: str = "ES256"
+    scopes: list[str] = field(default_factory=list)  # instead of what the server asks for
+    redirect_uri: str | None = None  # default: the host's /oauth/callback or a loopback port
+    # cross_app_access (SEP-990): an enterprise IdP's ID token, exchanged there for an ID-JAG
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = None
+    id_token: str | None = None
+
+    CHOICES = {
+        "grant": ("authorization_code", "client_credentials", "cross_app_access"),
+        "signing_algorithm": ("ES256", "RS256"),
+    }
+
+
+@dataclass
 class McpServerConfig:
     command: str | None = None
     args: list[str] = field(default_factory=list)
@@ -96,6 +126,7 @@ class McpServerConfig:
     max_timeout: float | None = None
     capabilities: dict[str, list[str]] = field(default_factory=dict)
     roots: list[str] = field(default_factory=list)  # absolute paths, told on roots/list
+    auth: McpAuthConfig | None = None
 
 
 @dataclass

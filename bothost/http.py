@@ -21,6 +21,7 @@ from aiohttp import web
 
 from bothost.api import HOST  # kept importable from here for older plugins
 from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
+from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
 from bothost.startup import call_register
 from bothost.store.health import RETRY_AFTER, one_line, probe, storage_failure
 
@@ -62,6 +63,7 @@ class HttpServer:
         )
         app[HOST] = self.host
         app.router.add_get("/healthz", self.healthz)
+        app.router.add_get(CALLBACK_PATH, callback_route)  # OAuth logins of MCP servers
         call_register(self.host.pm, "register_routes", app=app)
         self.app = app
         return app

@@ -68,7 +68,7 @@ def run(runtime: Runtime, coro: Any) -> Any:
 
 @click.group("mcp")
 def mcp_group() -> None:
-    """MCP servers: list, tools, call, logs, add, enable, disable, remove."""
+    """MCP servers: list, tools, call, logs, add, enable, disable, remove, login, logout."""
 
 
 @mcp_group.command("list")
@@ -250,3 +250,26 @@ def remove_command(runtime: Runtime, name: str) -> None:
     """Remove server NAME from the table (config servers are removed in the config file)."""
     run(runtime, manager(runtime).remove_server(name))
     click.echo(f"removed {name}")
+
+
+@mcp_group.command("login")
+@click.argument("name")
+@pass_runtime
+def login_command(runtime: Runtime, name: str) -> None:
+    """Log in to remote server NAME (OAuth): prints the URL to open, then waits for it."""
+
+    def say(url: str) -> None:
+        click.echo(f"Open this URL to log in to {name}:\n{url}")
+        sys.stdout.flush()  # a script reading our output needs the URL while we wait
+
+    web = getattr(getattr(runtime.config, "platforms", None), "web", None)
+    click.echo(run(runtime, commands.login(manager(runtime), name, web, say)))
+
+
+@mcp_group.command("logout")
+@click.argument("name")
+@pass_runtime
+def logout_command(runtime: Runtime, name: str) -> None:
+    """Forget remote server NAME's OAuth tokens (it needs `bothost mcp login` again)."""
+    run(runtime, commands.logout(manager(runtime), name))
+    click.echo(f"logged out of {name}")

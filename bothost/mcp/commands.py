@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
+from bothost.mcp.environment import server_headers
 from bothost.mcp.manager import McpManager, McpManagerError, status_path
+from bothost.mcp.oauth.tokens import DbTokens, all_records, clear_record
 from bothost.mcp.runner import ServerStatus
-from bothost.mcp.serverlog import log_path
+from bothost.mcp.serverlog import log_path, server_logger
+from bothost.mcp.transport import TransportError
 
 PRIVATE_START_WAIT = 60.0  # a CLI command waits this long for the one server it names…
 LISTING_WAIT = 5.0  # …and a listing of every server this long: one stuck server holds nobody
@@ -73,6 +76,12 @@ async def list_servers(
             for key in ("state", "error", "tools", "restarts", "pid"):
                 setattr(status, key, seen.get(key))
             status.note = status.note or "state reported by the running host"
+    records = await manager.store.run(all_records)
+    for status in statuses:
+        why = (records.get(status.name) or {}).get("login_needed")
+        if why and status.name not in live and status.state not in ("shadowed", "disabled"):
+            status.state = "login_needed"
+            status.error = f"login needed: {why} (bothost mcp login {status.name})"
     return statuses
 
 
@@ -93,6 +102,60 @@ async def private(manager: McpManager, names: set[str]) -> AsyncIterator[McpMana
         yield manager
     finally:
         await manager.stop()
+
+
+async def login(manager: McpManager, name: str, web: Any, say: Callable[[str], None]) -> str:
+    """Log in to remote server `name` (see :mod:`bothost.mcp.oauth.login`); what was done.
+
+    The redirect comes to the running host's ``/oauth/callback`` when a host runs (or to
+    ``auth.redirect_uri``), else to a one-shot listener on 127.0.0.1.
+    """
+    from bothost.mcp.oauth import login as oauth_login  # aiohttp: only for this command
+    from bothost.mcp.oauth.auth import OAuth
+
+    config = await _remote(manager, name)
+    challenge = await oauth_login.probe(config.url or "", server_headers(config))
+    grant = config.auth.grant if config.auth else "authorization_code"
+    if challenge is None and grant == "authorization_code":
+        return f"{name} answered without asking for a login; nothing to do"
+    log = server_logger(manager.home, name)
+    tokens = DbTokens(manager.store)
+    redirect = config.auth.redirect_uri if config.auth else None
+    if redirect is None and live_status(manager.home) and web is not None:
+        host = "127.0.0.1" if web.host in ("0.0.0.0", "::", "") else web.host
+        redirect = f"http://{host}:{web.port}{oauth_login.CALLBACK_PATH}"
+    try:
+        if redirect is not None or grant != "authorization_code":
+            receiver: Any = oauth_login.HostCallback(manager.store, name, redirect or "", say)
+            oauth = OAuth(
+                name, config.url or "", tokens, config=config.auth, log=log, authorizer=receiver
+            )
+            await oauth.login(challenge or "")
+        else:
+            async with oauth_login.LoopbackCallback(say) as loopback:
+                oauth = OAuth(
+                    name, config.url or "", tokens, config=config.auth, log=log, authorizer=loopback
+                )
+                await oauth.login(challenge or "")
+    except TransportError as exc:
+        raise McpManagerError(f"{name}: {exc}") from None
+    return f"logged in to {name}"
+
+
+async def logout(manager: McpManager, name: str) -> None:
+    """Forget the server's tokens and registration (a running host sees it within seconds)."""
+    await _remote(manager, name)
+    await manager.store.run(lambda db: clear_record(db, name))
+
+
+async def _remote(manager: McpManager, name: str) -> McpServerConfig:
+    await manager.reload()
+    runner = manager.runners.get(name)
+    if runner is None:
+        raise McpManagerError(f"no MCP server named {name!r}")
+    if not runner.config.url:
+        raise McpManagerError(f"{name} runs as a command (stdio); only remote servers log in")
+    return runner.config
 
 
 def enabled_names(manager: McpManager) -> set[str]:

@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 
 from bothost.mcp import jsonrpc
+from bothost.mcp.oauth.auth import OAuth
 from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
 from bothost.mcp.tasks import TaskSet
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
@@ -30,6 +31,7 @@ DELETE_TIMEOUT = 2.0
 ERROR_BODY_CHARS = 300
 SSE_PROBE_SECONDS = 3.0  # a legacy SSE server sends its `endpoint` event at once
 SSE_PROBE_BYTES = 512
+MAX_AUTH_RETRIES = 3  # logins or refreshes for one request; more would be a loop (step-up)
 
 
 def session_forgotten(status: int, body: str) -> bool:
@@ -45,10 +47,16 @@ class HttpTransport:
     """One Streamable HTTP endpoint (see module docstring)."""
 
     def __init__(
-        self, url: str, headers: dict[str, str] | None = None, *, log: logging.Logger
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        log: logging.Logger,
+        auth: OAuth | None = None,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
+        self.auth = auth  # OAuth: the Authorization header, and what to do on 401/403
         self.log = log
         self.pid: int | None = None
         self.session_id: str | None = None
@@ -82,6 +90,8 @@ class HttpTransport:
 
     def _headers(self, accept: str, last_event_id: str | None = None) -> dict[str, str]:
         headers = {**self.headers, "Accept": accept}
+        if self.auth is not None and (credential := self.auth.authorization()):
+            headers["Authorization"] = credential
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
@@ -95,9 +105,11 @@ class HttpTransport:
     async def send(self, message: jsonrpc.Message) -> None:
         await self._post(message, may_redial=True)
 
-    async def _post(self, message: jsonrpc.Message, may_redial: bool) -> None:
+    async def _post(self, message: jsonrpc.Message, may_redial: bool, auth_tries: int = 0) -> None:
         if self._http is None or self._closed:
             raise TransportError("transport is closed")
+        if self.auth is not None:
+            await self.auth.prepare()
         headers = self._headers("application/json, text/event-stream")
         headers["Content-Type"] = "application/json"
         had_session, generation = bool(self.session_id), self._generation
@@ -114,6 +126,8 @@ class HttpTransport:
         if resp.status >= 400:
             body = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
             resp.release()
+            if await self._authorized_again(resp, headers, auth_tries):
+                return await self._post(message, may_redial, auth_tries + 1)
             if (
                 had_session
                 and may_redial
@@ -140,6 +154,15 @@ class HttpTransport:
             await self._json_body(resp, related)
         else:
             self._tasks.spawn(self._call_stream(resp, related))
+
+    async def _authorized_again(
+        self, resp: aiohttp.ClientResponse, sent: dict[str, str], tries: int
+    ) -> bool:
+        """A 401 or 403 the OAuth hook could answer with a new token (bounded per request)."""
+        if self.auth is None or resp.status not in (401, 403) or tries >= MAX_AUTH_RETRIES:
+            return False
+        challenge = resp.headers.get("WWW-Authenticate", "")
+        return await self.auth.challenge(resp.status, challenge, sent.get("Authorization"))
 
     async def _refusal(self, status: int, content_type: str, body: str) -> str:
         """One line a person can act on for an HTTP error answer, never a pasted page."""
@@ -241,6 +264,8 @@ class HttpTransport:
         """Open a GET stream; the response, or why not ("unreachable: …" when nobody listens)."""
         assert self._http is not None
         try:
+            if self.auth is not None:
+                await self.auth.prepare()
             resp = await self._http.get(
                 self.url, headers=self._headers("text/event-stream", last_event_id)
             )

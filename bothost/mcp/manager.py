@@ -31,6 +31,7 @@ from bothost.mcp import resources, roster, stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.jsonrpc import McpError
+from bothost.mcp.oauth.tokens import DbTokens
 from bothost.mcp.runner import ServerRunner, ServerStatus, describe
 
 logger = logging.getLogger(__name__)
@@ -143,6 +144,8 @@ class McpManager:
                 ask=self.ask,
                 on_change=self._changed,
                 retry=self.retry,
+                tokens=DbTokens(self.store),
+                on_login_needed=self._tell_login_needed,
             )
             self.runners[name] = runner
             if config.enabled and self.started:
@@ -150,6 +153,22 @@ class McpManager:
             self._changed(name)
 
     # -- change notification -------------------------------------------------------------
+
+    async def _tell_login_needed(self, name: str, message: str) -> None:
+        """Tell an admin, once per spell, that a server waits for a login: an event the tick
+        briefs to ``tick.deliver_to`` like any other (so it survives a restart and is
+        deduplicated), since nobody may be talking to the bot when a refresh token dies."""
+        if self.on_event is None or not self.publish_status:
+            return  # a CLI command says so itself
+        payload = {
+            "id": f"login-needed-{int(time.time())}",
+            "summary": f"MCP server {name} needs a login: an admin runs `bothost mcp login {name}`",
+            "severity": "warning",
+            "occurred_at": time.time(),
+            "server": name,
+            "why": message,
+        }
+        await self.on_event(name, "bothost/login_needed", payload)
 
     def _changed(self, name: str) -> None:
         """A server's state or tools changed: tell other processes (the registry needs no
@@ -202,7 +221,9 @@ class McpManager:
     def not_ready(self) -> list[ServerStatus]:
         """Enabled servers that are not (yet) ready: still starting, or failed."""
         return [
-            s for s in self.status() if s.enabled and s.state in ("starting", "failed", "stopped")
+            s
+            for s in self.status()
+            if s.enabled and s.state in ("starting", "failed", "login_needed", "stopped")
         ]
 
     def tools(self, server: str) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bothost import redact
 from bothost.config import McpServerConfig
@@ -25,11 +25,15 @@ from bothost.mcp.content import CallResult
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT
 from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
 from bothost.mcp.jsonrpc import McpError
+from bothost.mcp.oauth.tokens import TokenStore, wait_for_change
 from bothost.mcp.roots import as_roots
 from bothost.mcp.serverlog import server_logger
 from bothost.mcp.session import ClientSession
 from bothost.mcp.stdio import StdioTransport
 from bothost.mcp.transport import TransportError
+
+if TYPE_CHECKING:
+    from bothost.mcp.oauth.auth import OAuth
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +44,8 @@ START_WAIT = 30.0  # how long a call waits for a server that is still starting
 # Start failures that are the server's or the config's fault: recorded, not traced.
 EXPECTED = (McpError, TransportError, UnsetVariableError, OSError)
 backoff_sleep = asyncio.sleep  # tests replace it to watch the schedule without waiting
+LOGIN_POLL = 5.0  # how soon a login made in another process (`bothost mcp login`) is seen
+LOGIN_NEEDED = "login_needed"
 
 
 @dataclass
@@ -49,7 +55,7 @@ class ServerStatus:
     name: str
     origin: str  # config | db
     enabled: bool
-    state: str  # starting | ready | failed | stopped | disabled | shadowed
+    state: str  # starting | ready | failed | login_needed | stopped | disabled | shadowed
     error: str | None = None
     tools: int = 0
     restarts: int = 0
@@ -84,6 +90,8 @@ class ServerRunner:
         ask: Callable[..., Any] | None,
         on_change: Callable[[str], None],
         retry: bool = True,
+        tokens: TokenStore | None = None,
+        on_login_needed: Callable[[str, str], Any] | None = None,
     ) -> None:
         self.name = name
         self.retry = retry
@@ -93,6 +101,11 @@ class ServerRunner:
         self.on_event = on_event
         self.ask = ask
         self.on_change = on_change
+        self.tokens = tokens  # where OAuth tokens live; None: no OAuth (static headers only)
+        self.on_login_needed = on_login_needed  # (name, message): tell an admin, once
+        self._login: str | None = None  # why a person must log in, while that is so
+        self._told = False  # an admin was told about this login_needed spell
+        self._closed: asyncio.Future[str] | None = None
         redact.remember(redact.server_secrets(config))  # servers added at run time too
         self.log = server_logger(self.home, name)
         self.state = "disabled" if not config.enabled else "stopped"
@@ -149,7 +162,7 @@ class ServerRunner:
         if state == "starting" and self.state != "starting":
             self._attempt_began, self._announced = time.monotonic(), False
         self.state, self.error = state, error
-        if state in ("ready", "failed", "stopped", "disabled"):
+        if state in ("ready", "failed", LOGIN_NEEDED, "stopped", "disabled"):
             self._settled.set()
         else:
             self._settled.clear()
@@ -159,8 +172,10 @@ class ServerRunner:
         delay = BACKOFF_START
         while True:
             self._set("starting")
+            self._login = None
             began = time.monotonic()
             closed: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            self._closed = closed
             try:
                 await self._connect(closed)
             except asyncio.CancelledError:
@@ -173,11 +188,17 @@ class ServerRunner:
                     logger.exception("MCP server %s failed to start", self.name)
                 await self._close_session()
             else:
+                self._told = False
                 self._set("ready")
                 error = f"server {await closed}"
                 await self._close_session()
                 if time.monotonic() - began >= STABLE_AFTER:
                     delay = BACKOFF_START
+            if self._login is not None:
+                if not await self._await_login(self._login):
+                    return
+                delay = BACKOFF_START
+                continue
             if not self.retry:
                 self.log.warning("%s", error)
                 self._set("failed", error)
@@ -189,12 +210,53 @@ class ServerRunner:
             delay = min(delay * 2, BACKOFF_MAX)
             self.restarts += 1
 
+    async def _await_login(self, message: str) -> bool:
+        """Stay in login_needed until a login is stored (False: a one-shot run gives up)."""
+        self._set(LOGIN_NEEDED, message)
+        self.log.warning("%s", message)
+        if not self._told and self.on_login_needed is not None:
+            self._told = True
+            try:
+                await self.on_login_needed(self.name, message)
+            except Exception:  # boundary: telling an admin must not stop the server's loop
+                logger.exception("telling an admin that %s needs a login failed", self.name)
+        if not self.retry or self.tokens is None:
+            return False
+        seen = await self.tokens.load(self.name)
+        await wait_for_change(self.tokens, self.name, seen, LOGIN_POLL)
+        return True
+
+    def _needs_login(self, message: str) -> None:
+        """The OAuth hook found no way on without a person: end this connection."""
+        self._login = message
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result("needs a login")
+
+    def _oauth(self) -> OAuth | None:
+        from bothost.mcp.oauth.auth import OAuth  # aiohttp: only for HTTP servers
+
+        config = self.config
+        if self.tokens is None or not config.url:
+            return None
+        if any(key.lower() == "authorization" for key in config.headers):
+            return None  # a static credential from config: the user's choice, used as is
+        return OAuth(
+            self.name,
+            config.url,
+            self.tokens,
+            config=config.auth,
+            log=self.log,
+            on_login_needed=self._needs_login,
+        )
+
     async def _connect(self, closed: asyncio.Future[str]) -> None:
         config = self.config
         if config.url:
             from bothost.mcp.http import HttpTransport  # aiohttp: only for HTTP servers
 
-            transport: Any = HttpTransport(config.url, server_headers(config), log=self.log)
+            transport: Any = HttpTransport(
+                config.url, server_headers(config), log=self.log, auth=self._oauth()
+            )
         else:
             command = config.command or ""
             transport = StdioTransport(
@@ -315,6 +377,11 @@ class ServerRunner:
         if self.state == "starting":
             await self.wait_settled(min(timeout, START_WAIT))
         session = self.session
+        if self.state == LOGIN_NEEDED:
+            return CallResult.failure(
+                f"MCP server {self.name} needs a login before it can be used; "
+                f"an admin runs `bothost mcp login {self.name}`"
+            )
         if session is None or self.state != "ready":
             why = f": {self.error}" if self.error else ""
             return CallResult.failure(f"MCP server {self.name} is not running ({self.state}{why})")

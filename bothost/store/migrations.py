@@ -157,9 +157,21 @@ CREATE INDEX llm_usage_user ON llm_usage (user_key, at);
 """
 
 
+# core:4 — OAuth for remote MCP servers (issue 16): one record per server (its client
+# registration and tokens, JSON), and the logins waiting for their redirect on the host's
+# /oauth/callback, by OAuth state.
+CORE_SCHEMA_4 = """
+CREATE TABLE mcp_oauth (server TEXT PRIMARY KEY, record TEXT NOT NULL, updated_at REAL NOT NULL);
+CREATE TABLE oauth_logins (
+    state TEXT PRIMARY KEY, server TEXT NOT NULL, created_at REAL NOT NULL, params TEXT
+);
+"""
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, core_schema_1, "initial tables"),
         Migration("core", 2, run_script(CORE_SCHEMA_2), "permission rules"),
         Migration("core", 3, run_script(CORE_SCHEMA_3), "model usage"),
+        Migration("core", 4, run_script(CORE_SCHEMA_4), "OAuth of remote MCP servers"),
     ]

@@ -5,16 +5,30 @@ The suite starts a mock server and runs ``python conformance_client.py <url>`` w
 Streamable HTTP, do what the scenario expects, and exit 0 only when every step worked.
 Elicitation is answered like a person who accepts the form as offered, so the client's
 schema defaults (SEP-1034) fill it.
+
+For the ``auth/*`` scenarios the transport gets bothost's OAuth hook, configured from
+``MCP_CONFORMANCE_CONTEXT`` the way a user configures ``mcp.servers.NAME.auth`` (pre-registered
+credentials, client credentials); the suite's authorization server approves at once, so the
+driver plays the person's browser by reading the redirect's ``Location`` itself. After the
+tools are listed it calls ``test-tool`` when offered (the step-up scenarios ask for more scope
+on ``tools/call``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
+from urllib.parse import parse_qsl, urlsplit
 
+import aiohttp
+
+from bothost.config import McpAuthConfig
 from bothost.mcp.http import HttpTransport
+from bothost.mcp.oauth.auth import OAuth
+from bothost.mcp.oauth.tokens import MemoryTokens
 from bothost.mcp.session import ClientSession
 
 SCENARIO_CALLS = {  # scenario -> (tool, arguments)
@@ -23,6 +37,49 @@ SCENARIO_CALLS = {  # scenario -> (tool, arguments)
     "sse-retry": ("test_reconnection", {}),
 }
 DEADLINE = 30.0
+# the suite checks that a server advertising CIMD gets this URL as the client_id
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://127.0.0.1:8765/oauth/callback"  # never visited: the driver reads it
+
+
+class FollowRedirect:
+    """The person's browser, for an authorization server that approves without asking."""
+
+    redirect_uri = REDIRECT_URI
+
+    async def authorize(self, url: str) -> dict[str, str]:
+        timeout = aiohttp.ClientTimeout(total=10)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as http,
+            http.get(url, allow_redirects=False) as resp,
+        ):
+            location = resp.headers.get("Location", "")
+        return dict(parse_qsl(urlsplit(location).query))
+
+
+def oauth(scenario: str, url: str, log: logging.Logger) -> OAuth | None:
+    if not scenario.startswith("auth/"):
+        return None
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    grant = "authorization_code"
+    if "client-credentials" in scenario:
+        grant = "client_credentials"
+    elif "cross-app-access" in scenario:
+        grant = "cross_app_access"
+    config = McpAuthConfig(
+        grant=grant,
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        private_key=context.get("private_key_pem"),
+        signing_algorithm=context.get("signing_algorithm", "ES256"),
+        client_metadata_url=CLIENT_METADATA_URL,
+        idp_token_endpoint=context.get("idp_token_endpoint"),
+        idp_client_id=context.get("idp_client_id"),
+        id_token=context.get("idp_id_token"),
+    )
+    return OAuth(
+        "conformance", url, MemoryTokens(), config=config, log=log, authorizer=FollowRedirect()
+    )
 
 
 async def accept_as_offered(question):
@@ -31,13 +88,15 @@ async def accept_as_offered(question):
 
 async def run(url: str, scenario: str) -> int:
     log = logging.getLogger("conformance")
-    session = ClientSession(
-        HttpTransport(url, log=log), name="conformance", log=log, ask=accept_as_offered
-    )
+    transport = HttpTransport(url, log=log, auth=oauth(scenario, url, log))
+    session = ClientSession(transport, name="conformance", log=log, ask=accept_as_offered)
     try:
         async with asyncio.timeout(DEADLINE):
             await session.start()
             tools = await session.refresh_tools() if "tools" in session.capabilities else []
+            if scenario.startswith("auth/") and "test-tool" in {t["name"] for t in tools}:
+                result = await session.call_tool("test-tool", {})
+                return 1 if result.is_error else 0
             if scenario in SCENARIO_CALLS:
                 tool, arguments = SCENARIO_CALLS[scenario]
                 if tool not in {t["name"] for t in tools}:

@@ -1,0 +1,367 @@
+"""The OAuth side of one remote server's connection: the Streamable HTTP transport's hook.
+
+The transport asks :meth:`OAuth.prepare` before each request (a token that expires within
+``REFRESH_MARGIN`` is refreshed first), sends :meth:`OAuth.authorization` as its
+``Authorization`` header, and hands every 401 and 403 to :meth:`OAuth.challenge`, which
+says whether to send the request again:
+
+- 401: refresh when there is a refresh token; else (or when refreshing fails) log in from
+  the start — discovery, registration, then a grant. ``client_credentials`` needs nobody;
+  the authorization code grant needs an :class:`Authorizer` (the person behind
+  ``bothost mcp login``, or the conformance driver). Without one the server is left in the
+  "login needed" state: :class:`LoginRequiredError`, and ``on_login_needed`` is told once.
+- 403 ``insufficient_scope`` (step-up): log in again asking for the scopes held plus those
+  the challenge names — unless they are held already, since asking again cannot help. The
+  transport bounds the retries of one request (``MAX_AUTH_RETRIES``).
+
+Scope selection is the spec's: ``auth.scopes`` from config, else the challenge's ``scope``,
+else the Protected Resource Metadata's ``scopes_supported``, else none; ``offline_access``
+is added when the authorization server lists it (a refresh token outlives the session).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, Protocol
+
+import aiohttp
+
+from bothost.config import McpAuthConfig
+from bothost.mcp.oauth import flow
+from bothost.mcp.oauth.discovery import AuthServer, Challenge, Discovery, discover, parse_challenge
+from bothost.mcp.oauth.errors import LoginRequiredError, OAuthError
+from bothost.mcp.oauth.tokens import Record, TokenStore, remember_secrets
+
+# seconds: refresh a token this close to expiry before using it (half its life when shorter,
+# so a short-lived token is not refreshed before every request)
+REFRESH_MARGIN = 60.0
+OAUTH_TIMEOUT = 15.0  # seconds for one discovery, registration or token request
+# the stored record is read again this often, so a login or logout made by another process
+# (`bothost mcp login` / `logout` while the host runs) reaches this connection
+RELOAD_AFTER = 5.0
+DEAD_GRANT_ERRORS = ("invalid_grant", "invalid_client", "unauthorized_client")
+
+OnLoginNeeded = Callable[[str], Any]
+
+
+class Authorizer(Protocol):
+    """Whoever follows the authorization URL: a person's browser, or a test."""
+
+    redirect_uri: str
+
+    async def authorize(self, url: str) -> dict[str, str]:
+        """Have `url` visited; return the query parameters the redirect brought back."""
+        ...
+
+
+class OAuth:
+    """See module docstring."""
+
+    def __init__(
+        self,
+        name: str,
+        server_url: str,
+        tokens: TokenStore,
+        *,
+        config: McpAuthConfig | None = None,
+        log: logging.Logger,
+        authorizer: Authorizer | None = None,
+        on_login_needed: OnLoginNeeded | None = None,
+    ) -> None:
+        self.name = name
+        self.server_url = server_url
+        self.tokens = tokens
+        self.config = config or McpAuthConfig()
+        self.log = log
+        self.authorizer = authorizer
+        self.on_login_needed = on_login_needed
+        self.record: Record | None = None
+        self._loaded = False
+        self._loaded_at = 0.0
+        self._lock = asyncio.Lock()
+
+    # -- what the transport asks -------------------------------------------------------
+
+    def authorization(self) -> str | None:
+        token = (self.record or {}).get("access_token")
+        return f"Bearer {token}" if token else None
+
+    async def prepare(self) -> None:
+        """Load the stored record (again after RELOAD_AFTER); refresh a token about to expire."""
+        if not self._loaded or time.monotonic() - self._loaded_at > RELOAD_AFTER:
+            async with self._lock:
+                if not self._loaded or time.monotonic() - self._loaded_at > RELOAD_AFTER:
+                    self.record = await self.tokens.load(self.name)
+                    remember_secrets(self.record)
+                    self._loaded, self._loaded_at = True, time.monotonic()
+        record = self.record or {}
+        expires = record.get("expires_at")
+        margin = min(REFRESH_MARGIN, (record.get("lifetime") or REFRESH_MARGIN) / 2)
+        if record.get("refresh_token") and expires and expires - time.time() < margin:
+            sent = self.authorization()
+            async with self._lock:
+                if self.authorization() == sent:
+                    await self._refresh_or_drop()
+
+    async def challenge(self, status: int, header: str, sent: str | None) -> bool:
+        """Handle a 401 or 403; True when the request should be sent again."""
+        async with self._lock:
+            if sent != self.authorization() and self.authorization() is not None:
+                return True  # another request renewed the token meanwhile
+            found = parse_challenge(header)
+            if status == 403:
+                return await self._step_up(found)
+            if await self._refresh_or_drop():
+                return True
+            await self._obtain(found, None, "a person has to log in")
+            return True
+
+    # -- logging in ----------------------------------------------------------------------
+
+    async def login(self, header: str = "") -> None:
+        """Log in from the start (``bothost mcp login``): discovery, registration, a grant."""
+        async with self._lock:
+            self.record = await self.tokens.load(self.name)
+            self._loaded, self._loaded_at = True, time.monotonic()
+            await self._obtain(parse_challenge(header), None, "a person has to log in")
+
+    async def logout(self) -> None:
+        async with self._lock:
+            self.record = None
+            self._loaded, self._loaded_at = True, time.monotonic()
+            await self.tokens.clear(self.name)
+
+    async def _step_up(self, found: Challenge) -> bool:
+        if found.error != "insufficient_scope":
+            return False  # a plain refusal: asking again would not change it
+        held = list((self.record or {}).get("scopes") or [])
+        if set(found.scope) <= set(held):
+            self.log.warning(
+                "the server refuses with insufficient_scope although the token holds %s",
+                " ".join(found.scope) or "every scope asked for",
+            )
+            return False
+        wanted = held + [s for s in found.scope if s not in held]
+        self.log.info("the server asks for more scope (%s); logging in again", " ".join(wanted))
+        await self._obtain(found, wanted, f"the server asks for scope {' '.join(found.scope)}")
+        return True
+
+    async def _refresh_or_drop(self) -> bool:
+        """Refresh the access token; on failure drop it (and a dead refresh token)."""
+        record = self.record or {}
+        if not record.get("refresh_token") or not record.get("server"):
+            return False
+        server = AuthServer(**record["server"])
+        client = flow.Client(**record["client"])
+        form = {"grant_type": "refresh_token", "refresh_token": record["refresh_token"]}
+        if record.get("resource"):
+            form["resource"] = record["resource"]
+        try:
+            async with self._http() as http:
+                answer = await flow.token_request(http, server, client, form)
+        except OAuthError as exc:
+            self.log.warning("refreshing the access token failed: %s", exc)
+            record = dict(record, access_token=None, expires_at=None)
+            if exc.code in DEAD_GRANT_ERRORS:
+                record["refresh_token"] = None
+            self.record = record
+            await self.tokens.save(self.name, record)
+            return False
+        self.log.info("access token refreshed")
+        await self._keep(answer, record, record.get("scopes") or [])
+        return True
+
+    async def _obtain(self, found: Challenge, scopes: list[str] | None, why: str) -> None:
+        if self.config.grant == "authorization_code" and self.authorizer is None:
+            await self._login_needed(why)
+        async with self._http() as http:
+            found_at = await discover(http, self.server_url, found)
+            if scopes is None:
+                scopes = self._scopes(found, found_at)
+            if self.config.grant == "client_credentials":
+                answer, client = await self._client_credentials(http, found_at, scopes)
+            elif self.config.grant == "cross_app_access":
+                answer, client = await self._cross_app_access(http, found_at, scopes)
+            else:
+                answer, client = await self._authorization_code(http, found_at, scopes)
+        record = {
+            "server": asdict(found_at.server),
+            "client": asdict(client),
+            "resource": found_at.resource,
+            "refresh_token": None,
+        }
+        await self._keep(answer, record, scopes)
+        self.log.info("logged in at %s", found_at.server.issuer)
+
+    def _scopes(self, found: Challenge, found_at: Discovery) -> list[str]:
+        scopes = list(self.config.scopes or found.scope or found_at.scopes_supported or [])
+        offered = found_at.server.scopes_supported or []
+        if (
+            self.config.grant == "authorization_code"
+            and "offline_access" in offered
+            and "offline_access" not in scopes
+        ):
+            scopes.append("offline_access")  # SEP-2207: ask for a refresh token when offered
+        return scopes
+
+    async def _client_credentials(
+        self, http: aiohttp.ClientSession, found_at: Discovery, scopes: list[str]
+    ) -> tuple[dict[str, Any], flow.Client]:
+        config, server = self.config, found_at.server
+        if not config.client_id:
+            raise OAuthError("auth.grant client_credentials needs auth.client_id")
+        if config.private_key:
+            method = "private_key_jwt"
+        elif config.client_secret:
+            method = flow.auth_method(server, True)
+        else:
+            raise OAuthError("client_credentials needs auth.client_secret or auth.private_key")
+        client = flow.Client(
+            config.client_id,
+            config.client_secret,
+            method,
+            private_key=config.private_key,
+            signing_algorithm=config.signing_algorithm,
+        )
+        form = {"grant_type": "client_credentials", "resource": found_at.resource}
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        return await flow.token_request(http, server, client, form), client
+
+    async def _cross_app_access(
+        self, http: aiohttp.ClientSession, found_at: Discovery, scopes: list[str]
+    ) -> tuple[dict[str, Any], flow.Client]:
+        """SEP-990: trade the IdP's ID token for an ID-JAG at the IdP (RFC 8693), then the
+        ID-JAG for an access token at the server's authorization server (RFC 7523)."""
+        config, server = self.config, found_at.server
+        needed = ("client_id", "idp_token_endpoint", "idp_client_id", "id_token")
+        if missing := [k for k in needed if not getattr(config, k)]:
+            raise OAuthError(f"auth.grant cross_app_access needs auth.{', auth.'.join(missing)}")
+        assert config.client_id and config.idp_token_endpoint and config.idp_client_id
+        assert config.id_token
+        exchange = {
+            "grant_type": flow.TOKEN_EXCHANGE,
+            "subject_token": config.id_token,
+            "subject_token_type": flow.ID_TOKEN_TYPE,
+            "requested_token_type": flow.ID_JAG_TYPE,
+            "audience": server.issuer,
+            "resource": found_at.resource,
+        }
+        if scopes:
+            exchange["scope"] = " ".join(scopes)
+        idp = flow.Client(
+            config.idp_client_id,
+            config.idp_client_secret,
+            "client_secret_post" if config.idp_client_secret else "none",
+        )
+        idp_server = dataclasses.replace(server, token_endpoint=config.idp_token_endpoint)
+        jag = await flow.token_request(http, idp_server, idp, exchange, bearer=False)
+        secret = config.client_secret
+        client = flow.Client(config.client_id, secret, flow.auth_method(server, bool(secret)))
+        form = {"grant_type": flow.JWT_BEARER_GRANT, "assertion": jag["access_token"]}
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        return await flow.token_request(http, server, client, form), client
+
+    async def _authorization_code(
+        self, http: aiohttp.ClientSession, found_at: Discovery, scopes: list[str]
+    ) -> tuple[dict[str, Any], flow.Client]:
+        assert self.authorizer is not None
+        server = found_at.server
+        if server.pkce_methods is not None and "S256" not in server.pkce_methods:
+            raise OAuthError(
+                f"authorization server {server.issuer} does not offer PKCE S256; "
+                "the MCP authorization spec forbids logging in without it"
+            )
+        redirect_uri = self.authorizer.redirect_uri
+        client = await self._client(http, server, redirect_uri)
+        verifier, code_challenge = flow.pkce_pair()
+        state = secrets.token_urlsafe(24)
+        url = flow.authorization_url(
+            server,
+            client,
+            redirect_uri=redirect_uri,
+            state=state,
+            challenge=code_challenge,
+            scopes=scopes,
+            resource=found_at.resource,
+        )
+        params = await self.authorizer.authorize(url)
+        if params.get("state") != state:
+            raise OAuthError("the authorization answer's state does not match; try again")
+        if params.get("error"):
+            why = params["error"] + (
+                f": {params['error_description']}" if params.get("error_description") else ""
+            )
+            raise OAuthError(f"authorization refused ({why})", code=params["error"])
+        if not params.get("code"):
+            raise OAuthError("the authorization answer carries no code")
+        form = {
+            "grant_type": "authorization_code",
+            "code": params["code"],
+            "redirect_uri": redirect_uri,
+            "code_verifier": verifier,
+            "resource": found_at.resource,
+        }
+        return await flow.token_request(http, server, client, form), client
+
+    async def _client(
+        self, http: aiohttp.ClientSession, server: AuthServer, redirect_uri: str
+    ) -> flow.Client:
+        """Pre-registered from config, else a Client ID Metadata Document, else the stored
+        registration with this server, else dynamic registration."""
+        config = self.config
+        if config.client_id:
+            secret = config.client_secret
+            return flow.Client(config.client_id, secret, flow.auth_method(server, bool(secret)))
+        if server.cimd and config.client_metadata_url:
+            return flow.Client(config.client_metadata_url, None, "none")
+        stored = (self.record or {}).get("client")
+        if (
+            stored
+            and (self.record or {}).get("server", {}).get("issuer") == server.issuer
+            and stored.get("redirect_uri") == redirect_uri
+        ):
+            return flow.Client(**stored)
+        client = await flow.register(http, server, redirect_uri)
+        self.log.info("registered with %s as client %s", server.issuer, client.client_id)
+        return client
+
+    async def _keep(self, answer: dict[str, Any], record: Record, scopes: list[str]) -> None:
+        granted = answer.get("scope")
+        expires_in = answer.get("expires_in")
+        lifetime = float(expires_in) if isinstance(expires_in, int | float) else None
+        lifetime = lifetime if lifetime and lifetime > 0 else None
+        record = dict(
+            record,
+            access_token=answer["access_token"],
+            # RFC 6749 §6: a refresh answer without a refresh token keeps the old one
+            refresh_token=answer.get("refresh_token") or record.get("refresh_token"),
+            expires_at=time.time() + float(expires_in) if lifetime else None,
+            lifetime=lifetime,
+            scopes=granted.split() if isinstance(granted, str) else list(scopes),
+            login_needed=None,
+            updated_at=time.time(),
+        )
+        remember_secrets(record)
+        self.record = record
+        await self.tokens.save(self.name, record)
+
+    async def _login_needed(self, why: str) -> None:
+        message = f"login needed: {why} (bothost mcp login {self.name})"
+        record = dict(self.record or {}, access_token=None, login_needed=why)
+        if (self.record or {}).get("login_needed") != why:
+            self.record = record
+            await self.tokens.save(self.name, record)
+        if self.on_login_needed is not None:
+            self.on_login_needed(message)
+        raise LoginRequiredError(message)
+
+    def _http(self) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=OAUTH_TIMEOUT))

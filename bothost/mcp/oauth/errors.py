@@ -1,0 +1,17 @@
+"""The ways logging in to a protected server fails."""
+
+from __future__ import annotations
+
+from bothost.mcp.transport import TransportError
+
+
+class OAuthError(TransportError):
+    """Discovery, registration or a token request failed (the server's or config's fault)."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code  # the OAuth `error` value when the server sent one
+
+
+class LoginRequiredError(TransportError):
+    """A person has to log in (``bothost mcp login NAME``) before the server can be used."""

@@ -1,0 +1,175 @@
+"""An OAuth-protected Streamable HTTP MCP server on 127.0.0.1, for the OAuth tests.
+
+It is its own authorization server and speaks the real wire formats: Protected Resource
+Metadata (RFC 9728), authorization server metadata (RFC 8414), dynamic registration
+(RFC 7591), the authorization code grant with PKCE S256 that approves at once (a 302 to the
+redirect URI, as a person clicking "allow" would cause), refresh tokens (rotated), 401 with
+``WWW-Authenticate`` for a missing or unknown token and 403 ``insufficient_scope`` when a tool
+needs more scope. Tests revoke tokens to play expiry and a dead refresh token.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+TOOLS = [
+    {"name": "read_note", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
+    {"name": "write_note", "inputSchema": {"type": "object"}},
+]
+NEEDS = {"read_note": {"read"}, "write_note": {"read", "write"}}
+
+
+class OAuthMcpServer:
+    def __init__(self, expires_in: int = 3600) -> None:
+        self.expires_in = expires_in
+        self.base = ""
+        self.codes: dict[str, dict[str, Any]] = {}
+        self.access: dict[str, set[str]] = {}
+        self.refresh: dict[str, set[str]] = {}
+        self.grants: list[str] = []  # grant_type of every token request
+        self.authorizations: list[dict[str, str]] = []  # query of every authorization request
+        self.bearers: list[str] = []  # every Authorization header /mcp received
+        self.runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/.well-known/oauth-protected-resource/mcp", self.prm)
+        app.router.add_get("/.well-known/oauth-authorization-server", self.metadata)
+        app.router.add_post("/register", self.register)
+        app.router.add_get("/authorize", self.authorize)
+        app.router.add_post("/token", self.token)
+        app.router.add_post("/mcp", self.mcp)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.base = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+    def revoke_access(self) -> None:
+        self.access.clear()
+
+    def revoke_refresh(self) -> None:
+        self.refresh.clear()
+
+    # -- authorization server ---------------------------------------------------------
+
+    async def prm(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "resource": self.url,
+                "authorization_servers": [self.base],
+                "scopes_supported": ["read"],
+            }
+        )
+
+    async def metadata(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "issuer": self.base,
+                "authorization_endpoint": f"{self.base}/authorize",
+                "token_endpoint": f"{self.base}/token",
+                "registration_endpoint": f"{self.base}/register",
+                "response_types_supported": ["code"],
+                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["none"],
+                "scopes_supported": ["read", "write", "offline_access"],
+            }
+        )
+
+    async def register(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        client = {"client_id": f"client-{secrets.token_hex(4)}", **body}
+        client["token_endpoint_auth_method"] = "none"
+        return web.json_response(client, status=201)
+
+    async def authorize(self, request: web.Request) -> web.Response:
+        query = dict(request.query)
+        self.authorizations.append(query)
+        code = secrets.token_urlsafe(16)
+        self.codes[code] = query
+        target = f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}"
+        raise web.HTTPFound(target)
+
+    async def token(self, request: web.Request) -> web.Response:
+        form = dict(await request.post())
+        grant = form.get("grant_type", "")
+        self.grants.append(grant)
+        if grant == "authorization_code":
+            asked = self.codes.pop(form.get("code", ""), None)
+            verifier = form.get("code_verifier", "").encode()
+            digest = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=")
+            if asked is None or digest.decode() != asked["code_challenge"]:
+                return web.json_response({"error": "invalid_grant"}, status=400)
+            if form.get("resource") != self.url:
+                return web.json_response({"error": "invalid_target"}, status=400)
+            scopes = set(asked.get("scope", "").split())
+        elif grant == "refresh_token":
+            scopes = self.refresh.pop(form.get("refresh_token", ""), None)  # rotated
+            if scopes is None:
+                return web.json_response({"error": "invalid_grant"}, status=400)
+        else:
+            return web.json_response({"error": "unsupported_grant_type"}, status=400)
+        access, refresh = f"at-{secrets.token_hex(12)}", f"rt-{secrets.token_hex(12)}"
+        self.access[access] = scopes
+        self.refresh[refresh] = scopes
+        return web.json_response(
+            {
+                "access_token": access,
+                "token_type": "Bearer",
+                "expires_in": self.expires_in,
+                "refresh_token": refresh,
+                "scope": " ".join(sorted(scopes)),
+            }
+        )
+
+    # -- the MCP endpoint -------------------------------------------------------------
+
+    def challenge(self, status: int, scope: str, error: str) -> web.Response:
+        metadata = f"{self.base}/.well-known/oauth-protected-resource/mcp"
+        header = f'Bearer error="{error}", scope="{scope}", resource_metadata="{metadata}"'
+        return web.json_response(
+            {"error": error}, status=status, headers={"WWW-Authenticate": header}
+        )
+
+    async def mcp(self, request: web.Request) -> web.Response:
+        credential = request.headers.get("Authorization", "")
+        self.bearers.append(credential)
+        scopes = self.access.get(credential.removeprefix("Bearer "))
+        if scopes is None:
+            return self.challenge(401, "read", "invalid_token")
+        message = await request.json()
+        method, id_ = message.get("method"), message.get("id")
+        if id_ is None:
+            return web.Response(status=202)
+        if method == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "oauth-notes", "version": "1"},
+            }
+        elif method == "tools/list":
+            result = {"tools": TOOLS}
+        elif method == "tools/call":
+            tool = message["params"]["name"]
+            if not NEEDS[tool] <= scopes:
+                return self.challenge(403, " ".join(sorted(NEEDS[tool])), "insufficient_scope")
+            result = {"content": [{"type": "text", "text": f"{tool} done"}]}
+        else:
+            error = {"code": -32601, "message": "Method not found"}
+            return web.json_response({"jsonrpc": "2.0", "id": id_, "error": error})
+        return web.json_response({"jsonrpc": "2.0", "id": id_, "result": result})

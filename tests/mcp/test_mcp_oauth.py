@@ -1,0 +1,236 @@
+"""Remote servers behind OAuth: login, calls, refresh, a dead refresh token, step-up scope.
+
+Against tests/mcp/oauth_server.py, a protected MCP server on 127.0.0.1 that is its own
+authorization server and approves logins at once; the person's browser is played by an
+aiohttp client that follows the authorization URL's redirect to our callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+
+import aiohttp
+import pytest
+from mcp_helpers import wait_for
+from oauth_server import OAuthMcpServer
+
+from bothost.config import McpServerConfig
+from bothost.mcp import commands
+from bothost.mcp.manager import McpManager
+from bothost.mcp.oauth import login as oauth_login
+from bothost.mcp.oauth.auth import OAuth
+from bothost.mcp.oauth.tokens import MemoryTokens, load_record
+from bothost.mcp.serverlog import log_path
+from bothost.store import Store, core_migrations
+
+WAIT = 10.0
+
+
+@pytest.fixture
+async def protected():
+    server = OAuthMcpServer()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def store(home):
+    store = Store(home / "bothost.db", core_migrations())
+    yield store
+    store.close()
+
+
+@pytest.fixture
+async def events():
+    return []
+
+
+@pytest.fixture
+async def make_manager(home, store, protected, events):
+    managers = []
+
+    async def on_event(source, type, payload):
+        events.append((source, type, payload))
+
+    async def make():
+        servers = {"notes": McpServerConfig(url=protected.url)}
+        manager = McpManager(servers, store, home, on_event=on_event)
+        managers.append(manager)
+        await manager.start(wait=WAIT)
+        return manager
+
+    yield make
+    for manager in managers:
+        await manager.stop()
+
+
+async def visit(url: str) -> None:
+    """The person's browser: open the URL and follow the redirects to the callback."""
+    async with aiohttp.ClientSession() as http, http.get(url) as resp:
+        assert resp.status == 200, await resp.text()
+
+
+async def log_in(store, home, protected) -> str:
+    manager = McpManager({"notes": McpServerConfig(url=protected.url)}, store, home)
+    shown: list[str] = []
+    tasks: list[asyncio.Task] = []
+
+    def say(url: str) -> None:
+        shown.append(url)
+        tasks.append(asyncio.create_task(visit(url)))
+
+    outcome = await commands.login(manager, "notes", None, say)
+    await asyncio.gather(*tasks)
+    assert shown and shown[0].startswith(f"{protected.base}/authorize?")
+    return outcome
+
+
+class FollowRedirect:
+    redirect_uri = "http://127.0.0.1:9/oauth/callback"  # read from the Location, never visited
+
+    async def authorize(self, url: str) -> dict[str, str]:
+        from urllib.parse import parse_qsl, urlsplit
+
+        async with aiohttp.ClientSession() as http, http.get(url, allow_redirects=False) as resp:
+            return dict(parse_qsl(urlsplit(resp.headers["Location"]).query))
+
+
+async def test_login_then_calls_use_the_stored_token(store, home, protected, make_manager):
+    assert await log_in(store, home, protected) == "logged in to notes"
+    record = await store.run(lambda db: load_record(db, "notes"))
+    assert record["access_token"] in protected.access
+    assert "offline_access" in protected.authorizations[0]["scope"].split()
+    assert protected.authorizations[0]["code_challenge_method"] == "S256"
+    manager = await make_manager()
+    assert manager.status()[0].state == "ready"
+    result = await manager.call_tool("notes", "read_note", {})
+    assert (result.is_error, result.text) == (False, "read_note done")
+    logged = log_path(home, "notes").read_text()
+    assert record["access_token"] not in logged and record["refresh_token"] not in logged
+
+
+async def test_expired_token_is_refreshed_on_401_and_before_expiry(
+    store, home, protected, make_manager
+):
+    await log_in(store, home, protected)
+    manager = await make_manager()
+    protected.revoke_access()  # the server no longer takes the token: as when it expired
+    result = await manager.call_tool("notes", "read_note", {})
+    assert (result.is_error, result.text) == (False, "read_note done")
+    assert protected.grants == ["authorization_code", "refresh_token"]
+
+    # a token about to expire is renewed before it is sent, so the server sees no 401
+    oauth = manager.runners["notes"].session.transport.auth
+    oauth.record["expires_at"] = time.time() + 1
+    sent = len(protected.bearers)
+    assert not (await manager.call_tool("notes", "read_note", {})).is_error
+    assert protected.grants == ["authorization_code", "refresh_token", "refresh_token"]
+    assert len(protected.bearers) == sent + 1
+
+
+async def test_dead_refresh_token_means_login_needed_and_one_admin_notice(
+    store, home, protected, make_manager, events
+):
+    await log_in(store, home, protected)
+    manager = await make_manager()
+    protected.revoke_access()
+    protected.revoke_refresh()
+    first = await manager.call_tool("notes", "read_note", {})
+    assert first.is_error and "bothost mcp login notes" in first.text
+    await wait_for(lambda: manager.status()[0].state == "login_needed")
+    assert manager.tools("notes") == []  # its tools are unavailable meanwhile
+    again = await manager.call_tool("notes", "read_note", {})
+    assert again.is_error and "needs a login" in again.text
+    await wait_for(lambda: len(events) >= 1)
+    await asyncio.sleep(0)  # give a second notice, if one were coming, its turn
+    assert [(source, kind) for source, kind, _ in events] == [("notes", "bothost/login_needed")]
+    assert "bothost mcp login notes" in events[0][2]["summary"]
+
+    servers = {"notes": McpServerConfig(url=protected.url)}
+    listing = await commands.list_servers(McpManager(servers, store, home, publish_status=False))
+    assert [s.state for s in listing] == ["login_needed"]
+    record = await store.run(lambda db: load_record(db, "notes"))
+    assert record["login_needed"] and not record["access_token"]
+
+
+async def test_step_up_logs_in_again_with_the_scope_the_server_names(protected):
+    oauth = OAuth(
+        "notes",
+        protected.url,
+        MemoryTokens(),
+        log=logging.getLogger("test"),
+        authorizer=FollowRedirect(),
+    )
+    from bothost.mcp.http import HttpTransport
+    from bothost.mcp.session import ClientSession
+
+    session = ClientSession(
+        HttpTransport(protected.url, log=logging.getLogger("test"), auth=oauth),
+        name="notes",
+        log=logging.getLogger("test"),
+    )
+    try:
+        await session.start()
+        result = await session.call_tool("write_note", {})
+    finally:
+        await session.close()
+    assert (result.is_error, result.text) == (False, "write_note done")
+    scopes = [set(a.get("scope", "").split()) for a in protected.authorizations]
+    assert scopes == [{"read", "offline_access"}, {"read", "write", "offline_access"}]
+
+
+async def test_step_up_in_the_host_asks_a_person_to_log_in(store, home, protected, make_manager):
+    await log_in(store, home, protected)
+    manager = await make_manager()
+    result = await manager.call_tool("notes", "write_note", {})
+    assert result.is_error
+    await wait_for(lambda: manager.status()[0].state == "login_needed")
+    assert "scope" in (manager.status()[0].error or "")
+
+
+def test_host_callback_takes_each_state_once(store):
+    store.call(lambda db: oauth_login.begin(db, "s1", "notes"))
+    assert store.call(lambda db: oauth_login.collect(db, "s1")) is None
+    assert store.call(lambda db: oauth_login.arrive(db, {"state": "s1", "code": "c"}))
+    assert not store.call(lambda db: oauth_login.arrive(db, {"state": "s1", "code": "x"}))
+    assert not store.call(lambda db: oauth_login.arrive(db, {"state": "nope", "code": "c"}))
+    assert store.call(lambda db: oauth_login.collect(db, "s1")) == {"state": "s1", "code": "c"}
+
+
+async def test_mcp_login_prints_the_url_at_once_and_logout_forgets(home, tmp_path, protected):
+    config = tmp_path / "bothost.yaml"
+    config.write_text(json.dumps({"mcp": {"servers": {"notes": {"url": protected.url}}}}))
+    env = {**os.environ, "BOTHOST_NO_BROWSER": "1"}
+    base = [sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config)]
+    process = await asyncio.create_subprocess_exec(
+        *base, "mcp", "login", "notes", stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            while not (line := (await process.stdout.readline()).decode()).startswith("http"):
+                assert line, (await process.stderr.read()).decode()  # type: ignore[union-attr]
+            await visit(line.strip())
+            rest, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, err.decode()
+    assert "logged in to notes" in rest.decode()
+
+    store = Store(home / "bothost.db", core_migrations())
+    try:
+        assert store.call(lambda db: load_record(db, "notes"))["access_token"]
+        manager = McpManager({"notes": McpServerConfig(url=protected.url)}, store, home)
+        await commands.logout(manager, "notes")  # what `bothost mcp logout notes` runs
+        assert store.call(lambda db: load_record(db, "notes")) is None
+    finally:
+        store.close()
