@@ -343,7 +343,7 @@ class OAuth:
             access_token=answer["access_token"],
             # RFC 6749 §6: a refresh answer without a refresh token keeps the old one
             refresh_token=answer.get("refresh_token") or record.get("refresh_token"),
-            expires_at=time.time() + float(expires_in) if lifetime else None,
+            expires_at=time.time() + lifetime if lifetime else None,
             lifetime=lifetime,
             scopes=granted.split() if isinstance(granted, str) else list(scopes),
             login_needed=None,
