@@ -234,3 +234,15 @@ async def test_mcp_login_prints_the_url_at_once_and_logout_forgets(home, tmp_pat
         assert store.call(lambda db: load_record(db, "notes")) is None
     finally:
         store.close()
+
+
+async def test_a_remote_server_added_at_run_time_says_how_to_log_in(store, home, protected):
+    manager = McpManager({}, store, home, publish_status=False)
+    await manager.start()
+    try:
+        await manager.add_server("notes", McpServerConfig(url=protected.url), origin="register_mcp")
+        await wait_for(lambda: manager.status()[0].state == "login_needed")
+        assert "bothost mcp login notes" in (manager.status()[0].error or "")
+        assert manager.tools("notes") == []
+    finally:
+        await manager.stop()
