@@ -35,6 +35,7 @@ class OAuthMcpServer:
         self.grants: list[str] = []  # grant_type of every token request
         self.authorizations: list[dict[str, str]] = []  # query of every authorization request
         self.bearers: list[str] = []  # every Authorization header /mcp received
+        self.token_outage = False  # the token endpoint answers 503 (a passing failure)
         self.runner: web.AppRunner | None = None
 
     @property
@@ -109,6 +110,8 @@ class OAuthMcpServer:
         form = dict(await request.post())
         grant = form.get("grant_type", "")
         self.grants.append(grant)
+        if self.token_outage:
+            return web.Response(status=503, text="down for maintenance")
         if grant == "authorization_code":
             asked = self.codes.pop(form.get("code", ""), None)
             verifier = form.get("code_verifier", "").encode()

@@ -135,6 +135,21 @@ async def test_expired_token_is_refreshed_on_401_and_before_expiry(
     assert len(protected.bearers) == sent + 1
 
 
+async def test_an_authorization_server_outage_is_not_a_dead_login(
+    store, home, protected, make_manager
+):
+    await log_in(store, home, protected)
+    manager = await make_manager()
+    protected.revoke_access()
+    protected.token_outage = True
+    failed = await manager.call_tool("notes", "read_note", {})
+    assert failed.is_error and "503" in failed.text
+    assert manager.status()[0].state == "ready"
+    protected.token_outage = False
+    result = await manager.call_tool("notes", "read_note", {})
+    assert (result.is_error, result.text) == (False, "read_note done")
+
+
 async def test_dead_refresh_token_means_login_needed_and_one_admin_notice(
     store, home, protected, make_manager, events
 ):
@@ -186,13 +201,22 @@ async def test_step_up_logs_in_again_with_the_scope_the_server_names(protected):
     assert scopes == [{"read", "offline_access"}, {"read", "write", "offline_access"}]
 
 
-async def test_step_up_in_the_host_asks_a_person_to_log_in(store, home, protected, make_manager):
+async def test_step_up_in_the_host_asks_a_person_to_log_in_for_that_scope(
+    store, home, protected, make_manager, monkeypatch
+):
+    monkeypatch.setattr("bothost.mcp.runner.LOGIN_POLL", 0.05)
     await log_in(store, home, protected)
     manager = await make_manager()
     result = await manager.call_tool("notes", "write_note", {})
     assert result.is_error
     await wait_for(lambda: manager.status()[0].state == "login_needed")
-    assert "scope" in (manager.status()[0].error or "")
+    assert "scope read write" in (manager.status()[0].error or "")
+
+    await log_in(store, home, protected)  # the person logs in again…
+    assert {"read", "write"} <= set(protected.authorizations[-1]["scope"].split())
+    await wait_for(lambda: manager.status()[0].state == "ready")  # …and the host sees it
+    result = await manager.call_tool("notes", "write_note", {})
+    assert (result.is_error, result.text) == (False, "write_note done")
 
 
 def test_host_callback_takes_each_state_once(store):

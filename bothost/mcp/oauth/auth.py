@@ -107,7 +107,10 @@ class OAuth:
             sent = self.authorization()
             async with self._lock:
                 if self.authorization() == sent:
-                    await self._refresh_or_drop()
+                    try:
+                        await self._refresh_or_drop()
+                    except OAuthError:
+                        pass  # logged; the token may still do, and a 401 tries again
 
     async def challenge(self, status: int, header: str, sent: str | None) -> bool:
         """Handle a 401 or 403; True when the request should be sent again."""
@@ -153,7 +156,10 @@ class OAuth:
         return True
 
     async def _refresh_or_drop(self) -> bool:
-        """Refresh the access token; on failure drop it (and a dead refresh token)."""
+        """Refresh the access token. A refresh token the server refuses (``invalid_grant``
+        and kin) is dropped: False, a person must log in. Any other failure (the server
+        unreachable, a 5xx) keeps it and raises, so the request fails but a later one
+        tries again instead of asking a person for a login that is still good."""
         record = self.record or {}
         if not record.get("refresh_token") or not record.get("server"):
             return False
@@ -167,9 +173,9 @@ class OAuth:
                 answer = await flow.token_request(http, server, client, form)
         except OAuthError as exc:
             self.log.warning("refreshing the access token failed: %s", exc)
-            record = dict(record, access_token=None, expires_at=None)
-            if exc.code in DEAD_GRANT_ERRORS:
-                record["refresh_token"] = None
+            if exc.code not in DEAD_GRANT_ERRORS:
+                raise
+            record = dict(record, access_token=None, expires_at=None, refresh_token=None)
             self.record = record
             await self.tokens.save(self.name, record)
             return False
@@ -179,7 +185,7 @@ class OAuth:
 
     async def _obtain(self, found: Challenge, scopes: list[str] | None, why: str) -> None:
         if self.config.grant == "authorization_code" and self.authorizer is None:
-            await self._login_needed(why)
+            await self._login_needed(why, scopes)
         async with self._http() as http:
             found_at = await discover(http, self.server_url, found)
             if scopes is None:
@@ -201,6 +207,7 @@ class OAuth:
 
     def _scopes(self, found: Challenge, found_at: Discovery) -> list[str]:
         scopes = list(self.config.scopes or found.scope or found_at.scopes_supported or [])
+        scopes += [s for s in (self.record or {}).get("wanted_scopes") or [] if s not in scopes]
         offered = found_at.server.scopes_supported or []
         if (
             self.config.grant == "authorization_code"
@@ -353,10 +360,13 @@ class OAuth:
         self.record = record
         await self.tokens.save(self.name, record)
 
-    async def _login_needed(self, why: str) -> None:
+    async def _login_needed(self, why: str, scopes: list[str] | None) -> None:
         message = f"login needed: {why} (bothost mcp login {self.name})"
+        # a step-up's scopes are kept, so the person's next login asks for them too
         record = dict(self.record or {}, access_token=None, login_needed=why)
-        if (self.record or {}).get("login_needed") != why:
+        if scopes:
+            record["wanted_scopes"] = scopes
+        if self.record != record:
             self.record = record
             await self.tokens.save(self.name, record)
         if self.on_login_needed is not None:
