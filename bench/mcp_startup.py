@@ -1,0 +1,94 @@
+"""Start-up with many MCP servers: all together against the slowest one alone.
+
+The four bundled servers (weather, ssh, gmail, gcal: they list their tools without
+credentials) and ten stdio echo servers (tests/mcp_servers/echo_server.py) are started by
+one MCP manager, in parallel, as ``bothost run`` starts them; the figure is the time until
+every one is ready (initialized and its tools listed). The peer is each server started
+alone by the same manager: servers that start in parallel should cost about the slowest
+one, so the ratio all / slowest-alone is the overhead of starting them together (on two
+cores, fourteen Python interpreters importing at once compete for the CPU). Each figure
+is the median of ``--runs`` starts.
+
+Run: .venv/bin/python bench/mcp_startup.py [--runs N] [--echo N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bothost.config import load
+from bothost.mcp.manager import McpManager
+from bothost.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+ECHO_SERVER = ROOT / "tests" / "mcp_servers" / "echo_server.py"
+BUNDLED = ("weather", "ssh", "gmail", "gcal")
+READY_BOUND = 120.0  # seconds: a start slower than this is a failure, not a figure
+
+
+def servers(echo: int) -> dict[str, Any]:
+    found: dict[str, Any] = {name: {"enabled": True} for name in BUNDLED}
+    for i in range(echo):
+        found[f"echo{i}"] = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
+    return found
+
+
+async def start(directory: Path, wanted: dict[str, Any]) -> float:
+    """Seconds from the manager's start until every server in `wanted` is ready."""
+    path = directory / "bench.yaml"
+    path.write_text(yaml.safe_dump({"mcp": {"servers": wanted}}))
+    home = directory / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
+    config = load(path, home)
+    store = Store(home / "bench.db")
+    enabled = {n: s for n, s in config.mcp.servers.items() if n in wanted}
+    manager = McpManager(enabled, store, home, on_event=None, ask=None, publish_status=False)
+    try:
+        started = time.perf_counter()
+        await manager.start()
+        await manager.settle(set(wanted), READY_BOUND)
+        elapsed = time.perf_counter() - started
+        late = [s.name for s in manager.status() if s.name in wanted and s.state != "ready"]
+        if late:
+            raise SystemExit(f"not ready: {late}")
+        return elapsed
+    finally:
+        await manager.stop()
+        store.close()
+
+
+def median_of(runs: int, directory: Path, wanted: dict[str, Any]) -> float:
+    return statistics.median(asyncio.run(start(directory, wanted)) for _ in range(runs))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--echo", type=int, default=10)
+    args = parser.parse_args()
+    everything = servers(args.echo)
+    with tempfile.TemporaryDirectory() as tmp:
+        alone = {
+            name: median_of(args.runs, Path(tmp), {name: config})
+            for name, config in everything.items()
+            if name in BUNDLED or name == "echo0"
+        }
+        together = median_of(args.runs, Path(tmp), everything)
+    for name, seconds in alone.items():
+        print(f"{name:10} alone          {seconds * 1000:7.0f} ms")
+    slowest = max(alone.values())
+    print(f"all {len(everything)} together       {together * 1000:7.0f} ms")
+    print(f"together / slowest alone {together / slowest:7.2f}  (target <= 1.5)")
+
+
+if __name__ == "__main__":
+    main()
