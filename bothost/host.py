@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from bothost import prompt_command
 from bothost.agent import history, spill
 from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import Group, ToolRegistry
@@ -205,11 +206,18 @@ class Host:
         await call_each(self.pm, "on_message", message=message)
         if is_stop(message.text):
             return Reply.for_stop(self.cancel(message.address))
+        text, untrusted = with_context(message), False
+        command = prompt_command.parse(message.text)
+        if command is not None:  # `/prompt …`: a listing or a mistake, or the person's turn
+            answer = await prompt_command.answer(command, self.mcp)
+            if not answer.turn:
+                return Reply(answer.reply)
+            text, untrusted = answer.turn, True
         session = self.session_for(message)
         if platform is not None:
             session.platform = platform
         turn = Turn(self, session, on_text=on_text, on_status=on_status)
-        task = asyncio.ensure_future(turn.run(with_context(message)))
+        task = asyncio.ensure_future(turn.run(text, untrusted=untrusted))
         running = self.turns.setdefault(message.address, set())
         running.add(task)
         try:

@@ -56,10 +56,15 @@ class Turn:
         self.messages: list[dict[str, Any]] = []
         self.refused: BudgetSpentError | None = None  # set when a usage budget stopped the turn
 
-    async def run(self, text: str) -> Reply:
+    async def run(self, text: str, untrusted: bool = False) -> Reply:
+        """Run the turn for the person's `text`; `untrusted` when a third party wrote part
+        of it (a ``/prompt``), which the interlock counts like an untrusted tool result."""
         config = self.host.config
         await history.ensure_session(self.host.store, self.session)
-        await self.add({"role": "user", "content": text})
+        opening: dict[str, Any] = {"role": "user", "content": text}
+        if untrusted:
+            opening["untrusted"] = True
+        await self.add(opening)
         budget = max(1000, config.llm.context_tokens - config.llm.max_tokens)
         outcome = Outcome.FAILED
         try:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
-from bothost.mcp import resources, roster, stored
+from bothost.mcp import prompts, resources, roster, stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.jsonrpc import McpError
@@ -262,6 +262,36 @@ class McpManager:
         except McpError as exc:
             return CallResult.failure(f"reading {uri} from {server} failed: {exc.message}")
         return resources.read_result(answer, self.home / "media")
+
+    async def prompt_servers(self) -> list[str]:
+        """The ready servers that declare the ``prompts`` capability, by name (servers still
+        starting are waited for as a turn waits for them: ``settle``)."""
+        await self.settle(set(self.runners))
+        return sorted(name for name in self.runners if "prompts" in self.capabilities(name))
+
+    async def list_prompts(self, server: str) -> list[prompts.Prompt]:
+        """The server's prompts; McpManagerError with a message for people when it fails."""
+        runner = self.runners.get(server)
+        if runner is None:
+            raise McpManagerError(f"no MCP server named {server!r}")
+        try:
+            found, _cut = await prompts.list_prompts(runner)
+        except McpError as exc:
+            raise McpManagerError(
+                f"listing the prompts of {server} failed: {exc.message}"
+            ) from None
+        return found
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """One prompt rendered as text (binary parts saved under media/); McpManagerError."""
+        runner = self.runners.get(server)
+        if runner is None:
+            raise McpManagerError(f"no MCP server named {server!r}")
+        try:
+            answer = await runner.request("prompts/get", {"name": name, "arguments": arguments})
+        except McpError as exc:
+            raise McpManagerError(f"{server}/{name} failed: {exc.message}") from None
+        return prompts.render(answer, self.home / "media")
 
     async def call_tool(
         self,

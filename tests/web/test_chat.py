@@ -192,3 +192,10 @@ async def test_feedback_acknowledges_events_and_refuses_bad_input(web_host, clie
     ):
         async with client.post(url, json=body) as response:
             assert response.status == 400, body
+
+
+async def test_prompt_is_answered_by_the_core_in_the_web_chat(web_host, client):
+    url = base_url(web_host)  # this host runs no MCP servers: the answer says so
+    async with client.post(url + "/api/chat", json={"session": "p", "text": "/prompt"}) as response:
+        reply = (await response.json())["reply"]
+    assert reply == "MCP servers are not running in this process, so there are no prompts."

@@ -1,0 +1,131 @@
+"""``/prompt``: a person lists MCP servers' prompts and runs one as their turn.
+
+Routed in the core (``Host.handle_message``), so every platform has it: these tests talk to
+the host as a platform does, and once through the terminal (``bothost chat -m``). The server is tests/mcp/servers/surface_server.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bothost import prompt_command
+from bothost.agent.untrusted import UNTRUSTED_OPEN
+from bothost.models import Address, IncomingMessage
+from tests.helpers import make_host
+
+SURFACE = str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "surface_server.py")
+
+
+def server(**env):
+    return {"command": sys.executable, "args": [SURFACE], "env": env}
+
+
+def message(text):
+    return IncomingMessage(address=Address("test", "c1"), text=text, user="u1")
+
+
+@pytest.fixture
+async def host(home, fake_llm):
+    llm = {
+        "provider": "openai",
+        "model": "m",
+        "base_url": fake_llm.openai_url,
+        "api_key": "test-key",
+    }
+    servers = {"s": server(), "bare": server(CAPABILITIES="tools"), "weather": {"enabled": False}}
+    host = make_host(home, {"llm": llm, "mcp": {"servers": servers}})
+    await host.start(serve_http=False, tick=False)  # without HTTP it waits for the servers
+    yield host
+    await host.stop()
+
+
+@pytest.mark.parametrize(
+    "text, parsed",
+    [
+        ("hello", None),
+        ("prompt me later", None),
+        ("/prompt", ("", [])),
+        ("  /Prompts ", ("", [])),
+        ("/prompt s", ("s", [])),
+        ('/prompt s/greet name="Ana Lu" style=loud', ("s/greet", ["name=Ana Lu", "style=loud"])),
+    ],
+)
+def test_parse(text, parsed):
+    command = prompt_command.parse(text)
+    assert (command and (command.target, command.words)) == parsed
+
+
+async def test_lists_the_prompts_of_every_server_that_has_some(host, fake_llm):
+    reply = await host.handle_message(message("/prompt"))
+    assert reply.text.splitlines() == [
+        "Prompts (run one with /prompt SERVER/PROMPT name=value …):",
+        "s/greet name [style] — Greet someone",
+        "s/plain — No arguments",
+    ]
+    assert fake_llm.requests == []  # no turn, no model
+
+
+async def test_a_prompt_becomes_the_persons_turn_marked_untrusted(host, fake_llm):
+    fake_llm.script = [{"text": "Hello, Ana!"}]
+    reply = await host.handle_message(message('/prompt s/greet name="Ana Lu"'))
+    assert reply.text == "Hello, Ana!"
+    sent = fake_llm.requests[-1]["messages"][-1]
+    assert sent["role"] == "user"
+    assert "ran the prompt s/greet (name=Ana Lu)" in sent["content"]
+    wrapped = sent["content"].split(UNTRUSTED_OPEN.format(source="prompt s/greet"), 1)[1]
+    assert wrapped.startswith(
+        "\n[user]\nSay hello to Ana Lu, plainly.\n\n[assistant]\nWhich greeting?\n\n"
+        "[user]\n[resource note://today]\nBuy milk.\n</untrusted-content>"
+    )
+
+
+MISTAKES = [
+    ("/prompt s/greet", "s/greet needs name (usage: /prompt s/greet name=… [style=…])"),
+    ("/prompt s/greet name=a mood=b", "s/greet takes no argument mood (it takes name, style)"),
+    ("/prompt s/nope", "s has no prompt 'nope'; its prompts: greet, plain"),
+    ("/prompt zz/x", "no MCP server named 'zz' has prompts; servers with prompts: s"),
+    ("/prompt bare", "no MCP server named 'bare' has prompts; servers with prompts: s"),
+    ("/prompt s/greet name", "arguments are name=value, got 'name'"),
+    ('/prompt s/greet name="open', "No closing quotation"),
+]
+
+
+async def test_mistakes_get_a_clear_answer_and_no_turn(host, fake_llm):
+    for text, expected in MISTAKES:
+        reply = await host.handle_message(message(text))
+        assert expected in reply.text, text
+    assert fake_llm.requests == []
+
+
+async def test_the_terminal_routes_it(home, tmp_path, fake_llm):
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        textwrap.dedent(f"""
+        mcp: {{servers: {{weather: {{enabled: false}},
+                         s: {{command: '{sys.executable}', args: ['{SURFACE}']}}}}}}
+        """)
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--config", str(config), "chat", "-m", "/prompt s",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )  # fmt: skip
+    async with asyncio.timeout(60):
+        out, err = await process.communicate()
+    assert process.returncode == 0, err.decode()
+    assert "s/greet name [style] — Greet someone" in out.decode()
+
+
+def test_a_prompt_turn_counts_as_untrusted_for_the_interlock():
+    from bothost.agent.interlock import context_flags
+
+    prompt_turn = {"role": "user", "content": "…", "untrusted": True}
+    private_result = {"role": "tool", "content": "…", "private": True}
+    assert context_flags([prompt_turn, private_result]) == (True, True)
+    assert context_flags([{"role": "user", "content": "hi"}, private_result]) == (True, False)
