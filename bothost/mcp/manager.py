@@ -247,6 +247,7 @@ class McpManager:
         runner = self.runners.get(server)
         if runner is None:
             return CallResult.failure(f"no MCP server named {server!r}")
+        await self.settle({server})  # it may still be starting
         try:
             return await resources.listing_text(runner, server)
         except McpError as exc:
@@ -257,6 +258,7 @@ class McpManager:
         runner = self.runners.get(server)
         if runner is None:
             return CallResult.failure(f"no MCP server named {server!r}")
+        await self.settle({server})  # it may still be starting
         try:
             answer = await runner.request("resources/read", {"uri": uri})
         except McpError as exc:
@@ -274,6 +276,7 @@ class McpManager:
         runner = self.runners.get(server)
         if runner is None:
             raise McpManagerError(f"no MCP server named {server!r}")
+        await self.settle({server})  # it may still be starting
         try:
             found, _cut = await prompts.list_prompts(runner)
         except McpError as exc:
@@ -287,6 +290,7 @@ class McpManager:
         runner = self.runners.get(server)
         if runner is None:
             raise McpManagerError(f"no MCP server named {server!r}")
+        await self.settle({server})  # it may still be starting
         try:
             answer = await runner.request("prompts/get", {"name": name, "arguments": arguments})
         except McpError as exc:

@@ -52,6 +52,7 @@ def call(tool, **arguments):
 
 async def test_resource_tools_appear_only_for_servers_that_declare_resources(host_with):
     host = await host_with(s=server(), bare=server(CAPABILITIES="tools"))
+    await host.registry.settle({"s", "bare"})  # as a turn does: servers start in the background
     names = [t.name for t in host.registry.group_tools("s")]
     assert names == ["mcp__s__list_resources", "mcp__s__noop", "mcp__s__read_resource"]
     assert [t.name for t in host.registry.group_tools("bare")] == ["mcp__bare__noop"]
