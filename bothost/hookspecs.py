@@ -206,9 +206,12 @@ def doctor_checks(config: Any, offline: bool, report: Callable[..., None]) -> No
 def approve_tool_call(call: Any, session: Any) -> str | None:
     """Decide whether a tool call may run: ``"allow"``, ``"deny"``, ``"ask"`` or ``None``.
 
-    Called before every tool call with the :class:`bothost.agent.registry.ToolCall` and the
-    :class:`bothost.models.Session`. The first non-``None`` answer wins; ``None`` from all
-    means the configured ``agent.approval`` mode decides. Must be sync (a coroutine would
+    Called before every tool call with the :class:`bothost.agent.approvals.ToolCall` and
+    the :class:`bothost.models.Session`. The first non-``None`` answer wins. It is weighed
+    with the first matching permission rule (``permissions``, ``bothost rules``): the
+    stricter of the two applies (``deny`` over ``ask`` over ``allow``); ``None`` and no rule
+    means the configured ``agent.approval`` mode decides. Neither can lift the lethal-trifecta
+    interlock, which refuses before this hook is called. Must be sync (a coroutine would
     always "win"); the asking itself is done by the platform's async ``ask()``. An exception
     is logged and counts as ``"deny"``.
     """
