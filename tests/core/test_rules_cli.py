@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 from click.testing import CliRunner
 
 from bothost.cli import cli
+from bothost.rules import store as rule_store
+from bothost.rules.match import spec_from_data
 
 COMMAND_TIMEOUT = 60
 QUIET = (
@@ -135,3 +139,42 @@ def test_rules_add_list_test_and_remove(configured):
     run("rules", "remove", "1", code=1)
     listed = json.loads(run("rules", "list", "--json").stdout)
     assert [r["ref"] for r in listed["rules"]] == ["#2", "permissions[0]", "permissions[1]"]
+
+
+CAPS_SERVER = Path(__file__).parents[1] / "agent" / "caps_server.py"
+
+
+def test_rules_test_starts_an_mcp_server_for_its_tools_capabilities(home, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[2]))
+    servers = {
+        "caps": {
+            "command": sys.executable,
+            "args": [str(CAPS_SERVER)],
+            "env_passthrough": ["PYTHONPATH"],
+        },
+        "weather": {"enabled": False},
+    }
+    (home / "bothost.yaml").write_text(json.dumps({"mcp": {"servers": servers}}))
+    runner = CliRunner()
+    args = ["rules", "test", "mcp__caps__send", '{"to": "a@b.c", "text": "hi"}']
+    result = runner.invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith('ask: mcp__caps__send {"to": "a@b.c", "text": "hi"}')
+    assert lines[1:] == [
+        "  default: mcp__caps__send is egress: chosen, and agent.approval is ask",
+        "  note: egress: chosen — the interlock still refuses it in a conversation that holds "
+        "private data and untrusted content, whatever the rules say",
+    ]
+    db = sqlite_utils.Database(sqlite3.connect(home / "bothost.db", isolation_level=None))
+    answer = spec_from_data({"tool": "mcp__caps__send", "action": "allow", "args": {"to": "a@b.c"}})
+    rule_store.add(db, answer, "U1", kind=rule_store.ANSWER)
+    db.close()
+    result = runner.invoke(cli, args, catch_exceptions=False)
+    assert result.stdout.splitlines()[2] == (
+        "  remembered answer #1 says yes instead of asking: "
+        "tool 'mcp__caps__send' matched 'mcp__caps__send'; args.to 'a@b.c' matched 'a@b.c'"
+    )
+    runner.invoke(cli, ["rules", "add", "mcp__*", "deny"], catch_exceptions=False)
+    data = json.loads(runner.invoke(cli, [*args, "--json"], catch_exceptions=False).stdout)
+    assert (data["action"], data["rule"]["ref"], data["remembered"]) == ("deny", "#2", None)
