@@ -179,6 +179,12 @@ class HostApi(Protocol):
     async def remove_mcp_server(self, name: str) -> None:
         """Remove a run-time MCP server; ValueError as for :meth:`add_mcp_server`."""
 
+    async def start_mcp_login(self, name: str, redirect_uri: str) -> str:
+        """Begin an OAuth login to remote MCP server ``name``; the authorization URL for a
+        person to open. The redirect comes to ``redirect_uri`` (the host's
+        ``/oauth/callback`` as that person's browser reaches it) and the login finishes in
+        the background. ValueError as for :meth:`add_mcp_server`."""
+
     async def set_mcp_enabled(self, name: str, enabled: bool) -> McpServerRow:
         """Enable or disable an MCP server; ValueError as for :meth:`add_mcp_server`."""
 

@@ -314,6 +314,11 @@ class Host:
     async def remove_mcp_server(self, name: str) -> None:
         await self.mcp_manager().remove_server(name)
 
+    async def start_mcp_login(self, name: str, redirect_uri: str) -> str:
+        from bothost.mcp.commands import start_login
+
+        return await start_login(self.mcp_manager(), name, redirect_uri)
+
     async def set_mcp_enabled(self, name: str, enabled: bool) -> McpServerRow:
         await self.mcp_manager().set_enabled(name, enabled)
         return self.mcp_row(name)

@@ -9,6 +9,7 @@ shows config plus table, overlaid with the live state a running host publishes i
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -114,7 +115,10 @@ async def login(manager: McpManager, name: str, web: Any, say: Callable[[str], N
     from bothost.mcp.oauth.auth import OAuth
 
     config = await _remote(manager, name)
-    challenge = await oauth_login.probe(config.url or "", server_headers(config))
+    try:
+        challenge = await oauth_login.probe(config.url or "", server_headers(config))
+    except TransportError as exc:
+        raise McpManagerError(f"{name}: {exc}") from None
     grant = config.auth.grant if config.auth else "authorization_code"
     if challenge is None and grant == "authorization_code":
         return f"{name} answered without asking for a login; nothing to do"
@@ -140,6 +144,58 @@ async def login(manager: McpManager, name: str, web: Any, say: Callable[[str], N
     except TransportError as exc:
         raise McpManagerError(f"{name}: {exc}") from None
     return f"logged in to {name}"
+
+
+URL_WAIT = 30.0  # discovery and registration before the authorization URL can be shown
+
+
+async def start_login(manager: McpManager, name: str, redirect_uri: str) -> str:
+    """Begin a login to remote server `name` from a running host (the dashboard's "log in"):
+    the authorization URL, at once. The redirect comes to `redirect_uri` (the host's
+    ``/oauth/callback`` as the person's browser reaches it); the login finishes in the
+    background, and the server's runner picks the tokens up."""
+    from bothost.mcp.oauth import login as oauth_login  # aiohttp: only for this command
+    from bothost.mcp.oauth.auth import OAuth
+
+    config = await _remote(manager, name)
+    try:
+        challenge = await oauth_login.probe(config.url or "", server_headers(config))
+    except TransportError as exc:
+        raise McpManagerError(f"{name}: {exc}") from None
+    shown: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def say(url: str) -> None:
+        if not shown.done():
+            shown.set_result(url)
+
+    receiver = oauth_login.HostCallback(manager.store, name, redirect_uri, say, browser=False)
+    log = server_logger(manager.home, name)
+    oauth = OAuth(
+        name,
+        config.url or "",
+        DbTokens(manager.store),
+        config=config.auth,
+        log=log,
+        authorizer=receiver,
+    )
+
+    async def log_in() -> None:
+        try:
+            await oauth.login(challenge or "")
+        except Exception as exc:  # before the URL: the caller says why; after it: logged
+            if not shown.done():
+                shown.set_exception(exc)
+            raise
+
+    task = manager.spawn(log_in(), f"login to {name}")
+    try:
+        async with asyncio.timeout(URL_WAIT):
+            return await shown
+    except TransportError as exc:
+        raise McpManagerError(f"{name}: {exc}") from None
+    except TimeoutError:
+        task.cancel()
+        raise McpManagerError(f"{name}: no authorization URL within {URL_WAIT:g} s") from None
 
 
 async def logout(manager: McpManager, name: str) -> None:

@@ -77,6 +77,7 @@ class McpManager:
         self.started = False
         self._only: set[str] | None = None
         self._reloader: asyncio.Task | None = None
+        self._background: set[asyncio.Task] = set()  # logins waiting for a person
         self._lock = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -100,6 +101,9 @@ class McpManager:
         if self._reloader is not None:
             self._reloader.cancel()
             await asyncio.gather(self._reloader, return_exceptions=True)
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         runners = list(self.runners.values())
         await asyncio.gather(*(r.stop() for r in runners))
         if self.publish_status and runners:
@@ -151,6 +155,23 @@ class McpManager:
             if config.enabled and self.started:
                 runner.start()
             self._changed(name)
+
+    def spawn(self, work: Any, what: str) -> asyncio.Task:
+        """Run `work` in the background until it ends or the manager stops; its failure
+        is logged (a login nobody finished, an authorization server that refused)."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # boundary: a background job fails alone
+                logger.warning("%s failed: %s", what, exc)
+
+        task = asyncio.create_task(guarded(), name=what)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
 
     # -- change notification -------------------------------------------------------------
 

@@ -63,6 +63,9 @@ def session_of(value: Any) -> str:
     return session
 
 
+OAUTH_CALLBACK = "/oauth/callback"  # served by the core's listener (bothost.http)
+
+
 class ChatRoutes:
     def __init__(self, host: HostApi, platform: WebPlatform, access: Access) -> None:
         self.host, self.platform, self.access = host, platform, access
@@ -82,6 +85,17 @@ class ChatRoutes:
         app.router.add_post("/api/rules", guard(rules.add, writes=True))
         app.router.add_post("/api/rules/remove", guard(rules.remove, writes=True))
         app.router.add_post("/api/rules/test", guard(rules.test, writes=True))
+        app.router.add_post("/api/mcp/{name}/login", guard(self.mcp_login, writes=True))
+
+    async def mcp_login(self, request: web.Request) -> web.Response:
+        """Begin an OAuth login to a remote MCP server; the URL for the person to open.
+        The redirect comes back to this listener as the person's browser reaches it."""
+        callback = f"{request.scheme}://{request.host}{OAUTH_CALLBACK}"
+        try:
+            url = await self.host.start_mcp_login(request.match_info["name"], callback)
+        except ValueError as exc:
+            return web.json_response({"error": str(exc)}, status=409, headers=PAGE_HEADERS)
+        return web.json_response({"url": url}, headers=PAGE_HEADERS)
 
     async def index(self, request: web.Request) -> web.StreamResponse:
         token = self.access.token

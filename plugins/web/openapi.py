@@ -201,6 +201,27 @@ def paths() -> dict[str, Any]:
                 },
             }
         },
+        "/api/mcp/{name}/login": {
+            "post": {
+                "summary": "Begin an OAuth login to a remote MCP server: the authorization URL "
+                "to open. The redirect comes back to this listener's /oauth/callback.",
+                "security": [{}, {"token": []}],
+                "parameters": [
+                    {
+                        "name": "name",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+                    }
+                ],
+                "requestBody": json_body({"type": "object"}),
+                "responses": {
+                    "200": answer("Open this URL", {"type": "object"}),
+                    "409": answer("No such remote server, or it cannot be reached", ERROR),
+                    **WEB_ERRORS,
+                },
+            }
+        },
         "/api/rules/test": {
             "post": {
                 "summary": "Which rule decides a call, and why (nothing runs).",

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+from urllib.parse import parse_qsl, urlsplit
 
 import aiohttp
 import pytest
@@ -96,8 +97,6 @@ class FollowRedirect:
     redirect_uri = "http://127.0.0.1:9/oauth/callback"  # read from the Location, never visited
 
     async def authorize(self, url: str) -> dict[str, str]:
-        from urllib.parse import parse_qsl, urlsplit
-
         async with aiohttp.ClientSession() as http, http.get(url, allow_redirects=False) as resp:
             return dict(parse_qsl(urlsplit(resp.headers["Location"]).query))
 
@@ -270,3 +269,40 @@ async def test_a_remote_server_added_at_run_time_says_how_to_log_in(store, home,
         assert manager.tools("notes") == []
     finally:
         await manager.stop()
+
+
+async def test_the_dashboard_begins_a_login_that_comes_back_to_the_host(
+    home, protected, monkeypatch
+):
+    from tests.helpers import make_host
+
+    monkeypatch.setattr("bothost.mcp.runner.LOGIN_POLL", 0.05)
+    config = {
+        "platforms": {"web": {"port": 0}},
+        "mcp": {"servers": {"notes": {"url": protected.url}}},
+        "tick": {"enabled": False},
+    }
+    host = make_host(home, config)
+    await host.start(tick=False)
+
+    def state() -> str:
+        return next(s.state for s in host.mcp.status() if s.name == "notes")
+
+    try:
+        await wait_for(lambda: state() == "login_needed")
+        base = f"http://127.0.0.1:{host.http.port}"
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{base}/api/mcp/notes/login", json={}) as resp:
+                assert resp.status == 200, await resp.text()
+                url = (await resp.json())["url"]
+            authorization = dict(parse_qsl(urlsplit(url).query))
+            assert authorization["redirect_uri"] == f"{base}/oauth/callback"
+            async with http.get(url) as resp:  # the browser: approved, back to the host
+                assert resp.status == 200 and "Logged in" in await resp.text()
+            async with http.get(f"{base}/oauth/callback?{urlsplit(url).query}") as resp:
+                assert resp.status == 400  # a state is taken once
+        await wait_for(lambda: state() == "ready")
+        result = await host.mcp.call_tool("notes", "read_note", {})
+        assert (result.is_error, result.text) == (False, "read_note done")
+    finally:
+        await host.stop()

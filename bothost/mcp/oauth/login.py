@@ -117,17 +117,26 @@ class HostCallback:
     """Receive the redirect on the running host's listener (see module docstring)."""
 
     def __init__(
-        self, store: Any, server: str, redirect_uri: str, say: Callable[[str], None]
+        self,
+        store: Any,
+        server: str,
+        redirect_uri: str,
+        say: Callable[[str], None],
+        browser: bool = True,
     ) -> None:
         self.store = store
         self.server = server
         self.redirect_uri = redirect_uri
         self.say = say
+        self.browser = browser  # False: the URL goes to someone elsewhere (the dashboard)
 
     async def authorize(self, url: str) -> dict[str, str]:
         state = dict(parse_qsl(urlsplit(url).query)).get("state", "")
         await self.store.run(lambda db: begin(db, state, self.server))
-        show(url, self.say)
+        if self.browser:
+            show(url, self.say)
+        else:
+            self.say(url)
         try:
             async with asyncio.timeout(LOGIN_TIMEOUT):
                 while (found := await self.store.run(lambda db: collect(db, state))) is None:

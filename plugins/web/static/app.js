@@ -280,6 +280,18 @@
         : String(s.tools ?? ""),
       (s) => s.error || "",
     ], "No MCP servers running.");
+    for (const [i, s] of d.mcp.entries()) {
+      if (s.state !== "login_needed") continue;
+      // a remote server waiting for an OAuth login: a button that begins one here
+      const button = el("button", { type: "button", class: "login", text: "Log in" });
+      button.addEventListener("click", async () => {
+        const response = await post(`/api/mcp/${encodeURIComponent(s.name)}/login`, {});
+        const data = await response.json();
+        if (data.url) window.open(data.url, "_blank", "noopener");
+        else button.replaceWith(el("span", { text: data.error || "login failed" }));
+      });
+      $("#mcp").tBodies[0].rows[i].cells[1].append(" ", button);
+    }
     const queue = $("#queue");
     queue.replaceChildren(...Object.entries(d.queue).map(([status, n]) =>
       el("div", {}, el("dt", { text: status }), el("dd", { text: String(n), "data-status": status }))));
