@@ -53,7 +53,9 @@ def register_llm_providers(register: Callable[[str, Callable[..., Any]], None]) 
 
     Called once at startup. ``register(name, factory)`` where ``factory(config)`` receives the
     ``llm`` section (:class:`bothost.config.LlmConfig`) and returns an object with an async
-    ``complete(request)`` (see :mod:`bothost.llm`). Sync. An exception stops startup.
+    ``complete(request)`` (see :mod:`bothost.llm`). The host records every call's
+    ``response.usage`` (an estimate when it is None) and refuses calls over a daily budget;
+    a provider that calls no model says ``free = True``. Sync. An exception stops startup.
     """
 
 

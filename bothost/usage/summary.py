@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bothost.config import Budget, UsageConfig
+from bothost.config import UsageConfig
 from bothost.usage import report
-from bothost.usage.attribution import TICK
-from bothost.usage.budget import Scope, used
+from bothost.usage.attribution import TICK, Attribution
+from bothost.usage.budget import scopes, used
 
 
 @dataclass(frozen=True)
@@ -75,20 +75,14 @@ class Summary:
 
 def budget_statuses(db: Any, config: UsageConfig, now: float) -> list[BudgetStatus]:
     """Every budget set in config with today's use (for ``user_daily``, the top user's)."""
-    statuses = []
     budgets = config.budgets
-    for name, budget, scope in (
-        ("global_daily", budgets.global_daily, Scope("global", "global_daily", Budget())),
-        (
-            "tick_daily",
-            budgets.tick_daily,
-            Scope("tick", "tick_daily", Budget(), "AND kind = ?", (TICK,)),
-        ),
-    ):
-        if budget.set:
-            statuses.append(
-                BudgetStatus(name, budget.tokens, budget.cost, used(db, config, scope, now))
-            )
+    # the budgets a tick's call counts against are the tick's and the global one
+    statuses = [
+        BudgetStatus(
+            scope.key, scope.budget.tokens, scope.budget.cost, used(db, config, scope, now)
+        )
+        for scope in reversed(scopes(config, Attribution(TICK)))
+    ]
     if budgets.user_daily.set:
         people = report.totals(
             db, "user", config.prices, report.day_start(now), where="AND user_key IS NOT NULL"

@@ -136,15 +136,15 @@ def test_doctor_runs_quick_check_on_the_database(home, tmp_path):
 
 
 def test_doctor_refuses_a_database_from_a_newer_bothost(home, tmp_path):
-    from tests.core.test_cli_errors import make_db
+    from tests.core.test_cli_errors import CORE_SCHEMA, make_db
 
     path = make_db(home)
     with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA user_version = 5")
+        conn.execute("PRAGMA user_version = 99")
     conn.close()
     result = run_doctor(home, tmp_path, "")
     assert result.returncode == 1
-    assert "created by a newer bothost (schema 5, this one knows 1)" in line(
+    assert f"created by a newer bothost (schema 99, this one knows {CORE_SCHEMA})" in line(
         result.stdout, "database"
     )
 
