@@ -64,6 +64,9 @@ class LlmConfig:
     timeout: float = parse_duration("120s")
     max_tokens: int = 4096
     temperature: float | None = None
+    # the model's context window as bothost may use it: compaction and the tool output
+    # budget are sized from it. 32,000 fits every current hosted model and common local ones
+    # (Ollama's and llama.cpp's own defaults are smaller: set theirs); larger costs more.
     context_tokens: int = 32000
 
 
@@ -74,7 +77,7 @@ class AgentConfig:
     approval: str = "ask"
     approval_timeout: float = parse_duration("300s")
     tool_timeout: float = parse_duration("60s")
-    output_budget: int = 16000
+    output_budget: int | None = None  # per result, on top of the shared, context-sized one
     prompt: str | None = None
 
     CHOICES = {"approval": ("ask", "allow", "read-only")}

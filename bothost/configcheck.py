@@ -44,7 +44,12 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}? ({listing})" if close else f" ({listing})"
 
 
+# The least context a turn can run in: a system prompt, the tools' table and a few messages.
+MIN_CONTEXT_TOKENS = 2000
+
+
 def check_semantics(config: Config) -> None:
+    check_budgets(config)
     for name, server in config.mcp.servers.items():
         where = source_of(config, "mcp", "servers", name)
         if not SERVER_NAME.fullmatch(name):
@@ -125,6 +130,27 @@ def check_usage(config: Config) -> None:
                 f"{where}: {path}.cost: a cost budget needs a price for {what} in "
                 f"usage.prices{known}"
             )
+
+
+def check_budgets(config: Config) -> None:
+    llm = config.llm
+    if llm.max_tokens < 1:
+        raise ConfigError(
+            f"{source_of(config, 'llm', 'max_tokens')}: llm.max_tokens: expected at least 1, "
+            f"got {llm.max_tokens}"
+        )
+    least = llm.max_tokens + MIN_CONTEXT_TOKENS
+    if llm.context_tokens < least:
+        raise ConfigError(
+            f"{source_of(config, 'llm', 'context_tokens')}: llm.context_tokens: expected at "
+            f"least llm.max_tokens + {MIN_CONTEXT_TOKENS} ({least}), got {llm.context_tokens}"
+        )
+    budget = config.agent.output_budget
+    if budget is not None and budget < 1:
+        raise ConfigError(
+            f"{source_of(config, 'agent', 'output_budget')}: agent.output_budget: expected a "
+            f"positive number of characters or null, got {budget}"
+        )
 
 
 def check_rules(config: Config) -> None:

@@ -1,15 +1,16 @@
-"""A session's transcript in SQLite: sessions, messages and grants, and the context window.
+"""A session's transcript in SQLite: sessions, messages, summaries and grants.
 
 Messages are stored in the neutral form of :mod:`bothost.llm.base`; extra keys (tool calls,
 the tool call id, the ``private`` / ``untrusted`` flags of a tool result) live in the
-``data`` JSON column. The context given to the model is the newest messages that fit the
-token budget, starting at a user message so tool results never lose their call.
+``data`` JSON column. Nothing here is ever deleted: a summary (``summaries``) stands in for
+the messages it covers, and :mod:`bothost.agent.compaction` decides what the model sees.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from bothost.llm.base import estimate_tokens
@@ -17,7 +18,6 @@ from bothost.models import Session
 from bothost.store import Store
 
 EXTRA_KEYS = ("tool_calls", "tool_call_id", "name", "private", "untrusted", "is_error")
-MAX_LOADED = 500  # messages read per turn before trimming to the token budget
 
 
 async def ensure_session(store: Store, session: Session) -> None:
@@ -57,30 +57,111 @@ async def append(store: Store, session_id: str, turn_id: str, message: dict[str,
     await store.run(lambda db: db.table("messages").insert(row))
 
 
-async def context(store: Store, session_id: str, budget: int) -> list[dict[str, Any]]:
+@dataclass
+class Stored:
+    """A message as the context is built from it: its row id, the message and its tokens."""
+
+    id: int
+    message: dict[str, Any]
+    tokens: int
+    created_at: float
+
+
+@dataclass
+class Summary:
+    """A summary standing in for every message of its session up to ``covers_through``."""
+
+    covers_through: int
+    content: str
+    tokens: int
+    private: bool = False
+    untrusted: bool = False
+    method: str = "model"  # model | extract (the offline agent's)
+
+
+def as_message(row: dict[str, Any]) -> dict[str, Any]:
+    message = {"role": row["role"], "content": row["content"] or ""}
+    message.update(json.loads(row["data"]) if row["data"] else {})
+    return message
+
+
+async def since(store: Store, session_id: str, after: int, limit: int) -> list[Stored]:
+    """The newest ``limit`` messages after message id ``after``, oldest first."""
+
     def load(db: Any) -> list[dict[str, Any]]:
         return list(
             db.query(
-                "SELECT role, content, data, tokens FROM messages WHERE session_id = ?"
-                " ORDER BY id DESC LIMIT ?",
-                [session_id, MAX_LOADED],
+                "SELECT id, role, content, data, tokens, created_at FROM messages"
+                " WHERE session_id = ? AND id > ? ORDER BY id DESC LIMIT ?",
+                [session_id, after, limit],
             )
         )
 
     rows = await store.run(load)
-    kept: list[dict[str, Any]] = []
-    used = 0
-    for row in rows:  # newest first
-        used += row["tokens"] or 0
-        if used > budget and kept:
-            break
-        message = {"role": row["role"], "content": row["content"] or ""}
-        message.update(json.loads(row["data"]) if row["data"] else {})
-        kept.append(message)
-    kept.reverse()
-    while kept and kept[0]["role"] != "user":
-        kept.pop(0)
-    return kept
+    return [
+        Stored(r["id"], as_message(r), r["tokens"] or 0, r["created_at"]) for r in reversed(rows)
+    ]
+
+
+async def last_user_message(store: Store, session_id: str, before: int) -> Stored | None:
+    """The person's newest message before message id ``before``."""
+
+    def load(db: Any) -> list[dict[str, Any]]:
+        return list(
+            db.query(
+                "SELECT id, role, content, data, tokens, created_at FROM messages"
+                " WHERE session_id = ? AND id < ? AND role = 'user' ORDER BY id DESC LIMIT 1",
+                [session_id, before],
+            )
+        )
+
+    rows = await store.run(load)
+    return Stored(rows[0]["id"], as_message(rows[0]), rows[0]["tokens"] or 0, 0.0) if rows else None
+
+
+async def latest_summary(store: Store, session_id: str) -> Summary | None:
+    def load(db: Any) -> list[dict[str, Any]]:
+        return list(
+            db.query(
+                "SELECT covers_through, content, tokens, private, untrusted, method"
+                " FROM summaries WHERE session_id = ? ORDER BY covers_through DESC, id DESC"
+                " LIMIT 1",
+                [session_id],
+            )
+        )
+
+    rows = await store.run(load)
+    if not rows:
+        return None
+    r = rows[0]
+    return Summary(
+        r["covers_through"],
+        r["content"],
+        r["tokens"],
+        bool(r["private"]),
+        bool(r["untrusted"]),
+        r["method"],
+    )
+
+
+async def add_summary(store: Store, session_id: str, summary: Summary) -> None:
+    row = [
+        session_id,
+        summary.covers_through,
+        summary.content,
+        summary.tokens,
+        int(summary.private),
+        int(summary.untrusted),
+        summary.method,
+        time.time(),
+    ]
+    await store.run(
+        lambda db: db.execute(
+            "INSERT INTO summaries (session_id, covers_through, content, tokens, private,"
+            " untrusted, method, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+    )
 
 
 async def grants(store: Store, session_id: str) -> set[str]:

@@ -3,9 +3,10 @@
 Once a session's context holds both private data and content a third party can influence,
 a tool that sends data to a destination the model chooses (``egress: chosen``) could leak
 the one through the other, so it is refused with a result that says why. The flags are read
-from the tool results still inside the context window: when trimming drops them, the
-interlock lifts. How untrusted content is marked in the prompt lives in
-:mod:`bothost.agent.untrusted`.
+from the tool results still inside the context window, and from the summary that stands in
+for older ones (:mod:`bothost.agent.compaction`): a summary keeps its flags, so compaction
+never lifts the interlock; only messages left out without a summary do. How untrusted
+content is marked in the prompt lives in :mod:`bothost.agent.untrusted`.
 """
 
 from __future__ import annotations
@@ -25,11 +26,15 @@ def context_flags(messages: list[dict[str, Any]]) -> tuple[bool, bool]:
     return private, untrusted
 
 
-def refusal(tool: Tool, messages: list[dict[str, Any]]) -> str | None:
-    """Why ``tool`` may not run now, or None."""
+def refusal(
+    tool: Tool, messages: list[dict[str, Any]], carried: tuple[bool, bool] = (False, False)
+) -> str | None:
+    """Why ``tool`` may not run now, or None; ``carried`` are the (private, untrusted) flags
+    of what a summary in the context stands in for."""
     if tool.capabilities.egress != "chosen":
         return None
     private, untrusted = context_flags(messages)
+    private, untrusted = private or carried[0], untrusted or carried[1]
     if private and untrusted:
         return (
             f"Refused: {tool.name} sends data to a destination you choose, and this "

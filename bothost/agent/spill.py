@@ -1,5 +1,9 @@
 """Cutting tool output to the output budget, and reading the rest back from ``spill/``.
 
+The budget is shared by one round's results and sized from the context window
+(:func:`allot`): the results of a round take at most half of what the context has free,
+the small ones what they need and the large ones an even split of the rest, so five large
+results in parallel fit as surely as one. ``agent.output_budget``, when set, caps each.
 The rest is saved as ``spill/<ref>.txt`` and the cut marker tells the model how to read it.
 Saving is a convenience, never a condition: when the file cannot be written (disk full, an
 unwritable or missing home) the output is still cut, the marker says the rest is lost, and
@@ -15,6 +19,7 @@ import uuid
 from pathlib import Path
 
 from bothost.agent.untrusted import wrap_untrusted
+from bothost.llm.base import CHARS_PER_TOKEN
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +29,15 @@ READ_CHUNK = 16_000  # characters read_output returns per call, at most
 # read-back fits the output budget and is not cut (and its wrapper broken) a second time
 READ_ROOM = 300
 SOURCE_SUFFIX = ".source"  # beside <ref>.txt: the tool an untrusted output came from
+
+# One round's results take at most this share of the tokens the context has free, so the
+# model's next rounds of the same turn still have room to read and answer.
+ROUND_SHARE = 0.5
+# Characters a result may always show, however full the context: less says nothing, and a
+# full context is compacted before the next round.
+MIN_RESULT = 1000
+# What a result adds around its text (cut marker, untrusted wrapper, the message around it).
+RESULT_ROOM = 300
 
 _warned: set[Path] = set()  # spill dirs already reported unwritable (one log line each)
 
@@ -58,6 +72,22 @@ def cut(text: str, budget: int, spill_dir: Path, source: str | None = None) -> s
     )
 
 
+def allot(free_tokens: int, sizes: list[int], cap: int | None = None) -> list[int]:
+    """Each result's budget in characters, for results of ``sizes`` characters that share a
+    round and a context with ``free_tokens`` free; ``cap`` bounds each (None: no bound)."""
+    left = max(0, int(free_tokens * ROUND_SHARE) * CHARS_PER_TOKEN - RESULT_ROOM * len(sizes))
+    budgets = [0] * len(sizes)
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    for done, i in enumerate(order):  # smallest first: what one leaves, the larger share
+        fair = left // (len(sizes) - done)
+        budget = max(min(sizes[i], fair), min(sizes[i], MIN_RESULT))
+        if cap is not None:
+            budget = min(budget, cap)
+        budgets[i] = budget
+        left = max(0, left - budget)
+    return budgets
+
+
 def save(spill_dir: Path, ref: str, text: str, source: str | None) -> None:
     path = spill_dir / f"{ref}.txt"
     try:
@@ -75,8 +105,10 @@ def save(spill_dir: Path, ref: str, text: str, source: str | None) -> None:
         raise
 
 
-def chunk_size(budget: int) -> int:
+def chunk_size(budget: int | None) -> int:
     """How much ``read_output`` returns per call for an output budget of ``budget``."""
+    if budget is None:
+        return READ_CHUNK
     return max(1, min(READ_CHUNK, max(budget - READ_ROOM, budget // 2)))
 
 

@@ -1,9 +1,11 @@
 """One agent turn: a person's message, model rounds, tool calls, and the reply.
 
-Each round the model sees the system prompt, the trimmed context and the session's visible
-tools; the tool calls it asks for go through validation, the interlock and approvals, run
-with a timeout (calls without side effects of one round run concurrently), and come back as
-results — expected failures included — so a broken tool never ends the turn. Everything is
+Each round the model sees the system prompt, the session's visible tools and the context
+that fits (:mod:`bothost.agent.compaction`: older messages summarised when they no longer
+do, and the person told); the tool calls it asks for go through validation, the interlock
+and approvals, run with a timeout (calls without side effects of one round run
+concurrently), and come back as results — expected failures included, one round's results
+sharing the context's free room — so a broken tool never ends the turn. Everything is
 persisted as it happens, so a turn that is stopped or times out keeps its partial transcript.
 """
 
@@ -17,13 +19,20 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from bothost.agent import history, interlock, spill
+from bothost.agent import compaction, history, interlock, spill
 from bothost.agent.approvals import ToolCall, decide
+from bothost.agent.compaction import Compactor
 from bothost.agent.prompt import system_prompt
 from bothost.agent.tools import Tool, ToolContext, ToolError, ToolResult
 from bothost.agent.validate import validate
 from bothost.api import Outcome, Reply
-from bothost.llm.base import BudgetSpentError, ChatRequest, LlmError, ToolCallRequest
+from bothost.llm.base import (
+    BudgetSpentError,
+    ChatRequest,
+    LlmError,
+    ToolCallRequest,
+    estimate_tokens,
+)
 from bothost.models import Session
 from bothost.usage import attribution
 
@@ -55,6 +64,8 @@ class Turn:
         self.id = uuid.uuid4().hex[:12]
         self.messages: list[dict[str, Any]] = []
         self.refused: BudgetSpentError | None = None  # set when a usage budget stopped the turn
+        self.compactor = Compactor(host, session)
+        self.taint = (False, False)  # the interlock flags of what the summary stands in for
 
     async def run(self, text: str, untrusted: bool = False) -> Reply:
         """Run the turn for the person's `text`; `untrusted` when a third party wrote part
@@ -65,12 +76,11 @@ class Turn:
         if untrusted:
             opening["untrusted"] = True
         await self.add(opening)
-        budget = max(1000, config.llm.context_tokens - config.llm.max_tokens)
         outcome = Outcome.FAILED
         try:
             async with asyncio.timeout(config.agent.turn_timeout):
                 with attribution.for_turn(self.id, self.session):  # whose model calls these are
-                    return await self.rounds(budget)
+                    return await self.noted(await self.rounds())
         except TimeoutError:
             reply = f"Stopped: the turn took longer than {config.agent.turn_timeout:.0f} s."
         except BudgetSpentError as exc:  # raised before the model was asked
@@ -78,20 +88,33 @@ class Turn:
         except LlmError as exc:
             reply = str(exc)
         await self.add({"role": "assistant", "content": reply})
-        return Reply(reply, outcome)
+        return await self.noted(Reply(reply, outcome))
 
-    async def rounds(self, budget: int) -> Reply:
+    async def noted(self, reply: Reply) -> Reply:
+        """``reply`` with what the person must know about their context (a compaction)."""
+        if not self.compactor.notices:
+            return reply
+        notes = "\n".join(self.compactor.notices)
+        if self.on_text:  # every platform shows what streamed, so the notice streams too
+            await self.on_text(f"\n\n{notes}" if reply.text else notes)
+        text = f"{reply.text}\n\n{notes}" if reply.text else notes
+        return Reply(text, reply.outcome, reply.cancelled)
+
+    async def rounds(self) -> Reply:
         config = self.host.config
         wants_catalog = getattr(self.host.llm, "wants_catalog", False)
         for _ in range(config.agent.max_rounds):
-            self.messages = await history.context(self.host.store, self.session.id, budget)
             granted = await history.grants(self.host.store, self.session.id)
             await self.host.registry.settle(granted)  # a granted server may still be starting
             tools = self.host.registry.visible(granted, self.session.is_admin) + self.extra_tools
+            specs = [t.spec() for t in tools]
+            system = await system_prompt(self.host, self.session, granted, self.system)
+            context = await self.compactor.fit(estimate_tokens(system) + estimate_tokens(specs))
+            self.messages, self.taint = context.messages, context.taint
             request = ChatRequest(
-                system=await system_prompt(self.host, self.session, granted, self.system),
+                system=context.system(system),
                 messages=self.messages,
-                tools=[t.spec() for t in tools],
+                tools=specs,
                 load_catalog=self.catalog if wants_catalog else None,
                 on_text=self.on_text,
                 max_tokens=config.llm.max_tokens,
@@ -104,7 +127,8 @@ class Turn:
             if not response.tool_calls:
                 return Reply(response.text)
             visible = {t.name: t for t in tools}
-            for message in await self.execute(response.tool_calls, visible):
+            free = compaction.free(config.llm, request)  # the assistant message is in it
+            for message in await self.execute(response.tool_calls, visible, free):
                 await self.add(message)
             if self.done:
                 return Reply(response.text)
@@ -128,9 +152,10 @@ class Turn:
         await history.append(self.host.store, self.session.id, self.id, message)
 
     async def execute(
-        self, requests: list[ToolCallRequest], visible: dict[str, Tool]
+        self, requests: list[ToolCallRequest], visible: dict[str, Tool], free: int
     ) -> list[dict[str, Any]]:
-        """Run one round's calls: pure ones concurrently, side effects in order."""
+        """Run one round's calls (pure ones concurrently, side effects in order); their
+        results share the ``free`` tokens of the context."""
         results: dict[str, dict[str, Any]] = {}
         pure = [
             r
@@ -145,26 +170,28 @@ class Turn:
         await asyncio.gather(*(one(r) for r in pure))
         for request in effects:
             await one(request)
-        return [results[r.id] for r in requests]
+        messages = [results[r.id] for r in requests]
+        sizes = [len(m["content"]) for m in messages]
+        budgets = spill.allot(free, sizes, self.host.config.agent.output_budget)
+        for message, budget in zip(messages, budgets, strict=True):
+            # what an untrusted tool returned a third party may have written: wrapped as such
+            source = message["name"] if message["untrusted"] else None
+            message["content"] = spill.cut(
+                message["content"], budget, self.host.home / "spill", source=source
+            )
+        return messages
 
     async def call(self, request: ToolCallRequest, tool: Tool | None) -> dict[str, Any]:
+        """The call's result as a tool message, its content not yet cut to a budget."""
         started = time.time()
         result, status = await self.checked_call(request, tool)
         caps = tool.capabilities if tool else None
-        # whatever an untrusted tool returned, errors included, a third party may have written
-        source = tool.name if tool and caps and caps.untrusted and status == "ok" else None
-        content = spill.cut(
-            result.content,
-            self.host.config.agent.output_budget,
-            self.host.home / "spill",
-            source=source,
-        )
         await self.record(request, result, status, started)
         return {
             "role": "tool",
             "tool_call_id": request.id,
             "name": request.name,
-            "content": content,
+            "content": result.content,
             "is_error": result.is_error,
             "private": bool(caps and caps.private and status == "ok"),
             "untrusted": bool(caps and caps.untrusted and status == "ok"),
@@ -188,7 +215,7 @@ class Turn:
         problem = validate(tool.schema, request.arguments)
         if problem:
             return ToolResult(f"Invalid arguments: {problem}", is_error=True), "invalid"
-        refused = interlock.refusal(tool, self.messages)
+        refused = interlock.refusal(tool, self.messages, self.taint)
         if refused:
             return ToolResult(refused, is_error=True), "interlock"
         decision = await decide(

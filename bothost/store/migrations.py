@@ -156,6 +156,19 @@ CREATE INDEX llm_usage_at ON llm_usage (at);
 CREATE INDEX llm_usage_user ON llm_usage (user_key, at);
 """
 
+# A conversation compacted to fit the model's context: each row summarises every message of
+# its session up to ``covers_through`` (a messages.id; the messages stay), so the newest row
+# is the one a turn uses. ``private`` / ``untrusted`` carry the interlock's flags of what it
+# covers; ``method`` says who wrote it (``model`` or ``extract``, the offline agent's).
+CORE_SCHEMA_5 = """
+CREATE TABLE summaries (
+    id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, covers_through INTEGER NOT NULL,
+    content TEXT NOT NULL, tokens INTEGER NOT NULL, private INTEGER NOT NULL DEFAULT 0,
+    untrusted INTEGER NOT NULL DEFAULT 0, method TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX summaries_session ON summaries (session_id, covers_through);
+"""
+
 
 # core:4 — OAuth for remote MCP servers (issue 16): one record per server (its client
 # registration and tokens, JSON), and the logins waiting for their redirect on the host's
@@ -174,4 +187,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 2, run_script(CORE_SCHEMA_2), "permission rules"),
         Migration("core", 3, run_script(CORE_SCHEMA_3), "model usage"),
         Migration("core", 4, run_script(CORE_SCHEMA_4), "OAuth of remote MCP servers"),
+        Migration("core", 5, run_script(CORE_SCHEMA_5), "conversation summaries"),
     ]

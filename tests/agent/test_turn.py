@@ -212,14 +212,19 @@ async def test_asking_platform_is_used_for_approval(openai_host, fake_llm):
     assert reply == "Result: wiped" and "wipe" in platform.questions[0].text
 
 
-async def test_history_is_trimmed_oldest_first_and_the_system_prompt_kept(openai_host, fake_llm):
-    openai_host.config.llm.context_tokens = 1100
-    openai_host.config.llm.max_tokens = 100  # a budget of 1,000 tokens for the history
-    fake_llm.script = [{"text": "one"}, {"text": "two"}, {"text": "three"}]
-    texts = [letter * 1600 for letter in "abc"]  # about 400 tokens each
+async def test_history_is_compacted_oldest_first_and_the_system_prompt_kept(openai_host, fake_llm):
+    openai_host.config.llm.context_tokens = 3000
+    openai_host.config.llm.max_tokens = 200
+
+    def model(body):
+        first = body["messages"][0]["content"]
+        return {"text": "SUMMARY" if first.startswith("You compact") else "ok"}
+
+    fake_llm.script = [model] * 10
+    texts = [letter * 4000 for letter in "abc"]  # about 1,000 tokens each
     for text in texts:
         await openai_host.handle_message(message(text))
-    sent = [m["content"] for m in fake_llm.requests[2]["messages"]]
-    assert sent[0].startswith("You are bothost")  # the system prompt stays
-    assert texts[0] not in sent and texts[1] in sent and sent[-1] == texts[2]
-    assert sent[1] == texts[1]  # the context starts at a user message
+    sent = [m["content"] for m in fake_llm.requests[-1]["messages"]]
+    assert sent[0].startswith("You are bothost") and sent[0].endswith("SUMMARY")
+    assert texts[0] not in sent and sent[-1] == texts[2]
+    assert sent[1] in texts  # the context starts at a user message
