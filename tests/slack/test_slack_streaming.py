@@ -125,3 +125,18 @@ async def test_a_burst_of_status_lines_keeps_the_latest(start_bot):
     await bot.fake.wait_call("assistant.threads.setStatus", count=2)
     statuses = [c.args["status"] for c in bot.fake.called("assistant.threads.setStatus")]
     assert statuses == ["is thinking…", "copying 3/3"]
+
+
+async def test_a_compacted_thread_says_so_once_in_the_reply(start_bot):
+    from bothost.agent.compaction import SUMMARISED
+
+    bot = await start_bot(llm={"provider": "offline", "context_tokens": 2100, "max_tokens": 100})
+    root = await bot.say("help")
+    await bot.fake.wait_call("chat.stopStream")
+    for n in range(2, 14):  # the offline agent's help is long: a dozen fill the context
+        await bot.say("help", thread_ts=root, mention=False)
+        await bot.fake.wait_call("chat.stopStream", count=n)
+        if SUMMARISED in bot.thread(GENERAL, root):
+            break
+    said = bot.thread(GENERAL, root)
+    assert said.count(SUMMARISED) == 1 and said.rstrip().endswith(SUMMARISED)
