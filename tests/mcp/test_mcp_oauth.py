@@ -292,6 +292,9 @@ async def test_the_dashboard_begins_a_login_that_comes_back_to_the_host(
         await wait_for(lambda: state() == "login_needed")
         base = f"http://127.0.0.1:{host.http.port}"
         async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/healthz") as resp:
+                health = (await resp.json())["mcp"]["notes"]
+            assert (health["ok"], health["state"]) == (False, "login_needed")
             async with http.post(f"{base}/api/mcp/notes/login", json={}) as resp:
                 assert resp.status == 200, await resp.text()
                 url = (await resp.json())["url"]
