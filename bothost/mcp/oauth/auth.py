@@ -115,8 +115,12 @@ class OAuth:
     async def challenge(self, status: int, header: str, sent: str | None) -> bool:
         """Handle a 401 or 403; True when the request should be sent again."""
         async with self._lock:
+            # another process may have logged in meanwhile (`bothost mcp login`): its token
+            # is the one to try, and its record must not be overwritten with a stale one
+            self.record = await self.tokens.load(self.name)
+            self._loaded_at = time.monotonic()
             if sent != self.authorization() and self.authorization() is not None:
-                return True  # another request renewed the token meanwhile
+                return True  # another request (or process) renewed the token meanwhile
             found = parse_challenge(header)
             if status == 403:
                 return await self._step_up(found)
