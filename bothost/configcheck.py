@@ -19,7 +19,7 @@ from bothost.configschema import ConfigError
 from bothost.mcp import roots
 
 if TYPE_CHECKING:
-    from bothost.config import Config
+    from bothost.config import Config, McpServerConfig
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
@@ -65,11 +65,9 @@ def check_semantics(config: Config) -> None:
             wrong = roots.problem(root)
             if wrong:
                 raise ConfigError(f"{where}: mcp.servers.{name}.roots[{i}]: {wrong}")
-        if server.max_timeout is not None and server.max_timeout < server.timeout:
-            raise ConfigError(
-                f"{where}: mcp.servers.{name}.max_timeout: expected at least the timeout "
-                f"({server.timeout:g} s), got {server.max_timeout:g} s"
-            )
+        wrong = timeout_problem(server)
+        if wrong:
+            raise ConfigError(f"{where}: mcp.servers.{name}.max_timeout: {wrong}")
     for i, target in enumerate(config.tick.deliver_to):
         if ":" not in target:
             raise ConfigError(
@@ -182,3 +180,11 @@ def check_registered(config: Config, providers: Iterable[str], platforms: Iterab
                 f"no platform {name!r} for {target!r}"
                 f"{did_you_mean(name, platforms)}"
             )
+
+
+def timeout_problem(server: McpServerConfig) -> str | None:
+    """What is wrong with a server's ``max_timeout`` (config and servers added at run time
+    alike), or None: progress extends a call beyond its timeout, never below it."""
+    if server.max_timeout is not None and server.max_timeout < server.timeout:
+        return f"expected at least the timeout ({server.timeout:g} s), got {server.max_timeout:g} s"
+    return None

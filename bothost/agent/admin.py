@@ -14,6 +14,7 @@ from typing import Any
 from bothost.agent.registry import Group
 from bothost.agent.tools import Tool, ToolContext, ToolError, tool_from_function
 from bothost.config import McpServerConfig
+from bothost.mcp.commands import duration
 
 GROUP = "config"
 START_WAIT = 30.0  # seconds register_mcp waits for the new server to be ready or fail
@@ -27,6 +28,8 @@ async def register_mcp(
     url: str | None = None,
     env: dict | None = None,
     description: str = "",
+    timeout: str | None = None,
+    max_timeout: str | None = None,
 ) -> str:
     """Add an MCP server (a command to run, or a Streamable HTTP URL) and start it.
 
@@ -37,6 +40,8 @@ async def register_mcp(
         url: the URL of a Streamable HTTP server (instead of a command).
         env: extra environment variables for the server.
         description: one line saying what the server is for.
+        timeout: how long a tool call may go without news, e.g. "90s" (default 60s).
+        max_timeout: how long progress may keep a call going, e.g. "30m" (default 10m).
     """
     config = McpServerConfig(
         command=command,
@@ -46,6 +51,10 @@ async def register_mcp(
         description=description,
     )
     try:
+        if timeout:
+            config.timeout = duration(timeout, "timeout")
+        if max_timeout:
+            config.max_timeout = duration(max_timeout, "max_timeout")
         status = await ctx.host.add_mcp_server(name, config, "register_mcp", START_WAIT)
     except ValueError as exc:  # the host's "cannot make this change", said for the person
         raise ToolError(str(exc)) from None

@@ -188,7 +188,8 @@ def logs_command(runtime: Runtime, name: str, lines: int) -> None:
 @click.option("--header", "headers", multiple=True, help="K=V (values may use ${env:NAME}).")
 @click.option("--env", "env", multiple=True, help="K=V for the server's environment.")
 @click.option("--description", default="", help="One line for the agent's server table.")
-@click.option("--timeout", type=float, help="Seconds a tool call may take.")
+@click.option("--timeout", help="How long a call may go without news (90, 90s, 2m; default 60s).")
+@click.option("--max-timeout", help="How long progress may keep a call going (default 10m).")
 @click.option("--disabled", is_flag=True, help="Add it without starting it.")
 @pass_runtime
 def add_command(
@@ -199,7 +200,8 @@ def add_command(
     headers: tuple[str, ...],
     env: tuple[str, ...],
     description: str,
-    timeout: float | None,
+    timeout: str | None,
+    max_timeout: str | None,
     disabled: bool,
 ) -> None:
     """Add server NAME: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
@@ -213,6 +215,7 @@ def add_command(
             description,
             timeout,
             not disabled,
+            max_timeout,
         )
         return await manager(runtime).add_server(name, config, origin="cli")
 

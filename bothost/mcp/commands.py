@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
+from bothost.configschema import parse_duration
 from bothost.mcp.environment import server_headers
 from bothost.mcp.manager import McpManager, McpManagerError, status_path
 from bothost.mcp.oauth.tokens import DbTokens, all_records, clear_record
@@ -224,9 +225,12 @@ def new_config(
     headers: dict[str, str],
     env: dict[str, str],
     description: str,
-    timeout: float | None,
+    timeout: str | None,
     enabled: bool,
+    max_timeout: str | None = None,
 ) -> McpServerConfig:
+    """A server from `mcp add`'s options; `timeout` and `max_timeout` are durations as in
+    config (``90``, ``"90s"``, ``"10m"``), checked by the manager like config."""
     if bool(command) == bool(url):
         raise McpManagerError("give either `-- COMMAND ARGS…` or `--url URL`, not both or neither")
     config = McpServerConfig(
@@ -239,8 +243,20 @@ def new_config(
         enabled=enabled,
     )
     if timeout:
-        config.timeout = timeout
+        config.timeout = duration(timeout, "--timeout")
+    if max_timeout:
+        config.max_timeout = duration(max_timeout, "--max-timeout")
     return config
+
+
+def duration(value: str, what: str) -> float:
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        raise McpManagerError(f"{what} {value!r}: expected {exc}") from None
+    if seconds <= 0:
+        raise McpManagerError(f"{what} {value!r}: expected more than 0 s")
+    return seconds
 
 
 def pairs(values: tuple[str, ...], what: str) -> dict[str, str]:

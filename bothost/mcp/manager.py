@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
+from bothost.configcheck import timeout_problem
 from bothost.mcp import prompts, resources, roster, stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
@@ -344,6 +345,9 @@ class McpManager:
             raise McpManagerError(problem)
         if bool(config.command) == bool(config.url):
             raise McpManagerError(f"{name}: give exactly one of a command (stdio) or a URL")
+        wrong = timeout_problem(config)
+        if wrong:
+            raise McpManagerError(f"{name}: max_timeout: {wrong}")
         await self.store.run(lambda db: stored.save(db, name, config, origin))
         await self.reload()
         return self._status_of(name, shadowed=name in self.shadowed)

@@ -38,6 +38,7 @@ def to_row(name: str, config: McpServerConfig, origin: str) -> dict[str, Any]:
         "enabled": int(config.enabled),
         "description": config.description,
         "timeout": config.timeout,
+        "max_timeout": config.max_timeout,
         "origin": origin,
     }
     for key in JSON_FIELDS:
@@ -59,6 +60,8 @@ def from_row(row: dict[str, Any]) -> StoredServer:
     )
     if row.get("timeout"):
         config.timeout = float(row["timeout"])
+    if row.get("max_timeout"):
+        config.max_timeout = float(row["max_timeout"])
     return StoredServer(row["name"], config, row.get("origin") or "cli")
 
 

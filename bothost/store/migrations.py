@@ -181,6 +181,10 @@ CREATE TABLE oauth_logins (
 """
 
 
+# core:6 — servers added at run time keep a max_timeout, like config servers (issue 15).
+CORE_SCHEMA_6 = "ALTER TABLE mcp_servers ADD COLUMN max_timeout REAL"
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, core_schema_1, "initial tables"),
@@ -188,4 +192,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 3, run_script(CORE_SCHEMA_3), "model usage"),
         Migration("core", 4, run_script(CORE_SCHEMA_4), "OAuth of remote MCP servers"),
         Migration("core", 5, run_script(CORE_SCHEMA_5), "conversation summaries"),
+        Migration("core", 6, run_script(CORE_SCHEMA_6), "mcp_servers.max_timeout"),
     ]
