@@ -86,7 +86,7 @@ def list_command(runtime: Runtime, check: bool, as_json: bool) -> None:
     for s in statuses:
         tools = f"{s.tools} tools" if s.state == "ready" else ""
         click.echo(
-            f"{s.name:16} {s.origin:6} {s.state:9} {tools:9} {s.transport:5} {s.target}".rstrip()
+            f"{s.name:16} {s.origin:6} {s.state:12} {tools:9} {s.transport:5} {s.target}".rstrip()
         )
         for extra in (s.error, s.note):
             if extra:
