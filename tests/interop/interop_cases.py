@@ -81,11 +81,8 @@ def prepare(root: Path, pages: str, home: Path) -> Places:
 
 
 def png_bytes() -> bytes:
-    sys.path.insert(0, str(HERE))
-    try:
-        from sdk_server import png_pixel
-    finally:
-        sys.path.remove(str(HERE))
+    from sdk_server import png_pixel  # beside this module; imports the SDK, so only when used
+
     return png_pixel()
 
 
