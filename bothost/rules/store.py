@@ -104,7 +104,12 @@ def add(
     return int(row[0])
 
 
+MAX_ID = 2**63 - 1  # the largest row id; a larger number (a typo, a fuzzer) names no row
+
+
 def remove(db: sqlite_utils.Database, rule_id: int) -> bool:
+    if not 0 < rule_id <= MAX_ID:
+        return False
     return db.execute(f"DELETE FROM {TABLE} WHERE id = ?", [rule_id]).rowcount > 0
 
 

@@ -137,6 +137,7 @@ def test_rules_add_list_test_and_remove(configured):
     run("rules", "remove", "permissions[0]", code=2)
     assert run("rules", "remove", "#1").stdout.strip() == "Removed rule #1."
     run("rules", "remove", "1", code=1)
+    run("rules", "remove", str(2**64), code=1)
     listed = json.loads(run("rules", "list", "--json").stdout)
     assert [r["ref"] for r in listed["rules"]] == ["#2", "permissions[0]", "permissions[1]"]
 
