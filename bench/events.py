@@ -110,8 +110,8 @@ async def peer_naive_queue(directory: Path, count: int) -> float:
     events = make_events(count, "n")
 
     def insert(db, event: Event) -> None:
-        with db.conn:
-            db.conn.execute(
+        with db.transaction():
+            db.execute(
                 "INSERT INTO events (source, type, payload, received_at, dedupe_key)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (

@@ -114,9 +114,7 @@ async def main(count: int, concurrency: int) -> None:
             url = f"http://127.0.0.1:{host.http.port}/webhook/events/bench"
             ids = [f"msg_{uuid.uuid4().hex}" for _ in range(count)]
             seconds, ok = await blast(url, count, concurrency, secret, ids)
-            queued = await host.store.run(
-                lambda db: db.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
-            )
+            queued = await host.store.run(lambda db: db.value("SELECT COUNT(*) FROM events"))
             dup_seconds, dup_ok = await blast(url, count, concurrency, secret, ids)
         finally:
             await host.stop()

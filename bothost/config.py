@@ -220,6 +220,13 @@ class UsageConfig:
 
 
 @dataclass
+class StoreConfig:
+    # unset: the SQLite file $BOTHOST_HOME/bothost.db; postgresql://…: a shared PostgreSQL
+    # database (several hosts); sqlite:///path or a plain path: another SQLite file
+    url: str | None = None  # its password is masked wherever it is shown (redact.mask_url)
+
+
+@dataclass
 class PluginsConfig:
     dirs: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
@@ -244,6 +251,7 @@ class Config:
     mcp: McpConfig = field(default_factory=McpConfig)
     tick: TickConfig = field(default_factory=TickConfig)
     usage: UsageConfig = field(default_factory=UsageConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
     permissions: list[PermissionRule] = field(default_factory=list)
     log_level: str = "info"

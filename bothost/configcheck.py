@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bothost.configschema import ConfigError
@@ -77,6 +78,7 @@ def check_semantics(config: Config) -> None:
     check_rules(config)
     check_permissions(config)
     check_usage(config)
+    check_store(config)
 
 
 def check_permissions(config: Config) -> None:
@@ -149,6 +151,15 @@ def check_budgets(config: Config) -> None:
             f"{source_of(config, 'agent', 'output_budget')}: agent.output_budget: expected a "
             f"positive number of characters or null, got {budget}"
         )
+
+
+def check_store(config: Config) -> None:
+    from bothost.store.target import TargetError, store_target  # the store imports the config
+
+    try:
+        store_target(config.store.url, Path("."))
+    except TargetError as exc:
+        raise ConfigError(f"{source_of(config, 'store', 'url')}: store.url: {exc}") from None
 
 
 def check_rules(config: Config) -> None:

@@ -161,6 +161,9 @@ def check_store(runtime: Any) -> list[Finding]:
             )
         ]
 
+    if store.dialect != "sqlite":
+        return check_server_store(store)
+
     def inspect(db: Any) -> tuple[list[str], int, int]:
         problems = [row[0] for row in db.execute("PRAGMA quick_check").fetchall()]
         version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -180,6 +183,21 @@ def check_store(runtime: Any) -> list[Finding]:
             )
         ]
     return [Finding("database", True, f"{tables} tables, schema {version} (ours), quick_check ok")]
+
+
+def check_server_store(store: Any) -> list[Finding]:
+    """A database server (PostgreSQL): reachable and migrated, or why not."""
+
+    def inspect(db: Any) -> tuple[int, int]:
+        return len(db.table_names()), db.value("SELECT COUNT(*) FROM _migrations")
+
+    try:
+        tables, applied = store.call(inspect)
+    except Exception as exc:  # boundary: a server fails in many ways (network, auth, …)
+        return [Finding("database", False, f"{store.label}: {exc}", "check store.url")]
+    return [
+        Finding("database", True, f"{store.label}: {tables} tables, {applied} migrations applied")
+    ]
 
 
 def check_llm(runtime: Any, offline: bool) -> list[Finding]:

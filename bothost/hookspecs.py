@@ -99,7 +99,10 @@ def register_migrations(register: Callable[..., None]) -> None:
 
     Called once when the store opens. ``register(component, number, apply, name="")`` where
     ``component`` is a name owned by the plugin, ``number`` counts from 1 within it and
-    ``apply(db)`` receives a :class:`sqlite_utils.Database` inside a transaction. Migrations
+    ``apply(conn)`` receives a :class:`bothost.store.Conn` inside a transaction, on SQLite or
+    PostgreSQL: write DDL once in SQLite's type names and run it with ``conn.script(ddl)``
+    (``bothost.store.sql(ddl)`` is such an ``apply``), branching on ``conn.dialect`` only
+    where the two must differ (docs/plugins.md, "Writing SQL for both backends"). Migrations
     are append-only: never change one that has shipped. Sync. An exception stops startup.
     """
 

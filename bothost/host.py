@@ -36,6 +36,7 @@ from bothost.queries import McpServerRow, Queries
 from bothost.rules.explain import explain
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
 from bothost.store import Store
+from bothost.store.target import store_target
 from bothost.supervisor import Supervisor
 from bothost.usage.meter import Metered
 
@@ -56,7 +57,7 @@ class Host:
         self.config = config
         self.home = ensure_home(home)
         self.pm = pm
-        self.store = Store(self.home / "bothost.db", build_migrations(pm))
+        self.store = Store(store_target(config.store.url, self.home), build_migrations(pm))
         self.registry = ToolRegistry()
         collect_tools(pm, self.registry)
         self.registry.add_source(AdminToolSource())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import sqlite3
 import time
 from typing import Any
 
@@ -23,7 +22,10 @@ from bothost.api import HOST  # kept importable from here for older plugins
 from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
 from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
 from bothost.startup import call_register
-from bothost.store.health import RETRY_AFTER, one_line, probe, storage_failure
+from bothost.store.errors import DATABASE_ERRORS
+from bothost.store.health import RETRY_AFTER, one_line, storage_failure
+
+STORE_ERRORS: tuple[type[Exception], ...] = (*DATABASE_ERRORS, OSError)  # may mean "cannot write"
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +156,7 @@ class StoreFailures:
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         try:
             return await handler(request)
-        except (sqlite3.Error, OSError) as exc:
+        except STORE_ERRORS as exc:
             if not storage_failure(exc):
                 raise
             reason = one_line(exc)
@@ -190,15 +192,14 @@ async def health(host: Any) -> dict[str, Any]:
     """
 
     def read(db: Any) -> dict[str, Any]:
-        conn = db.conn
         counts = dict(
-            conn.execute(
+            db.execute(
                 "SELECT status, COUNT(*) FROM events"
                 " WHERE status IN ('pending', 'claimed', 'failed')"
                 " GROUP BY status"
             ).fetchall()
         )
-        last = conn.execute(
+        last = db.execute(
             "SELECT started_at, finished_at, status, error FROM ticks ORDER BY id DESC LIMIT 1"
         ).fetchone()
         return {"counts": counts, "last": last}
@@ -207,7 +208,7 @@ async def health(host: Any) -> dict[str, Any]:
     try:
         async with asyncio.timeout(HEALTH_TIMEOUT):
             found = await host.store.run(read)
-            store = await host.store.run(lambda db: probe(db, host.store.path, host.store.health))
+            store = await host.store.run(host.store.probe)
     except TimeoutError:
         found = {"counts": {}, "last": None}
         store = {"ok": False, "error": f"the store did not answer within {HEALTH_TIMEOUT:g} s"}

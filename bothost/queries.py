@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
 from bothost.config import PermissionRule, UsageConfig
 from bothost.events import feedback
 from bothost.models import Address
@@ -31,7 +29,7 @@ from bothost.usage.summary import Summary
 if TYPE_CHECKING:
     from bothost.listener import ConnectionGuard
     from bothost.mcp.manager import McpManager
-    from bothost.store import Store
+    from bothost.store import Conn, Store
 
 EVENT_STATUSES = ("pending", "claimed", "snoozed", "done", "failed")  # every status an event has
 TRANSCRIPT = 100  # messages a transcript read returns unless asked for fewer
@@ -173,9 +171,9 @@ class Queries:
     async def session(self, address: Address) -> SessionRow | None:
         """The session at ``address``, if the bot has ever had a turn there."""
 
-        def read(db: sqlite_utils.Database) -> SessionRow | None:
+        def read(db: Conn) -> SessionRow | None:
             row = db.execute(
-                "SELECT id, platform, channel, thread, user, created_at,"
+                'SELECT id, platform, channel, thread, "user", created_at,'
                 " updated_at FROM sessions WHERE id = ?",
                 [str(address)],
             ).fetchone()
@@ -188,7 +186,7 @@ class Queries:
     ) -> list[TranscriptMessage]:
         """The session's latest ``limit`` user and assistant messages with text, oldest first."""
 
-        def read(db: sqlite_utils.Database) -> list[TranscriptMessage]:
+        def read(db: Conn) -> list[TranscriptMessage]:
             rows = db.execute(
                 "SELECT role, content, created_at FROM messages WHERE session_id = ? AND role IN"
                 " ('user', 'assistant') AND content IS NOT NULL AND content != ''"
@@ -202,7 +200,7 @@ class Queries:
     async def tool_calls(self, limit: int = RECENT) -> list[ToolCallRow]:
         """The latest tool calls of every session, newest first."""
 
-        def read(db: sqlite_utils.Database) -> list[ToolCallRow]:
+        def read(db: Conn) -> list[ToolCallRow]:
             rows = db.execute(
                 "SELECT id, session_id, tool, arguments, result, is_error, status, duration_ms,"
                 " started_at FROM tool_calls ORDER BY id DESC LIMIT ?",
@@ -217,7 +215,7 @@ class Queries:
     async def queue_counts(self) -> dict[str, int]:
         """Events by status; every status is present, zero when none."""
 
-        def read(db: sqlite_utils.Database) -> dict[str, int]:
+        def read(db: Conn) -> dict[str, int]:
             return dict(db.execute("SELECT status, COUNT(*) FROM events GROUP BY status"))
 
         return {**dict.fromkeys(EVENT_STATUSES, 0), **await self.store.run(read)}
@@ -233,10 +231,10 @@ class Queries:
         """The events with these ids (unknown ids are left out), in id order."""
         wanted = json.dumps(sorted(set(ids)))
 
-        def read(db: sqlite_utils.Database) -> list[EventRow]:
+        def read(db: Conn) -> list[EventRow]:
             rows = db.execute(
                 "SELECT id, source, type, payload, status, received_at FROM events"
-                " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+                f" WHERE id IN ({db.ids}) ORDER BY id",
                 [wanted],
             ).fetchall()
             return [EventRow(r[0], r[1], r[2], json.loads(r[3] or "{}"), r[4], r[5]) for r in rows]
@@ -257,7 +255,7 @@ class Queries:
     async def ticks(self, limit: int = RECENT) -> list[TickRow]:
         """The latest ticks, newest first (a running one has no ``finished_at``)."""
 
-        def read(db: sqlite_utils.Database) -> list[TickRow]:
+        def read(db: Conn) -> list[TickRow]:
             rows = db.execute(
                 "SELECT id, trigger, started_at, finished_at, status, events,"
                 " briefings, error FROM ticks ORDER BY id DESC LIMIT ?",
@@ -323,9 +321,10 @@ class Queries:
     ) -> None:
         """Record ``webhook_id`` as received at ``at``; drop ids older than ``forget_before``."""
 
-        def write(db: sqlite_utils.Database) -> None:
+        def write(db: Conn) -> None:
             db.execute(
-                "INSERT OR IGNORE INTO webhook_ids (id, received_at) VALUES (?, ?)",
+                "INSERT INTO webhook_ids (id, received_at) VALUES (?, ?)"
+                " ON CONFLICT (id) DO NOTHING",
                 [webhook_id, at],
             )
             if forget_before is not None:
@@ -406,7 +405,7 @@ class Queries:
         return bool(self.store.health.report()["ok"])
 
 
-def read_figures(db: sqlite_utils.Database, usage: UsageConfig | None = None) -> Figures:
+def read_figures(db: Conn, usage: UsageConfig | None = None) -> Figures:
     def q(sql: str) -> list[tuple[Any, ...]]:
         return db.execute(sql).fetchall()
 

@@ -13,3 +13,50 @@ def home(tmp_path, monkeypatch):
     monkeypatch.setenv("BOTHOST_HOME", str(path))
     monkeypatch.delenv("BOTHOST_CONFIG", raising=False)
     return path
+
+
+# -- the store's two backends -----------------------------------------------------------------
+
+BACKENDS = ("sqlite", "postgresql")
+# ``pytestmark = both_backends`` (or on one test) runs each test that opens a store through
+# ``store_target`` once per backend: SQLite, then a fresh PostgreSQL database
+both_backends = pytest.mark.both_backends
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.get_closest_marker("both_backends") and (
+        "backend" in metafunc.fixturenames
+    ):
+        metafunc.parametrize("backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One throwaway PostgreSQL server for the session (skipped when not installed)."""
+    from tests.postgres import Cluster
+
+    cluster = Cluster()
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster) -> str:
+    """A fresh, empty PostgreSQL database for one test."""
+    return postgres_cluster.database()
+
+
+@pytest.fixture
+def backend(request) -> str:
+    """The store backend a test runs on: SQLite unless parametrized with ``both_backends``."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def store_target(backend, tmp_path, request):
+    """What ``Store(...)`` opens for this test: a SQLite file, or a PostgreSQL URL."""
+    if backend == "sqlite":
+        return tmp_path / "bothost.db"
+    return request.getfixturevalue("postgres_url")

@@ -240,4 +240,4 @@ async def record(host: Host, session: Session, call: ToolCall, decision: Decisio
         "reason": decision.reason,
         "created_at": time.time(),
     }
-    await host.store.run(lambda db: db.table("approvals").insert(row))
+    await host.store.run(lambda db: db.insert("approvals", row))

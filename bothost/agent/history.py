@@ -34,7 +34,7 @@ async def ensure_session(store: Store, session: Session) -> None:
 
     def upsert(db: Any) -> None:
         db.execute(
-            "INSERT INTO sessions (id, platform, channel, thread, user, created_at, updated_at)"
+            'INSERT INTO sessions (id, platform, channel, thread, "user", created_at, updated_at)'
             " VALUES (:id, :platform, :channel, :thread, :user, :created_at, :updated_at)"
             " ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at",
             row,
@@ -54,7 +54,7 @@ async def append(store: Store, session_id: str, turn_id: str, message: dict[str,
         "tokens": estimate_tokens(message),
         "created_at": time.time(),
     }
-    await store.run(lambda db: db.table("messages").insert(row))
+    await store.run(lambda db: db.insert("messages", row))
 
 
 @dataclass
@@ -89,12 +89,10 @@ async def since(store: Store, session_id: str, after: int, limit: int) -> list[S
     """The newest ``limit`` messages after message id ``after``, oldest first."""
 
     def load(db: Any) -> list[dict[str, Any]]:
-        return list(
-            db.query(
-                "SELECT id, role, content, data, tokens, created_at FROM messages"
-                " WHERE session_id = ? AND id > ? ORDER BY id DESC LIMIT ?",
-                [session_id, after, limit],
-            )
+        return db.query(
+            "SELECT id, role, content, data, tokens, created_at FROM messages"
+            " WHERE session_id = ? AND id > ? ORDER BY id DESC LIMIT ?",
+            [session_id, after, limit],
         )
 
     rows = await store.run(load)
@@ -166,9 +164,7 @@ async def add_summary(store: Store, session_id: str, summary: Summary) -> None:
 
 async def grants(store: Store, session_id: str) -> set[str]:
     rows = await store.run(
-        lambda db: list(
-            db.query("SELECT server FROM mcp_grants WHERE session_id = ?", [session_id])
-        )
+        lambda db: db.query("SELECT server FROM mcp_grants WHERE session_id = ?", [session_id])
     )
     return {r["server"] for r in rows}
 
@@ -179,7 +175,9 @@ async def grant(store: Store, session_id: str, groups: list[str]) -> None:
     def insert(db: Any) -> None:
         for group in groups:
             db.execute(
-                "INSERT OR IGNORE INTO mcp_grants VALUES (?, ?, ?)", [session_id, group, now]
+                "INSERT INTO mcp_grants (session_id, server, granted_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (session_id, server) DO NOTHING",
+                [session_id, group, now],
             )
 
     await store.run(insert)

@@ -264,7 +264,7 @@ class Turn:
             "duration_ms": (time.time() - started) * 1000,
             "started_at": started,
         }
-        await self.host.store.run(lambda db: db.table("tool_calls").insert(row))
+        await self.host.store.run(lambda db: db.insert("tool_calls", row))
 
 
 def as_result(value: Any) -> ToolResult:

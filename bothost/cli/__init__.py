@@ -9,7 +9,6 @@ everything else); the traceback only with ``-v``. A config error exits having wr
 from __future__ import annotations
 
 import logging
-import sqlite3
 import sys
 import traceback
 from typing import Any
@@ -24,19 +23,20 @@ from bothost.home import HomeError
 from bothost.hookcall import impls
 from bothost.startup import RegistrationError
 from bothost.store import StoreError
+from bothost.store.errors import DATABASE_FAILURES
 
 CONFIG_EXIT = 2
 FAILURE_EXIT = 1
 
 # What a failure that reaches main() prints and how the process ends, first match wins.
 # The label says what kind of thing failed; an unexpected error also names its type.
-EXIT_STATUS: tuple[tuple[type[BaseException], int, str], ...] = (
+EXIT_STATUS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], int, str], ...] = (
     (ConfigError, CONFIG_EXIT, "config error"),
     (DiscoveryError, CONFIG_EXIT, "plugin error"),
     (RegistrationError, CONFIG_EXIT, "plugin error"),
     (HomeError, FAILURE_EXIT, "home error"),
     (StoreError, FAILURE_EXIT, "database error"),
-    (sqlite3.DatabaseError, FAILURE_EXIT, "database error"),
+    (DATABASE_FAILURES, FAILURE_EXIT, "database error"),
     (MemoryError, FAILURE_EXIT, "out of memory"),
     (Exception, FAILURE_EXIT, ""),
 )
@@ -110,11 +110,19 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
 
 
 def add_commands() -> None:
-    from bothost.cli import core, events, mcp, mcp_install, rules  # noqa: F401 (mcp_install extends mcp)
+    from bothost.cli import (  # noqa: F401 (mcp_install extends mcp)
+        core,
+        db,
+        events,
+        mcp,
+        mcp_install,
+        rules,
+    )
     from bothost.cli.usage import usage_command
 
     for command in (
         *core.COMMANDS,
+        db.db_group,
         mcp.mcp_group,
         events.events_group,
         events.tick_command,

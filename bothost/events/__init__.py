@@ -8,17 +8,15 @@ it to ``tick.deliver_to``. See ``docs/events.md`` for the whole story.
 
 from __future__ import annotations
 
-import sqlite_utils
+from bothost.store.migrations import Migration, sql
 
-from bothost.store.migrations import Migration
-
-
-def _indexes_1(db: sqlite_utils.Database) -> None:
-    # finish_briefing settles events by briefing; the deliveries list filters by status
-    db.conn.execute("CREATE INDEX IF NOT EXISTS events_briefing ON events (briefing_id)")
-    db.conn.execute("CREATE INDEX IF NOT EXISTS briefings_status ON briefings (status)")
+# finish_briefing settles events by briefing; the deliveries list filters by status
+INDEXES_1 = """
+CREATE INDEX IF NOT EXISTS events_briefing ON events (briefing_id);
+CREATE INDEX IF NOT EXISTS briefings_status ON briefings (status);
+"""
 
 
 def events_migrations() -> list[Migration]:
     """The events component's own migrations (indexes over the core tables)."""
-    return [Migration("events", 1, _indexes_1, "indexes for ticks and deliveries")]
+    return [Migration("events", 1, sql(INDEXES_1), "indexes for ticks and deliveries")]

@@ -9,14 +9,12 @@ safe while a tick runs: the tick only settles events it still holds as ``claimed
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
-import sqlite_utils
-
 from bothost.events.dedupe import canonical_json
-from bothost.events.ledger import IDS
 from bothost.events.triage import check_match
-from bothost.store.db import transaction
+from bothost.store.conn import Conn
 
 LIST_LIMIT = 200  # a listing is for people; --json with --limit for more
 
@@ -56,27 +54,27 @@ async def retry(store: Any, event_ids: list[int]) -> int:
     return await store.run(lambda db: retry_failed(db, list(event_ids)))
 
 
-def _set_done(db: sqlite_utils.Database, ids: list[int]) -> int:
-    with transaction(db) as conn:
+def _set_done(db: Conn, ids: list[int]) -> int:
+    with db.transaction() as conn:
         return conn.execute(
             "UPDATE events SET status = 'done', claimed_until = NULL, snoozed_until = NULL"
-            f" WHERE status != 'done' AND id IN ({IDS})",
+            f" WHERE status != 'done' AND id IN ({conn.ids})",
             (json.dumps(ids),),
         ).rowcount
 
 
-def _set_snoozed(db: sqlite_utils.Database, ids: list[int], until: float) -> int:
-    with transaction(db) as conn:
+def _set_snoozed(db: Conn, ids: list[int], until: float) -> int:
+    with db.transaction() as conn:
         # out of its briefing: it comes back as a fresh event in a new briefing
         return conn.execute(
             "UPDATE events SET status = 'snoozed', snoozed_until = ?, claimed_until = NULL,"
-            f" briefing_id = NULL WHERE id IN ({IDS})",
+            f" briefing_id = NULL WHERE id IN ({conn.ids})",
             (until, json.dumps(ids)),
         ).rowcount
 
 
 def _add_mute(
-    db: sqlite_utils.Database,
+    db: Conn,
     source: str | None,
     type_: str | None,
     match: dict[str, str],
@@ -84,37 +82,39 @@ def _add_mute(
     created_by: str,
 ) -> int:
     text = canonical_json(match)
-    with transaction(db) as conn:
-        row = conn.execute(
-            "SELECT id FROM mutes WHERE source IS ? AND type IS ? AND match = ? AND until IS ?",
-            (source, type_, text, until),
-        ).fetchone()
-        if row:
-            return int(row[0])
-        cursor = conn.execute(
-            "INSERT INTO mutes (source, type, match, until, created_by, created_at)"
-            " VALUES (?, ?, ?, ?, ?, strftime('%s', 'now'))",
-            (source, type_, text, until, created_by),
+    with db.transaction() as conn:
+        # NULLs compared in Python: "IS ?" is SQLite's, PostgreSQL's needs a newer SQLite
+        for mute_id, *found in conn.execute(
+            "SELECT id, source, type, until FROM mutes WHERE match = ?", (text,)
+        ):
+            if found == [source, type_, until]:
+                return int(mute_id)
+        return int(
+            conn.value(
+                "INSERT INTO mutes (source, type, match, until, created_by, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (source, type_, text, until, created_by, time.time()),
+            )
         )
-        return int(cursor.lastrowid)
 
 
-def _delete_mute(db: sqlite_utils.Database, mute_id: int) -> bool:
-    with transaction(db) as conn:
+def _delete_mute(db: Conn, mute_id: int) -> bool:
+    with db.transaction() as conn:
         return conn.execute("DELETE FROM mutes WHERE id = ?", (mute_id,)).rowcount > 0
 
 
-def retry_failed(db: sqlite_utils.Database, ids: list[int]) -> int:
-    with transaction(db) as conn:
+def retry_failed(db: Conn, ids: list[int]) -> int:
+    with db.transaction() as conn:
         return conn.execute(
             "UPDATE events SET status = 'pending', attempts = 0, briefing_id = NULL,"
-            f" last_error = NULL, claimed_until = NULL WHERE status = 'failed' AND id IN ({IDS})",
+            " last_error = NULL, claimed_until = NULL"
+            f" WHERE status = 'failed' AND id IN ({conn.ids})",
             (json.dumps(ids),),
         ).rowcount
 
 
 def list_events(
-    db: sqlite_utils.Database, status: str | None = None, limit: int = LIST_LIMIT
+    db: Conn, status: str | None = None, limit: int = LIST_LIMIT
 ) -> list[dict[str, Any]]:
     """Newest first; every status unless ``status`` is given."""
     where, args = ("WHERE status = ?", [status]) if status else ("", [])
@@ -142,7 +142,7 @@ def list_events(
     return result
 
 
-def list_briefings(db: sqlite_utils.Database, limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
+def list_briefings(db: Conn, limit: int = LIST_LIMIT) -> list[dict[str, Any]]:
     """Newest first, each with its deliveries."""
     rows = db.execute(
         "SELECT id, tick_id, created_at, status, event_count, targets, text, structure"

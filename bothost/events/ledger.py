@@ -1,6 +1,6 @@
 """The state transitions of events, briefings and deliveries, as store-thread functions.
 
-Every function takes the :class:`sqlite_utils.Database` and runs on the store thread, each
+Every function takes the store's :class:`~bothost.store.Conn` and runs on its thread, each
 step in its own short transaction so a crash leaves a state the next tick understands:
 
 * ``claim``: snoozed events whose time has come and claims of a dead tick (``claimed_until``
@@ -20,15 +20,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-import sqlite_utils
-
 from bothost.events.queue import decode_payload
 from bothost.events.render import from_structure, to_structure
 from bothost.events.triage import Mute, QueuedEvent
 from bothost.models import Briefing
-from bothost.store.db import transaction
-
-IDS = "SELECT value FROM json_each(?)"  # a JSON list of ids as one bound parameter
+from bothost.store.conn import Conn
 
 
 @dataclass
@@ -37,19 +33,21 @@ class Claim:
     retries: dict[int, list[int]] = field(default_factory=dict)  # briefing id → event ids
 
 
-def start_tick(db: sqlite_utils.Database, trigger: str, now: float) -> int:
-    with transaction(db) as conn:
+def start_tick(db: Conn, trigger: str, now: float) -> int:
+    with db.transaction() as conn:
         # we hold the lease, so a tick still marked running died without finishing
         conn.execute("UPDATE ticks SET status = 'abandoned' WHERE status = 'running'")
-        cursor = conn.execute(
-            "INSERT INTO ticks (trigger, started_at, status) VALUES (?, ?, 'running')",
-            (trigger, now),
+        return int(
+            conn.value(
+                "INSERT INTO ticks (trigger, started_at, status) VALUES (?, ?, 'running')"
+                " RETURNING id",
+                (trigger, now),
+            )
         )
-        return int(cursor.lastrowid)
 
 
 def end_tick(
-    db: sqlite_utils.Database,
+    db: Conn,
     tick_id: int,
     now: float,
     status: str,
@@ -57,7 +55,7 @@ def end_tick(
     briefings: int,
     error: str | None = None,
 ) -> None:
-    with transaction(db) as conn:
+    with db.transaction() as conn:
         conn.execute(
             "UPDATE ticks SET finished_at = ?, status = ?, events = ?, briefings = ?, error = ?"
             " WHERE id = ?",
@@ -65,14 +63,14 @@ def end_tick(
         )
 
 
-def last_tick_started(db: sqlite_utils.Database) -> float | None:
+def last_tick_started(db: Conn) -> float | None:
     row = db.execute("SELECT max(started_at) FROM ticks").fetchone()
     return row[0] if row else None
 
 
-def claim(db: sqlite_utils.Database, now: float, ttl: float, limit: int) -> Claim:
+def claim(db: Conn, now: float, ttl: float, limit: int) -> Claim:
     result = Claim()
-    with transaction(db) as conn:
+    with db.transaction() as conn:
         conn.execute(
             "UPDATE events SET status = 'pending', snoozed_until = NULL"
             " WHERE status = 'snoozed' AND snoozed_until <= ?",
@@ -111,35 +109,35 @@ def claim(db: sqlite_utils.Database, now: float, ttl: float, limit: int) -> Clai
         ]
         ids = [e.id for e in result.fresh] + [i for v in result.retries.values() for i in v]
         conn.execute(
-            f"UPDATE events SET status = 'claimed', claimed_until = ? WHERE id IN ({IDS})",
+            f"UPDATE events SET status = 'claimed', claimed_until = ? WHERE id IN ({conn.ids})",
             (now + ttl, json.dumps(ids)),
         )
     return result
 
 
-def renew_claims(db: sqlite_utils.Database, until: float) -> None:
-    with transaction(db) as conn:
+def renew_claims(db: Conn, until: float) -> None:
+    with db.transaction() as conn:
         conn.execute("UPDATE events SET claimed_until = ? WHERE status = 'claimed'", (until,))
 
 
-def release(db: sqlite_utils.Database, event_ids: list[int]) -> None:
+def release(db: Conn, event_ids: list[int]) -> None:
     """Claimed events back to pending, untouched otherwise (held, or a tick that failed)."""
-    with transaction(db) as conn:
+    with db.transaction() as conn:
         conn.execute(
             "UPDATE events SET status = 'pending', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({IDS})",
+            f" WHERE status = 'claimed' AND id IN ({conn.ids})",
             (json.dumps(event_ids),),
         )
 
 
-def release_all(db: sqlite_utils.Database) -> None:
-    with transaction(db) as conn:
+def release_all(db: Conn) -> None:
+    with db.transaction() as conn:
         conn.execute(
             "UPDATE events SET status = 'pending', claimed_until = NULL WHERE status = 'claimed'"
         )
 
 
-def load_mutes(db: sqlite_utils.Database, now: float) -> list[Mute]:
+def load_mutes(db: Conn, now: float) -> list[Mute]:
     rows = db.execute(
         "SELECT id, source, type, match, until FROM mutes WHERE until IS NULL OR until > ?",
         (now,),
@@ -148,7 +146,7 @@ def load_mutes(db: sqlite_utils.Database, now: float) -> list[Mute]:
 
 
 def record(
-    db: sqlite_utils.Database,
+    db: Conn,
     *,
     tick_id: int,
     priorities: dict[int, str],
@@ -158,25 +156,25 @@ def record(
     now: float,
 ) -> None:
     """Write the triage outcome and the briefing (with its deliveries) in one transaction."""
-    with transaction(db) as conn:
+    with db.transaction() as conn:
         conn.executemany(
             "UPDATE events SET priority = ? WHERE id = ?", [(p, i) for i, p in priorities.items()]
         )
         conn.execute(
             "UPDATE events SET status = 'done', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({IDS})",
+            f" WHERE status = 'claimed' AND id IN ({conn.ids})",
             (json.dumps(done),),
         )
         conn.execute(
             "UPDATE events SET status = 'pending', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({IDS})",
+            f" WHERE status = 'claimed' AND id IN ({conn.ids})",
             (json.dumps(held),),
         )
         if briefing is None:
             return
-        cursor = conn.execute(
+        briefing.id = conn.value(
             "INSERT INTO briefings (tick_id, created_at, structure, text, targets, event_count,"
-            " status) VALUES (?, ?, ?, ?, ?, ?, 'pending')",
+            " status) VALUES (?, ?, ?, ?, ?, ?, 'pending') RETURNING id",
             (
                 tick_id,
                 now,
@@ -186,26 +184,25 @@ def record(
                 len(briefing.event_ids),
             ),
         )
-        briefing.id = int(cursor.lastrowid)
         conn.executemany(
             "INSERT INTO deliveries (briefing_id, target, status, attempts) VALUES (?, ?,"
             " 'pending', 0)",
             [(briefing.id, t) for t in dict.fromkeys(briefing.targets)],
         )
         conn.execute(
-            f"UPDATE events SET briefing_id = ? WHERE id IN ({IDS})",
+            f"UPDATE events SET briefing_id = ? WHERE id IN ({conn.ids})",
             (briefing.id, json.dumps(briefing.event_ids)),
         )
 
 
-def load_briefing(db: sqlite_utils.Database, briefing_id: int) -> Briefing:
+def load_briefing(db: Conn, briefing_id: int) -> Briefing:
     row = db.execute(
         "SELECT structure, text FROM briefings WHERE id = ?", (briefing_id,)
     ).fetchone()
     return from_structure(json.loads(row[0]), row[1], briefing_id)
 
 
-def outstanding(db: sqlite_utils.Database, briefing_id: int) -> list[tuple[int, str]]:
+def outstanding(db: Conn, briefing_id: int) -> list[tuple[int, str]]:
     return [
         (r[0], r[1])
         for r in db.execute(
@@ -217,14 +214,14 @@ def outstanding(db: sqlite_utils.Database, briefing_id: int) -> list[tuple[int, 
 
 
 def record_delivery(
-    db: sqlite_utils.Database,
+    db: Conn,
     delivery_id: int,
     error: str | None,
     ref: str | None,
     now: float,
     max_attempts: int,
 ) -> None:
-    with transaction(db) as conn:
+    with db.transaction() as conn:
         if error is None:
             conn.execute(
                 "UPDATE deliveries SET status = 'delivered', delivered_at = ?, ref = ?,"
@@ -239,7 +236,7 @@ def record_delivery(
             )
 
 
-def finish_briefing(db: sqlite_utils.Database, briefing_id: int) -> str:
+def finish_briefing(db: Conn, briefing_id: int) -> str:
     """Settle the briefing and its claimed events from its deliveries; the new status.
 
     All delivered → ``delivered`` and events ``done``. Some target still to retry →
@@ -247,7 +244,7 @@ def finish_briefing(db: sqlite_utils.Database, briefing_id: int) -> str:
     some failed → ``partial`` (events ``done``: someone got them) or ``failed`` (events
     ``failed``, listed and retryable).
     """
-    with transaction(db) as conn:
+    with db.transaction() as conn:
         rows = conn.execute(
             "SELECT status, last_error FROM deliveries WHERE briefing_id = ?", (briefing_id,)
         ).fetchall()

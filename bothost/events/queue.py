@@ -1,4 +1,4 @@
-"""The event queue: durable intake of pushed events, deduped, batched into SQLite.
+"""The event queue: durable intake of pushed events, deduped, batched into the store.
 
 Producers (MCP servers' ``event/*`` notifications, webhooks, ``bothost events push``) call
 ``await queue.ingest(event)``. Ingestion hands the event to one writer task per event loop,
@@ -9,7 +9,7 @@ last ``tick.dedupe_window``. Oversized payloads are refused (and logged) before 
 the writer. The host runs the ``event_received`` hooks before calling ``ingest``.
 
 Rows are isolated inside the shared transaction: an event that cannot be stored (a lone
-surrogate in its type, a payload that is not JSON, a value SQLite refuses) fails alone with
+surrogate in its type, a payload that is not JSON, a value the database refuses) fails alone with
 :class:`EventRejectedError` and one log line naming it, and its neighbours commit. Without
 that, one bad event from one producer rolled back everyone's burst, and MCP events are not
 re-sent. A failure of the store itself (disk full, I/O error) still fails the whole batch.
@@ -20,19 +20,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-
-import sqlite_utils
 
 from bothost.api import EventRejectedError  # one event refused; its batch unaffected
 from bothost.config import TickConfig
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.triage import rule_priority
 from bothost.models import Event
-from bothost.store.db import transaction
+from bothost.store.conn import POSTGRESQL, Conn
+from bothost.store.errors import ROW_ERRORS as DATABASE_ROW_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -41,16 +39,14 @@ BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock
 
 
 # What one event's own values can raise on the way in (encoding, binding, a constraint, a
-# value over SQLite's limits); anything else (OperationalError: disk, locks) is the store's.
-ROW_ERRORS = (
+# value over the database's limits); anything else (OperationalError: disk, locks, a lost
+# connection) is the store's.
+ROW_ERRORS: tuple[type[Exception], ...] = (
     ValueError,
     TypeError,
     OverflowError,
     RecursionError,
-    sqlite3.DataError,
-    sqlite3.IntegrityError,
-    sqlite3.InterfaceError,
-    sqlite3.ProgrammingError,
+    *DATABASE_ROW_ERRORS,
 )
 
 
@@ -203,25 +199,31 @@ class EventQueue:
 
 
 def insert_batch(
-    db: sqlite_utils.Database, batch: list[_Row], window: float
+    db: Conn, batch: list[_Row], window: float
 ) -> list[int | None | EventRejectedError]:
     """Insert a burst in one transaction; per event its row id, None when seen within
     ``window``, or the :class:`EventRejectedError` of an event that cannot be stored."""
     outcomes: list[int | None | EventRejectedError] = []
-    with transaction(db) as conn:
+    with db.transaction() as conn:
         for row in batch:
             try:
-                outcomes.append(_insert_row(conn, row, window))
+                if conn.dialect == POSTGRESQL:
+                    # a failed statement aborts a PostgreSQL transaction: each row gets a
+                    # savepoint, which SQLite (undoing a failed statement alone) does not need
+                    with conn.transaction():
+                        outcomes.append(_insert_row(conn, row, window))
+                else:
+                    outcomes.append(_insert_row(conn, row, window))
             except ROW_ERRORS as exc:
-                # SQLite undoes a failed statement alone and the transaction goes on; if it
-                # rolled back the whole transaction instead, the failure is the store's
+                # the failed statement alone is undone and the transaction goes on; if the
+                # database rolled back the whole transaction instead, the failure is the store's
                 if not conn.in_transaction:
                     raise
                 outcomes.append(rejected(row.event, exc))
     return outcomes
 
 
-def _insert_row(conn: sqlite3.Connection, row: _Row, window: float) -> int | None:
+def _insert_row(conn: Conn, row: _Row, window: float) -> int | None:
     # one writing statement per row: statement atomicity is what isolates the rows
     event = row.event
     seen = conn.execute(
@@ -230,12 +232,11 @@ def _insert_row(conn: sqlite3.Connection, row: _Row, window: float) -> int | Non
     ).fetchone()
     if seen:
         return None
-    cursor = conn.execute(
+    return conn.value(
         "INSERT INTO events (source, type, payload, received_at, dedupe_key, status,"
-        " attempts) VALUES (?, ?, ?, ?, ?, 'pending', 0)",
+        " attempts) VALUES (?, ?, ?, ?, ?, 'pending', 0) RETURNING id",
         (event.source, event.type, row.payload, event.received_at, row.key),
     )
-    return cursor.lastrowid
 
 
 def rejected(event: Event, cause: BaseException) -> EventRejectedError:

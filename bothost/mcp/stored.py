@@ -14,9 +14,8 @@ import json
 import time
 from typing import Any
 
-import sqlite_utils
-
 from bothost.config import McpServerConfig
+from bothost.store.conn import Conn
 
 TABLE = "mcp_servers"
 OVERRIDE = "override"
@@ -65,28 +64,40 @@ def from_row(row: dict[str, Any]) -> StoredServer:
     return StoredServer(row["name"], config, row.get("origin") or "cli")
 
 
-def load(db: sqlite_utils.Database) -> dict[str, StoredServer]:
-    return {row["name"]: from_row(row) for row in db[TABLE].rows_where(order_by="name")}
+def load(db: Conn) -> dict[str, StoredServer]:
+    return {row["name"]: from_row(row) for row in db.query(f"SELECT * FROM {TABLE} ORDER BY name")}
 
 
-def save(db: sqlite_utils.Database, name: str, config: McpServerConfig, origin: str) -> None:
+def upsert(db: Conn, row: dict[str, Any]) -> None:
+    """Insert ``row`` or update the named server's columns it carries (others stay)."""
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    updates = ", ".join(f"{c} = excluded.{c}" for c in row if c != "name")
+    db.execute(
+        f"INSERT INTO {TABLE} ({columns}) VALUES ({marks})"
+        f" ON CONFLICT (name) DO UPDATE SET {updates}",
+        list(row.values()),
+    )
+
+
+def save(db: Conn, name: str, config: McpServerConfig, origin: str) -> None:
     row = to_row(name, config, origin)
-    existing = list(db[TABLE].rows_where("name = ?", [name], select="created_at"))
-    row["created_at"] = existing[0]["created_at"] if existing else time.time()
-    db.table(TABLE).upsert(row, pk="name")
+    existing = db.value(f"SELECT created_at FROM {TABLE} WHERE name = ?", [name])
+    row["created_at"] = existing if existing is not None else time.time()
+    upsert(db, row)
 
 
-def delete(db: sqlite_utils.Database, name: str) -> bool:
+def delete(db: Conn, name: str) -> bool:
     return db.execute(f"DELETE FROM {TABLE} WHERE name = ?", [name]).rowcount > 0
 
 
-def set_enabled(db: sqlite_utils.Database, name: str, enabled: bool) -> None:
+def set_enabled(db: Conn, name: str, enabled: bool) -> None:
     db.execute(f"UPDATE {TABLE} SET enabled = ? WHERE name = ?", [int(enabled), name])
 
 
-def set_override(db: sqlite_utils.Database, name: str, enabled: bool) -> None:
+def set_override(db: Conn, name: str, enabled: bool) -> None:
     """Record `enabled` for the config server `name`."""
-    db.table(TABLE).upsert(
+    upsert(
+        db,
         {"name": name, "enabled": int(enabled), "origin": OVERRIDE, "created_at": time.time()},
-        pk="name",
     )

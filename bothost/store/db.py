@@ -1,20 +1,25 @@
-"""The store: the process's one SQLite connection, owned by one writer thread.
+"""The store: the process's one database connection, owned by one worker thread.
 
-Opening refuses, with one line naming the file, what this build must not use: a directory,
-a file that is not SQLite or is corrupt, a read-only file, and a database written by a newer
-bothost (see :mod:`bothost.store.version`) — before anything is written or migrated.
+The database is SQLite (a file, the default) or PostgreSQL (``store.url:
+postgresql://…``, for several hosts on one database); :mod:`bothost.store.sqlite` and
+:mod:`bothost.store.postgres` open them. Opening refuses, with one line naming the target
+(the file, or the URL with its password masked), what this build must not use: a database
+that cannot be reached or read, a read-only one, and one written by a newer bothost (see
+:mod:`bothost.store.version`) — before anything is written or migrated.
 
-Every read and write runs on that thread (``await store.run(fn)`` from async code,
-``store.call(fn)`` from sync code), so the event loop never waits on disk and there is
-exactly one writer per process. Other processes (a running host and a CLI command) share the
-file safely through WAL mode and ``busy_timeout``.
+Every read and write runs on the worker thread (``await store.run(fn)`` from async code,
+``store.call(fn)`` from sync code) as a plain function of a :class:`~bothost.store.conn.Conn`,
+so the event loop never waits on disk or network and there is exactly one connection and one
+writer per process, on either backend. PostgreSQL is driven synchronously on that thread
+rather than through psycopg's async pool: the same functions, ordering and batching then hold
+on both backends, and one connection per process is plenty for a chat host whose writes are
+batched (a pool of such threads can come later without changing a call site).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -22,64 +27,55 @@ from pathlib import Path
 from queue import SimpleQueue
 from typing import Any, TypeVar
 
-import sqlite_utils
-
+from bothost.store.conn import Conn
 from bothost.store.errors import StoreError
-from bothost.store.health import WriteHealth
-from bothost.store.migrations import Migration, apply_migrations
-from bothost.store.version import check_writable, explain, record_version, refuse_newer
+from bothost.store.migrations import Migration
+from bothost.store.target import POSTGRES_SCHEMES
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BUSY_TIMEOUT_MS = 10_000  # another process may hold the write lock through a whole tick batch
+
+def is_postgres(target: Path | str) -> bool:
+    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
+
+
+def open_backend(target: Path | str) -> Any:
+    """The backend for ``target``: a ``postgresql://`` URL, or a SQLite file's path."""
+    if is_postgres(target):
+        from bothost.store.postgres import PostgresBackend
+
+        return PostgresBackend(str(target))
+    from bothost.store.sqlite import SqliteBackend
+
+    return SqliteBackend(Path(target))
 
 
 class Store:
-    """The process's SQLite database behind a single worker thread."""
+    """The process's database behind a single worker thread."""
 
-    def __init__(self, path: Path | str, migrations: Iterable[Migration] = ()) -> None:
-        self.path = Path(path)
-        self._jobs: SimpleQueue[tuple[Callable[[sqlite_utils.Database], Any], Future] | None]
-        self._jobs = SimpleQueue()
+    def __init__(self, target: Path | str, migrations: Iterable[Migration] = ()) -> None:
+        self.backend = open_backend(target)
+        self.dialect: str = self.backend.dialect
+        self.path: Path | None = getattr(self.backend, "path", None)  # SQLite's file
+        self.label: str = self.backend.label  # the file, or the URL with secrets masked
+        self._jobs: SimpleQueue[tuple[Callable[[Conn], Any], Future] | None] = SimpleQueue()
         self._thread = threading.Thread(target=self._work, name="bothost-store", daemon=True)
         self._ready: Future[None] = Future()
         self._migrations = list(migrations)
-        self.health = WriteHealth()  # every job's write outcome, for /healthz
+        self.health = self.backend.health  # every job's write outcome, for /healthz
         self._thread.start()
         try:
             self._ready.result()
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: {explain(exc)}") from exc
+            self.applied: list[str] = self.backend.applied  # "core:2", … applied by this open
+        except StoreError as exc:
+            raise StoreError(f"{self.label}: {exc}") from exc
         except Exception as exc:
-            raise StoreError(f"{self.path}: {exc}") from exc
-
-    def _open(self) -> sqlite_utils.Database:
-        if self.path.is_dir():
-            raise StoreError("is a directory, not a database; move it away")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not self.path.exists()
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        try:
-            if fresh:
-                self.path.chmod(0o600)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            refuse_newer(conn, self._migrations)  # before anything that could write
-            check_writable(conn)
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            db = sqlite_utils.Database(conn)
-            apply_migrations(db, self._migrations)
-            record_version(conn, self._migrations)
-        except BaseException:
-            conn.close()
-            raise
-        return db
+            raise StoreError(f"{self.label}: {self.backend.explain(exc)}") from exc
 
     def _work(self) -> None:
         try:
-            db = self._open()
+            conn = self.backend.open(self._migrations)
         except Exception as exc:
             self._ready.set_exception(exc)
             return
@@ -88,27 +84,32 @@ class Store:
             fn, future = job
             if not future.set_running_or_notify_cancel():
                 continue
-            before = db.conn.total_changes
             try:
-                future.set_result(fn(db))
-                self.health.observe(db.conn.total_changes != before, None)
+                conn = self.backend.reopen(conn)  # PostgreSQL: a dropped connection, again
+                before = conn.changes
+                future.set_result(fn(conn))
+                self.health.observe(conn.changes != before, None)
             except BaseException as exc:  # handed to the caller, who decides
                 self.health.observe(False, exc)
                 future.set_exception(exc)
-        db.conn.close()
+        self.backend.close(conn)
 
-    def submit(self, fn: Callable[[sqlite_utils.Database], T]) -> Future[T]:
+    def submit(self, fn: Callable[[Conn], T]) -> Future[T]:
         future: Future[T] = Future()
         self._jobs.put((fn, future))
         return future
 
-    def call(self, fn: Callable[[sqlite_utils.Database], T]) -> T:
-        """Run ``fn(db)`` on the store thread and wait (sync callers, CLI commands)."""
+    def call(self, fn: Callable[[Conn], T]) -> T:
+        """Run ``fn(conn)`` on the store thread and wait (sync callers, CLI commands)."""
         return self.submit(fn).result()
 
-    async def run(self, fn: Callable[[sqlite_utils.Database], T]) -> T:
-        """Run ``fn(db)`` on the store thread without blocking the event loop."""
+    async def run(self, fn: Callable[[Conn], T]) -> T:
+        """Run ``fn(conn)`` on the store thread without blocking the event loop."""
         return await asyncio.wrap_future(self.submit(fn))
+
+    def probe(self, conn: Conn) -> dict[str, Any]:
+        """Whether the store can write now (for ``/healthz``); runs on the store thread."""
+        return self.backend.probe(conn)
 
     def close(self) -> None:
         if self._thread.is_alive():
@@ -116,21 +117,6 @@ class Store:
             self._thread.join(timeout=10)
 
 
-def transaction(db: sqlite_utils.Database) -> Any:
-    """``with transaction(db):`` — BEGIN IMMEDIATE so writers queue instead of failing late."""
-    return _Transaction(db.conn)
-
-
-class _Transaction:
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.conn.execute("COMMIT")
-        elif self.conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O)
-            self.conn.execute("ROLLBACK")
+def transaction(conn: Conn) -> Any:
+    """``with transaction(conn):`` — the same as ``with conn.transaction():``."""
+    return conn.transaction()

@@ -58,8 +58,29 @@ def storage_failure(exc: BaseException) -> bool:
             return type(current) in (sqlite3.OperationalError, sqlite3.DatabaseError)
         if isinstance(current, OSError) and current.errno in STORAGE_ERRNOS:
             return True
+        if postgres_unavailable(current):
+            return True
         current = current.__cause__ or current.__context__
     return False
+
+
+# SQLSTATE classes meaning "PostgreSQL cannot do its job now": connection exception,
+# insufficient resources (disk full, out of memory), operator intervention (shutdown),
+# system error. Anything else (a constraint, bad SQL) is the statement's fault.
+POSTGRES_STORAGE_CLASSES = ("08", "53", "57", "58")
+
+
+def postgres_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` is psycopg's word that the server is unreachable or out of room."""
+    module = type(exc).__module__ or ""
+    if not module.startswith("psycopg"):
+        return False
+    import psycopg
+
+    if isinstance(exc, psycopg.OperationalError) and not getattr(exc, "sqlstate", None):
+        return True  # no server answer at all: the connection is gone
+    state = getattr(exc, "sqlstate", None) or ""
+    return state[:2] in POSTGRES_STORAGE_CLASSES
 
 
 @dataclass
@@ -96,8 +117,8 @@ class WriteHealth:
         return out
 
 
-def probe(db: Any, path: Path, health: WriteHealth) -> dict[str, Any]:
-    """Check the store now; runs on the store thread (it may write). Never raises."""
+def probe(conn: Any, path: Path, health: WriteHealth) -> dict[str, Any]:
+    """Check the SQLite store now; runs on the store thread (it may write). Never raises."""
     problems = []
     free = free_bytes(path.parent)
     if free is not None and free < MIN_FREE_BYTES:
@@ -107,12 +128,7 @@ def probe(db: Any, path: Path, health: WriteHealth) -> dict[str, Any]:
     except sqlite3.Error as exc:
         problems.append(f"database unreadable: {one_line(exc)}")
     if health.failure is not None and not problems:
-        try:  # a real write: the only proof that writing works again
-            before = db.conn.total_changes
-            write_probe(db.conn)
-            health.observe(db.conn.total_changes != before, None)
-        except Exception as exc:  # the probe reports; it never breaks the health page
-            health.observe(False, exc)
+        write_again(conn, health)
     report = health.report()
     if problems:
         report["ok"] = False
@@ -142,19 +158,25 @@ def read_fresh(path: Path) -> None:
         conn.close()
 
 
-def write_probe(conn: sqlite3.Connection) -> None:
-    """Insert and delete one row in one transaction: pages change, nothing is left behind."""
-    conn.execute("BEGIN IMMEDIATE")
+def write_again(conn: Any, health: WriteHealth) -> None:
+    """A real write, the only proof that writing works again; recorded in ``health``."""
     try:
+        before = conn.changes
+        write_probe(conn)
+        health.observe(conn.changes != before, None)
+    except Exception as exc:  # the probe reports; it never breaks the health page
+        health.observe(False, exc)
+
+
+def write_probe(conn: Any) -> None:
+    """Insert and delete one row in one transaction: pages change, nothing is left behind."""
+    with conn.transaction():
         conn.execute(
-            "INSERT OR REPLACE INTO locks (name, owner, expires_at)"
+            "INSERT INTO locks (name, owner, expires_at)"
             " VALUES ('bothost:health-probe', 'probe', 0)"
+            " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner"
         )
         conn.execute("DELETE FROM locks WHERE name = 'bothost:health-probe'")
-        conn.execute("COMMIT")
-    finally:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
 
 
 def one_line(exc: BaseException) -> str:

@@ -4,6 +4,11 @@ A migration is ``(component, number, apply)``: the core's component is ``core``;
 add their own through the ``register_migrations`` hook. Each is applied once, in a
 transaction together with its row in ``_migrations``, in number order within its component.
 Never edit a migration that has shipped: add the next number.
+
+``apply(conn)`` gets a :class:`~bothost.store.conn.Conn` on either backend. Most are one DDL
+text run with ``conn.script(...)`` (see :mod:`bothost.store.conn` for the types it maps on
+PostgreSQL); :func:`sql` makes such a migration from the text. Where the dialects must
+differ, branch on ``conn.dialect``.
 """
 
 from __future__ import annotations
@@ -12,46 +17,56 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import sqlite_utils
+from bothost.store.conn import Conn
 
 
 @dataclass(frozen=True)
 class Migration:
     component: str
     number: int
-    apply: Callable[[sqlite_utils.Database], None]
+    apply: Callable[[Conn], None]
     name: str = ""
 
 
-def apply_migrations(db: sqlite_utils.Database, migrations: Iterable[Migration]) -> list[str]:
+def sql(text: str) -> Callable[[Conn], None]:
+    """A migration's ``apply`` that runs ``text`` (``;``-separated DDL) on either backend."""
+
+    def apply(conn: Conn) -> None:
+        conn.script(text)
+
+    return apply
+
+
+def pending(conn: Conn, migrations: Iterable[Migration]) -> list[Migration]:
+    """The migrations not recorded yet, in the order they are applied."""
+    done = set()
+    if "_migrations" in conn.table_names():
+        done = {(r[0], r[1]) for r in conn.execute("SELECT component, number FROM _migrations")}
+    ordered = sorted(migrations, key=lambda m: (m.component != "core", m.component, m.number))
+    return [m for m in ordered if (m.component, m.number) not in done]
+
+
+def apply_migrations(conn: Conn, migrations: Iterable[Migration]) -> list[str]:
     """Apply every migration not yet recorded; return their labels."""
-    db.execute(
+    conn.script(
         "CREATE TABLE IF NOT EXISTS _migrations (component TEXT NOT NULL, number INTEGER NOT NULL,"
         " name TEXT, applied_at REAL, PRIMARY KEY (component, number))"
     )
-    done = {(r[0], r[1]) for r in db.execute("SELECT component, number FROM _migrations")}
     applied = []
-    for m in sorted(migrations, key=lambda m: (m.component != "core", m.component, m.number)):
-        if (m.component, m.number) in done:
-            continue
-        conn = db.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+    for m in pending(conn, migrations):
+        with conn.transaction():
             # another process may have applied it while we waited for the lock
-            again = conn.execute(
+            again = conn.value(
                 "SELECT 1 FROM _migrations WHERE component = ? AND number = ?",
                 (m.component, m.number),
-            ).fetchone()
+            )
             if not again:
-                m.apply(db)
+                m.apply(conn)
                 conn.execute(
-                    "INSERT INTO _migrations VALUES (?, ?, ?, ?)",
+                    "INSERT INTO _migrations (component, number, name, applied_at)"
+                    " VALUES (?, ?, ?, ?)",
                     (m.component, m.number, m.name, time.time()),
                 )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         applied.append(f"{m.component}:{m.number}")
     return applied
 
@@ -59,7 +74,7 @@ def apply_migrations(db: sqlite_utils.Database, migrations: Iterable[Migration])
 CORE_SCHEMA_1 = """
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY, platform TEXT NOT NULL, channel TEXT, thread TEXT,
-    user TEXT, created_at REAL NOT NULL, updated_at REAL NOT NULL, meta TEXT
+    "user" TEXT, created_at REAL NOT NULL, updated_at REAL NOT NULL, meta TEXT
 );
 CREATE TABLE messages (
     id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, turn_id TEXT, role TEXT NOT NULL,
@@ -115,12 +130,6 @@ CREATE TABLE webhook_ids (id TEXT PRIMARY KEY, received_at REAL NOT NULL);
 """
 
 
-def core_schema_1(db: sqlite_utils.Database) -> None:
-    for statement in CORE_SCHEMA_1.split(";"):
-        if statement.strip():
-            db.conn.execute(statement)
-
-
 # Permission rules added at run time and remembered answers (bothost.rules.store owns them).
 CORE_SCHEMA_2 = """
 CREATE TABLE permission_rules (
@@ -130,15 +139,6 @@ CREATE TABLE permission_rules (
 );
 CREATE INDEX permission_rules_order ON permission_rules (kind, position, id);
 """
-
-
-def run_script(script: str) -> Callable[[sqlite_utils.Database], None]:
-    def apply(db: sqlite_utils.Database) -> None:
-        for statement in script.split(";"):
-            if statement.strip():
-                db.conn.execute(statement)
-
-    return apply
 
 
 # core:3 — one row per model call (issue 18). `day` is the UTC date the call ended, written
@@ -187,10 +187,10 @@ CORE_SCHEMA_6 = "ALTER TABLE mcp_servers ADD COLUMN max_timeout REAL"
 
 def core_migrations() -> list[Migration]:
     return [
-        Migration("core", 1, core_schema_1, "initial tables"),
-        Migration("core", 2, run_script(CORE_SCHEMA_2), "permission rules"),
-        Migration("core", 3, run_script(CORE_SCHEMA_3), "model usage"),
-        Migration("core", 4, run_script(CORE_SCHEMA_4), "OAuth of remote MCP servers"),
-        Migration("core", 5, run_script(CORE_SCHEMA_5), "conversation summaries"),
-        Migration("core", 6, run_script(CORE_SCHEMA_6), "mcp_servers.max_timeout"),
+        Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
+        Migration("core", 2, sql(CORE_SCHEMA_2), "permission rules"),
+        Migration("core", 3, sql(CORE_SCHEMA_3), "model usage"),
+        Migration("core", 4, sql(CORE_SCHEMA_4), "OAuth of remote MCP servers"),
+        Migration("core", 5, sql(CORE_SCHEMA_5), "conversation summaries"),
+        Migration("core", 6, sql(CORE_SCHEMA_6), "mcp_servers.max_timeout"),
     ]

@@ -1,13 +1,14 @@
-"""Whether this bothost may open a database: it must be SQLite, writable, and not newer.
+"""Whether this bothost may open a database: it must be writable and not newer.
 
 "Newer" has two signs, either enough to refuse before anything is written or migrated:
 
-- ``PRAGMA user_version`` above the highest core migration this build knows. Every open
-  records that number there, so any later bothost that adds a core migration leaves a
-  version this one can recognise — even one that changed how ``_migrations`` looks.
-- a ``_migrations`` record ``(component, number)`` with a number above the highest this
-  build knows for that component (core or a plugin's). A component this build does not know
-  at all (a plugin since uninstalled) is no reason to refuse: its tables are simply unused.
+- on SQLite, ``PRAGMA user_version`` above the highest core migration this build knows.
+  Every open records that number there, so any later bothost that adds a core migration
+  leaves a version this one can recognise — even one that changed how ``_migrations`` looks.
+- on both backends, a ``_migrations`` record ``(component, number)`` with a number above the
+  highest this build knows for that component (core or a plugin's). A component this build
+  does not know at all (a plugin since uninstalled) is no reason to refuse: its tables are
+  simply unused.
 
 A database is never migrated down; the fix is to upgrade bothost (or the plugin).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from bothost.store.conn import Conn, SqliteConn
 from bothost.store.errors import StoreError
 from bothost.store.migrations import Migration
 
@@ -49,10 +51,13 @@ def refuse_newer(conn: sqlite3.Connection, migrations: Iterable[Migration]) -> N
     recorded = conn.execute("PRAGMA user_version").fetchone()[0]
     if recorded > known.get(CORE, 0):
         raise newer(recorded, known.get(CORE, 0))
-    has_records = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
-    ).fetchone()
-    if not has_records:
+    refuse_newer_records(SqliteConn(conn), migrations)
+
+
+def refuse_newer_records(conn: Conn, migrations: Iterable[Migration]) -> None:
+    """Raise :class:`StoreError` if ``_migrations`` records a migration this build lacks."""
+    known = known_versions(migrations)
+    if "_migrations" not in conn.table_names():
         return
     for component, number in conn.execute(
         "SELECT component, MAX(number) FROM _migrations GROUP BY component"

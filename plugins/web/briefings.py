@@ -13,9 +13,8 @@ import json
 import time
 from typing import Any
 
-import sqlite_utils
-
 from bothost.models import Address, Briefing
+from bothost.store import Conn
 
 KEEP = 500  # rows kept; the page shows the latest few, the rest is history nobody reads
 RECENT = 20
@@ -28,8 +27,8 @@ CREATE TABLE web_briefings (
 """
 
 
-def migrate_1(db: sqlite_utils.Database) -> None:
-    db.conn.execute(SCHEMA_1)
+def migrate_1(db: Conn) -> None:
+    db.script(SCHEMA_1)
 
 
 def structure(briefing: Briefing) -> dict[str, Any]:
@@ -45,7 +44,7 @@ def structure(briefing: Briefing) -> dict[str, Any]:
     }
 
 
-def insert(db: sqlite_utils.Database, address: Address, briefing: Briefing) -> dict[str, Any]:
+def insert(db: Conn, address: Address, briefing: Briefing) -> dict[str, Any]:
     """Record one delivery; returns the row as the page shows it."""
     row = {
         "address": str(address),
@@ -55,20 +54,18 @@ def insert(db: sqlite_utils.Database, address: Address, briefing: Briefing) -> d
         "structure": json.dumps(structure(briefing), default=str),
         "created_at": time.time(),
     }
-    conn = db.conn
-    cursor = conn.execute(
+    row_id = db.value(
         "INSERT INTO web_briefings (address, briefing_id, title, text, structure, created_at)"
-        " VALUES (:address, :briefing_id, :title, :text, :structure, :created_at)",
+        " VALUES (:address, :briefing_id, :title, :text, :structure, :created_at) RETURNING id",
         row,
     )
-    row_id = cursor.lastrowid
     if row_id and row_id % 50 == 0:  # prune now and then, not on every insert
-        conn.execute("DELETE FROM web_briefings WHERE id <= ?", (row_id - KEEP,))
+        db.execute("DELETE FROM web_briefings WHERE id <= ?", (row_id - KEEP,))
     return public({**row, "id": row_id})
 
 
-def recent(db: sqlite_utils.Database, limit: int = RECENT) -> list[dict[str, Any]]:
-    rows = db.conn.execute(
+def recent(db: Conn, limit: int = RECENT) -> list[dict[str, Any]]:
+    rows = db.execute(
         "SELECT id, address, briefing_id, title, text, structure, created_at FROM web_briefings"
         " ORDER BY id DESC LIMIT ?",
         (limit,),

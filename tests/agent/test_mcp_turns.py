@@ -72,7 +72,9 @@ async def test_turn_activates_a_server_then_calls_its_tool(mcp_host, fake_llm):
     system = first["messages"][0]["content"]
     assert "- caps: capability fixtures" in system
     assert "mcp__caps__echo" in tool_names(second)
-    grants = mcp_host.store.call(lambda db: [r["server"] for r in db["mcp_grants"].rows])
+    grants = mcp_host.store.call(
+        lambda db: [r["server"] for r in db.query("SELECT * FROM mcp_grants ORDER BY 1")]
+    )
     assert grants == ["caps"]
 
 
@@ -88,7 +90,9 @@ async def test_interlock_refuses_chosen_egress_mcp_tool(mcp_host, fake_llm):
     reply = (await mcp_host.handle_message(message("go"))).text
     assert reply.startswith("Refused: mcp__caps__send sends data to a destination you choose")
     calls = mcp_host.store.call(
-        lambda db: [(r["tool"], r["status"]) for r in db["tool_calls"].rows]
+        lambda db: [
+            (r["tool"], r["status"]) for r in db.query("SELECT * FROM tool_calls ORDER BY 1")
+        ]
     )
     assert ("mcp__caps__send", "interlock") in calls
 

@@ -38,7 +38,7 @@ async def test_destructive_tool_asks(openai_host, fake_llm, answer, expected):
     fake_llm.script = [call("wipe"), echo]
     platform = AskingPlatform(answer)
     assert (await openai_host.handle_message(message("wipe"), platform=platform)).text == expected
-    rows = openai_host.store.call(lambda db: list(db["approvals"].rows))
+    rows = openai_host.store.call(lambda db: db.query("SELECT * FROM approvals ORDER BY 1"))
     assert rows[0]["tool"] == "wipe"
     assert rows[0]["decision"] == ("allow" if answer else "deny")
 

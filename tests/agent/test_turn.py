@@ -41,7 +41,7 @@ async def test_multi_round_turn_streams_and_persists(openai_host, fake_llm):
         lambda db: list(db.query("SELECT role, content FROM messages ORDER BY id"))
     )
     assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
-    calls = openai_host.store.call(lambda db: list(db["tool_calls"].rows))
+    calls = openai_host.store.call(lambda db: db.query("SELECT * FROM tool_calls ORDER BY 1"))
     assert calls[0]["tool"] == "greet" and json.loads(calls[0]["arguments"]) == {"name": "ana"}
     assert calls[0]["status"] == "ok" and calls[0]["result"] == "hello ana"
 

@@ -194,16 +194,19 @@ def make_db(home: Path) -> Path:
     path = home / "bothost.db"
     store = Store(path, core_migrations())
     store.call(
-        lambda db: db["events"].insert_all(
-            {
-                "source": "s",
-                "type": "t",
-                "payload": json.dumps({"pad": "x" * 500}),
-                "received_at": 1.0,
-                "dedupe_key": f"k{i}",
-            }
+        lambda db: [
+            db.insert(
+                "events",
+                {
+                    "source": "s",
+                    "type": "t",
+                    "payload": json.dumps({"pad": "x" * 500}),
+                    "received_at": 1.0,
+                    "dedupe_key": f"k{i}",
+                },
+            )
             for i in range(200)
-        )
+        ]
     )
     store.close()  # the last connection checkpoints the WAL into the file
     return path

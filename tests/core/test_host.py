@@ -102,6 +102,8 @@ async def test_event_received_hook_can_drop(home):
     await host.start(serve_http=False, mcp=False, tick=False)
     assert await host.ingest_event("test", "event/x", {"spam": True}) is None
     row_id = await host.ingest_event("test", "event/x", {"id": "1"})
-    payload = host.store.call(lambda db: db["events"].get(row_id)["payload"])
+    payload = host.store.call(
+        lambda db: db.one("SELECT * FROM events WHERE id = ?", [row_id])["payload"]
+    )
     await host.stop()
     assert json.loads(payload) == {"id": "1", "enriched": True}

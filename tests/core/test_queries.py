@@ -8,12 +8,16 @@ from pathlib import Path
 import pytest
 
 from bothost.models import Address, IncomingMessage
+from tests.conftest import both_backends
 from tests.helpers import make_host, until
+
+pytestmark = both_backends
 
 
 @pytest.fixture
-async def host(home):
-    host = make_host(home)
+async def host(home, store_target):
+    on_postgres = isinstance(store_target, str)
+    host = make_host(home, {"store": {"url": store_target}} if on_postgres else None)
     await host.start(serve_http=False, platforms=False, mcp=False, tick=False)
     yield host
     await host.stop()

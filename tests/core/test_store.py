@@ -26,7 +26,7 @@ def test_migrations_from_blank_and_twice(tmp_path):
     } <= tables
     store.close()
     store = Store(path, core_migrations())
-    rows = store.call(lambda db: list(db["_migrations"].rows))
+    rows = store.call(lambda db: db.query("SELECT * FROM _migrations ORDER BY number"))
     assert [(r["component"], r["number"]) for r in rows] == [
         ("core", m.number) for m in core_migrations()
     ]
@@ -69,8 +69,8 @@ def test_one_writer_thread_and_shared_file(tmp_path):
     other = Store(tmp_path / "s.db", core_migrations())  # as a second process would
     seen = store.call(lambda db: threading.current_thread().name)
     assert seen == "bothost-store"
-    store.call(lambda db: db["locks"].insert({"name": "n", "owner": "a", "expires_at": 1}))
-    assert other.call(lambda db: db["locks"].count) == 1
+    store.call(lambda db: db.insert("locks", {"name": "n", "owner": "a", "expires_at": 1}))
+    assert other.call(lambda db: db.value("SELECT COUNT(*) FROM locks")) == 1
     store.close()
     other.close()
 

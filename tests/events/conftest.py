@@ -28,8 +28,9 @@ class Recorder:
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "bothost.db", [*core_migrations(), *events_migrations()])
+def store(store_target):
+    """SQLite, or PostgreSQL too in modules marked ``both_backends``."""
+    s = Store(store_target, [*core_migrations(), *events_migrations()])
     yield s
     s.close()
 

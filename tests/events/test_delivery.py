@@ -8,6 +8,9 @@ from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.events.delivery import UnknownTargetError, platform_deliver
 from bothost.models import Address, Briefing
 from bothost.startup import collect_platforms
+from tests.conftest import both_backends
+
+pytestmark = both_backends
 
 
 class FakePlatform:

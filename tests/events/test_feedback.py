@@ -9,6 +9,9 @@ from bothost.events import feedback
 from bothost.events.tick import Ticker, run_tick
 from bothost.events.triage import MatchError
 from bothost.models import Event
+from tests.conftest import both_backends
+
+pytestmark = both_backends
 
 T0 = 1_800_000_000.0
 

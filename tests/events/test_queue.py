@@ -8,6 +8,9 @@ import logging
 from bothost.config import TickRule
 from bothost.events.queue import EventQueue
 from bothost.models import Event
+from tests.conftest import both_backends
+
+pytestmark = both_backends
 
 T0 = 1_800_000_000.0
 
@@ -18,7 +21,7 @@ def email(n, at=T0, **extra):
     )
 
 
-def count(store, where="1"):
+def count(store, where="1 = 1"):
     return store.call(
         lambda db: db.execute(f"SELECT count(*) FROM events WHERE {where}").fetchone()[0]
     )

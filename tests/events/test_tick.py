@@ -13,6 +13,9 @@ from bothost.config import TickRule
 from bothost.events import feedback, lease
 from bothost.events.tick import run_tick
 from bothost.models import Event
+from tests.conftest import both_backends
+
+pytestmark = both_backends
 
 ZURICH = ZoneInfo("Europe/Zurich")
 MORNING = datetime(2026, 12, 2, 8, 0, tzinfo=ZURICH).timestamp()  # a Wednesday

@@ -79,7 +79,7 @@ def stored(store, where: str = "1") -> int:
 
 @pytest.mark.parametrize("case", list(BAD))
 async def test_a_bad_row_fails_alone_and_its_neighbours_commit(store, queue, caplog, case):
-    store.call(lambda db: db.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, LENGTH_LIMIT))
+    store.call(lambda db: db.raw.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, LENGTH_LIMIT))
     transactions = []
     original = store.run
 
@@ -119,7 +119,7 @@ async def test_ingest_many_returns_every_good_id_around_a_bad_one(queue, store):
 async def test_a_store_wide_failure_still_fails_the_whole_batch(queue, store):
     """A full disk or a lost lock is not one row's fault: no row is half-committed."""
     store.call(
-        lambda db: db.conn.execute(
+        lambda db: db.execute(
             "CREATE TRIGGER refuse BEFORE INSERT ON events"
             " WHEN NEW.source = 'disk' BEGIN"
             " SELECT RAISE(ROLLBACK, 'disk I/O error'); END"

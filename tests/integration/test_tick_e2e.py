@@ -31,7 +31,10 @@ async def test_server_push_is_queued_and_bothost_tick_posts_it(home, tmp_path, m
     host = make_host(home, {"mcp": {"servers": servers}, "tick": {"deliver_to": ["console:"]}})
     await host.start(serve_http=False, tick=False)
     try:
-        await until(lambda: host.store.call(lambda db: db["events"].count) > 0, timeout=15)
+        await until(
+            lambda: host.store.call(lambda db: db.value("SELECT COUNT(*) FROM events")) > 0,
+            timeout=15,
+        )
     finally:
         await host.stop()
     import sqlite3

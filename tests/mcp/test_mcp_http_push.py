@@ -52,14 +52,15 @@ async def test_http_server_push_becomes_event_rows(home, echo_http, monkeypatch)
 
     async def insert(source, type, payload):
         await store.run(
-            lambda db: db["events"].insert(
+            lambda db: db.insert(
+                "events",
                 {
                     "source": source,
                     "type": type,
                     "payload": json.dumps(payload),
                     "received_at": time.time(),
                     "dedupe_key": f"{source}:{type}:{payload['id']}",
-                }
+                },
             )
         )
 
@@ -72,7 +73,7 @@ async def test_http_server_push_becomes_event_rows(home, echo_http, monkeypatch)
         assert (await manager.call_tool("echo", "echo", {"text": "over http"})).text == "over http"
 
         def rows():
-            return store.call(lambda db: list(db["events"].rows))
+            return store.call(lambda db: db.query("SELECT * FROM events ORDER BY 1"))
 
         await wait_for(lambda: len(rows()) >= 2)
         assert {(r["source"], r["type"]) for r in rows()} == {("echo", "event/echo_tick")}

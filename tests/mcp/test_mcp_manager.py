@@ -37,14 +37,15 @@ async def make_manager(home, store):
 
     async def insert_event(source, type, payload):
         def insert(db):
-            db["events"].insert(
+            db.insert(
+                "events",
                 {
                     "source": source,
                     "type": type,
                     "payload": json.dumps(payload),
                     "received_at": time.time(),
                     "dedupe_key": f"{source}:{type}:{payload.get('id')}",
-                }
+                },
             )
 
         await store.run(insert)
@@ -81,7 +82,7 @@ async def test_event_notifications_become_rows_in_events(make_manager, store):
     await make_manager({"pusher": paging(PUSH_ON_START=2)})
 
     def rows():
-        return store.call(lambda db: list(db["events"].rows))
+        return store.call(lambda db: db.query("SELECT * FROM events ORDER BY 1"))
 
     await wait_for(lambda: len(rows()) == 2)
     assert {(r["source"], r["type"]) for r in rows()} == {("pusher", "event/hello")}
@@ -198,7 +199,7 @@ async def test_runtime_add_disable_enable_remove(make_manager, store):
     status = await manager.add_server("extra", paging(), origin="cli")
     assert status.origin == "db"
     await wait_for(lambda: state(manager, "extra").state == "ready")
-    row = store.call(lambda db: db["mcp_servers"].get("extra"))
+    row = store.call(lambda db: db.one("SELECT * FROM mcp_servers WHERE name = ?", ["extra"]))
     assert row["origin"] == "cli" and json.loads(row["args"]) == [str(PAGING_SERVER)]
 
     await manager.set_enabled("extra", False)
@@ -208,7 +209,7 @@ async def test_runtime_add_disable_enable_remove(make_manager, store):
 
     await manager.remove_server("extra")
     assert not [s for s in manager.status() if s.name == "extra"]
-    assert store.call(lambda db: db["mcp_servers"].count) == 0
+    assert store.call(lambda db: db.value("SELECT COUNT(*) FROM mcp_servers")) == 0
     with pytest.raises(McpManagerError):
         await manager.add_server("bad name", paging())
 

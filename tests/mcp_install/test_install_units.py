@@ -119,7 +119,7 @@ async def test_install_registers_starts_and_lists(manager, home, monkeypatch):
     assert result.name == "echo" and result.status.state == "ready"
     assert "echo" in {t["name"] for t in result.tools}
     assert "pretend | installed" in lines
-    row = (await manager.store.run(lambda db: list(db["mcp_servers"].rows)))[0]
+    row = (await manager.store.run(lambda db: db.query("SELECT * FROM mcp_servers ORDER BY 1")))[0]
     assert (row["name"], row["origin"], row["description"]) == ("echo", "install", "A test server")
 
 

@@ -97,7 +97,7 @@ async def test_snooze_and_mute_buttons(start_bot):
     message["blocks"] = [b for b in message["blocks"] if b.get("block_id") != "item2"]
     await bot.fake.click(ALICE, CHANNEL, ts, "bothost_mute")
     await bot.fake.wait_call("chat.update", count=2)
-    mutes = bot.host.store.call(lambda db: list(db["mutes"].rows))
+    mutes = bot.host.store.call(lambda db: db.query("SELECT * FROM mutes ORDER BY 1"))
     assert len(mutes) == 1 and mutes[0]["source"] == "gmail"
     assert json.loads(mutes[0]["match"]) == {"payload.location": "Zurich"}
 

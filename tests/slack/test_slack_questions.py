@@ -41,7 +41,7 @@ async def test_approve_runs_the_tool_and_wrong_user_is_refused(start_bot):
     await bot.wait_reply(GENERAL, root, "wiped db-1")
     decided = json.dumps(bot.fake.message(GENERAL, ts)["blocks"])
     assert "Approved by <@UALICE>" in decided and "bothost_approve" not in decided
-    rows = bot.host.store.call(lambda db: list(db["approvals"].rows))
+    rows = bot.host.store.call(lambda db: db.query("SELECT * FROM approvals ORDER BY 1"))
     assert [(r["decision"], r["decided_by"]) for r in rows] == [("allow", ALICE)]
 
 

@@ -47,9 +47,13 @@ def host_config(tmp_path, secret, **extra):
 
 
 @pytest.fixture
-async def web_host(home, tmp_path, secret):
-    """A started host serving HTTP on 127.0.0.1 (no MCP, no tick) with webhooks on."""
-    host = make_host(home, host_config(tmp_path, secret))
+async def web_host(home, tmp_path, secret, store_target):
+    """A started host serving HTTP on 127.0.0.1 (no MCP, no tick) with webhooks on; on
+    PostgreSQL too in modules marked ``both_backends``."""
+    data = host_config(tmp_path, secret)
+    if isinstance(store_target, str):
+        data = {**data, "store": {"url": store_target}}
+    host = make_host(home, data)
     await host.start(mcp=False, tick=False)
     yield host
     await host.stop()

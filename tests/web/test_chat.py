@@ -63,7 +63,7 @@ async def test_a_tool_call_is_approved_from_the_page_stream(web_host, client):
         assert "wiped sdb" in (await response.json())["reply"]
         response.release()
     decision = await web_host.store.run(
-        lambda db: db.conn.execute("SELECT decision, decided_by FROM approvals").fetchall()
+        lambda db: db.execute("SELECT decision, decided_by FROM approvals").fetchall()
     )
     assert decision == [("allow", "web")]
 
@@ -86,7 +86,7 @@ async def test_a_denied_tool_call_does_not_run(web_host, client):
             reply = (await (await turn).json())["reply"]
     assert "wiped" not in reply
     calls = await web_host.store.run(
-        lambda db: db.conn.execute("SELECT tool, status, is_error FROM tool_calls").fetchall()
+        lambda db: db.execute("SELECT tool, status, is_error FROM tool_calls").fetchall()
     )
     assert calls == [("wipe_disk", "denied", 1)]
 

@@ -71,9 +71,7 @@ async def test_nothing_unusable_reached_the_store(web_host, client, secret):
     for name in sorted(HOSTILE):
         body, headers = signed(secret, HOSTILE[name])
         await answer(client, base_url(web_host) + "/webhook/events/ops", body, headers)
-    rows = await web_host.store.run(
-        lambda db: db.conn.execute("SELECT COUNT(*) FROM events").fetchone()
-    )
+    rows = await web_host.store.run(lambda db: db.execute("SELECT COUNT(*) FROM events").fetchone())
     assert rows == (0,)
 
 
@@ -82,7 +80,7 @@ async def test_an_overlong_webhook_id_is_refused_with_400(web_host, client, secr
     status, text = await answer(client, base_url(web_host) + "/webhook/events/ops", body, headers)
     assert status == 400 and "webhook-id" in json.loads(text)["error"]
     rows = await web_host.store.run(
-        lambda db: db.conn.execute("SELECT COUNT(*) FROM webhook_ids").fetchone()
+        lambda db: db.execute("SELECT COUNT(*) FROM webhook_ids").fetchone()
     )
     assert rows == (0,)
     body, headers = signed(secret, {"summary": "x"}, msg_id="msg_" + "a" * 200)

@@ -127,7 +127,7 @@ async def test_a_tool_call_is_approved_in_the_page(page, web_host):
     await page.wait_for(".msg.bot.done", "wiped sdc")
     await page.wait_for(".question.closed", "Approved.")
     calls = await web_host.store.run(
-        lambda db: db.conn.execute("SELECT tool, status FROM tool_calls").fetchall()
+        lambda db: db.execute("SELECT tool, status FROM tool_calls").fetchall()
     )
     assert calls == [("wipe_disk", "ok")]
     await page.wait_for("#tool-calls td", "wiped sdc")  # the dashboard lists it
@@ -168,7 +168,7 @@ async def test_a_briefing_from_a_pushed_event_arrives_in_the_page(page, web_host
     await page.click("#briefings .item-actions button.snooze")
     await page.wait_for("#briefings .feedback-done", "snoozed")
     status = await web_host.store.run(
-        lambda db: db.conn.execute(
+        lambda db: db.execute(
             "SELECT status, snoozed_until > ? FROM events", (time.time() + 3000,)
         ).fetchall()
     )

@@ -9,13 +9,16 @@ from bothost.plugins.web.signing import verify
 
 from bothost.models import Briefing, BriefingItem
 from bothost.wiring import tick_once
+from tests.conftest import both_backends
 from tests.helpers import make_host
 from tests.web.conftest import base_url, host_config, signed
+
+pytestmark = both_backends  # the tests that use web_host: dedupe by webhook-id on both
 
 
 async def events_rows(host):
     return await host.store.run(
-        lambda db: db.conn.execute(
+        lambda db: db.execute(
             "SELECT source, type, payload, dedupe_key, status FROM events ORDER BY id"
         ).fetchall()
     )
@@ -141,7 +144,7 @@ async def test_a_message_gets_its_reply_in_the_response_and_is_not_admin(web_hos
     status, answer = await post(client, web_host, "/webhook/message", body, headers)
     assert status == 200 and "wipe_disk" in answer["reply"]
     session = await web_host.store.run(
-        lambda db: db.conn.execute("SELECT id, user FROM sessions").fetchall()
+        lambda db: db.execute('SELECT id, "user" FROM sessions').fetchall()
     )
     assert session == [("webhook:builds", "ci-bot")]
     # a webhook sender cannot approve anything: nobody to ask means no

@@ -1,0 +1,327 @@
+"""The connection every store function gets: one small interface over SQLite and PostgreSQL.
+
+Code that reads or writes the database is a plain synchronous function of a :class:`Conn`,
+run on the store's thread (``await store.run(fn)``), so the same SQL serves both backends:
+
+* ``conn.execute(sql, params)`` → :class:`Rows` (``fetchone``, ``fetchall``, iteration over
+  tuples, ``rowcount``); ``conn.query`` → a list of dicts; ``conn.one`` → a dict or None;
+  ``conn.value`` → the first column of the first row or None; ``conn.executemany``.
+* ``?`` placeholders (or ``:name`` with a mapping), translated for psycopg; a literal ``%``
+  needs no escaping on either backend.
+* ``with conn.transaction():`` — on SQLite ``BEGIN IMMEDIATE``; on PostgreSQL ``BEGIN`` plus
+  a transaction-scoped advisory lock, so read-then-write code (dedupe, leases) is serialised
+  across hosts exactly as SQLite serialises writers across processes. Nested ones are
+  savepoints. Outside a transaction each statement commits on its own.
+* ``conn.script(ddl)`` runs several ``;``-separated statements (migrations). On PostgreSQL it
+  reads SQLite's type names as their 64-bit equivalents (``INTEGER PRIMARY KEY`` → an
+  identity column, ``INTEGER`` → ``BIGINT``, ``REAL`` → ``DOUBLE PRECISION``, ``BLOB`` →
+  ``BYTEA``), so one DDL text serves both.
+* ``conn.dialect`` is ``"sqlite"`` or ``"postgresql"`` for the rare statement that must
+  differ; ``conn.ids`` is a subquery reading a JSON list of ids from one parameter.
+
+Rows are fetched in full before ``execute`` returns (a result never holds a statement open),
+booleans are stored as 0/1 on both, and sums of integers come back as ``int``.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+Params = Sequence[Any] | Mapping[str, Any]
+
+SQLITE = "sqlite"
+POSTGRESQL = "postgresql"
+# The key of the transaction-scoped advisory lock every PostgreSQL write transaction takes:
+# one number in bothost's own range ("bothost" in ASCII), shared by every host on a database.
+WRITE_LOCK_KEY = 0x626F74686F7374
+
+
+class Rows:
+    """A statement's result, fetched in full: a cursor's reading half, and ``rowcount``."""
+
+    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]], rowcount: int) -> None:
+        self.columns = columns
+        self.rows = rows
+        self.rowcount = rowcount
+        self._next = 0
+
+    def fetchone(self) -> Any:  # a tuple or None; Any as sqlite3's, so callers index freely
+        if self._next >= len(self.rows):
+            return None
+        self._next += 1
+        return self.rows[self._next - 1]
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        rest, self._next = self.rows[self._next :], len(self.rows)
+        return rest
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self.fetchall())
+
+    def dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.fetchall()]
+
+
+class Conn:
+    """What store functions use; :class:`SqliteConn` and :class:`PostgresConn` implement it."""
+
+    dialect: str
+    ids: str  # "SELECT … FROM <a JSON list of ids bound as one parameter>"
+
+    def execute(self, sql: str, params: Params = ()) -> Rows:
+        raise NotImplementedError
+
+    def executemany(self, sql: str, seq: Sequence[Params]) -> int:
+        """Run ``sql`` once per parameter set; the rows changed in all."""
+        return sum(max(self.execute(sql, params).rowcount, 0) for params in seq)
+
+    def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        return self.execute(sql, params).dicts()
+
+    def one(self, sql: str, params: Params = ()) -> dict[str, Any] | None:
+        rows = self.execute(sql, params).dicts()
+        return rows[0] if rows else None
+
+    def value(self, sql: str, params: Params = ()) -> Any:
+        row = self.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    def insert(self, table: str, row: Mapping[str, Any], returning: str | None = None) -> Any:
+        """``INSERT`` one row from a mapping of trusted column names; ``returning``'s value."""
+        columns = ", ".join(quote(c) for c in row)
+        marks = ", ".join("?" for _ in row)
+        sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"
+        if returning is None:
+            self.execute(sql, list(row.values()))
+            return None
+        return self.value(f"{sql} RETURNING {returning}", list(row.values()))
+
+    def transaction(self) -> Any:
+        """``with conn.transaction():`` — commit on success, roll back on an exception."""
+        raise NotImplementedError
+
+    def script(self, sql: str) -> None:
+        """Run ``;``-separated statements with no parameters (migrations)."""
+        raise NotImplementedError
+
+    @property
+    def in_transaction(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def changes(self) -> int:
+        """Rows changed through this connection so far (the store's health watches it)."""
+        raise NotImplementedError
+
+    def table_names(self) -> list[str]:
+        raise NotImplementedError
+
+
+def quote(name: str) -> str:
+    """A column name quoted for both dialects (``user`` is reserved in PostgreSQL)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+# -- SQLite ---------------------------------------------------------------------------------
+
+
+class SqliteConn(Conn):
+    dialect = SQLITE
+    ids = "SELECT value FROM json_each(?)"
+
+    def __init__(self, raw: sqlite3.Connection) -> None:
+        self.raw = raw  # the driver's connection, for SQLite-only code (PRAGMAs, limits)
+        self._savepoints = 0
+
+    def execute(self, sql: str, params: Params = ()) -> Rows:
+        cursor = self.raw.execute(sql, params)
+        columns = [d[0] for d in cursor.description] if cursor.description else []
+        rows = cursor.fetchall() if cursor.description else []
+        return Rows(columns, rows, cursor.rowcount)
+
+    def executemany(self, sql: str, seq: Sequence[Params]) -> int:
+        return max(self.raw.executemany(sql, seq).rowcount, 0)
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqliteConn]:
+        if self.raw.in_transaction:
+            self._savepoints += 1
+            name = f"sp{self._savepoints}"
+            self.raw.execute(f"SAVEPOINT {name}")
+            try:
+                yield self
+            except BaseException:
+                if self.raw.in_transaction:
+                    self.raw.execute(f"ROLLBACK TO {name}")
+                    self.raw.execute(f"RELEASE {name}")
+                raise
+            else:
+                self.raw.execute(f"RELEASE {name}")
+            finally:
+                self._savepoints -= 1
+            return
+        # IMMEDIATE: writers queue for the lock up front instead of failing at the first write
+        self.raw.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            if self.raw.in_transaction:  # SQLite may have rolled back already (disk full, I/O)
+                self.raw.execute("ROLLBACK")
+            raise
+        self.raw.execute("COMMIT")
+
+    def script(self, sql: str) -> None:
+        for statement in split_statements(sql):
+            self.raw.execute(statement)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.in_transaction
+
+    @property
+    def changes(self) -> int:
+        return self.raw.total_changes
+
+    def table_names(self) -> list[str]:
+        return [
+            r[0]
+            for r in self.raw.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+        ]
+
+
+def split_statements(sql: str) -> list[str]:
+    """``sql`` cut at the ``;`` that end statements (not those inside quotes or triggers)."""
+    statements, current = [], ""
+    for piece in sql.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):
+            if current.strip(" \n\t;"):
+                statements.append(current.strip())
+            current = ""
+    if current.strip(" \n\t;"):
+        statements.append(current.strip())
+    return statements
+
+
+# -- PostgreSQL -----------------------------------------------------------------------------
+
+
+class PostgresConn(Conn):
+    dialect = POSTGRESQL
+    ids = "SELECT value::bigint FROM json_array_elements_text(?::json)"
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw  # a psycopg.Connection in autocommit mode
+        self._changes = 0
+        self._depth = 0
+
+    def execute(self, sql: str, params: Params = ()) -> Rows:
+        with self.raw.cursor() as cursor:
+            cursor.execute(translate(sql, isinstance(params, Mapping)), adapt(params))
+            status = cursor.statusmessage or ""
+            if status.startswith(("INSERT", "UPDATE", "DELETE", "MERGE")):
+                self._changes += max(cursor.rowcount, 0)
+            if cursor.description is None:
+                return Rows([], [], cursor.rowcount)
+            columns = [d.name for d in cursor.description]
+            return Rows(columns, cursor.fetchall(), cursor.rowcount)
+
+    @contextmanager
+    def transaction(self) -> Iterator[PostgresConn]:
+        with self.raw.transaction():
+            self._depth += 1
+            try:
+                if self._depth == 1:
+                    # serialise writers across hosts, as BEGIN IMMEDIATE does on SQLite
+                    self.execute("SELECT pg_advisory_xact_lock(?)", [WRITE_LOCK_KEY])
+                yield self
+            finally:
+                self._depth -= 1
+
+    def script(self, sql: str) -> None:
+        with self.raw.cursor() as cursor:
+            cursor.execute(postgres_ddl(sql).encode(), prepare=False)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    @property
+    def changes(self) -> int:
+        return self._changes
+
+    def table_names(self) -> list[str]:
+        return [
+            r[0]
+            for r in self.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+                " ORDER BY tablename"
+            )
+        ]
+
+
+def adapt(params: Params) -> Any:
+    """Parameters as psycopg takes them: booleans as 0/1, as SQLite stores them."""
+    if isinstance(params, Mapping):
+        return {k: int(v) if isinstance(v, bool) else v for k, v in params.items()}
+    return [int(v) if isinstance(v, bool) else v for v in params]
+
+
+# Pieces of SQL a translation must step over: quoted strings and names, comments, casts.
+_LEXEME = re.compile(
+    r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|/\*.*?\*/|::|\?|:[A-Za-z_]\w*|%""", re.S
+)
+
+
+@lru_cache(maxsize=1024)
+def translate(sql: str, named: bool) -> str:
+    """``?`` → ``%s``, ``:name`` → ``%(name)s`` (with a mapping), ``%`` → ``%%``."""
+
+    def one(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token[0] in "'\"-/":  # quoted or commented: psycopg still reads its % signs
+            return token.replace("%", "%%")
+        if token == "?":
+            return "%s"
+        if token == "%":
+            return "%%"
+        if named and token.startswith(":") and token != "::":
+            return f"%({token[1:]})s"
+        return token
+
+    return _LEXEME.sub(one, sql)
+
+
+_DDL_TYPES = re.compile(
+    r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*"""
+    r"""|\bINTEGER\s+PRIMARY\s+KEY(?:\s+AUTOINCREMENT)?\b|\bINTEGER\b"""
+    r"""|\bREAL\b|\bBLOB\b""",
+    re.S | re.I,
+)
+_DDL_MAP = {
+    "integer": "BIGINT",
+    "real": "DOUBLE PRECISION",
+    "blob": "BYTEA",
+}
+
+
+@lru_cache(maxsize=256)
+def postgres_ddl(sql: str) -> str:
+    """SQLite's type names in ``sql`` as PostgreSQL's 64-bit equivalents."""
+
+    def one(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token[0] in "'\"-":
+            return token
+        if " " in token or "\t" in token or "\n" in token:  # INTEGER PRIMARY KEY
+            return "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"
+        return _DDL_MAP[token.lower()]
+
+    return _DDL_TYPES.sub(one, sql)

@@ -1,0 +1,120 @@
+"""The PostgreSQL backend: several hosts share one database (``store.url: postgresql://…``).
+
+psycopg 3, synchronously on the store's worker thread (see :mod:`bothost.store.db` for why),
+one autocommit connection per process; :class:`~bothost.store.conn.PostgresConn` gives it the
+same interface as SQLite's. Opening connects with a deadline, refuses a read-only server (a
+standby) and a database written by a newer bothost, then applies the migrations under a
+session advisory lock so hosts starting together migrate one at a time. A connection that
+drops is opened again before the next job; the job that saw it drop fails as a storage
+failure (503 and ``Retry-After`` on the HTTP side), never silently.
+
+Every message that names the database shows the URL with its password masked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import psycopg
+from psycopg.adapt import Loader
+
+from bothost.redact import mask_url, redact
+from bothost.store.conn import POSTGRESQL, Conn, PostgresConn
+from bothost.store.errors import StoreError
+from bothost.store.health import WriteHealth, write_again
+from bothost.store.migrations import Migration, apply_migrations
+from bothost.store.version import refuse_newer_records
+
+CONNECT_TIMEOUT = 10  # seconds: a server that does not answer by then is down, say so
+# One stuck statement would stall every job behind it on the store thread; nothing bothost
+# runs takes near this long (migrations wait for another host's under it, too).
+STATEMENT_TIMEOUT_MS = 120_000
+# A half-open TCP connection (a host or network gone) is noticed within about this many
+# seconds of idleness (idle + interval * count), instead of hanging the thread.
+KEEPALIVES: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+MIGRATE_LOCK_KEY = 0x626F74686F7374 + 1  # beside conn.WRITE_LOCK_KEY: "bothost" + 1
+
+
+class NumberLoader(Loader):
+    """``numeric`` as ``int`` when whole (``SUM`` of integers), else ``float``, as SQLite."""
+
+    def load(self, data: Any) -> int | float:
+        text = bytes(data).decode()
+        return int(text) if text.lstrip("-").isdigit() else float(text)
+
+
+class PostgresBackend:
+    dialect = POSTGRESQL
+    path = None
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.label = mask_url(url)
+        self.health = WriteHealth()
+        self.applied: list[str] = []  # the migrations this open applied
+
+    def connect(self) -> PostgresConn:
+        raw = psycopg.connect(
+            self.url,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT,
+            application_name="bothost",
+            **KEEPALIVES,
+        )
+        raw.adapters.register_loader("numeric", NumberLoader)
+        raw.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
+        return PostgresConn(raw)
+
+    def open(self, migrations: Iterable[Migration]) -> PostgresConn:
+        migrations = list(migrations)
+        conn = self.connect()
+        try:
+            if conn.value("SHOW transaction_read_only") == "on":
+                raise StoreError(
+                    "read-only (a standby, or default_transaction_read_only); "
+                    "point store.url at the primary"
+                )
+            conn.execute("SELECT pg_advisory_lock(?)", [MIGRATE_LOCK_KEY])
+            try:
+                refuse_newer_records(conn, migrations)  # before anything that could write
+                self.applied = apply_migrations(conn, migrations)
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(?)", [MIGRATE_LOCK_KEY])
+        except BaseException:
+            conn.raw.close()
+            raise
+        return conn
+
+    def reopen(self, conn: Conn) -> Conn:
+        assert isinstance(conn, PostgresConn)
+        if not (conn.raw.closed or conn.raw.broken):
+            return conn
+        conn.raw.close()
+        return self.connect()
+
+    def probe(self, conn: Conn) -> dict[str, Any]:
+        """A read always; a real write while the last write failed (recovery shows)."""
+        try:
+            conn.value("SELECT COUNT(*) FROM events WHERE status = 'pending'")
+        except Exception as exc:  # the probe reports; it never breaks the health page
+            self.health.observe(False, exc)
+        if self.health.failure is not None:
+            write_again(conn, self.health)
+        return self.health.report()
+
+    def close(self, conn: Conn) -> None:
+        assert isinstance(conn, PostgresConn)
+        conn.raw.close()
+
+    def explain(self, exc: BaseException) -> str:
+        """One line for psycopg's (often multi-line) error, with no secret in it."""
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        if isinstance(exc, psycopg.OperationalError) and not getattr(exc, "sqlstate", None):
+            text = f"cannot connect ({text})"
+        return redact(text.replace(self.url, self.label))
