@@ -14,8 +14,6 @@ import logging
 import time
 from typing import Any
 
-import sqlite_utils
-
 from bothost.config import PermissionRule
 from bothost.rules.match import (
     REMEMBERED,
@@ -26,6 +24,7 @@ from bothost.rules.match import (
     spec_data,
     spec_from_data,
 )
+from bothost.store.conn import Conn
 
 logger = logging.getLogger(__name__)
 
@@ -56,14 +55,11 @@ def from_row(row: dict[str, Any]) -> Rule | None:
     )
 
 
-def load(db: sqlite_utils.Database) -> tuple[list[Rule], list[Rule]]:
+def load(db: Conn) -> tuple[list[Rule], list[Rule]]:
     """(the stored rules, the remembered answers), each in the order they are checked."""
-    cursor = db.execute(f"SELECT * FROM {TABLE} ORDER BY position, id")
-    columns = [c[0] for c in cursor.description]
     rules: list[Rule] = []
     answers: list[Rule] = []
-    for values in cursor.fetchall():
-        row = dict(zip(columns, values, strict=True))
+    for row in db.query(f"SELECT * FROM {TABLE} ORDER BY position, id"):
         rule = from_row(row)
         if rule is not None:
             (answers if row["kind"] == ANSWER else rules).append(rule)
@@ -71,7 +67,7 @@ def load(db: sqlite_utils.Database) -> tuple[list[Rule], list[Rule]]:
 
 
 def add(
-    db: sqlite_utils.Database,
+    db: Conn,
     spec: PermissionRule,
     created_by: str,
     *,
@@ -107,15 +103,13 @@ def add(
 MAX_ID = 2**63 - 1  # the largest row id; a larger number (a typo, a fuzzer) names no row
 
 
-def remove(db: sqlite_utils.Database, rule_id: int) -> bool:
+def remove(db: Conn, rule_id: int) -> bool:
     if not 0 < rule_id <= MAX_ID:
         return False
     return db.execute(f"DELETE FROM {TABLE} WHERE id = ?", [rule_id]).rowcount > 0
 
 
-def listing(
-    db: sqlite_utils.Database, permissions: list[PermissionRule]
-) -> tuple[list[Rule], list[Rule]]:
+def listing(db: Conn, permissions: list[PermissionRule]) -> tuple[list[Rule], list[Rule]]:
     """(every rule in the order checked: stored, then config; the remembered answers)."""
     rules, answers = load(db)
     return rules + config_rules(permissions), answers

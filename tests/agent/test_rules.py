@@ -178,7 +178,9 @@ async def test_config_rules_deny_allow_and_ask(openai_host, fake_llm):
     # no rule matches: the default (destructive asks)
     assert "said no" in await turn(host, fake_llm, platform, call("wipe", target="db-1"))
     rows = host.store.call(
-        lambda db: [(r["decision"], r["decided_by"]) for r in db["approvals"].rows]
+        lambda db: [
+            (r["decision"], r["decided_by"]) for r in db.query("SELECT * FROM approvals ORDER BY 1")
+        ]
     )
     assert rows == [("deny", "rule"), ("allow", "rule"), ("deny", "u1"), ("deny", "u1")]
 
@@ -227,7 +229,9 @@ async def test_allow_for_this_conversation_is_remembered(openai_host, fake_llm):
     _, answers = host.store.call(rule_store.load)
     assert [a.to_dict()["who"] for a in answers] == [{"conversation": "test:c1"}]
     assert answers[0].action == "allow" and answers[0].created_by == "u1"
-    decided = host.store.call(lambda db: [r["decided_by"] for r in db["approvals"].rows])
+    decided = host.store.call(
+        lambda db: [r["decided_by"] for r in db.query("SELECT * FROM approvals ORDER BY 1")]
+    )
     assert decided == ["u1", f"remembered #{answers[0].id}", "u1"]
 
 

@@ -44,13 +44,7 @@ async def started(home):
 
 
 def usage_rows(host):
-    return host.store.call(
-        lambda db: [
-            dict(zip([c[0] for c in cursor.description], row, strict=True))
-            for cursor in [db.execute("SELECT * FROM llm_usage ORDER BY id")]
-            for row in cursor.fetchall()
-        ]
-    )
+    return host.store.call(lambda db: db.query("SELECT * FROM llm_usage ORDER BY id"))
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
