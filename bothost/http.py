@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from bothost.api import HOST  # kept importable from here for older plugins
+from bothost.events import lease
 from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
 from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
 from bothost.startup import call_register
@@ -202,7 +203,8 @@ async def health(host: Any) -> dict[str, Any]:
         last = db.execute(
             "SELECT started_at, finished_at, status, error FROM ticks ORDER BY id DESC LIMIT 1"
         ).fetchone()
-        return {"counts": counts, "last": last}
+        leader = lease.holder(db, lease.TICK_LOCK, time.time())
+        return {"counts": counts, "last": last, "leader": leader}
 
     store: dict[str, Any]
     try:
@@ -215,6 +217,7 @@ async def health(host: Any) -> dict[str, Any]:
     except Exception as exc:  # the health page reports what failed; it never fails itself
         found = {"counts": {}, "last": None}
         store = {**host.store.health.report(), "ok": False, "error": one_line(exc)}
+    store["database"] = host.store.label  # which database (a URL's password masked)
     platforms = {name: platform_health(p) for name, p in host.active.items()}
     servers = {}
     if host.mcp is not None:
@@ -225,6 +228,7 @@ async def health(host: Any) -> dict[str, Any]:
         "ok": True,
         "running": host.ticker is not None,
         "enabled": bool(host.config.tick.enabled),
+        "leader": found.get("leader"),  # the process ticking right now (host:pid:id), if any
     }
     if found["last"]:
         started, finished, status, error = found["last"]

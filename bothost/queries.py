@@ -318,19 +318,24 @@ class Queries:
 
     async def remember_webhook(
         self, webhook_id: str, at: float, forget_before: float | None = None
-    ) -> None:
-        """Record ``webhook_id`` as received at ``at``; drop ids older than ``forget_before``."""
+    ) -> bool:
+        """Record ``webhook_id`` as received at ``at``; drop ids older than ``forget_before``.
 
-        def write(db: Conn) -> None:
-            db.execute(
+        True when this call recorded it, False when it was there already: the id is the
+        table's key, so of several hosts receiving the same id exactly one gets True.
+        """
+
+        def write(db: Conn) -> bool:
+            new = db.execute(
                 "INSERT INTO webhook_ids (id, received_at) VALUES (?, ?)"
                 " ON CONFLICT (id) DO NOTHING",
                 [webhook_id, at],
-            )
+            ).rowcount
             if forget_before is not None:
                 db.execute("DELETE FROM webhook_ids WHERE received_at < ?", [forget_before])
+            return new > 0
 
-        await self.store.run(write)
+        return await self.store.run(write)
 
     async def forget_webhook(self, webhook_id: str) -> None:
         """Forget ``webhook_id`` (its request failed before an answer: a retry may run it)."""

@@ -5,6 +5,13 @@ there, not in memory. Taking it is one write transaction (serialised across proc
 hosts): an expired row is replaced, a live one held by someone else means "busy". The holder
 renews it while it works; a holder that dies (SIGKILL) simply stops renewing, and the row
 expires after ``tick.lease``.
+
+On PostgreSQL the holder also takes a session advisory lock of its connection
+(:meth:`~bothost.store.conn.Conn.try_lock`), which the server drops the moment the holder's
+process or connection dies: whoever then gets the lock takes the lease at once, without
+waiting for the dead holder's row to expire. The row stays the authority otherwise — an
+expired row is taken over even while a hung holder keeps its lock, and owners inside one
+process (which share the connection, and so the lock) are told apart by it.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import os
 import socket
 import uuid
 
-from bothost.store.conn import Conn
+from bothost.store.conn import POSTGRESQL, Conn
 
 TICK_LOCK = "tick"
 
@@ -26,8 +33,11 @@ def new_owner() -> str:
 def acquire(db: Conn, name: str, owner: str, now: float, ttl: float) -> bool:
     """Take or renew the lease ``name`` until ``now + ttl``; False if another owner holds it."""
     with db.transaction() as conn:
+        held = conn.holds(name)
+        # newly locked: whoever held the lock before us is gone, and so is their lease
+        inherited = conn.try_lock(name) and not held and conn.dialect == POSTGRESQL
         row = conn.execute("SELECT owner, expires_at FROM locks WHERE name = ?", (name,)).fetchone()
-        if row and row[0] != owner and row[1] > now:
+        if row and row[0] != owner and row[1] > now and not inherited:
             return False
         conn.execute(
             "INSERT INTO locks (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name)"
@@ -41,6 +51,14 @@ def release(db: Conn, name: str, owner: str) -> None:
     """Give the lease back (only if we still hold it)."""
     with db.transaction() as conn:
         conn.execute("DELETE FROM locks WHERE name = ? AND owner = ?", (name, owner))
+        row = conn.execute("SELECT owner FROM locks WHERE name = ?", (name,)).fetchone()
+        if row is None or process_of(row[0]) != process_of(owner):
+            conn.unlock(name)  # no owner in this process holds it any more
+
+
+def process_of(owner: str) -> str:
+    """The host and pid part of an owner id (see :func:`new_owner`)."""
+    return owner.rsplit(":", 1)[0]
 
 
 def holder(db: Conn, name: str, now: float) -> str | None:

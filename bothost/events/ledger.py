@@ -24,7 +24,11 @@ from bothost.events.queue import decode_payload
 from bothost.events.render import from_structure, to_structure
 from bothost.events.triage import Mute, QueuedEvent
 from bothost.models import Briefing
-from bothost.store.conn import Conn
+from bothost.store.conn import POSTGRESQL, Conn
+
+# PostgreSQL: rows another transaction is claiming are passed over instead of waited for, so
+# claimers on several hosts never block on (or claim twice) the same events
+SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
 
 
 @dataclass
@@ -101,7 +105,8 @@ def claim(db: Conn, now: float, ttl: float, limit: int) -> Claim:
         rows = conn.execute(
             "SELECT id, source, type, payload, received_at, attempts FROM events"
             " WHERE status = 'pending' AND (briefing_id IS NULL OR briefing_id NOT IN"
-            " (SELECT id FROM briefings WHERE status = 'pending')) ORDER BY id LIMIT ?",
+            " (SELECT id FROM briefings WHERE status = 'pending')) ORDER BY id LIMIT ?"
+            + (SKIP_LOCKED if conn.dialect == POSTGRESQL else ""),
             (limit,),
         ).fetchall()
         result.fresh = [

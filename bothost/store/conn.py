@@ -25,6 +25,7 @@ booleans are stored as 0/1 on both, and sums of integers come back as ``int``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
@@ -104,6 +105,20 @@ class Conn:
     def transaction(self) -> Any:
         """``with conn.transaction():`` — commit on success, roll back on an exception."""
         raise NotImplementedError
+
+    def try_lock(self, name: str) -> bool:
+        """Hold the lock ``name`` for as long as this connection lives, unless another
+        connection holds it (False). PostgreSQL: a session advisory lock, released by the
+        server when the process or its connection dies. SQLite: always True — one file has
+        no such lock, and callers keep a lease row with an expiry as well."""
+        return True
+
+    def unlock(self, name: str) -> None:
+        """Give back a lock :meth:`try_lock` took (nothing if this connection lacks it)."""
+
+    def holds(self, name: str) -> bool:
+        """Whether this connection holds the lock ``name``."""
+        return False
 
     def script(self, sql: str) -> None:
         """Run ``;``-separated statements with no parameters (migrations)."""
@@ -221,6 +236,22 @@ class PostgresConn(Conn):
         self.raw = raw  # a psycopg.Connection in autocommit mode
         self._changes = 0
         self._depth = 0
+        self._locks: set[str] = set()  # session advisory locks held, by name
+
+    def try_lock(self, name: str) -> bool:
+        if name not in self._locks:  # advisory locks stack: take each once per session
+            if not self.value("SELECT pg_try_advisory_lock(?)", [lock_key(name)]):
+                return False
+            self._locks.add(name)
+        return True
+
+    def unlock(self, name: str) -> None:
+        if name in self._locks:
+            self._locks.discard(name)
+            self.execute("SELECT pg_advisory_unlock(?)", [lock_key(name)])
+
+    def holds(self, name: str) -> bool:
+        return name in self._locks
 
     def execute(self, sql: str, params: Params = ()) -> Rows:
         with self.raw.cursor() as cursor:
@@ -265,6 +296,12 @@ class PostgresConn(Conn):
                 " ORDER BY tablename"
             )
         ]
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 64-bit advisory lock key for ``name``, the same in every process."""
+    digest = hashlib.sha256(f"bothost:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def adapt(params: Params) -> Any:

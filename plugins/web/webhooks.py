@@ -135,17 +135,19 @@ class WebhookRoutes:
             return True
         return await self.host.queries.webhook_seen(msg_id)
 
-    async def remember(self, msg_id: str) -> None:
+    async def remember(self, msg_id: str) -> bool:
+        """Record the id; False when it was recorded already (by another host, say)."""
         now = time.time()
         prune = now - self.pruned_at > PRUNE_EVERY
         if prune:
             self.pruned_at = now
-        await self.host.queries.remember_webhook(
+        new = await self.host.queries.remember_webhook(
             msg_id, now, forget_before=now - ID_RETENTION if prune else None
         )
         self.recent[msg_id] = None
         if len(self.recent) > RECENT_IDS:
             self.recent.popitem(last=False)
+        return new
 
     async def forget(self, msg_id: str) -> None:
         self.recent.pop(msg_id, None)
@@ -209,9 +211,10 @@ class WebhookRoutes:
         channel = (data.get("channel") or user).replace(":", "_")
         callback = data.get("callback_url")
         async with self.once(msg_id):
-            if await self.seen(msg_id):
+            # recorded before the turn: a retry mid-turn is a duplicate; and recording is the
+            # claim, so of hosts sharing a database that got the same id only one runs it
+            if await self.seen(msg_id) or not await self.remember(msg_id):
                 return self.duplicate("message")
-            await self.remember(msg_id)  # before the turn: a retry mid-turn is a duplicate
         self.counters["message", "accepted"] += 1
         message = IncomingMessage(
             address=Address("webhook", channel),

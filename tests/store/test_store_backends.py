@@ -196,3 +196,53 @@ def test_two_stores_on_one_database_share_it_and_one_lease(store_target, store):
 async def test_async_run_answers_on_the_store_thread(store):
     assert await store.run(lambda db: db.value("SELECT 41 + 1")) == 42
     assert json.loads(await store.run(lambda db: db.value("SELECT ?", ['{"a": 1}']))) == {"a": 1}
+
+
+def test_a_dead_holders_lease_passes_on_at_once_on_postgresql_and_at_expiry_on_sqlite(
+    store_target, store, backend
+):
+    migrations = core_migrations() + [Migration("notes", 1, sql(NOTES))]
+    dying = Store(store_target, migrations)
+    assert dying.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:1:a", 100.0, 300))
+    dying.close()  # as a SIGKILL would: its connection ends, its row stays unexpired
+    taken = store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:2:b", 101.0, 300))
+    assert taken == (backend == "postgresql")
+    assert store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:2:b", 401.0, 300))
+
+
+def test_a_hung_holder_loses_an_expired_lease_and_cannot_renew_it(store_target, store):
+    other = Store(store_target, core_migrations() + [Migration("notes", 1, sql(NOTES))])
+    try:
+        assert store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:1:a", 100.0, 300))
+        assert other.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:2:b", 401.0, 300))
+        assert not store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:1:a", 402.0, 300))
+        store.call(lambda db: lease.release(db, lease.TICK_LOCK, "h:1:a"))  # not its own: kept
+        assert other.call(lambda db: lease.holder(db, lease.TICK_LOCK, 403.0)) == "h:2:b"
+        other.call(lambda db: lease.release(db, lease.TICK_LOCK, "h:2:b"))
+        assert store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:1:c", 404.0, 300))
+    finally:
+        other.close()
+
+
+def test_claimers_on_two_connections_claim_each_event_once(store_target, store):
+    from bothost.events import events_migrations, ledger
+
+    migrations = core_migrations() + [Migration("notes", 1, sql(NOTES)), *events_migrations()]
+    first, second = Store(store_target, migrations), Store(store_target, migrations)
+    try:
+        for n in range(40):
+            first.call(
+                lambda db, n=n: db.insert(
+                    "events",
+                    {"source": "s", "type": "t", "payload": "{}", "received_at": 1.0,
+                     "dedupe_key": f"k{n}"},
+                )
+            )  # fmt: skip
+        futures = [
+            s.submit(lambda db: ledger.claim(db, 2.0, 300, 15)) for s in (first, second, first)
+        ]
+        claimed = [e.id for f in futures for e in f.result().fresh]
+        assert len(claimed) == len(set(claimed)) == 40
+    finally:
+        first.close()
+        second.close()

@@ -89,6 +89,36 @@ async def test_concurrent_retries_of_one_id_queue_one_event(web_host, client, se
     assert len(await events_rows(web_host)) == 1
 
 
+@pytest.fixture
+async def second_host(web_host, home, tmp_path, secret, store_target):
+    """Another host on the same database as ``web_host`` (its own home, its own port)."""
+    other_home = tmp_path / "home2"
+    other_home.mkdir(mode=0o700)
+    shared = store_target if isinstance(store_target, str) else str(web_host.store.path)
+    host = make_host(other_home, {**host_config(tmp_path, secret), "store": {"url": shared}})
+    await host.start(mcp=False, tick=False)
+    yield host
+    await host.stop()
+
+
+async def test_a_retry_that_reaches_another_host_is_still_a_duplicate(
+    web_host, second_host, client, secret
+):
+    hosts = [web_host, second_host] * 3
+    events = [signed(secret, {"summary": "spread"}, msg_id="msg_spread") for _ in hosts]
+    answers = await asyncio.gather(
+        *(post(client, h, "/webhook/events/ops", b, hd) for h, (b, hd) in zip(hosts, events))
+    )
+    assert sum(1 for _, a in answers if a.get("duplicate")) == len(hosts) - 1
+    assert len(await events_rows(second_host)) == 1
+    messages = [signed(secret, {"text": "help", "user": "ci"}, msg_id="msg_m") for _ in hosts]
+    answers = await asyncio.gather(
+        *(post(client, h, "/webhook/message", b, hd) for h, (b, hd) in zip(hosts, messages))
+    )
+    assert sum(1 for _, a in answers if "reply" in a) == 1, answers
+    assert sum(1 for _, a in answers if a.get("duplicate")) == len(hosts) - 1
+
+
 async def test_oversize_bodies_and_bad_json_are_refused(home, tmp_path, client, secret):
     host = make_host(
         home,
