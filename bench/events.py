@@ -8,7 +8,11 @@ event (what a queue without batching costs), and bare sqlite-utils in a tight lo
 one transaction per row (no event loop, no dedupe: a ceiling for reference). Then one
 offline tick triages and renders all 10,000 into a briefing for a target that discards it.
 
-Run: .venv/bin/python bench/events.py [--events N]
+With ``--store postgresql://…`` (an empty database bothost may write; its events, ticks
+and briefings are emptied first) the burst, the one-producer run and the tick run on
+PostgreSQL too, printed beside SQLite's.
+
+Run: .venv/bin/python bench/events.py [--events N] [--store postgresql://…]
 """
 
 from __future__ import annotations
@@ -75,11 +79,17 @@ def make_events(count: int, tag: str) -> list[Event]:
     return out
 
 
-def open_store(directory: Path, name: str) -> Store:
+def open_store(directory: Path | str, name: str) -> Store:
+    """A fresh SQLite file in ``directory``, or the PostgreSQL database ``directory`` names
+    with the tables a run fills emptied."""
+    if isinstance(directory, str):
+        store = Store(directory, [*core_migrations(), *events_migrations()])
+        store.call(lambda db: db.execute("TRUNCATE events, ticks, briefings, deliveries, locks"))
+        return store
     return Store(directory / name, [*core_migrations(), *events_migrations()])
 
 
-async def burst(directory: Path, count: int) -> tuple[float, Store]:
+async def burst(directory: Path | str, count: int) -> tuple[float, Store]:
     store = open_store(directory, "burst.db")
     queue = EventQueue(store, TickConfig())
     events = make_events(count, "b")
@@ -91,7 +101,7 @@ async def burst(directory: Path, count: int) -> tuple[float, Store]:
     return count / elapsed, store
 
 
-async def sequential(directory: Path, count: int) -> float:
+async def sequential(directory: Path | str, count: int) -> float:
     store = open_store(directory, "sequential.db")
     queue = EventQueue(store, TickConfig())
     events = make_events(count, "s")
@@ -214,7 +224,16 @@ async def tick_time(store: Store) -> tuple[float, int]:
     return elapsed, result.events
 
 
-async def main(count: int) -> None:
+async def postgres(url: str, count: int) -> tuple[float, float, float]:
+    """The burst, one producer and the tick, on the PostgreSQL database at ``url``."""
+    one_by_one = await sequential(url, count // SEQUENTIAL_SHARE)
+    rate, store = await burst(url, count)
+    seconds, _ = await tick_time(store)
+    store.close()
+    return rate, one_by_one, seconds
+
+
+async def main(count: int, url: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         rate, store = await burst(directory, count)
@@ -231,9 +250,17 @@ async def main(count: int) -> None:
     print(f"peer: bare sqlite-utils, 1 tx/event (no asyncio, no dedupe): {peer:,.0f} events/s")
     print(f"burst vs same-store peer:         {rate / naive:10.1f}x")
     print(f"tick (offline triage + render + deliver) at {events:,} events: {seconds:.3f} s")
+    if url:
+        pg_rate, pg_one, pg_seconds = await postgres(url, count)
+        print(f"PostgreSQL, concurrent burst:     {pg_rate:10,.0f} events/s ({rate / pg_rate:.1f}x"
+              " slower than SQLite)")  # fmt: skip
+        print(f"PostgreSQL, one producer awaiting:{pg_one:10,.0f} events/s")
+        print(f"PostgreSQL tick at {events:,} events: {pg_seconds:.3f} s")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
-    asyncio.run(main(parser.parse_args().events))
+    parser.add_argument("--store", help="also run on this PostgreSQL database (postgresql://…)")
+    args = parser.parse_args()
+    asyncio.run(main(args.events, args.store))

@@ -264,6 +264,17 @@ class PostgresConn(Conn):
             columns = [d.name for d in cursor.description]
             return Rows(columns, cursor.fetchall(), cursor.rowcount)
 
+    def executemany(self, sql: str, seq: Sequence[Params]) -> int:
+        seq = list(seq)
+        if not seq:
+            return 0
+        named = isinstance(seq[0], Mapping)
+        with self.raw.cursor() as cursor:  # psycopg pipelines these: one round trip in all
+            cursor.executemany(translate(sql, named), [adapt(p) for p in seq])
+            changed = max(cursor.rowcount, 0)
+        self._changes += changed
+        return changed
+
     @contextmanager
     def transaction(self) -> Iterator[PostgresConn]:
         with self.raw.transaction():

@@ -107,13 +107,19 @@ async def test_a_retry_that_reaches_another_host_is_still_a_duplicate(
     hosts = [web_host, second_host] * 3
     events = [signed(secret, {"summary": "spread"}, msg_id="msg_spread") for _ in hosts]
     answers = await asyncio.gather(
-        *(post(client, h, "/webhook/events/ops", b, hd) for h, (b, hd) in zip(hosts, events))
+        *(
+            post(client, h, "/webhook/events/ops", b, hd)
+            for h, (b, hd) in zip(hosts, events, strict=True)
+        )
     )
     assert sum(1 for _, a in answers if a.get("duplicate")) == len(hosts) - 1
     assert len(await events_rows(second_host)) == 1
     messages = [signed(secret, {"text": "help", "user": "ci"}, msg_id="msg_m") for _ in hosts]
     answers = await asyncio.gather(
-        *(post(client, h, "/webhook/message", b, hd) for h, (b, hd) in zip(hosts, messages))
+        *(
+            post(client, h, "/webhook/message", b, hd)
+            for h, (b, hd) in zip(hosts, messages, strict=True)
+        )
     )
     assert sum(1 for _, a in answers if "reply" in a) == 1, answers
     assert sum(1 for _, a in answers if a.get("duplicate")) == len(hosts) - 1
