@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import sqlite_utils
 from click.testing import CliRunner
 
 from bothost.cli import cli
 from bothost.rules import store as rule_store
 from bothost.rules.match import spec_from_data
+from bothost.store.conn import SqliteConn
 
 COMMAND_TIMEOUT = 60
 QUIET = (
@@ -167,10 +167,10 @@ def test_rules_test_starts_an_mcp_server_for_its_tools_capabilities(home, monkey
         "  note: egress: chosen — the interlock still refuses it in a conversation that holds "
         "private data and untrusted content, whatever the rules say",
     ]
-    db = sqlite_utils.Database(sqlite3.connect(home / "bothost.db", isolation_level=None))
+    db = SqliteConn(sqlite3.connect(home / "bothost.db", isolation_level=None))
     answer = spec_from_data({"tool": "mcp__caps__send", "action": "allow", "args": {"to": "a@b.c"}})
     rule_store.add(db, answer, "U1", kind=rule_store.ANSWER)
-    db.close()
+    db.raw.close()
     result = runner.invoke(cli, args, catch_exceptions=False)
     assert result.stdout.splitlines()[2] == (
         "  remembered answer #1 says yes instead of asking: "

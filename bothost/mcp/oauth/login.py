@@ -26,10 +26,10 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-import sqlite_utils
 from aiohttp import web
 
 from bothost.mcp.oauth.errors import OAuthError
+from bothost.store.conn import Conn
 
 LOGIN_TIMEOUT = 600.0  # seconds a person has to finish logging in
 CALLBACK_POLL = 0.5  # how often a waiter looks for the host's callback in the table
@@ -68,8 +68,8 @@ def callback_params(query: dict[str, str]) -> dict[str, str]:
 # -- the host's /oauth/callback ---------------------------------------------------------
 
 
-def begin(db: sqlite_utils.Database, state: str, server: str) -> None:
-    with db.conn:
+def begin(db: Conn, state: str, server: str) -> None:
+    with db.transaction():
         db.execute(
             "INSERT INTO oauth_logins (state, server, created_at) VALUES (?, ?, ?)",
             [state, server, time.time()],
@@ -78,9 +78,9 @@ def begin(db: sqlite_utils.Database, state: str, server: str) -> None:
         db.execute("DELETE FROM oauth_logins WHERE created_at < ?", [time.time() - LOGIN_TIMEOUT])
 
 
-def arrive(db: sqlite_utils.Database, params: dict[str, str]) -> bool:
+def arrive(db: Conn, params: dict[str, str]) -> bool:
     """Store the redirect's parameters under its state; False if unknown, stale or used."""
-    with db.conn:
+    with db.transaction():
         cursor = db.execute(
             "UPDATE oauth_logins SET params = ? WHERE state = ? AND params IS NULL "
             "AND created_at >= ?",
@@ -89,11 +89,11 @@ def arrive(db: sqlite_utils.Database, params: dict[str, str]) -> bool:
         return cursor.rowcount == 1
 
 
-def collect(db: sqlite_utils.Database, state: str) -> dict[str, str] | None:
+def collect(db: Conn, state: str) -> dict[str, str] | None:
     row = db.execute("SELECT params FROM oauth_logins WHERE state = ?", [state]).fetchone()
     if row is None or row[0] is None:
         return None
-    with db.conn:
+    with db.transaction():
         db.execute("DELETE FROM oauth_logins WHERE state = ?", [state])
     return json.loads(row[0])
 

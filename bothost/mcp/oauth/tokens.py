@@ -14,9 +14,8 @@ import json
 import time
 from typing import Any, Protocol
 
-import sqlite_utils
-
 from bothost import redact
+from bothost.store.conn import Conn
 
 TABLE = "mcp_oauth"
 SECRET_FIELDS = ("access_token", "refresh_token")
@@ -59,7 +58,7 @@ class MemoryTokens:
         self.records.pop(server, None)
 
 
-def load_record(db: sqlite_utils.Database, server: str) -> Record | None:
+def load_record(db: Conn, server: str) -> Record | None:
     row = db.execute(f"SELECT record FROM {TABLE} WHERE server = ?", [server]).fetchone()
     if row is None:
         return None
@@ -68,8 +67,8 @@ def load_record(db: sqlite_utils.Database, server: str) -> Record | None:
     return record if isinstance(record, dict) else None
 
 
-def save_record(db: sqlite_utils.Database, server: str, record: Record) -> None:
-    with db.conn:
+def save_record(db: Conn, server: str, record: Record) -> None:
+    with db.transaction():
         db.execute(
             f"INSERT INTO {TABLE} (server, record, updated_at) VALUES (?, ?, ?) "
             "ON CONFLICT (server) DO UPDATE SET record = excluded.record, "
@@ -78,12 +77,12 @@ def save_record(db: sqlite_utils.Database, server: str, record: Record) -> None:
         )
 
 
-def clear_record(db: sqlite_utils.Database, server: str) -> None:
-    with db.conn:
+def clear_record(db: Conn, server: str) -> None:
+    with db.transaction():
         db.execute(f"DELETE FROM {TABLE} WHERE server = ?", [server])
 
 
-def all_records(db: sqlite_utils.Database) -> dict[str, Record]:
+def all_records(db: Conn) -> dict[str, Record]:
     return {row[0]: json.loads(row[1]) for row in db.execute(f"SELECT server, record FROM {TABLE}")}
 
 
