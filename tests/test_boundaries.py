@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import ast
 import re
+import sqlite3
 from pathlib import Path
-
-import sqlite_utils
 
 from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.startup import build_migrations
+from bothost.store.conn import SqliteConn
 from bothost.store.migrations import apply_migrations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ def core_tables() -> set[str]:
     core = [
         m for m in build_migrations(pm) if not m.apply.__module__.startswith("bothost.plugins.")
     ]
-    db = sqlite_utils.Database(memory=True)
+    db = SqliteConn(sqlite3.connect(":memory:", isolation_level=None))
     apply_migrations(db, core)
     return {name for name in db.table_names() if not name.startswith("sqlite_")}
 

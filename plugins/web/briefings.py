@@ -14,7 +14,6 @@ import time
 from typing import Any
 
 from bothost.models import Address, Briefing
-from bothost.store import Conn
 
 KEEP = 500  # rows kept; the page shows the latest few, the rest is history nobody reads
 RECENT = 20
@@ -27,7 +26,7 @@ CREATE TABLE web_briefings (
 """
 
 
-def migrate_1(db: Conn) -> None:
+def migrate_1(db: Any) -> None:
     db.script(SCHEMA_1)
 
 
@@ -44,7 +43,7 @@ def structure(briefing: Briefing) -> dict[str, Any]:
     }
 
 
-def insert(db: Conn, address: Address, briefing: Briefing) -> dict[str, Any]:
+def insert(db: Any, address: Address, briefing: Briefing) -> dict[str, Any]:
     """Record one delivery; returns the row as the page shows it."""
     row = {
         "address": str(address),
@@ -64,7 +63,7 @@ def insert(db: Conn, address: Address, briefing: Briefing) -> dict[str, Any]:
     return public({**row, "id": row_id})
 
 
-def recent(db: Conn, limit: int = RECENT) -> list[dict[str, Any]]:
+def recent(db: Any, limit: int = RECENT) -> list[dict[str, Any]]:
     rows = db.execute(
         "SELECT id, address, briefing_id, title, text, structure, created_at FROM web_briefings"
         " ORDER BY id DESC LIMIT ?",
