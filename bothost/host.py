@@ -21,6 +21,7 @@ from bothost import prompt_command
 from bothost.agent import history, spill
 from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import Group, ToolRegistry
+from bothost.agent.sessionlock import SessionBusyError, SessionLocks
 from bothost.agent.tools import Tool
 from bothost.agent.turn import Turn
 from bothost.api import STOPPED_TEXT, Outcome, Reply, TextSink, is_stop
@@ -80,6 +81,7 @@ class Host:
         self.events: Any = None
         self.ticker: Any = None
         self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
+        self.session_locks = SessionLocks(self.store)  # one turn per session across hosts
         self.started = False
         self._http: HttpServer | None = None
 
@@ -218,7 +220,7 @@ class Host:
         if platform is not None:
             session.platform = platform
         turn = Turn(self, session, on_text=on_text, on_status=on_status)
-        task = asyncio.ensure_future(turn.run(text, untrusted=untrusted))
+        task = asyncio.ensure_future(self._run_turn(turn, session, text, untrusted))
         running = self.turns.setdefault(message.address, set())
         running.add(task)
         try:
@@ -231,6 +233,14 @@ class Host:
             running.discard(task)
             if not running and self.turns.get(message.address) is running:
                 del self.turns[message.address]
+
+    async def _run_turn(self, turn: Turn, session: Session, text: str, untrusted: bool) -> Reply:
+        """The turn, once no other host sharing the store runs one in this session."""
+        try:
+            async with self.session_locks.hold(session.id, self.config.agent.turn_timeout):
+                return await turn.run(text, untrusted=untrusted)
+        except SessionBusyError as exc:
+            return Reply(f"Not now: {exc}. Try again in a moment.", Outcome.FAILED)
 
     def cancel(self, address: Address, within: bool = False) -> list[Address]:
         """Cancel every running turn of the session at ``address``; the sessions cancelled.
