@@ -236,7 +236,7 @@ async def test_a_pending_approval_still_resolves_after_another_turn_compacts(ope
         ).fetchone()[0]
     )
     assert all(s["covers_through"] < call_id for s in summaries)
-    decisions = openai_host.store.call(lambda db: list(db["approvals"].rows))
+    decisions = openai_host.store.call(lambda db: db.query("SELECT * FROM approvals ORDER BY 1"))
     assert [d["decision"] for d in decisions] == ["allow"]
 
 
