@@ -146,7 +146,8 @@ async def run(
         return content.CallResult.failure(f"{session.name}/{name} {why}")
     except McpError as exc:
         _cancel(session, call)
-        return content.CallResult.failure(f"{session.name}/{name} failed: {exc.message}")
+        why = content.SDK_ERROR_PREFIX.sub("", exc.message)  # codes are not for people
+        return content.CallResult.failure(f"{session.name}/{name} failed: {why}")
     except asyncio.CancelledError:
         _cancel(session, call)
         raise
@@ -210,7 +211,8 @@ async def _get(session: ClientSession, call: TaskCall) -> dict[str, Any]:
         if exc.code != jsonrpc.INVALID_PARAMS:  # the spec's answer for an unknown task
             raise
         call.status = "cancelled"  # nothing left to cancel
-        raise McpError(exc.code, f"the server no longer knows the task ({exc.message})") from None
+        why = content.SDK_ERROR_PREFIX.sub("", exc.message)
+        raise McpError(exc.code, f"the server no longer knows the task ({why})") from None
 
 
 async def _result(session: ClientSession, call: TaskCall) -> dict[str, Any] | McpError:
