@@ -387,8 +387,9 @@ class ClientSession:
                 on_progress=on_progress,
                 asker=ask,
             )
-        except McpError as exc:
-            return content.CallResult.failure(f"{self.name}/{name} failed: {exc.message}")
+        except McpError as exc:  # the message, without a TypeScript SDK's code prefix
+            why = content.SDK_ERROR_PREFIX.sub("", exc.message)
+            return content.CallResult.failure(f"{self.name}/{name} failed: {why}")
         return content.from_result(answer, self.media_dir)
 
     async def _tool(self, name: str) -> dict[str, Any] | None:

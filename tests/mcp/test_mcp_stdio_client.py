@@ -35,6 +35,7 @@ async def test_unknown_tool_is_an_error_result(open_paging):
     session, _ = await open_paging()
     result = await session.call_tool("nope", {})
     assert result.is_error and "unknown tool nope" in result.text
+    assert "32602" not in result.text  # codes are for programs (issue 15)
 
 
 async def test_event_notifications_reach_the_callback_in_order(open_paging):

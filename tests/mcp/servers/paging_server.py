@@ -183,7 +183,11 @@ def handle_call(message: dict) -> None:
             {
                 "jsonrpc": "2.0",
                 "id": message["id"],
-                "error": {"code": -32602, "message": f"unknown tool {params.get('name')}"},
+                # worded as the TypeScript SDK words an McpError: the code in the message
+                "error": {
+                    "code": -32602,
+                    "message": f"MCP error -32602: unknown tool {params.get('name')}",
+                },
             }
         )
     elif (params.get("arguments") or {}).get("result_first"):
