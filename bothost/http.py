@@ -23,10 +23,14 @@ from bothost.events import lease
 from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
 from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
 from bothost.startup import call_register
-from bothost.store.errors import DATABASE_ERRORS
+from bothost.store.errors import database_errors
 from bothost.store.health import RETRY_AFTER, one_line, storage_failure
 
-STORE_ERRORS: tuple[type[Exception], ...] = (*DATABASE_ERRORS, OSError)  # may mean "cannot write"
+
+def store_errors() -> tuple[type[Exception], ...]:
+    """What may mean "the store cannot write" (evaluated per exception: see store.errors)."""
+    return (*database_errors(), OSError)
+
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +161,7 @@ class StoreFailures:
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         try:
             return await handler(request)
-        except STORE_ERRORS as exc:
+        except store_errors() as exc:
             if not storage_failure(exc):
                 raise
             reason = one_line(exc)

@@ -23,7 +23,7 @@ from bothost.home import HomeError
 from bothost.hookcall import impls
 from bothost.startup import RegistrationError
 from bothost.store import StoreError
-from bothost.store.errors import DATABASE_FAILURES
+from bothost.store.errors import database_failures
 
 CONFIG_EXIT = 2
 FAILURE_EXIT = 1
@@ -36,7 +36,6 @@ EXIT_STATUS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], 
     (RegistrationError, CONFIG_EXIT, "plugin error"),
     (HomeError, FAILURE_EXIT, "home error"),
     (StoreError, FAILURE_EXIT, "database error"),
-    (DATABASE_FAILURES, FAILURE_EXIT, "database error"),
     (MemoryError, FAILURE_EXIT, "out of memory"),
     (Exception, FAILURE_EXIT, ""),
 )
@@ -146,7 +145,10 @@ def main(argv: list[str] | None = None) -> Any:
 
 def report(exc: BaseException, verbose: int) -> int:
     """Print ``exc`` as one line on stderr (after its traceback with -v); its exit status."""
-    status, label = next((s, lbl) for cls, s, lbl in EXIT_STATUS if isinstance(exc, cls))
+    if isinstance(exc, database_failures()):  # a driver's failure (not a table: see its doc)
+        status, label = FAILURE_EXIT, "database error"
+    else:
+        status, label = next((s, lbl) for cls, s, lbl in EXIT_STATUS if isinstance(exc, cls))
     if verbose:
         traceback.print_exception(exc, file=sys.stderr)
     text = " ".join(str(exc).split()) or type(exc).__name__

@@ -30,7 +30,7 @@ from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.triage import rule_priority
 from bothost.models import Event
 from bothost.store.conn import POSTGRESQL, Conn
-from bothost.store.errors import ROW_ERRORS as DATABASE_ROW_ERRORS
+from bothost.store.errors import row_errors as database_row_errors
 
 logger = logging.getLogger(__name__)
 
@@ -41,13 +41,9 @@ BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock
 # What one event's own values can raise on the way in (encoding, binding, a constraint, a
 # value over the database's limits); anything else (OperationalError: disk, locks, a lost
 # connection) is the store's.
-ROW_ERRORS: tuple[type[Exception], ...] = (
-    ValueError,
-    TypeError,
-    OverflowError,
-    RecursionError,
-    *DATABASE_ROW_ERRORS,
-)
+def row_errors() -> tuple[type[Exception], ...]:
+    """Evaluated per exception, as the driver's part must be (see bothost.store.errors)."""
+    return (ValueError, TypeError, OverflowError, RecursionError, *database_row_errors())
 
 
 @dataclass
@@ -104,7 +100,7 @@ class EventQueue:
         future: asyncio.Future[int | None] = loop.create_future()
         try:
             row = self._prepare(event, future)
-        except ROW_ERRORS as exc:  # this event alone: never let it reach a shared batch
+        except row_errors() as exc:  # this event alone: never let it reach a shared batch
             future.set_exception(rejected(event, exc))
             return future
         if row is None:
@@ -210,7 +206,7 @@ def insert_batch(
         try:
             with db.transaction() as conn:
                 return [_insert_row(conn, row, window) for row in batch]
-        except ROW_ERRORS:
+        except row_errors():
             pass  # rolled back whole: again, each row on its own savepoint
     outcomes: list[int | None | EventRejectedError] = []
     with db.transaction() as conn:
@@ -223,7 +219,7 @@ def insert_batch(
                         outcomes.append(_insert_row(conn, row, window))
                 else:
                     outcomes.append(_insert_row(conn, row, window))
-            except ROW_ERRORS as exc:
+            except row_errors() as exc:
                 # the failed statement alone is undone and the transaction goes on; if the
                 # database rolled back the whole transaction instead, the failure is the store's
                 if not conn.in_transaction:

@@ -21,7 +21,7 @@ How code talks to the database — the form every SQL call site follows, core an
 
 from bothost.store.conn import Conn, Rows
 from bothost.store.db import Store
-from bothost.store.errors import DATABASE_ERRORS, StoreError
+from bothost.store.errors import StoreError, database_errors
 from bothost.store.migrations import Migration, core_migrations, sql
 
 __all__ = [
@@ -32,5 +32,5 @@ __all__ = [
     "sql",
     "Conn",
     "Rows",
-    "DATABASE_ERRORS",
+    "database_errors",
 ]

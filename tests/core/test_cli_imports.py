@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-NOT_FOR_A_TERMINAL_CHAT = ("aiohttp", "slack_bolt", "slack_sdk")
+NOT_FOR_A_TERMINAL_CHAT = ("aiohttp", "slack_bolt", "slack_sdk", "psycopg")
 
 
 def imported(tmp_path, *argv: str) -> set[str]:
