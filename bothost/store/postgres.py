@@ -9,15 +9,18 @@ drops is opened again before the next job; the job that saw it drop fails as a s
 failure (503 and ``Retry-After`` on the HTTP side), never silently.
 
 Every message that names the database shows the URL with its password masked.
+
+psycopg is the ``postgres`` extra (``pip install 'bothost[postgres]'``), imported when a
+PostgreSQL store opens, so this module imports, and a missing driver is one line saying how
+to install it, on an install without it.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Iterable
 from typing import Any
-
-import psycopg
-from psycopg.adapt import Loader
 
 from bothost.redact import mask_url, redact
 from bothost.store.conn import POSTGRESQL, Conn, PostgresConn
@@ -39,14 +42,32 @@ KEEPALIVES: dict[str, Any] = {
     "keepalives_count": 3,
 }
 MIGRATE_LOCK_KEY = 0x626F74686F7374 + 1  # beside conn.WRITE_LOCK_KEY: "bothost" + 1
+NO_DRIVER = (
+    "PostgreSQL needs the psycopg driver, which is not installed: pip install 'bothost[postgres]'"
+)
 
 
-class NumberLoader(Loader):
-    """``numeric`` as ``int`` when whole (``SUM`` of integers), else ``float``, as SQLite."""
+def driver() -> Any:
+    """psycopg, or a StoreError saying how to install it."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise StoreError(NO_DRIVER) from exc
+    return psycopg
 
-    def load(self, data: Any) -> int | float:
-        text = bytes(data).decode()
-        return int(text) if text.lstrip("-").isdigit() else float(text)
+
+@functools.cache
+def number_loader() -> type:
+    """A loader of ``numeric`` as ``int`` when whole (``SUM`` of integers), else ``float``, as
+    SQLite answers; a class of psycopg's, so made once the driver is there."""
+    from psycopg.adapt import Loader
+
+    class NumberLoader(Loader):
+        def load(self, data: Any) -> int | float:
+            text = bytes(data).decode()
+            return int(text) if text.lstrip("-").isdigit() else float(text)
+
+    return NumberLoader
 
 
 class PostgresBackend:
@@ -60,6 +81,7 @@ class PostgresBackend:
         self.applied: list[str] = []  # the migrations this open applied
 
     def connect(self) -> PostgresConn:
+        psycopg = driver()
         raw = psycopg.connect(
             self.url,
             autocommit=True,
@@ -67,7 +89,7 @@ class PostgresBackend:
             application_name="bothost",
             **KEEPALIVES,
         )
-        raw.adapters.register_loader("numeric", NumberLoader)
+        raw.adapters.register_loader("numeric", number_loader())
         raw.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
         return PostgresConn(raw)
 
@@ -115,6 +137,7 @@ class PostgresBackend:
     def explain(self, exc: BaseException) -> str:
         """One line for psycopg's (often multi-line) error, with no secret in it."""
         text = " ".join(str(exc).split()) or type(exc).__name__
-        if isinstance(exc, psycopg.OperationalError) and not getattr(exc, "sqlstate", None):
+        operational = getattr(sys.modules.get("psycopg"), "OperationalError", ())
+        if isinstance(exc, operational) and not getattr(exc, "sqlstate", None):
             text = f"cannot connect ({text})"
         return redact(text.replace(self.url, self.label))

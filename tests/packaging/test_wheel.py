@@ -195,6 +195,45 @@ def test_nothing_of_the_tree_is_importable(installed, user_home):
     assert specs == "None None None"
 
 
+IMPORT_EVERY_MODULE = """
+import importlib, pkgutil, bothost
+failed = []
+for info in pkgutil.walk_packages(bothost.__path__, "bothost."):
+    if info.name.rsplit(".", 1)[-1] == "__main__":
+        continue  # a server's entry point: importing it is starting it
+    try:
+        importlib.import_module(info.name)
+    except Exception as exc:
+        failed.append(f"{info.name}: {type(exc).__name__}: {exc}")
+print("\\n".join(failed))
+"""
+
+
+def test_every_module_imports_with_only_the_runtime_dependencies(installed, user_home):
+    """Optional drivers (psycopg, the `postgres` extra) are imported when used, not before."""
+    probe = installed.run("python", "-c", IMPORT_EVERY_MODULE, home=user_home)
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.strip() == ""
+
+
+def test_postgresql_without_its_extra_says_how_to_install_it(installed, user_home):
+    config = user_home / "pg.yaml"
+    config.write_text("store:\n  url: postgresql://bothost:secret@127.0.0.1:1/bothost\n")
+    result = installed.run(
+        "bothost",
+        "--home",
+        str(user_home / "bh"),
+        "--config",
+        str(config),
+        "db",
+        "migrate",
+        home=user_home,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "pip install 'bothost[postgres]'" in result.stderr
+    assert "secret" not in result.stderr and "Traceback" not in result.stderr
+
+
 def test_chat_help_runs_from_the_wheel(installed, user_home):
     result = installed.run(
         "bothost", "--home", str(user_home / "bh"), "chat", "-m", "help", home=user_home
