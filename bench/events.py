@@ -98,6 +98,8 @@ async def burst(directory: Path | str, count: int) -> tuple[float, Store]:
     elapsed = time.perf_counter() - start
     await queue.close()
     assert None not in ids
+    stored = store.call(lambda db: db.value("SELECT count(*) FROM events"))
+    assert stored == count, f"{stored} of {count} events in the store"  # nothing lost
     return count / elapsed, store
 
 

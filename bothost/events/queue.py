@@ -13,6 +13,9 @@ surrogate in its type, a payload that is not JSON, a value the database refuses)
 :class:`EventRejectedError` and one log line naming it, and its neighbours commit. Without
 that, one bad event from one producer rolled back everyone's burst, and MCP events are not
 re-sent. A failure of the store itself (disk full, I/O error) still fails the whole batch.
+The batch is tried whole first (on SQLite: one dedupe query and one ``executemany`` inside a
+savepoint) and redone row by row only when a row is refused, so isolation costs nothing in
+the common case.
 """
 
 from __future__ import annotations
@@ -208,23 +211,90 @@ def insert_batch(
                 return [_insert_row(conn, row, window) for row in batch]
         except row_errors():
             pass  # rolled back whole: again, each row on its own savepoint
-    outcomes: list[int | None | EventRejectedError] = []
+        with db.transaction() as conn:
+            return _insert_each(conn, batch, window)
     with db.transaction() as conn:
-        for row in batch:
-            try:
-                if conn.dialect == POSTGRESQL:
-                    # a failed statement aborts a PostgreSQL transaction: each row gets a
-                    # savepoint, which SQLite (undoing a failed statement alone) does not need
-                    with conn.transaction():
-                        outcomes.append(_insert_row(conn, row, window))
-                else:
+        try:
+            with conn.transaction():  # a savepoint: a refused row undoes only this attempt
+                return _insert_together(conn, batch, window)
+        except _IdsUnsure:
+            pass  # undone: the rows go in one by one, each with its own id
+        except row_errors():
+            # the database rolled back the whole transaction: the failure is the store's
+            if not conn.in_transaction:
+                raise
+        return _insert_each(conn, batch, window)
+
+
+class _IdsUnsure(Exception):
+    """The rows went in, but their ids cannot be told apart (the batch is redone per row)."""
+
+
+def _insert_together(
+    conn: Conn, batch: list[_Row], window: float
+) -> list[int | None | EventRejectedError]:
+    # SQLite, writing under BEGIN IMMEDIATE: the batch's keys are looked up in one query,
+    # deduped here, and the new rows go in with one executemany; a statement per row (its
+    # dedupe inside the INSERT) cost three times as much
+    oldest = min(row.event.received_at for row in batch) - window
+    latest: dict[str, float] = dict(
+        conn.execute(
+            "SELECT dedupe_key, max(received_at) FROM events WHERE dedupe_key IN"
+            " (SELECT value FROM json_each(?)) AND received_at > ? GROUP BY dedupe_key",
+            (json.dumps([row.key for row in batch]), oldest),
+        ).fetchall()
+    )
+    fresh: list[int] = []  # positions in the batch of the rows to insert
+    for position, row in enumerate(batch):
+        at, last = row.event.received_at, latest.get(row.key)
+        # the same test as _insert_row's NOT EXISTS, against the table and earlier rows
+        if last is not None and last > at - window:
+            continue
+        latest[row.key] = at if last is None else max(last, at)
+        fresh.append(position)
+    outcomes: list[int | None | EventRejectedError] = [None] * len(batch)
+    if not fresh:
+        return outcomes
+    # The write lock is ours, so a new row's id is one more than the largest before it:
+    # the new ids are exactly those above the largest now, in the order inserted.
+    before = conn.value("SELECT max(id) FROM events") or 0
+    conn.executemany(
+        "INSERT INTO events (source, type, payload, received_at, dedupe_key, status, attempts)"
+        " VALUES (?, ?, ?, ?, ?, 'pending', 0)",
+        [
+            (e.source, e.type, row.payload, e.received_at, row.key)
+            for row in (batch[p] for p in fresh)
+            for e in (row.event,)
+        ],
+    )
+    ids = [i for (i,) in conn.execute("SELECT id FROM events WHERE id > ? ORDER BY id", [before])]
+    if len(ids) != len(fresh):  # a trigger added rows, or ids ran out and were drawn at random
+        raise _IdsUnsure
+    for position, row_id in zip(fresh, ids, strict=True):
+        outcomes[position] = row_id
+    return outcomes
+
+
+def _insert_each(
+    conn: Conn, batch: list[_Row], window: float
+) -> list[int | None | EventRejectedError]:
+    """Each row on its own, inside the caller's transaction: a refused row fails alone."""
+    outcomes: list[int | None | EventRejectedError] = []
+    for row in batch:
+        try:
+            if conn.dialect == POSTGRESQL:
+                # a failed statement aborts a PostgreSQL transaction: each row gets a
+                # savepoint, which SQLite (undoing a failed statement alone) does not need
+                with conn.transaction():
                     outcomes.append(_insert_row(conn, row, window))
-            except row_errors() as exc:
-                # the failed statement alone is undone and the transaction goes on; if the
-                # database rolled back the whole transaction instead, the failure is the store's
-                if not conn.in_transaction:
-                    raise
-                outcomes.append(rejected(row.event, exc))
+            else:
+                outcomes.append(_insert_row(conn, row, window))
+        except row_errors() as exc:
+            # the failed statement alone is undone and the transaction goes on; if the
+            # database rolled back the whole transaction instead, the failure is the store's
+            if not conn.in_transaction:
+                raise
+            outcomes.append(rejected(row.event, exc))
     return outcomes
 
 

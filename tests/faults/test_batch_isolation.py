@@ -208,3 +208,23 @@ async def test_a_bad_mcp_event_does_not_take_a_good_servers_events_with_it(home,
         "well": EVENTS_PER_SERVER,
         "hostile": EVENTS_PER_SERVER - EVENTS_PER_SERVER // BAD_EVERY,
     }
+
+
+async def test_ids_stay_each_events_own_when_a_trigger_adds_rows(queue, store):
+    """Rows a trigger adds beside a burst's own must not shift the ids its callers get."""
+    store.call(
+        lambda db: db.execute(
+            "CREATE TRIGGER echo AFTER INSERT ON events WHEN NEW.source = 'echoed' BEGIN"
+            " INSERT INTO events (source, type, payload, received_at, dedupe_key, status,"
+            " attempts) VALUES ('echo', 'event/echo', '{}', NEW.received_at, 'echo', 'pending',"
+            " 0); END"
+        )
+    )
+    events = [good(n) for n in range(20)]
+    events.insert(7, Event("echoed", "event/x", {"id": "e"}))
+    ids = await queue.ingest_many(events)
+    sources = store.call(
+        lambda db: [db.value("SELECT source FROM events WHERE id = ?", [i]) for i in ids]
+    )
+    assert sources == [e.source for e in events]
+    assert stored(store) == 22
