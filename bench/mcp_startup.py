@@ -27,7 +27,7 @@ import yaml
 
 from bothost.config import load
 from bothost.mcp.manager import McpManager
-from bothost.store import Store
+from bothost.store import Store, core_migrations
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO_SERVER = ROOT / "tests" / "mcp_servers" / "echo_server.py"
@@ -49,7 +49,7 @@ async def start(directory: Path, wanted: dict[str, Any]) -> float:
     home = directory / "home"
     home.mkdir(mode=0o700, exist_ok=True)
     config = load(path, home)
-    store = Store(home / "bench.db")
+    store = Store(home / "bench.db", core_migrations())
     enabled = {n: s for n, s in config.mcp.servers.items() if n in wanted}
     manager = McpManager(enabled, store, home, on_event=None, ask=None, publish_status=False)
     try:
