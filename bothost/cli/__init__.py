@@ -23,6 +23,7 @@ from bothost.home import HomeError
 from bothost.hookcall import impls
 from bothost.startup import RegistrationError
 from bothost.store import StoreError
+from bothost.store.dump import DumpError
 from bothost.store.errors import database_failures
 
 CONFIG_EXIT = 2
@@ -36,6 +37,7 @@ EXIT_STATUS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], 
     (RegistrationError, CONFIG_EXIT, "plugin error"),
     (HomeError, FAILURE_EXIT, "home error"),
     (StoreError, FAILURE_EXIT, "database error"),
+    (DumpError, FAILURE_EXIT, "db export/import"),
     (MemoryError, FAILURE_EXIT, "out of memory"),
     (Exception, FAILURE_EXIT, ""),
 )

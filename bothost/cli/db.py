@@ -1,4 +1,4 @@
-"""``bothost db``: the database itself (``migrate``)."""
+"""``bothost db``: the database itself (``migrate``, ``export``, ``import``)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import json
 import click
 
 from bothost.cli.runtime import Runtime
+from bothost.store.dump import read_dump, write_dump
 
 
 @click.group("db")
 def db_group() -> None:
-    """The database (store.url): migrate it."""
+    """The database (store.url): migrate it, or move it to another with export and import."""
 
 
 @db_group.command("migrate")
@@ -26,3 +27,47 @@ def migrate(runtime: Runtime, as_json: bool) -> None:
         click.echo(f"{store.label}: applied {', '.join(store.applied)}")
     else:
         click.echo(f"{store.label}: up to date")
+
+
+@db_group.command("export")
+@click.argument("file")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
+@click.pass_obj
+def export(runtime: Runtime, file: str, as_json: bool) -> None:
+    """Write every table of the database to FILE, a new file made 0600 (it holds OAuth
+    tokens and servers' credentials), or to a pipe with ``-``.
+
+    Stop the hosts first, or events that arrive meanwhile stay behind. Then point store.url
+    at the new database and run ``bothost db import FILE``.
+    """
+    store = runtime.store
+    counts = write_dump(store, file)
+    summary(store.label, "exported from", file, counts, as_json, err=file == "-")
+
+
+@db_group.command("import")
+@click.argument("file")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
+@click.pass_obj
+def import_(runtime: Runtime, file: str, as_json: bool) -> None:
+    """Copy a dump from ``bothost db export`` (FILE, or ``-`` for standard input) into the
+    database store.url names, which must be new: no row in any table, and the same
+    migrations as the dump. All or nothing, in one transaction.
+    """
+    store = runtime.store
+    counts = read_dump(store, file)
+    summary(store.label, "imported into", file, counts, as_json, err=False)
+
+
+def summary(
+    label: str, verb: str, file: str, counts: dict[str, int], as_json: bool, err: bool
+) -> None:
+    """What moved: tables and row counts, never a row (they hold secrets)."""
+    if as_json:
+        click.echo(json.dumps({"database": label, "file": file, "tables": counts}), err=err)
+        return
+    click.echo(
+        f"{sum(counts.values())} rows in {len(counts)} tables {verb} {label}"
+        + ("" if file == "-" else f" ({file})"),
+        err=err,
+    )

@@ -1,0 +1,311 @@
+"""``bothost db export`` / ``db import``: a SQLite home used for real moves to PostgreSQL whole,
+and what import refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from bothost.plugins.web.signing import new_secret
+from click.testing import CliRunner
+
+from bothost.cli import cli
+from bothost.mcp.oauth.tokens import save_record
+from bothost.store import Migration, Store, core_migrations, sql
+from bothost.store.conn import quote
+from bothost.store.dump import SKIPPED_ROWS, DumpError, data_tables, read_dump, write_dump
+from bothost.wiring import tick_once
+from tests.fakes.llm import FakeLlm
+from tests.helpers import make_host, write_config
+from tests.web.conftest import base_url, host_config, signed
+
+TOKEN = "ya29.oauth-access-token-4711"  # must never be printed
+NOTES_PLUGIN = textwrap.dedent('''
+    """A plugin with a table of its own (its rows must move too)."""
+    from bothost.hookspecs import hookimpl
+    from bothost.store import sql
+
+
+    @hookimpl
+    def register_migrations(register):
+        register("notes", 1, sql("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT,"
+                                 " raw BLOB, at REAL)"), "notes")
+''')
+
+
+def invoke(config: Path, home: Path, *args: str) -> Any:
+    result = CliRunner().invoke(
+        cli, ["--home", str(home), "--config", str(config), *args], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    return result
+
+
+def refused(config: Path, home: Path, *args: str) -> str:
+    """The message of the DumpError a command ends with (main() prints it as one line)."""
+    result = CliRunner().invoke(cli, ["--home", str(home), "--config", str(config), *args])
+    assert isinstance(result.exception, DumpError), result.output + result.stderr
+    return str(result.exception)
+
+
+def config_data(tmp_path: Path, secret: str, llm_url: str, url: str | None) -> dict[str, Any]:
+    """The home's config (the notes plugin, webhooks, the fake model), on SQLite or ``url``."""
+    data = host_config(
+        tmp_path,
+        secret,
+        llm={"provider": "openai", "model": "m", "base_url": llm_url, "api_key": "test-key"},
+        tick={"deliver_to": ["web:briefings"]},
+    )
+    (tmp_path / "plugins" / "notes.py").write_text(NOTES_PLUGIN)
+    return {**data, "store": {"url": url}} if url else data
+
+
+def configure(tmp_path: Path, secret: str, llm_url: str, url: str | None) -> Path:
+    data = config_data(tmp_path, secret, llm_url, url)
+    return write_config(tmp_path / ("pg.yaml" if url else "sqlite.yaml"), data)
+
+
+async def use(home: Path, config_data: dict[str, Any], fake: FakeLlm, secret: str) -> None:
+    """A web chat with a tool call, two signed webhooks, a tick with a briefing, an OAuth
+    token, a plugin's row — each through the code a running host uses."""
+    host = make_host(home, config_data)
+    await host.start(mcp=False, tick=False)
+    try:
+        url = base_url(host)
+        async with aiohttp.ClientSession() as client:
+            fake.script = [
+                {"tool_calls": [{"name": "read_output", "arguments": {"ref": "missing"}}]},
+                {"text": "nothing there"},
+                {"text": "hello again"},
+            ]
+            for text in ("read it", "hi"):
+                async with client.post(url + "/api/chat", json={"session": "u1", "text": text}):
+                    pass
+            ids = []
+            for n in range(2):
+                body, headers = signed(secret, {"type": "disk", "payload": {"summary": f"d{n}"}})
+                async with client.post(
+                    url + "/webhook/events/ops", data=body, headers=headers
+                ) as r:
+                    ids.append((await r.json())["event_id"])
+        fake.script = [
+            {
+                "tool_calls": [
+                    {
+                        "name": "notify",
+                        "arguments": {
+                            "items": [{"priority": "high", "summary": "disks", "event_ids": ids}]
+                        },
+                    }
+                ]
+            },
+            {"text": "done"},
+        ]
+        await tick_once(host, "test")
+        record = {"tokens": {"access_token": TOKEN, "refresh_token": TOKEN + "-r"}}
+        await host.store.run(lambda db: save_record(db, "remote", record))
+        await host.store.run(
+            lambda db: db.execute(
+                "INSERT INTO notes (body, raw, at) VALUES (?, ?, ?)", ["n1", b"\x00\xff", 1.5]
+            )
+        )
+    finally:
+        await host.stop()
+
+
+def tables(url: str | Path, migrations) -> dict[str, list[tuple]]:
+    store = Store(url, migrations)
+    try:
+        return store.call(
+            lambda db: {
+                t: sorted(db.execute(f"SELECT * FROM {quote(t)}").fetchall(), key=repr)
+                for t in data_tables(db)
+            }
+        )
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def secret() -> str:
+    return new_secret()
+
+
+@pytest.fixture
+def used_home(home, tmp_path, secret):
+    """A SQLite home after real use; (home, its config, the fake LLM's url)."""
+
+    async def run() -> str:
+        fake = await FakeLlm().start()
+        try:
+            await use(home, config_data(tmp_path, secret, fake.openai_url, None), fake, secret)
+            return fake.openai_url
+        finally:
+            await fake.stop()
+
+    llm_url = asyncio.run(run())
+    config = configure(tmp_path, secret, llm_url, None)
+    invoke(config, home, "mcp", "add", "notes-srv", "--disabled", "--", "notes-server", "--x")
+    invoke(config, home, "rules", "add", "wipe_disk", "deny", "--note", "never")
+    return home, config, llm_url
+
+
+def test_a_used_sqlite_home_moves_to_postgresql_whole(used_home, tmp_path, secret, postgres_url):
+    home, sqlite_config, llm_url = used_home
+    dump = tmp_path / "dump.jsonl"
+    exported = invoke(sqlite_config, home, "db", "export", str(dump), "--json")
+    assert stat.S_IMODE(dump.stat().st_mode) == 0o600
+    assert TOKEN not in exported.output + exported.stderr
+    counts = json.loads(exported.stdout)["tables"]
+    for table in ("sessions", "messages", "tool_calls", "events", "webhook_ids", "briefings",
+                  "deliveries", "mcp_servers", "permission_rules", "llm_usage", "mcp_oauth",
+                  "notes"):  # fmt: skip
+        assert counts[table] > 0, table
+    pg_config = configure(tmp_path, secret, llm_url, postgres_url)
+    imported = invoke(pg_config, home, "db", "import", str(dump), "--json")
+    assert json.loads(imported.stdout)["tables"] == counts
+    assert TOKEN not in imported.output + imported.stderr
+
+    # every row of every table, compared value by value (bytes and floats included)
+    migrations = migrations_of(pg_config, home)
+    before, after = tables(home / "bothost.db", migrations), tables(postgres_url, migrations)
+    before.update({t: [] for t in SKIPPED_ROWS})
+    after.update({t: [] for t in SKIPPED_ROWS})
+    assert after == before
+
+    # what the CLI (and /api, through the same functions) shows is the same on both
+    for command in (["events", "list"], ["briefings"], ["mcp", "list"], ["rules", "list"],
+                    ["usage"]):  # fmt: skip
+        shown = [
+            json.loads(invoke(config, home, *command, "--json").stdout)
+            for config in (sqlite_config, pg_config)
+        ]
+        for answer in shown:
+            if isinstance(answer, dict):
+                answer.pop("since", None)  # usage's window starts at "now"
+        assert shown[0] == shown[1], command
+
+    # identity counters continue past the imported ids
+    pushed = invoke(pg_config, home, "events", "push", "ops", "x", "{}").stdout
+    assert pushed.strip() == f"Queued event {max(row[0] for row in before['events']) + 1}."
+
+    # a second import into the now used database is refused, and changes nothing
+    again = refused(pg_config, home, "db", "import", str(dump))
+    assert again.startswith("this database is not empty (briefings, deliveries, events, ")
+    assert after == tables(postgres_url, migrations) | {"events": after["events"]}
+
+
+def migrations_of(config: Path, home: Path) -> list:
+    from bothost.cli.runtime import Runtime
+    from bothost.startup import build_migrations
+
+    runtime = Runtime()
+    runtime.configure({"config_file": str(config), "home": str(home)})
+    return build_migrations(runtime.pm)
+
+
+NOTES = Migration("notes", 1, sql("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"))
+
+
+def dump_of(path: Path, migrations: list, tmp_path: Path, rows: str = "") -> Path:
+    """A dump of the SQLite file ``path`` after ``rows`` (SQL run on it first)."""
+    store = Store(path, migrations)
+    try:
+        if rows:
+            store.call(lambda db: db.script(rows))
+        out = tmp_path / f"{path.stem}.jsonl"
+        write_dump(store, str(out))
+    finally:
+        store.close()
+    return out
+
+
+def import_into(target: Path | str, migrations: list, dump: Path) -> str | dict[str, int]:
+    """What importing ``dump`` says: the rows by table, or the refusal's message."""
+    store = Store(target, migrations)
+    try:
+        return read_dump(store, str(dump))
+    except DumpError as exc:
+        return str(exc)
+    finally:
+        store.close()
+
+
+def test_a_dump_of_another_schema_is_refused_naming_what_differs(tmp_path):
+    with_notes = dump_of(tmp_path / "a.db", [*core_migrations(), NOTES], tmp_path)
+    said = import_into(tmp_path / "b.db", core_migrations(), with_notes)
+    assert said == (
+        "the dump's schema differs: the dump has notes:1, which this database lacks (install or"
+        " upgrade bothost or the plugin that owns it, then import again); nothing imported"
+    )
+    plain = dump_of(tmp_path / "c.db", core_migrations(), tmp_path)
+    said = import_into(tmp_path / "d.db", [*core_migrations(), NOTES], plain)
+    assert said.startswith("the dump's schema differs: this database has notes:1, which the dump")
+    assert "bothost db migrate" in said
+
+
+def test_a_damaged_dump_or_a_used_file_is_refused(tmp_path):
+    dump = dump_of(tmp_path / "a.db", core_migrations(), tmp_path, "INSERT INTO mutes"
+                   " (source, created_at) VALUES ('gmail', 1.0)")  # fmt: skip
+    lines = dump.read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:-1]))
+    assert import_into(tmp_path / "b.db", core_migrations(), cut).startswith(
+        f"the dump ends at line {len(lines) - 1} without its end line"
+    )
+    assert import_into(tmp_path / "b.db", core_migrations(), dump) == {
+        t: int(t == "mutes") for t in counted(lines)
+    }
+    store = Store(tmp_path / "c.db", core_migrations())
+    try:
+        with pytest.raises(DumpError, match="exists; remove it or name a new file"):
+            write_dump(store, str(dump))
+    finally:
+        store.close()
+
+
+def counted(lines: list[str]) -> list[str]:
+    return [json.loads(line)["table"] for line in lines if line.startswith('{"table"')]
+
+
+def test_what_postgresql_cannot_hold_is_named_and_nothing_is_imported(tmp_path, postgres_cluster):
+    # SQLite keeps text in an INTEGER column, a NUL inside text and a NULL text key
+    cases = {
+        "UPDATE events SET attempts = 'x" + TOKEN + "' WHERE id = 2": (
+            "table events, row 2 (line {line} of the dump), column attempts: text where a whole"
+            " number belongs (the column is bigint)"
+        ),
+        "UPDATE events SET payload = 'a' || char(0) || 'b' WHERE id = 1": (
+            "table events, row 1 (line {line} of the dump), column payload: text with a NUL"
+            " character (the column is text)"
+        ),
+        "INSERT INTO sessions (id, platform, created_at, updated_at) VALUES (NULL, 'web', 1, 1)": (
+            "table sessions, row 1 (line {line} of the dump): the database refused it (null value"
+            ' in column "id" of relation "sessions" violates not-null constraint)'
+        ),
+    }
+    events = (
+        "INSERT INTO events (source, type, payload, received_at, dedupe_key) VALUES"
+        " ('ops', 'x', '{}', 1.0, 'k1'), ('ops', 'x', '{}', 2.0, 'k2');"
+    )
+    for n, (change, expected) in enumerate(cases.items()):
+        dump = dump_of(tmp_path / f"s{n}.db", core_migrations(), tmp_path, events + change)
+        lines = dump.read_text().splitlines()
+        table = expected.split(",")[0].removeprefix("table ")
+        start = next(i for i, text in enumerate(lines) if text.startswith(f'{{"table": "{table}"'))
+        row = int(expected.split("row ")[1].split(" ")[0])
+        url = postgres_cluster.database()
+        said = import_into(url, core_migrations(), dump)
+        assert said == expected.format(line=start + 1 + row) + "; " + (
+            "fix that row in the source and export again; nothing imported"
+            if "column" in expected.split(":")[0]
+            else "nothing imported"
+        )
+        assert TOKEN not in said
+        assert tables(url, core_migrations()) == tables(tmp_path / "empty.db", core_migrations())
