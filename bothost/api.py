@@ -79,6 +79,19 @@ class Reply:
         return cls(NOTHING_RUNNING_TEXT, Outcome.NOTHING_RUNNING)
 
 
+@dataclass(frozen=True)
+class Receipt:
+    """What became of an event sent with a once-only id (:meth:`HostApi.ingest_webhook_event`).
+
+    Exactly one of: queued (``event_id``), a ``duplicate`` of an id received before (nothing
+    was done this time), or ``dropped`` by an ``event_received`` hook (the id is recorded).
+    """
+
+    event_id: int | None = None
+    duplicate: bool = False
+    dropped: bool = False
+
+
 @runtime_checkable
 class HostApi(Protocol):
     """What plugins, platforms, hooks and tools may use of the host."""
@@ -130,6 +143,18 @@ class HostApi(Protocol):
         self, source: str, type: str, payload: dict[str, Any], dedupe_key: str | None = None
     ) -> int | None:
         """Run the ``event_received`` hooks, then queue the event; its id, or None if dropped."""
+
+    async def ingest_webhook_event(
+        self, webhook_id: str, source: str, type: str, payload: dict[str, Any]
+    ) -> Receipt:
+        """Queue an event whose sender retries with the same ``webhook_id`` until answered.
+
+        The id's record and the event are committed together (in the queue's group commit),
+        so once this returns a queued or dropped receipt, the same id from any host sharing
+        the database is a duplicate; the ``event_received`` hooks run only for an id not
+        seen before. Raises :class:`EventRejectedError` (nothing recorded) for an event that
+        can never be stored, and the store's error when it cannot write (nothing recorded).
+        """
 
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""

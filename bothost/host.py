@@ -24,12 +24,12 @@ from bothost.agent.registry import Group, ToolRegistry
 from bothost.agent.sessionlock import SessionBusyError, SessionLocks
 from bothost.agent.tools import Tool
 from bothost.agent.turn import Turn
-from bothost.api import STOPPED_TEXT, Outcome, Reply, TextSink, is_stop
+from bothost.api import STOPPED_TEXT, Outcome, Receipt, Reply, TextSink, is_stop
 from bothost.config import Config, McpServerConfig
 from bothost.events.delivery import platform_deliver
 from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.home import ensure_home
-from bothost.hookcall import call_each
+from bothost.hookcall import call_each, impls
 from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
 from bothost.platform import Asking, Platform, Question, Requiring
@@ -278,6 +278,23 @@ class Host:
             logger.info("event %s/%s dropped by a plugin", source, type)
             return None
         return await self.events.ingest(event)
+
+    async def ingest_webhook_event(
+        self, webhook_id: str, source: str, type: str, payload: dict[str, Any]
+    ) -> Receipt:
+        """Queue an event sent once-only: see :meth:`bothost.api.HostApi.ingest_webhook_event`."""
+        event = Event(source=source, type=type, payload=payload, dedupe_key=webhook_id)
+        if impls(self.pm, "event_received"):
+            # hooks see each id once: a known id stops before them (without hooks the claim
+            # in the queue's transaction decides alone, and this read is not needed)
+            if await self.queries.webhook_seen(webhook_id):
+                return Receipt(duplicate=True)
+            verdicts = await call_each(self.pm, "event_received", event=event)
+            if any(v is False for v in verdicts):
+                logger.info("event %s/%s dropped by a plugin", source, type)
+                new = await self.queries.remember_webhook(webhook_id, event.received_at)
+                return Receipt(duplicate=not new, dropped=new)
+        return await self.events.ingest_once(event, webhook_id)
 
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""

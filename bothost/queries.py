@@ -337,6 +337,14 @@ class Queries:
 
         return await self.store.run(write)
 
+    async def forget_webhooks(self, before: float) -> int:
+        """Forget the ids received before ``before`` (senders stopped retrying them); how many."""
+        return await self.store.run(
+            lambda db: (
+                db.execute("DELETE FROM webhook_ids WHERE received_at < ?", [before]).rowcount
+            )
+        )
+
     async def forget_webhook(self, webhook_id: str) -> None:
         """Forget ``webhook_id`` (its request failed before an answer: a retry may run it)."""
         await self.store.run(

@@ -16,6 +16,12 @@ re-sent. A failure of the store itself (disk full, I/O error) still fails the wh
 The batch is tried whole first (on SQLite: one dedupe query and one ``executemany`` inside a
 savepoint) and redone row by row only when a row is refused, so isolation costs nothing in
 the common case.
+
+An event sent with a once-only id (a webhook's ``webhook-id``, :meth:`EventQueue.ingest_once`)
+claims the id in ``webhook_ids`` in the same transaction as its insert: the claim and the
+event commit or fail together, an id claimed before (by this host, another host on the same
+database, or an earlier row of the same batch) queues nothing, and the sender is answered
+after one shared commit instead of one store round trip per step.
 """
 
 from __future__ import annotations
@@ -24,21 +30,22 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from bothost.api import EventRejectedError  # one event refused; its batch unaffected
+from bothost.api import EventRejectedError, Receipt  # Rejected: one event, its batch unaffected
 from bothost.config import TickConfig
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.triage import rule_priority
 from bothost.models import Event
-from bothost.store.conn import POSTGRESQL, Conn
+from bothost.store.conn import POSTGRESQL, SQLITE, Conn
 from bothost.store.errors import row_errors as database_row_errors
 
 logger = logging.getLogger(__name__)
 
 MAX_PAYLOAD_BYTES = 256 * 1024  # a briefing needs a summary, not a mailbox; bigger is a bug
 BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock for long
+DUPLICATE = Receipt(duplicate=True)  # a once-only id claimed before: nothing queued
 
 
 # What one event's own values can raise on the way in (encoding, binding, a constraint, a
@@ -55,7 +62,8 @@ class _Row:
     payload: str
     key: str
     urgent: bool
-    future: asyncio.Future[int | None]
+    future: asyncio.Future[Any]  # int | None; a Receipt for a claimed row
+    claim: str | None = None  # the once-only id this row claims with its insert
 
 
 class EventQueue:
@@ -84,6 +92,18 @@ class EventQueue:
         future = self._submit(event)
         return await future
 
+    async def ingest_once(self, event: Event, once_id: str) -> Receipt:
+        """Queue one event and claim ``once_id`` in the same transaction (the id is the
+        event's dedupe key unless it has one).
+
+        Raises :class:`EventRejectedError` for an event that cannot be stored, or the
+        store's error; either way ``once_id`` stays unclaimed, so the sender's retry counts.
+        """
+        if event.dedupe_key is None:  # the id names the occurrence: the sender's own key
+            event = replace(event, dedupe_key=once_id)
+        outcome = await self._submit(event, once_id)
+        return outcome if isinstance(outcome, Receipt) else Receipt(event_id=outcome)
+
     async def ingest_many(self, events: Iterable[Event]) -> list[int | None]:
         """Queue several events at once; one result per event, in order.
 
@@ -98,11 +118,11 @@ class EventQueue:
             ids.append(outcome)
         return ids
 
-    def _submit(self, event: Event) -> asyncio.Future[int | None]:
+    def _submit(self, event: Event, claim: str | None = None) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[int | None] = loop.create_future()
+        future: asyncio.Future[Any] = loop.create_future()
         try:
-            row = self._prepare(event, future)
+            row = self._prepare(event, future, claim)
         except row_errors() as exc:  # this event alone: never let it reach a shared batch
             future.set_exception(rejected(event, exc))
             return future
@@ -115,7 +135,9 @@ class EventQueue:
         self._wake.set()
         return future
 
-    def _prepare(self, event: Event, future: asyncio.Future[int | None]) -> _Row | None:
+    def _prepare(
+        self, event: Event, future: asyncio.Future[Any], claim: str | None = None
+    ) -> _Row | None:
         payload = canonical_json(event.payload)
         size = len(payload.encode("utf-8"))
         if size > self.max_payload:
@@ -130,7 +152,7 @@ class EventQueue:
         urgent = rule_priority(event.source, event.type, event.payload, self.config.rules) == (
             "urgent"
         )
-        return _Row(event, payload, dedupe_key(event, payload), urgent, future)
+        return _Row(event, payload, dedupe_key(event, payload), urgent, future, claim)
 
     def _ensure_writer(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._writer is None or self._writer.done() or self._loop is not loop:
@@ -197,9 +219,10 @@ class EventQueue:
         self._writer = None
 
 
-def insert_batch(
-    db: Conn, batch: list[_Row], window: float
-) -> list[int | None | EventRejectedError]:
+Outcome = int | None | Receipt | EventRejectedError  # one row's, as insert_batch gives it
+
+
+def insert_batch(db: Conn, batch: list[_Row], window: float) -> list[Outcome]:
     """Insert a burst in one transaction; per event its row id, None when seen within
     ``window``, or the :class:`EventRejectedError` of an event that cannot be stored."""
     if db.dialect == POSTGRESQL:
@@ -230,9 +253,7 @@ class _IdsUnsure(Exception):
     """The rows went in, but their ids cannot be told apart (the batch is redone per row)."""
 
 
-def _insert_together(
-    conn: Conn, batch: list[_Row], window: float
-) -> list[int | None | EventRejectedError]:
+def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outcome]:
     # SQLite, writing under BEGIN IMMEDIATE: the batch's keys are looked up in one query,
     # deduped here, and the new rows go in with one executemany; a statement per row (its
     # dedupe inside the INSERT) cost three times as much
@@ -244,15 +265,36 @@ def _insert_together(
             (json.dumps([row.key for row in batch]), oldest),
         ).fetchall()
     )
+    claims = [row.claim for row in batch if row.claim is not None]
+    taken: set[str] = set()  # once-only ids claimed already, in the table or by an earlier row
+    if claims:
+        taken = {
+            i
+            for (i,) in conn.execute(
+                "SELECT id FROM webhook_ids WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(claims),),
+            )
+        }
+    new_claims: list[tuple[str, float]] = []
+    outcomes: list[Outcome] = [None] * len(batch)
     fresh: list[int] = []  # positions in the batch of the rows to insert
     for position, row in enumerate(batch):
         at, last = row.event.received_at, latest.get(row.key)
-        # the same test as _insert_row's NOT EXISTS, against the table and earlier rows
+        if row.claim is not None:  # the same outcomes as _insert_claimed's
+            if row.claim in taken:
+                outcomes[position] = DUPLICATE
+                continue
+            taken.add(row.claim)
+            new_claims.append((row.claim, at))
+        # the same test as _insert_event's NOT EXISTS, against the table and earlier rows
         if last is not None and last > at - window:
+            if row.claim is not None:
+                outcomes[position] = DUPLICATE
             continue
         latest[row.key] = at if last is None else max(last, at)
         fresh.append(position)
-    outcomes: list[int | None | EventRejectedError] = [None] * len(batch)
+    if new_claims:  # a conflict after the check above is a row error: redone row by row
+        conn.executemany("INSERT INTO webhook_ids (id, received_at) VALUES (?, ?)", new_claims)
     if not fresh:
         return outcomes
     # The write lock is ours, so a new row's id is one more than the largest before it:
@@ -275,11 +317,9 @@ def _insert_together(
     return outcomes
 
 
-def _insert_each(
-    conn: Conn, batch: list[_Row], window: float
-) -> list[int | None | EventRejectedError]:
+def _insert_each(conn: Conn, batch: list[_Row], window: float) -> list[Outcome]:
     """Each row on its own, inside the caller's transaction: a refused row fails alone."""
-    outcomes: list[int | None | EventRejectedError] = []
+    outcomes: list[Outcome] = []
     for row in batch:
         try:
             if conn.dialect == POSTGRESQL:
@@ -298,7 +338,34 @@ def _insert_each(
     return outcomes
 
 
-def _insert_row(conn: Conn, row: _Row, window: float) -> int | None:
+def _insert_row(conn: Conn, row: _Row, window: float) -> int | None | Receipt:
+    if row.claim is not None:
+        return _insert_claimed(conn, row, row.claim, window)
+    return _insert_event(conn, row, window)
+
+
+def _insert_claimed(conn: Conn, row: _Row, claim: str, window: float) -> int | Receipt:
+    """Claim the row's once-only id, then insert its event; DUPLICATE if either was there."""
+    claimed = conn.execute(
+        "INSERT INTO webhook_ids (id, received_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+        (claim, row.event.received_at),
+    ).rowcount
+    if not claimed:
+        return DUPLICATE
+    try:
+        row_id = _insert_event(conn, row, window)
+    except row_errors():
+        # the claim falls with its event: PostgreSQL rolls back the row's savepoint, while
+        # SQLite undoes only the failed statement, so the claim is taken back here
+        if conn.dialect == SQLITE and conn.in_transaction:
+            conn.execute("DELETE FROM webhook_ids WHERE id = ?", (claim,))
+        raise
+    # an event with this key queued without its claim (before claims and events were one
+    # write, or after the claim was pruned): the sender's retry, now recorded
+    return DUPLICATE if row_id is None else row_id
+
+
+def _insert_event(conn: Conn, row: _Row, window: float) -> int | None:
     # one statement per row: statement atomicity is what isolates the rows, and one round
     # trip per row is what keeps a burst fast on a database server
     event = row.event

@@ -5,11 +5,12 @@ while that secret is set (404 otherwise). Order of checks, cheapest and least re
 first: size (413, before reading more than the limit), signature headers and timestamp
 (401 / 400), the id's length (400), JSON through :mod:`bothost.jsondecode` (400: not
 JSON, too deep, a lone surrogate, NaN; a sender retries a 5xx for days, so a body we cannot
-use must never get one). A ``webhook-id`` is processed once: it is recorded (through
-``host.queries``) before the answer, and the same id again is answered 200
-``{"duplicate": true}``; concurrent requests with one id are serialised in-process, and for
-events the queue's own dedupe on the same key covers a crash between queueing and
-recording. An event is answered 2xx only after ``host.ingest_event`` has written it.
+use must never get one). A ``webhook-id`` is processed once: it is recorded before the
+answer, and the same id again is answered 200 ``{"duplicate": true}``; concurrent requests
+with one id are serialised in-process. An event's id is recorded in the same transaction as
+the event (``host.ingest_webhook_event``, which joins the queue's group commit: one shared
+store round trip per burst of webhooks, not one per step), so a 2xx means both are committed
+and a failure records neither.
 A message sender is not an admin; its reply comes in the response, or — with
 ``callback_url`` — is POSTed there later, signed with the same secret.
 """
@@ -137,17 +138,23 @@ class WebhookRoutes:
 
     async def remember(self, msg_id: str) -> bool:
         """Record the id; False when it was recorded already (by another host, say)."""
-        now = time.time()
-        prune = now - self.pruned_at > PRUNE_EVERY
-        if prune:
-            self.pruned_at = now
-        new = await self.host.queries.remember_webhook(
-            msg_id, now, forget_before=now - ID_RETENTION if prune else None
-        )
+        new = await self.host.queries.remember_webhook(msg_id, time.time())
+        self.note(msg_id)
+        await self.prune()
+        return new
+
+    def note(self, msg_id: str) -> None:
+        """Keep ``msg_id`` among the ids known to be recorded (duplicates then cost no read)."""
         self.recent[msg_id] = None
         if len(self.recent) > RECENT_IDS:
             self.recent.popitem(last=False)
-        return new
+
+    async def prune(self) -> None:
+        """Forget ids older than :data:`ID_RETENTION`, at most once per :data:`PRUNE_EVERY`."""
+        now = time.time()
+        if now - self.pruned_at > PRUNE_EVERY:
+            self.pruned_at = now
+            await self.host.queries.forget_webhooks(before=now - ID_RETENTION)
 
     async def forget(self, msg_id: str) -> None:
         self.recent.pop(msg_id, None)
@@ -178,24 +185,21 @@ class WebhookRoutes:
             self.counters["events", "too_large"] += 1
             return error(413, f"payload larger than the queue's {limit} bytes")
         async with self.once(msg_id):
-            if await self.seen(msg_id):
+            if msg_id in self.recent:
                 return self.duplicate("events")
             try:
-                row_id = await self.host.ingest_event(source, type_, payload, dedupe_key=msg_id)
+                receipt = await self.host.ingest_webhook_event(msg_id, source, type_, payload)
             except EventRejectedError as exc:  # this event can never be stored: not a 5xx
                 self.counters["events", "rejected"] += 1
                 return error(400, str(exc))
-            if row_id is None and await self.queued(msg_id):
-                await self.remember(msg_id)  # queued before a crash; record what we missed
-                return self.duplicate("events")
-            await self.remember(msg_id)
-        self.counters["events", "accepted" if row_id else "dropped"] += 1
-        if row_id is None:  # an event_received hook dropped it: accepted, nothing queued
+            self.note(msg_id)
+        await self.prune()
+        if receipt.duplicate:
+            return self.duplicate("events")
+        self.counters["events", "accepted" if receipt.event_id else "dropped"] += 1
+        if receipt.event_id is None:  # an event_received hook dropped it (or the queue did)
             return web.json_response({"accepted": True, "dropped": True})
-        return web.json_response({"accepted": True, "event_id": row_id})
-
-    async def queued(self, msg_id: str) -> bool:
-        return await self.host.queries.event_queued(msg_id)
+        return web.json_response({"accepted": True, "event_id": receipt.event_id})
 
     # --- POST /webhook/message ------------------------------------------------------------
 

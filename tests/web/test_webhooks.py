@@ -1,5 +1,6 @@
 import asyncio
 import json
+import textwrap
 import time
 
 import pytest
@@ -320,3 +321,100 @@ async def test_a_message_whose_turn_fails_can_be_retried(web_host, client, secre
     body, headers = signed(secret, {"text": "help", "user": "u"}, msg_id="msg_retry")
     status, answer = await post(client, web_host, "/webhook/message", body, headers)
     assert status == 200 and "offline agent" in answer["reply"]
+
+
+async def test_concurrent_signed_events_are_committed_with_at_most_one_store_job_each(
+    web_host, client, secret
+):
+    # a first request, so that the hourly clean-up of old ids is not counted below
+    body, headers = signed(secret, {"summary": "warm-up"})
+    assert (await post(client, web_host, "/webhook/events/ops", body, headers))[0] == 200
+    jobs = []
+    original = web_host.store.run
+
+    async def counting_run(fn):
+        jobs.append(fn)
+        return await original(fn)
+
+    web_host.store.run = counting_run
+    requests = [signed(secret, {"type": "alert", "payload": {"n": n}}) for n in range(40)]
+    answers = await asyncio.gather(
+        *(post(client, web_host, "/webhook/events/ops", b, h) for b, h in requests)
+    )
+    web_host.store.run = original
+    assert all(s == 200 and a["accepted"] and a["event_id"] for s, a in answers), answers
+    # the id's record and the event are one write, shared with whatever arrived meanwhile
+    assert len(jobs) <= len(requests)
+    assert len(await events_rows(web_host)) == 41
+    assert await web_host.store.run(lambda db: db.value("SELECT count(*) FROM webhook_ids")) == 41
+
+
+def refuse_disk_events(db) -> None:
+    """Every insert of an event from source ``disk`` fails as a full disk does."""
+    if db.dialect == "sqlite":
+        db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.source = 'disk'"
+            " BEGIN SELECT RAISE(ROLLBACK, 'disk I/O error'); END"
+        )
+        return
+    db.execute(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        " IF NEW.source = 'disk' THEN RAISE EXCEPTION 'no space left' USING ERRCODE = 'disk_full';"
+        " END IF; RETURN NEW; END $$"
+    )
+    db.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse()"
+    )
+
+
+async def test_a_store_failure_is_never_answered_2xx_and_the_retry_goes_through(
+    web_host, client, secret
+):
+    await web_host.store.run(refuse_disk_events)
+    body, headers = signed(secret, {"summary": "full"}, msg_id="msg_full")
+    url = base_url(web_host) + "/webhook/events/disk"
+    async with client.post(url, data=body, headers=headers) as response:
+        assert response.status >= 500
+    assert await events_rows(web_host) == []
+    await web_host.store.run(
+        lambda db: (
+            db.execute("DROP TRIGGER refuse ON events")
+            if db.dialect != "sqlite"
+            else db.execute("DROP TRIGGER refuse")
+        )
+    )
+    body, headers = signed(secret, {"summary": "full"}, msg_id="msg_full")  # the retry
+    status, answer = await post(client, web_host, "/webhook/events/disk", body, headers)
+    assert status == 200 and answer["accepted"] and answer["event_id"], answer
+    assert len(await events_rows(web_host)) == 1
+
+
+HOOK_PLUGIN = textwrap.dedent("""
+    from bothost.hookspecs import hookimpl
+
+    SEEN = []
+
+
+    @hookimpl
+    def event_received(event):
+        SEEN.append(event.dedupe_key)
+        return event.type != "spam"
+""")
+
+
+async def test_event_hooks_see_each_webhook_id_once(home, tmp_path, client, secret):
+    data = host_config(tmp_path, secret)
+    (tmp_path / "plugins" / "hooked.py").write_text(HOOK_PLUGIN)
+    host = make_host(home, data)
+    await host.start(mcp=False, tick=False)
+    try:
+        for _ in range(2):  # the original and the sender's retry
+            for msg_id, type_ in (("msg_spam", "spam"), ("msg_ham", "alert")):
+                body, headers = signed(secret, {"type": type_, "payload": {}}, msg_id=msg_id)
+                assert (await post(client, host, "/webhook/events/ops", body, headers))[0] == 200
+        [plugin] = [p for p in host.pm.get_plugins() if hasattr(p, "SEEN")]
+        assert plugin.SEEN == ["msg_spam", "msg_ham"]
+        [(_, type_, _, key, _)] = await events_rows(host)
+        assert (type_, key) == ("alert", "msg_ham")
+    finally:
+        await host.stop()

@@ -1,0 +1,130 @@
+"""Events sent with a once-only id (a webhook's ``webhook-id``): the id's claim and the event
+are written in one transaction of the queue's group commit, on both backends.
+
+A 2xx to a webhook sender means the event is committed and the id recorded; these check the
+queue's half of that: every claimed event of a burst is committed in the burst's shared
+transaction, an id claimed before (even earlier in the same batch) is a duplicate and queues
+nothing, a row that cannot be stored leaves its id unclaimed and its neighbours committed,
+and a failure of the store claims nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from bothost.api import EventRejectedError, Receipt
+from bothost.models import Event
+from tests.conftest import both_backends
+
+pytestmark = both_backends
+
+T0 = 1_800_000_000.0
+
+
+def hook(n: int, **payload) -> Event:
+    return Event("ops", "alert", {"summary": f"alert {n}", **payload}, received_at=T0 + n)
+
+
+def rows(store, table: str) -> int:
+    return store.call(lambda db: db.value(f"SELECT count(*) FROM {table}"))
+
+
+def counting(store) -> list:
+    """Record every job the store is given from async code."""
+    jobs: list = []
+    original = store.run
+
+    async def run(fn):
+        jobs.append(fn)
+        return await original(fn)
+
+    store.run = run
+    return jobs
+
+
+async def test_concurrent_claimed_events_share_one_transaction(queue, store):
+    jobs = counting(store)
+    receipts = await asyncio.gather(*(queue.ingest_once(hook(n), f"msg_{n}") for n in range(200)))
+    assert all(isinstance(r, Receipt) and r.event_id and not r.duplicate for r in receipts)
+    assert len({r.event_id for r in receipts}) == 200
+    assert len(jobs) <= 2  # the claims and the events in the burst's group commit(s)
+    assert rows(store, "events") == 200 and rows(store, "webhook_ids") == 200
+    keys = store.call(lambda db: {r[0] for r in db.execute("SELECT dedupe_key FROM events")})
+    assert keys == {f"msg_{n}" for n in range(200)}
+
+
+async def test_a_replay_in_the_same_batch_as_its_original_is_stored_once(queue, store):
+    jobs = counting(store)
+    first, again, other = await asyncio.gather(
+        queue.ingest_once(hook(1), "msg_same"),
+        queue.ingest_once(hook(2), "msg_same"),  # a retry with a changed body: still the id
+        queue.ingest_once(hook(3), "msg_other"),
+    )
+    assert len(jobs) == 1  # all three in one batch
+    assert first.event_id and not first.duplicate
+    assert again == Receipt(duplicate=True)
+    assert other.event_id and not other.duplicate
+    assert rows(store, "events") == 2 and rows(store, "webhook_ids") == 2
+    assert await queue.ingest_once(hook(4), "msg_same") == Receipt(duplicate=True)
+    assert rows(store, "events") == 2
+
+
+async def test_an_event_queued_without_its_claim_is_a_duplicate(queue, store):
+    """An event queued before its id was recorded (a crash in older versions, or an id
+    pruned while its event is still inside the dedupe window) is not queued again."""
+    assert await queue.ingest(Event("ops", "alert", {}, T0, dedupe_key="msg_old"))
+    assert await queue.ingest_once(hook(1), "msg_old") == Receipt(duplicate=True)
+    assert rows(store, "events") == 1
+    assert rows(store, "webhook_ids") == 1  # recorded now, so the next retry stops early
+
+
+async def test_a_bad_row_fails_alone_and_leaves_its_id_unclaimed(queue, store):
+    jobs = counting(store)
+    bad = Event("ops", "event/\ud800", {"id": "x"}, T0)  # a lone surrogate: not storable
+    outcomes = await asyncio.gather(
+        *(queue.ingest_once(hook(n), f"msg_{n}") for n in range(50)),
+        queue.ingest_once(bad, "msg_bad"),
+        *(queue.ingest_once(hook(n), f"msg_{n}") for n in range(50, 100)),
+        return_exceptions=True,
+    )
+    refused = outcomes.pop(50)
+    assert isinstance(refused, EventRejectedError), refused
+    assert all(isinstance(r, Receipt) and r.event_id for r in outcomes), outcomes
+    assert len(jobs) <= 2
+    assert rows(store, "events") == 100 and rows(store, "webhook_ids") == 100
+    # the sender fixes the event and retries with the same id: it goes through
+    fixed = await queue.ingest_once(Event("ops", "event/fixed", {"id": "x"}, T0), "msg_bad")
+    assert fixed.event_id and not fixed.duplicate
+
+
+def refuse_writes(db) -> None:
+    """Make every insert of an event from source ``disk`` fail as a full disk does."""
+    if db.dialect == "sqlite":
+        db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.source = 'disk'"
+            " BEGIN SELECT RAISE(ROLLBACK, 'disk I/O error'); END"
+        )
+        return
+    db.execute(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        " IF NEW.source = 'disk' THEN RAISE EXCEPTION 'no space left' USING ERRCODE = 'disk_full';"
+        " END IF; RETURN NEW; END $$"
+    )
+    db.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse()"
+    )
+
+
+async def test_a_store_failure_fails_the_batch_and_claims_nothing(queue, store):
+    store.call(refuse_writes)
+    disk = Event("disk", "alert", {"id": "1"}, T0)
+    outcomes = await asyncio.gather(
+        queue.ingest_once(hook(1), "msg_1"),
+        queue.ingest_once(disk, "msg_disk"),
+        queue.ingest_once(hook(2), "msg_2"),
+        return_exceptions=True,
+    )
+    assert all(isinstance(o, Exception) and not isinstance(o, EventRejectedError) for o in outcomes)
+    assert rows(store, "events") == 0 and rows(store, "webhook_ids") == 0
+    retried = await queue.ingest_once(hook(1), "msg_1")  # the sender's retry, later
+    assert retried.event_id and not retried.duplicate
