@@ -7,7 +7,9 @@ turn), and takes back the items the model passed to ``notify``. Those are checke
 unknown priorities and actions are refused, event ids must be ones we showed, text fields
 become single short lines, and nothing in an item can name a recipient (targets come only
 from ``tick.deliver_to``). Events no item covers are counted as ``low`` so nothing the model
-skipped disappears silently.
+skipped disappears silently. A model that gave no usable answer (an error, no answer in time,
+no ``notify`` call, only malformed items) raises :class:`TriageFailedError`: the tick then
+falls back to its rules rather than calling every event ``low``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,23 @@ RunAgent = Callable[[str, str], Awaitable[list[dict[str, Any]]]]
 LLM_TIMEOUT = 240.0  # under the default 5 min lease, so the claims outlive the agent
 PAYLOAD_CHARS = 4000  # per event shown to the model; long bodies are cut, not dropped
 RANK = {p: i for i, p in enumerate(PRIORITIES)}
+# the footer of a briefing the rules sorted, as a spent budget's (bothost.usage.budget) says it
+FALLBACK_FOOTER = "Sorted by tick.rules, not the model: {reason}."
+REASON_CHARS = 200  # of a provider's error in the footer; the log has all of it
+
+
+class TriageFailedError(Exception):
+    """The tick agent gave no usable triage; ``footer`` is the line the briefing shows."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.footer = fallback_footer(reason)
+
+
+def fallback_footer(reason: str) -> str:
+    """The briefing footer that says the rules decided, and why."""
+    return FALLBACK_FOOTER.format(reason=one_line(reason, REASON_CHARS).rstrip("."))
+
 
 NOTIFY_DESCRIPTION = (
     "Report what the user should know from these events, grouped into items. "
@@ -143,10 +162,19 @@ class LlmTriage:
         self, events: list[QueuedEvent], tz: tzinfo
     ) -> tuple[list[BriefingItem], dict[int, str]]:
         prompt = self.prompt if self.prompt is not None else tick_prompt()
-        async with asyncio.timeout(self.timeout):
-            result = self.run_agent(prompt, render_events(events, tz))
-            raw = await result if inspect.isawaitable(result) else result
+        deadline = asyncio.timeout(self.timeout)
+        try:
+            async with deadline:
+                result = self.run_agent(prompt, render_events(events, tz))
+                raw = await result if inspect.isawaitable(result) else result
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # not our deadline: the tick's catch-all logs it with its trace
+            took = f"the tick agent took longer than {self.timeout:.0f} s"
+            raise TriageFailedError(took) from None
         items = accept_items(raw, {e.id for e in events})
+        if not items and (raw.get("items") if isinstance(raw, dict) else raw):
+            raise TriageFailedError("none of the items the model passed to notify was usable")
         priorities: dict[int, str] = {}
         for item in items:
             for event_id in item.event_ids:

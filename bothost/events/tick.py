@@ -25,7 +25,7 @@ from bothost.config import TickConfig
 from bothost.events import lease, ledger
 from bothost.events.delivery import Deliver, deliver_briefing
 from bothost.events.faults import kill_point
-from bothost.events.llm_triage import LlmTriage
+from bothost.events.llm_triage import LlmTriage, TriageFailedError, fallback_footer
 from bothost.events.render import build_briefing
 from bothost.events.schedule import Schedule
 from bothost.events.triage import MUTED, QueuedEvent, Triage, check_rules, group, triage_offline
@@ -216,9 +216,12 @@ async def _llm_triage(
     except BudgetSpentError as exc:  # expected: the rules decide today, and the briefing says so
         logger.info("tick agent not asked: %s", exc)
         return dataclasses.replace(offline, note=exc.footer)
-    except Exception:  # a model outage must not stop briefings: fall back to the rules
+    except TriageFailedError as exc:  # expected too: providers fail and models misbehave
+        logger.warning("tick agent gave no triage, using the rules: %s", exc)
+        return dataclasses.replace(offline, note=exc.footer)
+    except Exception:  # a bug must not stop briefings either: fall back to the rules
         logger.exception("LLM triage failed; using offline rules for this tick")
-        return offline
+        return dataclasses.replace(offline, note=fallback_footer("the tick agent failed"))
     priorities.update(decided)
     priorities.update({e.id: offline.priorities[e.id] for e in rest})
     return Triage(priorities, items + group(rest, priorities, schedule.tz), offline.muted_summary)

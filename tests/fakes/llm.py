@@ -3,8 +3,10 @@
 It speaks the real wire formats — JSON responses, Server-Sent-Events streams with text and
 tool-call deltas, error bodies and ``retry-after`` — so the providers are tested through the
 official SDKs. A test gives a script: each step is a dict (``{"text": …}``, ``{"tool_calls":
-[{"name", "arguments"}]}``, ``{"status": 429, "retry_after": 0}``) or a function of the
-request body returning such a dict. Every request body is recorded in ``requests``.
+[{"name", "arguments"}]}``, ``{"status": 429, "retry_after": 0}``, ``{"hang": True}`` for a
+model that never answers, until the fake stops) or a function of the request body returning
+such a dict. Every request body is recorded in ``requests``. A ``retry_after`` goes out as the
+``retry-after`` header with any status, so the SDKs retry a 5xx at once.
 
 Token usage is reported as each API does, cached tokens included: ``usage`` (or a step's
 ``"usage"``) gives the figures in our neutral form — ``{"input", "output", "cached",
@@ -18,6 +20,7 @@ Token usage is reported as each API does, cached tokens included: ``usage`` (or 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -65,6 +68,7 @@ class FakeLlm:
         self.headers: list[dict[str, str]] = []
         self.runner: web.AppRunner | None = None
         self.port = 0
+        self.stopping = asyncio.Event()  # releases the requests of ``{"hang": True}`` steps
 
     @property
     def openai_url(self) -> str:
@@ -86,6 +90,7 @@ class FakeLlm:
         return self
 
     async def stop(self) -> None:
+        self.stopping.set()
         if self.runner:
             await self.runner.cleanup()
 
@@ -97,7 +102,8 @@ class FakeLlm:
 
     def error(self, step: dict[str, Any], flavour: str) -> web.Response:
         status = step["status"]
-        headers = {"retry-after": str(step.get("retry_after", 0))} if status == 429 else {}
+        retry = status == 429 or "retry_after" in step
+        headers = {"retry-after": str(step.get("retry_after", 0))} if retry else {}
         message = step.get("message", f"fake error {status}")
         if flavour == "openai":
             body = {
@@ -132,6 +138,9 @@ class FakeLlm:
                 "openai",
             )
         step = self.next_step(body)
+        if step.get("hang"):  # a model that never answers: the client's deadline must act
+            await self.stopping.wait()
+            return web.Response(status=503)
         if "status" in step:
             return self.error(step, "openai")
         calls = [
@@ -216,6 +225,9 @@ class FakeLlm:
         if self.api_key not in keys:  # the SDK sends x-api-key or a bearer token
             return self.error({"status": 401, "message": "invalid x-api-key"}, "anthropic")
         step = self.next_step(body)
+        if step.get("hang"):  # a model that never answers: the client's deadline must act
+            await self.stopping.wait()
+            return web.Response(status=503)
         if "status" in step:
             return self.error(step, "anthropic")
         blocks: list[dict[str, Any]] = []
