@@ -213,6 +213,13 @@ class HostApi(Protocol):
     async def set_mcp_enabled(self, name: str, enabled: bool) -> McpServerRow:
         """Enable or disable an MCP server; ValueError as for :meth:`add_mcp_server`."""
 
+    async def mcp_login_link(self, server: str, admin: str) -> str | None:
+        """A one-time link that starts a login to remote server ``server``, for ``admin``
+        (a platform-qualified id such as ``slack:U0123``): see :mod:`bothost.mcp.oauth.links`.
+        "" when the host has no public address (``platforms.web.public_url``) to put in front
+        of it; None when this admin already holds a live link of this spell (tell them
+        nothing again)."""
+
 
 if TYPE_CHECKING:
     HOST: web.AppKey[HostApi]  # in a route handler, request.app[HOST]

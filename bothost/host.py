@@ -32,7 +32,7 @@ from bothost.home import ensure_home
 from bothost.hookcall import call_each, impls
 from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
-from bothost.platform import Asking, Platform, Question, Requiring
+from bothost.platform import Asking, LoginNotice, Notifying, Platform, Question, Requiring
 from bothost.queries import McpServerRow, Queries
 from bothost.rules.explain import explain
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from bothost.http import HttpServer
 
 logger = logging.getLogger(__name__)
+
+NOTICE_TIMEOUT = 30.0  # seconds one platform gets to tell its admins (a DM each)
 
 
 class HostError(Exception):
@@ -131,6 +133,8 @@ class Host:
         if serve_http and web is not None and web.enabled:
             await self.http.start()
         self.started = True
+        if platforms and self.mcp is not None:
+            self.supervise("login notices", self._tell_pending_logins)
 
     def platform(self, name: str) -> Platform | None:
         """The platform registered under ``name`` (started or not), or None."""
@@ -346,6 +350,36 @@ class Host:
         from bothost.mcp.commands import start_login
 
         return await start_login(self.mcp_manager(), name, redirect_uri)
+
+    async def mcp_login_link(self, server: str, admin: str) -> str | None:
+        from bothost.mcp.oauth import links
+
+        token = await self.store.run(lambda db: links.issue(db, server, admin))
+        if token is None:
+            return None
+        base = links.public_base(self.config)
+        return links.link_url(base, server, token) if base else ""
+
+    async def tell_login_needed(self, server: str, why: str) -> None:
+        """Tell the admins of every running platform that can (each admin once per spell:
+        :meth:`mcp_login_link` says who was told) that a remote server waits for a login."""
+        notice = LoginNotice(server, why, f"bothost mcp login {server}")
+        for name, platform in list(self.active.items()):
+            if not isinstance(platform, Notifying):
+                continue
+            try:
+                async with asyncio.timeout(NOTICE_TIMEOUT):
+                    await platform.notify_login_needed(notice)
+            except Exception:  # boundary: one platform's failure must not silence another's
+                logger.exception("telling %s's admins that %s needs a login failed", name, server)
+
+    async def _tell_pending_logins(self) -> None:
+        """Servers that reached login_needed before the platforms were up were told nobody."""
+        if self.mcp is None or not self.mcp.publish_status:
+            return  # a one-shot command's servers tell nobody (it says so itself)
+        for status in self.mcp.status():
+            if status.state == "login_needed":
+                await self.tell_login_needed(status.name, status.error or "")
 
     async def set_mcp_enabled(self, name: str, enabled: bool) -> McpServerRow:
         await self.mcp_manager().set_enabled(name, enabled)

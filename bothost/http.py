@@ -21,6 +21,7 @@ from aiohttp import web
 from bothost.api import HOST  # kept importable from here for older plugins
 from bothost.events import lease
 from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
+from bothost.mcp.oauth.links import START_PATH, start_route
 from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
 from bothost.startup import call_register
 from bothost.store.errors import database_errors
@@ -71,6 +72,7 @@ class HttpServer:
         app[HOST] = self.host
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get(CALLBACK_PATH, callback_route)  # OAuth logins of MCP servers
+        app.router.add_get(START_PATH, start_route)  # the one-time links admins are sent
         call_register(self.host.pm, "register_routes", app=app)
         self.app = app
         return app

@@ -5,8 +5,9 @@ enabled ones with its :class:`~bothost.api.HostApi`, routes each
 :class:`~bothost.models.IncomingMessage` they hand it to an agent turn, and delivers replies
 and briefings through ``send``. Asking a person (an approval, an elicitation) is the
 platform's job: ``ask`` returns the answer, or ``None`` when nobody is there to answer,
-which callers treat as "no". ``ask``, ``bind``, ``health`` and ``required`` are optional,
-each declared as its own small protocol so code that uses one can check for it.
+which callers treat as "no". ``ask``, ``bind``, ``health``, ``required`` and
+``notify_login_needed`` are optional, each declared as its own small protocol so code that
+uses one can check for it.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class Platform(Protocol):
     - ``health()`` (:class:`Reporting`): a small JSON-able dict for ``GET /healthz``.
     - ``required`` (:class:`Requiring`): ``True`` makes a failed ``start`` stop the host;
       by default a platform that fails to start is logged and left out.
+    - ``notify_login_needed(notice)`` (:class:`Notifying`): tell the platform's admins that
+      a remote MCP server waits for a login.
     """
 
     name: str  # the address prefix it serves: "slack" for "slack:C0123:…"
@@ -115,3 +118,22 @@ class Requiring(Protocol):
     """A platform that can say the host must not run without it."""
 
     required: bool
+
+
+@dataclass(frozen=True)
+class LoginNotice:
+    """A remote MCP server waits for an admin to log in (just added, or its login ended)."""
+
+    server: str
+    why: str  # what the server's OAuth said, for the admin
+    command: str  # what an admin runs on the host instead: ``bothost mcp login NAME``
+
+
+@runtime_checkable
+class Notifying(Protocol):
+    """A platform that can tell its admins, privately, that a server needs a login."""
+
+    async def notify_login_needed(self, notice: LoginNotice) -> None:
+        """Tell each admin once per spell: ``host.mcp_login_link(server, admin)`` gives the
+        admin's one-time link ("" when the host has no public address: say ``command``
+        instead), or None when that admin was told already. Raise on failure (logged)."""

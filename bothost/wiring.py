@@ -105,6 +105,7 @@ async def start_mcp(host: Host, one_shot: bool = False) -> McpManager:
         on_event=host.ingest_event,
         ask=nobody_to_ask,
         publish_status=not one_shot,
+        on_login_needed=host.tell_login_needed,
     )
     await manager.start()
     host.registry.add_source(McpToolSource(manager, host.config))

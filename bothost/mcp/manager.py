@@ -65,6 +65,7 @@ class McpManager:
         ask: Ask | None = None,
         publish_status: bool = True,
         retry: bool = True,
+        on_login_needed: Callable[[str, str], Any] | None = None,
     ) -> None:
         self.config_servers = dict(servers)
         self.store = store
@@ -73,6 +74,7 @@ class McpManager:
         self.ask = ask
         self.publish_status = publish_status
         self.retry = retry  # one-shot commands report a failure instead of retrying it
+        self.on_login_needed = on_login_needed  # (name, why): admins told privately (a DM)
         self.runners: dict[str, ServerRunner] = {}
         self.shadowed: dict[str, stored.StoredServer] = {}
         self.started = False
@@ -179,7 +181,8 @@ class McpManager:
     async def _tell_login_needed(self, name: str, message: str) -> None:
         """Tell an admin, once per spell, that a server waits for a login: an event the tick
         briefs to ``tick.deliver_to`` like any other (so it survives a restart and is
-        deduplicated), since nobody may be talking to the bot when a refresh token dies."""
+        deduplicated), since nobody may be talking to the bot when a refresh token dies; and
+        ``on_login_needed``, which tells each admin privately with a login link."""
         if self.on_event is None or not self.publish_status:
             return  # a CLI command says so itself
         payload = {
@@ -190,7 +193,11 @@ class McpManager:
             "server": name,
             "why": message,
         }
-        await self.on_event(name, "bothost/login_needed", payload)
+        try:
+            await self.on_event(name, "bothost/login_needed", payload)
+        finally:  # the private notice (a Slack DM with a login link) goes out either way
+            if self.on_login_needed is not None:
+                await self.on_login_needed(name, message)
 
     def _changed(self, name: str) -> None:
         """A server's state or tools changed: tell other processes (the registry needs no

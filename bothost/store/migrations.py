@@ -185,6 +185,18 @@ CREATE TABLE oauth_logins (
 CORE_SCHEMA_6 = "ALTER TABLE mcp_servers ADD COLUMN max_timeout REAL"
 
 
+# core:12 — one-time login links an admin is sent in chat when a remote MCP server needs an
+# OAuth login (issue 16, bothost/mcp/oauth/links.py): only the token's SHA-256 is kept, with
+# the server, the admin it was made for, and when it expires and was used.
+CORE_SCHEMA_12 = """
+CREATE TABLE mcp_login_links (
+    token_hash TEXT PRIMARY KEY, server TEXT NOT NULL, admin TEXT NOT NULL,
+    created_at REAL NOT NULL, expires_at REAL NOT NULL, used_at REAL
+);
+CREATE INDEX mcp_login_links_server ON mcp_login_links (server, admin);
+"""
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -193,4 +205,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 4, sql(CORE_SCHEMA_4), "OAuth of remote MCP servers"),
         Migration("core", 5, sql(CORE_SCHEMA_5), "conversation summaries"),
         Migration("core", 6, sql(CORE_SCHEMA_6), "mcp_servers.max_timeout"),
+        Migration("core", 12, sql(CORE_SCHEMA_12), "login links of remote MCP servers"),
     ]

@@ -24,12 +24,13 @@ from bothost.plugins.slack.config import SlackConfig
 from bothost.plugins.slack.elicitation import Forms
 from bothost.plugins.slack.events import Conversations
 from bothost.plugins.slack.mrkdwn import split, to_mrkdwn
+from bothost.plugins.slack.notices import LoginNotices
 from bothost.plugins.slack.pacing import Pacer
 from bothost.plugins.slack.streaming import STATUS_INTERVAL, STREAM_INTERVAL
 
 from bothost.api import HostApi
 from bothost.models import Address, Briefing
-from bothost.platform import Question
+from bothost.platform import LoginNotice, Question
 
 if TYPE_CHECKING:
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
@@ -78,6 +79,7 @@ class SlackPlatform:
         self.approvals = Approvals(self)
         self.forms = Forms(self)
         self.briefings = Briefings(self)
+        self.notices = LoginNotices(self)
 
     def enabled(self, host: HostApi) -> bool:
         return bool(host.config.platforms.slack.enabled)
@@ -102,7 +104,13 @@ class SlackPlatform:
         self.client = build_client(self.config)
         self.identity = await identify(self.client)
         self.bolt = build_app(self.config, self.client)
-        for part in (self.conversations, self.approvals, self.forms, self.briefings):
+        for part in (
+            self.conversations,
+            self.approvals,
+            self.forms,
+            self.briefings,
+            self.notices,
+        ):
             part.register(self.bolt)
         if self.config.mode == "socket":
             await self.connect_socket()
@@ -258,6 +266,11 @@ class SlackPlatform:
 
             raise SlackStartError("the Slack platform is not running")
         return await self.briefings.send(address, briefing)
+
+    async def notify_login_needed(self, notice: LoginNotice) -> None:
+        if self.client is None:
+            return  # bound only (a tick in another process): the running host tells them
+        await self.notices.notify(notice)
 
     async def ask(self, address: Address, question: Question) -> Any:
         if self.client is None or not address.channel:

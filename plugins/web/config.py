@@ -19,6 +19,10 @@ class WebConfig:
     host: str = "127.0.0.1"
     port: int = 8765
     token: str | None = None
+    # The address people's browsers reach this listener at (https://bot.example.com): the
+    # login links admins are sent in chat start with it. Unset: no links; they are told the
+    # CLI command instead, since a bind address is no proof of what a browser can reach.
+    public_url: str | None = None
 
 
 @dataclass

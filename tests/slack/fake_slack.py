@@ -185,6 +185,12 @@ class FakeSlack:
             "response_metadata": {"next_cursor": ""},
         }
 
+    def m_conversations_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        users = args.get("users", "")
+        if not users or "," in users:
+            return {"ok": False, "error": "user_not_found" if not users else "not_implemented"}
+        return {"ok": True, "channel": {"id": f"D{users}"}}
+
     def m_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
         view = dict(args["view"], id=f"V{len(self.views) + 1}")
         self.views.append(view)
