@@ -92,6 +92,42 @@ class Receipt:
     dropped: bool = False
 
 
+@dataclass(frozen=True)
+class Notice:
+    """A cross-host message as a subscriber receives it (see :class:`CrossHost`)."""
+
+    topic: str
+    data: dict[str, Any]
+    here: bool  # published by this host (it may have acted on it already)
+
+
+NoticeHandler = Callable[[Notice], Awaitable[None]]
+Resync = Callable[[], Awaitable[None]]
+
+
+@runtime_checkable
+class CrossHost(Protocol):
+    """Messages between the hosts that share one store (``bothost.crosshost``).
+
+    A notice published on one host reaches the subscribers of its topic on every host, this
+    one included, once each; on SQLite (one host) it stays in the process. Notices are not
+    durable: what must not be lost is written to the store first and the notice only says
+    "look" (ids, never bodies: at most :data:`bothost.crosshost.MAX_NOTICE_BYTES` of JSON),
+    and ``resync`` runs whenever notices may have been missed (a listener connection that
+    came back), to read the store again.
+    """
+
+    def subscribe(self, topic: str, handler: NoticeHandler, resync: Resync | None = None) -> None:
+        """Call ``handler`` for each notice of ``topic``; ``resync`` after any gap."""
+
+    async def publish(
+        self, topic: str, data: dict[str, Any], write: Callable[[Any], Any] | None = None
+    ) -> Any:
+        """Send a notice to every host; ``write(conn)``, if given, runs in the same store
+        transaction (so no host looks before the row is there) and its result is returned.
+        ValueError for data over the size limit."""
+
+
 @runtime_checkable
 class HostApi(Protocol):
     """What plugins, platforms, hooks and tools may use of the host."""
@@ -112,6 +148,10 @@ class HostApi(Protocol):
     def queries(self) -> Queries:
         """Core data: reads (messages, tool calls, events, ticks, sessions, metrics figures)
         and the few changes plugins make (event feedback, webhook receipts)."""
+
+    @property
+    def crosshost(self) -> CrossHost:
+        """Messages to the other hosts sharing the store (and to this one's subscribers)."""
 
     @property
     def max_event_payload(self) -> int:
@@ -137,6 +177,12 @@ class HostApi(Protocol):
 
         With ``within=True``, the turns of every session under that address's channel
         (a top-level ``stop`` in a Slack DM stops the threads of that DM).
+        """
+
+    async def stop_turns(self, address: Address, within: bool = False) -> list[Address]:
+        """:meth:`cancel` on every host sharing the store: the sessions cancelled anywhere.
+
+        Another host answers within a few seconds or is taken to have had nothing running.
         """
 
     async def ingest_event(

@@ -22,11 +22,14 @@ from bothost.agent import history, spill
 from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import Group, ToolRegistry
 from bothost.agent.sessionlock import SessionBusyError, SessionLocks
+from bothost.agent.stopper import TurnStopper
 from bothost.agent.tools import Tool
 from bothost.agent.turn import Turn
 from bothost.api import STOPPED_TEXT, Outcome, Receipt, Reply, TextSink, is_stop
 from bothost.config import Config, McpServerConfig
+from bothost.crosshost import open_crosshost
 from bothost.events.delivery import platform_deliver
+from bothost.events.lease import new_owner
 from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.home import ensure_home
 from bothost.hookcall import call_each, impls
@@ -84,6 +87,9 @@ class Host:
         self.ticker: Any = None
         self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
         self.session_locks = SessionLocks(self.store)  # one turn per session across hosts
+        self.crosshost = open_crosshost(self.store, new_owner())  # notices to the other hosts
+        self.stopper = TurnStopper(self.crosshost, self.cancel)
+        self.stopper.subscribe()
         self.started = False
         self._http: HttpServer | None = None
 
@@ -121,6 +127,7 @@ class Host:
     ) -> None:
         from bothost.wiring import start_events, start_mcp
 
+        await self.crosshost.start()  # listening before platforms subscribe and serve
         self.events = await start_events(self, tick=tick)
         if mcp:
             self.mcp = await start_mcp(self, one_shot=not serve_http)
@@ -177,6 +184,7 @@ class Host:
             await self.mcp.stop()
         if self.events is not None:
             await self.events.close()
+        await self.crosshost.stop()
         await call_each(self.pm, "shutdown", host=self)
         if self._http is not None:
             await self._http.stop()
@@ -212,7 +220,7 @@ class Host:
         """Run an agent turn for ``message``, or stop the session's turns if it says to."""
         await call_each(self.pm, "on_message", message=message)
         if is_stop(message.text):
-            return Reply.for_stop(self.cancel(message.address))
+            return Reply.for_stop(await self.stop_turns(message.address))
         text, untrusted = with_context(message), False
         command = prompt_command.parse(message.text)
         if command is not None:  # `/prompt …`: a listing or a mistake, or the person's turn
@@ -262,6 +270,11 @@ class Host:
             if live:
                 cancelled.append(where)
         return cancelled
+
+    async def stop_turns(self, address: Address, within: bool = False) -> list[Address]:
+        """:meth:`cancel` here and on every other host sharing the store (see
+        :mod:`bothost.agent.stopper`); the sessions cancelled anywhere."""
+        return await self.stopper.stop(address, within)
 
     async def ask(self, address: Address, question: Question) -> Any:
         """Ask a person through the platform of ``address``; None when nobody can answer."""

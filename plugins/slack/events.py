@@ -160,7 +160,8 @@ class Conversations:
         Each stopped thread is told so; with nothing to stop, the thread of the ``stop``.
         """
         address = message.address
-        cancelled = self.platform.host.cancel(address, within=top_level_dm)
+        # the turn may run on another host sharing the store: Slack spreads events over them
+        cancelled = await self.platform.host.stop_turns(address, within=top_level_dm)
         reply = api.Reply.for_stop(cancelled)
         for target in cancelled or [address]:
             await self.platform.send_text(target.channel, target.thread, reply.text)

@@ -7,7 +7,7 @@ Web chat and dashboard at ``/``, the chat API, signed webhooks in and out, ``/me
 from collections.abc import Callable
 from typing import Any
 
-from bothost.plugins.web import briefings, doctor
+from bothost.plugins.web import briefings, doctor, messages
 from bothost.plugins.web.config import WebConfig, WebhookConfig
 from bothost.plugins.web.outbound import WebhookPlatform
 from bothost.plugins.web.platform import WebPlatform
@@ -37,6 +37,7 @@ def register_routes(app: Any) -> None:
 @hookimpl
 def register_migrations(register: Callable[..., None]) -> None:
     register("web", 1, briefings.migrate_1, "web_briefings")
+    register("web", 2, messages.migrate_2, "web_messages")
 
 
 @hookimpl

@@ -2,8 +2,9 @@
 
 A page may be closed when a briefing arrives, and ``bothost tick`` delivers from another
 process, so delivery writes a row to the plugin's own table ``web_briefings`` (migration
-component ``web``); open pages get it pushed at once, and every page reads the recent
-rows when it loads and when it polls. Old rows are pruned on insert.
+component ``web``); open pages get it pushed at once, on whichever host holds them (see
+:mod:`bothost.plugins.web.feed`), and every page reads the recent rows when it loads and when
+it polls. Old rows are pruned on insert.
 """
 
 from __future__ import annotations
@@ -61,6 +62,21 @@ def insert(db: Any, address: Address, briefing: Briefing) -> dict[str, Any]:
     if row_id and row_id % 50 == 0:  # prune now and then, not on every insert
         db.execute("DELETE FROM web_briefings WHERE id <= ?", (row_id - KEEP,))
     return public({**row, "id": row_id})
+
+
+COLUMNS = "id, address, briefing_id, title, text, structure, created_at"
+
+
+def newest(db: Any) -> int:
+    return int(db.value("SELECT MAX(id) FROM web_briefings") or 0)
+
+
+def since(db: Any, after: int, limit: int) -> list[dict[str, Any]]:
+    """The rows after id ``after``, oldest first (what a host's pages have not been shown)."""
+    rows = db.query(
+        f"SELECT {COLUMNS} FROM web_briefings WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
+    )
+    return [public(row) for row in rows]
 
 
 def recent(db: Any, limit: int = RECENT) -> list[dict[str, Any]]:

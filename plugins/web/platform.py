@@ -2,10 +2,11 @@
 
 Sessions are ``web:<session>`` where the page picks the session name. The page's HTTP
 requests (see :mod:`bothost.plugins.web.chat`) hand messages to the host; this object is
-the other direction: ``send`` and ``ask`` go to the session's open pages through the
-:class:`~bothost.plugins.web.hub.Hub`, ``send_briefing`` stores the briefing (so a page
-opened later shows it) and pushes it to every open page. It keeps the counters the web
-parts add to ``/metrics``.
+the other direction: ``send`` and ``send_briefing`` store what they deliver and reach the
+open pages of every host sharing the store (a :class:`~bothost.plugins.web.feed.Feed` each;
+a stored briefing also shows on a page opened later); ``ask`` goes to this host's pages of
+the session through the :class:`~bothost.plugins.web.hub.Hub`. It keeps the counters the
+web parts add to ``/metrics``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from bothost.plugins.web import briefings
+from bothost.plugins.web import briefings, messages
+from bothost.plugins.web.feed import Feed
 from bothost.plugins.web.hub import Hub
 
 from bothost.api import HostApi
@@ -35,6 +37,8 @@ class WebPlatform:
         self.host: HostApi | None = None
         self.hub = Hub()
         self.counters: Counter[tuple[str, ...]] = Counter()  # (metric, label values...) → n
+        self.briefings = Feed("web.briefings", briefings.newest, briefings.since, self.show)
+        self.messages = Feed("web.messages", messages.newest, messages.since, self.tell)
 
     def enabled(self, host: HostApi) -> bool:
         return bool(host.config.platforms.web.enabled)
@@ -42,6 +46,8 @@ class WebPlatform:
     async def start(self, host: HostApi) -> None:
         self.host = host
         self.hub.closed = False
+        await self.briefings.start(host)
+        await self.messages.start(host)
 
     async def stop(self) -> None:
         self.hub.close()
@@ -54,24 +60,36 @@ class WebPlatform:
     def health(self) -> dict[str, Any]:
         return {"pages": self.hub.clients(), "open_questions": len(self.hub.pending)}
 
-    async def send(self, address: Address, text: str, **kwargs: Any) -> str | None:
-        delivered = self.hub.publish(address.channel, "message", {"text": text})
-        if not delivered:
-            logger.info("web message to %s: no page open", address)
-        return f"web:{address.channel}" if delivered else None
+    async def send(self, address: Address, text: str, **kwargs: Any) -> str:
+        """Show ``text`` on the session's open pages, whichever host holds them."""
+        if self.host is None:
+            raise RuntimeError("the web platform is not bound to a host")
+        row = await self.messages.publish(
+            self.host, lambda db: messages.insert(db, address.channel, text)
+        )
+        return f"web_messages:{row['id']}"
 
     async def send_briefing(self, address: Address, briefing: Briefing) -> str:
         if self.host is None:
             raise RuntimeError("the web platform is not bound to a host")
-        store = self.host.store
         try:
-            row = await store.run(lambda db: briefings.insert(db, address, briefing))
+            row = await self.briefings.publish(
+                self.host, lambda db: briefings.insert(db, address, briefing)
+            )
         except Exception:
             self.counters["briefings", "failed"] += 1
             raise
         self.counters["briefings", "delivered"] += 1
-        self.hub.broadcast("briefing", row)
         return f"web_briefings:{row['id']}"
+
+    def show(self, row: dict[str, Any]) -> None:
+        """A briefing stored by any host, on every page this host holds."""
+        self.hub.broadcast("briefing", row)
+
+    def tell(self, row: dict[str, Any]) -> None:
+        """A message stored by any host, on this host's pages of its session."""
+        if not self.hub.publish(row["session"], "message", {"text": row["text"]}):
+            logger.debug("web message %s: no page of %s open here", row["id"], row["session"])
 
     async def ask(self, address: Address, question: Question) -> Any:
         answer = await self.hub.ask(address.channel, question)

@@ -1,0 +1,48 @@
+"""Messages the bot sends a web-chat session on its own, handed from host to host.
+
+``WebPlatform.send`` may run on any host sharing the store while the session's page is held
+by another, and a cross-host notice carries ids, never bodies (PostgreSQL's NOTIFY stops at
+8000 bytes). So the text goes into the plugin's table ``web_messages`` (migration ``web:2``)
+and every host's :class:`~bothost.plugins.web.feed.Feed` pushes the new rows to its pages of
+that session. The table is a hand-off, not a transcript: old rows are pruned on insert.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+KEEP = 500  # rows kept: enough for a host that was away a while to catch up
+
+SCHEMA_2 = """
+CREATE TABLE web_messages (
+    id INTEGER PRIMARY KEY, session TEXT NOT NULL, text TEXT NOT NULL, created_at REAL NOT NULL
+)
+"""
+
+
+def migrate_2(db: Any) -> None:
+    db.script(SCHEMA_2)
+
+
+def insert(db: Any, session: str, text: str) -> dict[str, Any]:
+    row = {"session": session, "text": text, "created_at": time.time()}
+    row_id = db.value(
+        "INSERT INTO web_messages (session, text, created_at)"
+        " VALUES (:session, :text, :created_at) RETURNING id",
+        row,
+    )
+    if row_id and row_id % 50 == 0:  # prune now and then, not on every insert
+        db.execute("DELETE FROM web_messages WHERE id <= ?", (row_id - KEEP,))
+    return {**row, "id": row_id}
+
+
+def newest(db: Any) -> int:
+    return int(db.value("SELECT MAX(id) FROM web_messages") or 0)
+
+
+def since(db: Any, after: int, limit: int) -> list[dict[str, Any]]:
+    return db.query(
+        "SELECT id, session, text, created_at FROM web_messages WHERE id > ? ORDER BY id LIMIT ?",
+        (after, limit),
+    )
