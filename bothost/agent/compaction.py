@@ -138,14 +138,14 @@ class Compactor:
         self.notices: list[str] = []
         self.failed = ""  # why summarising failed in this turn: not asked again each round
 
-    async def fit(self, fixed_tokens: int) -> Context:
-        """The context for a round whose system prompt and tools take ``fixed_tokens``."""
+    async def fit(
+        self, fixed_tokens: int, loaded: tuple[Summary | None, list[Stored]] | None = None
+    ) -> Context:
+        """The context for a round whose system prompt and tools take ``fixed_tokens``;
+        ``loaded`` is the summary and messages when the caller has just read them."""
         store, session_id = self.host.store, self.session.id
         space = room(self.host.config.llm, fixed_tokens)
-        summary = await history.latest_summary(store, session_id)
-        rows = await history.since(
-            store, session_id, summary.covers_through if summary else 0, LOAD_LIMIT
-        )
+        summary, rows = loaded or await history.window(store, session_id, LOAD_LIMIT)
         used = sum(r.tokens for r in rows) + (summary.tokens if summary else 0)
         if used <= space:
             return Context(await self.messages(rows), summary)

@@ -20,9 +20,8 @@ from bothost.store import Store
 EXTRA_KEYS = ("tool_calls", "tool_call_id", "name", "private", "untrusted", "is_error")
 
 
-async def ensure_session(store: Store, session: Session) -> None:
-    now = time.time()
-    row = {
+def session_row(session: Session, now: float) -> dict[str, Any]:
+    return {
         "id": session.id,
         "platform": session.address.platform,
         "channel": session.address.channel,
@@ -32,20 +31,17 @@ async def ensure_session(store: Store, session: Session) -> None:
         "updated_at": now,
     }
 
-    def upsert(db: Any) -> None:
-        db.execute(
-            'INSERT INTO sessions (id, platform, channel, thread, "user", created_at, updated_at)'
-            " VALUES (:id, :platform, :channel, :thread, :user, :created_at, :updated_at)"
-            " ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at",
-            row,
-        )
 
-    await store.run(upsert)
+UPSERT_SESSION = (
+    'INSERT INTO sessions (id, platform, channel, thread, "user", created_at, updated_at)'
+    " VALUES (:id, :platform, :channel, :thread, :user, :created_at, :updated_at)"
+    " ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at"
+)
 
 
-async def append(store: Store, session_id: str, turn_id: str, message: dict[str, Any]) -> None:
+def message_row(session_id: str, turn_id: str, message: dict[str, Any]) -> dict[str, Any]:
     data = {k: message[k] for k in EXTRA_KEYS if message.get(k) not in (None, False, [])}
-    row = {
+    return {
         "session_id": session_id,
         "turn_id": turn_id,
         "role": message["role"],
@@ -54,7 +50,29 @@ async def append(store: Store, session_id: str, turn_id: str, message: dict[str,
         "tokens": estimate_tokens(message),
         "created_at": time.time(),
     }
+
+
+async def append(store: Store, session_id: str, turn_id: str, message: dict[str, Any]) -> None:
+    row = message_row(session_id, turn_id, message)
     await store.run(lambda db: db.insert("messages", row))
+
+
+async def open_turn(
+    store: Store, session: Session, turn_id: str, message: dict[str, Any], limit: int
+) -> Opening:
+    """Record the session and the person's ``message`` in one transaction, then read the
+    session's grants, latest summary and newest ``limit`` messages: one store round trip
+    where a turn's first round took five (issue 19)."""
+    session_data = session_row(session, time.time())
+    row = message_row(session.id, turn_id, message)
+
+    def write(db: Any) -> Opening:
+        with db.transaction():
+            db.execute(UPSERT_SESSION, session_data)
+            db.insert("messages", row)
+        return Opening(read_grants(db, session.id), *load_window(db, session.id, limit))
+
+    return await store.run(write)
 
 
 @dataclass
@@ -79,26 +97,41 @@ class Summary:
     method: str = "model"  # model | extract (the offline agent's)
 
 
+@dataclass
+class Opening:
+    """What a turn's first round reads, loaded with the turn's opening write."""
+
+    grants: set[str]
+    summary: Summary | None
+    rows: list[Stored]
+
+
 def as_message(row: dict[str, Any]) -> dict[str, Any]:
     message = {"role": row["role"], "content": row["content"] or ""}
     message.update(json.loads(row["data"]) if row["data"] else {})
     return message
 
 
-async def since(store: Store, session_id: str, after: int, limit: int) -> list[Stored]:
-    """The newest ``limit`` messages after message id ``after``, oldest first."""
-
-    def load(db: Any) -> list[dict[str, Any]]:
-        return db.query(
-            "SELECT id, role, content, data, tokens, created_at FROM messages"
-            " WHERE session_id = ? AND id > ? ORDER BY id DESC LIMIT ?",
-            [session_id, after, limit],
-        )
-
-    rows = await store.run(load)
+def load_since(db: Any, session_id: str, after: int, limit: int) -> list[Stored]:
+    rows = db.query(
+        "SELECT id, role, content, data, tokens, created_at FROM messages"
+        " WHERE session_id = ? AND id > ? ORDER BY id DESC LIMIT ?",
+        [session_id, after, limit],
+    )
     return [
         Stored(r["id"], as_message(r), r["tokens"] or 0, r["created_at"]) for r in reversed(rows)
     ]
+
+
+async def window(store: Store, session_id: str, limit: int) -> tuple[Summary | None, list[Stored]]:
+    """The latest summary and the newest ``limit`` messages after it, in one round trip."""
+    return await store.run(lambda db: load_window(db, session_id, limit))
+
+
+def load_window(db: Any, session_id: str, limit: int) -> tuple[Summary | None, list[Stored]]:
+    summary = load_summary(db, session_id)
+    after = summary.covers_through if summary else 0
+    return summary, load_since(db, session_id, after, limit)
 
 
 async def last_user_message(store: Store, session_id: str, before: int) -> Stored | None:
@@ -117,21 +150,15 @@ async def last_user_message(store: Store, session_id: str, before: int) -> Store
     return Stored(rows[0]["id"], as_message(rows[0]), rows[0]["tokens"] or 0, 0.0) if rows else None
 
 
-async def latest_summary(store: Store, session_id: str) -> Summary | None:
-    def load(db: Any) -> list[dict[str, Any]]:
-        return list(
-            db.query(
-                "SELECT covers_through, content, tokens, private, untrusted, method"
-                " FROM summaries WHERE session_id = ? ORDER BY covers_through DESC, id DESC"
-                " LIMIT 1",
-                [session_id],
-            )
-        )
-
-    rows = await store.run(load)
-    if not rows:
+def load_summary(db: Any, session_id: str) -> Summary | None:
+    r = db.one(
+        "SELECT covers_through, content, tokens, private, untrusted, method"
+        " FROM summaries WHERE session_id = ? ORDER BY covers_through DESC, id DESC"
+        " LIMIT 1",
+        [session_id],
+    )
+    if r is None:
         return None
-    r = rows[0]
     return Summary(
         r["covers_through"],
         r["content"],
@@ -162,11 +189,13 @@ async def add_summary(store: Store, session_id: str, summary: Summary) -> None:
     )
 
 
+def read_grants(db: Any, session_id: str) -> set[str]:
+    rows = db.execute("SELECT server FROM mcp_grants WHERE session_id = ?", [session_id])
+    return {r[0] for r in rows}
+
+
 async def grants(store: Store, session_id: str) -> set[str]:
-    rows = await store.run(
-        lambda db: db.query("SELECT server FROM mcp_grants WHERE session_id = ?", [session_id])
-    )
-    return {r["server"] for r in rows}
+    return await store.run(lambda db: read_grants(db, session_id))
 
 
 async def grant(store: Store, session_id: str, groups: list[str]) -> None:

@@ -8,6 +8,7 @@ untrusted content (a server is a third party) and bounded in length.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,17 +24,36 @@ from bothost.models import Session
 MAX_INSTRUCTIONS = 4000
 
 if TYPE_CHECKING:
+    from bothost.agent.registry import Group
     from bothost.host import Host
 
 
 def main_prompt(path: str | None = None) -> str:
+    """The main agent prompt: ``agent.prompt``'s file, read again only once it changed (a
+    person may edit it while the host runs), or the packaged one."""
     if path:
-        return Path(path).expanduser().read_text(encoding="utf-8")
+        found = Path(path).expanduser()
+        stat = found.stat()
+        return read_prompt(found, stat.st_mtime_ns, stat.st_size)
+    return packaged_prompt()
+
+
+@functools.cache
+def packaged_prompt() -> str:
+    # read once per process: every turn read it again (issue 19: ~0.3 ms of a turn's time)
     return (resources.files("bothost.defaults") / "agents" / "main.md").read_text("utf-8")
 
 
-def groups_table(host: Host, session: Session, granted: set[str]) -> str:
-    groups = host.registry.groups(session.is_admin)
+@functools.lru_cache(maxsize=4)  # a host has one prompt file; the key holds its version
+def read_prompt(path: Path, mtime_ns: int, size: int) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def groups_table(
+    host: Host, session: Session, granted: set[str], groups: list[Group] | None = None
+) -> str:
+    if groups is None:
+        groups = host.registry.groups(session.is_admin)
     if not groups:
         return ""
     # Every turn carries this list, so each word is paid for on every request (issue 19: a
@@ -55,12 +75,13 @@ async def system_prompt(
     for fragment in await call_each(host.pm, "system_prompt", session=session):
         if isinstance(fragment, str) and fragment.strip():
             parts.append(fragment.strip())
-    table = groups_table(host, session, granted)
+    groups = host.registry.groups(session.is_admin)
+    table = groups_table(host, session, granted, groups)
     if table:
         parts.append(table)
     parts.extend(
         instructions(g.name, g.instructions)
-        for g in host.registry.groups(session.is_admin)
+        for g in groups
         if g.name in granted and g.instructions.strip()
     )
     return "\n\n".join(parts)

@@ -66,16 +66,21 @@ class Turn:
         self.refused: BudgetSpentError | None = None  # set when a usage budget stopped the turn
         self.compactor = Compactor(host, session)
         self.taint = (False, False)  # the interlock flags of what the summary stands in for
+        # what the first round reads, loaded with the turn's opening write; later rounds
+        # read again (their tools may have granted groups and added messages)
+        self.opening: history.Opening | None = None
 
     async def run(self, text: str, untrusted: bool = False) -> Reply:
         """Run the turn for the person's `text`; `untrusted` when a third party wrote part
         of it (a ``/prompt``), which the interlock counts like an untrusted tool result."""
         config = self.host.config
-        await history.ensure_session(self.host.store, self.session)
         opening: dict[str, Any] = {"role": "user", "content": text}
         if untrusted:
             opening["untrusted"] = True
-        await self.add(opening)
+        self.messages.append(opening)
+        self.opening = await history.open_turn(
+            self.host.store, self.session, self.id, opening, compaction.LOAD_LIMIT
+        )
         outcome = Outcome.FAILED
         try:
             async with asyncio.timeout(config.agent.turn_timeout):
@@ -104,12 +109,19 @@ class Turn:
         config = self.host.config
         wants_catalog = getattr(self.host.llm, "wants_catalog", False)
         for _ in range(config.agent.max_rounds):
-            granted = await history.grants(self.host.store, self.session.id)
+            opened, self.opening = self.opening, None
+            if opened is not None:
+                granted = opened.grants
+            else:
+                granted = await history.grants(self.host.store, self.session.id)
             await self.host.registry.settle(granted)  # a granted server may still be starting
             tools = self.host.registry.visible(granted, self.session.is_admin) + self.extra_tools
             specs = [t.spec() for t in tools]
             system = await system_prompt(self.host, self.session, granted, self.system)
-            context = await self.compactor.fit(estimate_tokens(system) + estimate_tokens(specs))
+            context = await self.compactor.fit(
+                estimate_tokens(system) + estimate_tokens(specs),
+                (opened.summary, opened.rows) if opened is not None else None,
+            )
             self.messages, self.taint = context.messages, context.taint
             request = ChatRequest(
                 system=context.system(system),

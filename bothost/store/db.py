@@ -99,6 +99,18 @@ class Store:
         self._jobs.put((fn, future))
         return future
 
+    def post(self, fn: Callable[[Conn], Any], what: str) -> None:
+        """Run ``fn(conn)`` on the store thread without waiting for it: for bookkeeping a
+        caller need not hold up on. Jobs run in order on one thread, so every later job —
+        a read included — sees its write; a failure is logged as ``what`` failing."""
+
+        def report(future: Future[Any]) -> None:
+            exc = future.exception()
+            if exc is not None:
+                logger.error("%s failed", what, exc_info=exc)
+
+        self.submit(fn).add_done_callback(report)
+
     def call(self, fn: Callable[[Conn], T]) -> T:
         """Run ``fn(conn)`` on the store thread and wait (sync callers, CLI commands)."""
         return self.submit(fn).result()

@@ -12,7 +12,6 @@ nothing: no figures came back. Anything else a provider has (``wants_catalog``, 
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,8 +21,6 @@ from bothost.llm.base import ChatRequest, ChatResponse, Usage, estimate_tokens
 from bothost.usage import budget
 from bothost.usage.attribution import Attribution, current
 from bothost.usage.report import utc_day
-
-logger = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
@@ -52,14 +49,17 @@ class Metered:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         who = current()
         now = self.clock()
-        refused = await self.store.run(lambda db: budget.refusal(db, self.usage_config, who, now))
-        if refused is not None:
-            raise refused
+        if budget.scopes(self.usage_config, who):  # no budget set: nothing to read
+            refused = await self.store.run(
+                lambda db: budget.refusal(db, self.usage_config, who, now)
+            )
+            if refused is not None:
+                raise refused
         response = await self.provider.complete(request)
-        await self.record(who, response.usage or estimate(request, response))
+        self.record(who, response.usage or estimate(request, response))
         return response
 
-    async def record(self, who: Attribution, usage: Usage) -> None:
+    def record(self, who: Attribution, usage: Usage) -> None:
         at = self.clock()
         row = (
             at,
@@ -77,18 +77,18 @@ class Metered:
             who.user,
             who.tick,
         )
-        try:
-            await self.store.run(
-                lambda db: db.execute(
-                    "INSERT INTO llm_usage (at, day, kind, provider, model, input_tokens,"
-                    " output_tokens, cached_tokens, cache_write_tokens, estimated, turn_id,"
-                    " session_id, user_key, tick_id) VALUES"
-                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    row,
-                )
-            )
-        except Exception:  # the reply came back: a bookkeeping write must not lose it
-            logger.exception("recording model usage failed (%s)", self.model_name)
+        # queued, not awaited: the reply need not wait on bookkeeping, and the store runs
+        # jobs in order, so the next budget check (or any later read) sees this row
+        self.store.post(
+            lambda db: db.execute(
+                "INSERT INTO llm_usage (at, day, kind, provider, model, input_tokens,"
+                " output_tokens, cached_tokens, cache_write_tokens, estimated, turn_id,"
+                " session_id, user_key, tick_id) VALUES"
+                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            ),
+            f"recording model usage ({self.model_name})",
+        )
 
 
 def estimate(request: ChatRequest, response: ChatResponse) -> Usage:

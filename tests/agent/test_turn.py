@@ -228,3 +228,30 @@ async def test_history_is_compacted_oldest_first_and_the_system_prompt_kept(open
     assert sent[0].startswith("You are bothost") and sent[0].endswith("SUMMARY")
     assert texts[0] not in sent and sent[-1] == texts[2]
     assert sent[1] in texts  # the context starts at a user message
+
+
+async def test_a_turn_without_tools_waits_on_the_store_twice(openai_host, fake_llm):
+    # issue 19: the turn's opening (session, message, grants, history) is one round trip and
+    # the reply one more; the usage row is queued behind them, not waited for
+    fake_llm.script = [{"text": "warm"}, {"text": "hi there"}]
+    await openai_host.handle_message(message("first"))
+    store, waited = openai_host.store, []
+    run = store.run
+
+    async def counted(fn):
+        waited.append(fn)
+        return await run(fn)
+
+    store.run = counted
+    try:
+        reply = await openai_host.handle_message(message("hello"))
+    finally:
+        store.run = run
+    assert reply.text == "hi there"
+    assert len(waited) == 2
+    rows = store.call(lambda db: db.query("SELECT role, content FROM messages ORDER BY id"))
+    assert [(r["role"], r["content"]) for r in rows][-2:] == [
+        ("user", "hello"),
+        ("assistant", "hi there"),
+    ]
+    assert store.call(lambda db: db.value("SELECT COUNT(*) FROM llm_usage")) == 2
