@@ -17,11 +17,13 @@ from bothost.models import Event
 HASH_CHARS = 32  # 128 bits of sha256: collisions are not a practical concern
 
 
+# one encoder for every event: json.dumps with options builds a new one per call
+CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def canonical_json(payload: Any) -> str:
     """The payload as compact JSON with sorted keys: equal payloads give equal text."""
-    return json.dumps(
-        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
+    return CANONICAL.encode(payload)
 
 
 def dedupe_key(event: Event, canonical: str | None = None) -> str:
