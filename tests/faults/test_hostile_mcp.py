@@ -3,8 +3,10 @@
 Each test starts the host as a user does (a subprocess with a config naming
 ``hostile_server.py MODE`` and a polite neighbour, web on a free port), lets the hostile
 server misbehave for a bounded while, and holds the host to its resource bounds: its RSS
-stays under 150 MB, ``/healthz`` answers each request within a 1 s client timeout, the polite
-server's tool still answers, and SIGTERM stops the host within a bound.
+stays under 150 MB, ``/healthz`` answers each request before the host has spent 2 s of its
+own CPU time on it (a starved listener burns CPU on the flood and never answers; counting
+the host's CPU, not the wall clock, keeps a loaded machine from failing a healthy host), the
+polite server's tool still answers, and SIGTERM stops the host within a bound.
 """
 
 from __future__ import annotations
@@ -29,11 +31,25 @@ from tests.helpers import free_port, until
 
 HOSTILE = Path(__file__).with_name("hostile_server.py")
 MAX_RSS_KB = 150 * 1024  # the issue's bound for a host under a hostile server's flood
-HEALTH_TIMEOUT = 1.0  # a request to /healthz must be answered within this, every time
+# CPU time the host may spend while one /healthz waits. Relative to the CPU the host gets:
+# a flooded host on an idle machine answers in well under 1 s of wall time, but under a
+# load of 10 on 2 cores the same host took 0.3-1.3 s of wall time (and the old 1 s client
+# timeout flaked); its CPU time per request stays the same whatever the load.
+HEALTH_CPU_SECONDS = 2.0
+# a listener that never answers while the host does not even use CPU (blocked on a pipe)
+HEALTH_WALL_SECONDS = 30.0
+CPU_POLL = 0.05  # seconds between readings of the host's CPU time during a request
 FLOOD_SECONDS = 6.0  # how long a flood is sampled; long enough for the old growth to show
 SAMPLE_EVERY = 0.25  # between samples of RSS and /healthz during a flood
 START_BOUND = 30.0  # generous: the host's own start on a loaded machine
 STOP_BOUND = 20.0  # SIGTERM → exit: notifications drain (2 s) + server SIGTERM/SIGKILL (3 s)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the process so far (all its threads), from /proc."""
+    # fields after the ")" that ends the command name start at field 3; utime is 14, stime 15
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kb(pid: int) -> int:
@@ -65,8 +81,23 @@ class RunningHost:
         return f"http://127.0.0.1:{self.port}"
 
     async def healthz(self) -> dict:
-        timeout = aiohttp.ClientTimeout(total=HEALTH_TIMEOUT)
-        async with self.client.get(self.base + "/healthz", timeout=timeout) as response:
+        """GET /healthz, failing once the host has spent HEALTH_CPU_SECONDS without answering."""
+        pid = self.process.pid
+        before = cpu_seconds(pid)
+        request = asyncio.ensure_future(self._healthz())
+        try:
+            async with asyncio.timeout(HEALTH_WALL_SECONDS):
+                while not request.done():
+                    await asyncio.wait({request}, timeout=CPU_POLL)
+                    used = cpu_seconds(pid) - before
+                    if not request.done() and used > HEALTH_CPU_SECONDS:
+                        raise AssertionError(f"/healthz unanswered after {used:.2f} s of host CPU")
+        finally:
+            request.cancel()
+        return request.result()
+
+    async def _healthz(self) -> dict:
+        async with self.client.get(self.base + "/healthz") as response:
             assert response.status == 200
             return await response.json()
 
