@@ -118,15 +118,18 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
     found = run(runtime, collect())
     if as_json:
         click.echo(json.dumps({n: v["tools"] for n, v in found.items()}, indent=2))
+    rows = []
     for server, entry in found.items():
         status = entry["status"]
         if status.state != "ready":
             click.echo(f"bothost: {server}: {status.state}: {status.error}", err=True)
-        if as_json:
-            continue
         for tool in entry["tools"]:
             summary = (tool.get("description") or "").strip().splitlines()
-            click.echo(f"{server}/{tool['name']:28} {summary[0][:90] if summary else ''}".rstrip())
+            rows.append((f"{server}/{tool['name']}", summary[0][:90] if summary else ""))
+    # one column for every server's tools, as wide as the longest name
+    width = max((len(label) for label, _ in rows), default=0)
+    for label, summary in [] if as_json else rows:
+        click.echo(f"{label:{width}}  {summary}".rstrip())
     if any(v["status"].state != "ready" for v in found.values()):
         sys.exit(CALL_FAILED_EXIT)
 

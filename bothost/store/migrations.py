@@ -156,20 +156,6 @@ CREATE INDEX llm_usage_at ON llm_usage (at);
 CREATE INDEX llm_usage_user ON llm_usage (user_key, at);
 """
 
-# A conversation compacted to fit the model's context: each row summarises every message of
-# its session up to ``covers_through`` (a messages.id; the messages stay), so the newest row
-# is the one a turn uses. ``private`` / ``untrusted`` carry the interlock's flags of what it
-# covers; ``method`` says who wrote it (``model`` or ``extract``, the offline agent's).
-CORE_SCHEMA_5 = """
-CREATE TABLE summaries (
-    id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, covers_through INTEGER NOT NULL,
-    content TEXT NOT NULL, tokens INTEGER NOT NULL, private INTEGER NOT NULL DEFAULT 0,
-    untrusted INTEGER NOT NULL DEFAULT 0, method TEXT NOT NULL, created_at REAL NOT NULL
-);
-CREATE INDEX summaries_session ON summaries (session_id, covers_through);
-"""
-
-
 # core:4 — OAuth for remote MCP servers (issue 16): one record per server (its client
 # registration and tokens, JSON), and the logins waiting for their redirect on the host's
 # /oauth/callback, by OAuth state.
@@ -178,6 +164,21 @@ CREATE TABLE mcp_oauth (server TEXT PRIMARY KEY, record TEXT NOT NULL, updated_a
 CREATE TABLE oauth_logins (
     state TEXT PRIMARY KEY, server TEXT NOT NULL, created_at REAL NOT NULL, params TEXT
 );
+"""
+
+
+# core:5 — a conversation compacted to fit the model's context: each row summarises every
+# message of its session up to ``covers_through`` (a messages.id; the messages stay), so the
+# newest row is the one a turn uses. ``private`` / ``untrusted`` carry the interlock's flags
+# of what it covers; ``method`` says who wrote it (``model`` or ``extract``, the offline
+# agent's).
+CORE_SCHEMA_5 = """
+CREATE TABLE summaries (
+    id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, covers_through INTEGER NOT NULL,
+    content TEXT NOT NULL, tokens INTEGER NOT NULL, private INTEGER NOT NULL DEFAULT 0,
+    untrusted INTEGER NOT NULL DEFAULT 0, method TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX summaries_session ON summaries (session_id, covers_through);
 """
 
 

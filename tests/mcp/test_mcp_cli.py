@@ -107,3 +107,23 @@ def test_logs_show_the_server_story(bothost):
     out = bothost("mcp", "logs", "paging", "-n", "20").output
     assert "[stderr] stderr line 1" in out and "initialized paging-server" in out
     assert "no log" in bothost("mcp", "logs", "ghost", code=1).output
+
+
+def test_tools_lines_up_descriptions_across_servers_and_long_names(home, tmp_path):
+    paging = {"command": sys.executable, "args": [str(PAGING_SERVER)]}
+    long_name = "paging-named-longer-than-a-column"  # 33 > 28
+    config = tmp_path / "bothost.yaml"
+    servers = {"p": paging, long_name: paging, "weather": {"enabled": False}}
+    config.write_text(yaml.safe_dump({"mcp": {"servers": servers}}))
+    argv = ["--home", str(home), "--config", str(config), "mcp", "tools"]
+    listed = CliRunner().invoke(cli, argv)
+    raw = json.loads(CliRunner().invoke(cli, [*argv, "--json"]).output)
+    assert listed.exit_code == 0, listed.output
+    columns = set()
+    for line in listed.output.splitlines():
+        server, rest = line.split("/", 1)
+        tool = next(t for t in raw[server] if rest.startswith(t["name"] + " "))
+        description = tool["description"].strip().splitlines()[0][:90]
+        assert line.endswith(description) and line[: -len(description)].endswith("  ")
+        columns.add(len(line) - len(description))
+    assert len(listed.output.splitlines()) == 2 * len(raw["p"]) and len(columns) == 1
