@@ -40,6 +40,8 @@ POSTGRESQL = "postgresql"
 # The key of the transaction-scoped advisory lock every PostgreSQL write transaction takes:
 # one number in bothost's own range ("bothost" in ASCII), shared by every host on a database.
 WRITE_LOCK_KEY = 0x626F74686F7374
+WRITE_LOCK = f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
+_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE, without importing the driver here
 
 
 class Rows:
@@ -236,6 +238,8 @@ class PostgresConn(Conn):
         self.raw = raw  # a psycopg.Connection in autocommit mode
         self._changes = 0
         self._depth = 0
+        self._begin_pending = False  # a transaction is open here but not yet on the server
+        self._savepoints = 0
         self._locks: set[str] = set()  # session advisory locks held, by name
 
     def try_lock(self, name: str) -> bool:
@@ -255,7 +259,11 @@ class PostgresConn(Conn):
 
     def execute(self, sql: str, params: Params = ()) -> Rows:
         with self.raw.cursor() as cursor:
-            cursor.execute(translate(sql, isinstance(params, Mapping)), adapt(params))
+            query = translate(sql, isinstance(params, Mapping))
+            if self._begin_pending:
+                self._begin(cursor, query, adapt(params))
+            else:
+                cursor.execute(query, adapt(params))
             status = cursor.statusmessage or ""
             if status.startswith(("INSERT", "UPDATE", "DELETE", "MERGE")):
                 self._changes += max(cursor.rowcount, 0)
@@ -269,6 +277,7 @@ class PostgresConn(Conn):
         if not seq:
             return 0
         named = isinstance(seq[0], Mapping)
+        self._start()
         with self.raw.cursor() as cursor:  # psycopg pipelines these: one round trip in all
             cursor.executemany(translate(sql, named), [adapt(p) for p in seq])
             changed = max(cursor.rowcount, 0)
@@ -277,17 +286,70 @@ class PostgresConn(Conn):
 
     @contextmanager
     def transaction(self) -> Iterator[PostgresConn]:
-        with self.raw.transaction():
-            self._depth += 1
-            try:
-                if self._depth == 1:
-                    # serialise writers across hosts, as BEGIN IMMEDIATE does on SQLite
-                    self.execute("SELECT pg_advisory_xact_lock(?)", [WRITE_LOCK_KEY])
+        # Round trips are what a write costs here (the server is a network hop away, and a
+        # busy machine adds a scheduling delay to each): BEGIN and the write lock are not
+        # sent on their own but in one pipeline with the transaction's first statement, so
+        # a one-statement transaction is two round trips (that statement, COMMIT), not four;
+        # one that runs nothing sends nothing.
+        if self._depth:
+            with self._savepoint():
                 yield self
-            finally:
-                self._depth -= 1
+            return
+        self._depth, self._begin_pending = 1, True
+        try:
+            yield self
+        except BaseException:
+            self._end("ROLLBACK")
+            raise
+        else:
+            self._end("COMMIT")
+
+    def _begin(self, cursor: Any = None, query: str | None = None, params: Any = None) -> None:
+        """BEGIN, the write lock and (given) the first statement, pipelined: one round trip."""
+        self._begin_pending = False
+        with self.raw.pipeline():  # its end is the one Sync: the server answers all three
+            self.raw.execute("BEGIN")
+            # serialise writers across hosts, as BEGIN IMMEDIATE does on SQLite
+            self.raw.execute(WRITE_LOCK)
+            if cursor is not None:
+                cursor.execute(query, params)
+
+    def _start(self) -> None:
+        """Send a pending BEGIN before a statement that does not join its pipeline."""
+        if self._begin_pending:
+            self._begin()
+
+    def _end(self, statement: str) -> None:
+        begun = not self._begin_pending
+        self._depth, self._begin_pending = 0, False
+        if not begun:
+            return
+        if statement == "ROLLBACK" and (
+            self.raw.closed or self.raw.broken or self.raw.info.transaction_status == _IDLE
+        ):
+            return  # nothing left to undo (and no error to hide the caller's with)
+        self.raw.execute(statement)
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        self._savepoints += 1
+        name = f"sp{self._savepoints}"
+        self.execute(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            if not (self.raw.closed or self.raw.broken):
+                self.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            raise
+        else:
+            self.execute(f"RELEASE SAVEPOINT {name}")
+        finally:
+            self._depth -= 1
+            self._savepoints -= 1
 
     def script(self, sql: str) -> None:
+        self._start()
         with self.raw.cursor() as cursor:
             cursor.execute(postgres_ddl(sql).encode(), prepare=False)
 
