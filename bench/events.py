@@ -10,9 +10,13 @@ offline tick triages and renders all 10,000 into a briefing for a target that di
 
 With ``--store postgresql://…`` (an empty database bothost may write; its events, ticks
 and briefings are emptied first) the burst, the one-producer run and the tick run on
-PostgreSQL too, printed beside SQLite's.
+PostgreSQL too, printed beside SQLite's with the server's durability settings. ``--store
+auto-postgres`` starts a throwaway cluster for it (Debian's ``postgresql``, as the tests do:
+tests/postgres.py) on a unix socket, with ``synchronous_commit=off`` and fsync on — commits
+do not wait for the disk, as SQLite's ``synchronous=NORMAL`` in WAL, and a crash loses at
+most the last moments, as there.
 
-Run: .venv/bin/python bench/events.py [--events N] [--store postgresql://…]
+Run: .venv/bin/python bench/events.py [--events N] [--store postgresql://…|auto-postgres]
 """
 
 from __future__ import annotations
@@ -226,13 +230,22 @@ async def tick_time(store: Store) -> tuple[float, int]:
     return elapsed, result.events
 
 
-async def postgres(url: str, count: int) -> tuple[float, float, float]:
-    """The burst, one producer and the tick, on the PostgreSQL database at ``url``."""
+AUTO_POSTGRES = "auto-postgres"
+# the throwaway cluster's durability, comparable with SQLite's synchronous=NORMAL (see above)
+AUTO_OPTIONS = "-c synchronous_commit=off"
+
+
+async def postgres(url: str, count: int) -> tuple[float, float, float, str]:
+    """The burst, one producer and the tick, on the PostgreSQL database at ``url``; and
+    what the server is (version, durability), to print beside them."""
     one_by_one = await sequential(url, count // SEQUENTIAL_SHARE)
     rate, store = await burst(url, count)
     seconds, _ = await tick_time(store)
+    names = ("server_version", "synchronous_commit", "fsync")
+    settings = store.call(lambda db: [db.value(f"SHOW {name}") for name in names])
     store.close()
-    return rate, one_by_one, seconds
+    server = "PostgreSQL {} (synchronous_commit={}, fsync={})".format(*settings)
+    return rate, one_by_one, seconds, server
 
 
 async def main(count: int, url: str | None = None) -> None:
@@ -253,16 +266,37 @@ async def main(count: int, url: str | None = None) -> None:
     print(f"burst vs same-store peer:         {rate / naive:10.1f}x")
     print(f"tick (offline triage + render + deliver) at {events:,} events: {seconds:.3f} s")
     if url:
-        pg_rate, pg_one, pg_seconds = await postgres(url, count)
-        print(f"PostgreSQL, concurrent burst:     {pg_rate:10,.0f} events/s ({rate / pg_rate:.1f}x"
-              " slower than SQLite)")  # fmt: skip
-        print(f"PostgreSQL, one producer awaiting:{pg_one:10,.0f} events/s")
+        pg_rate, pg_one, pg_seconds, server = await postgres(url, count)
+        print(f"{server}, same run:")
+        print(f"PostgreSQL, concurrent burst:     {pg_rate:10,.0f} events/s (SQLite/PostgreSQL"
+              f" {rate / pg_rate:.1f}x)")  # fmt: skip
+        print(f"PostgreSQL, one producer awaiting:{pg_one:10,.0f} events/s (SQLite/PostgreSQL"
+              f" {one_by_one / pg_one:.1f}x)")  # fmt: skip
         print(f"PostgreSQL tick at {events:,} events: {pg_seconds:.3f} s")
+
+
+def with_cluster(count: int) -> None:
+    """The run with ``--store auto-postgres``: a throwaway cluster, removed afterwards."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ of this checkout
+    from tests.postgres import Cluster
+
+    cluster = Cluster(AUTO_OPTIONS).start()
+    try:
+        asyncio.run(main(count, cluster.database()))
+    finally:
+        cluster.stop()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
-    parser.add_argument("--store", help="also run on this PostgreSQL database (postgresql://…)")
+    parser.add_argument(
+        "--store",
+        help=f"also run on this PostgreSQL database (postgresql://…), or {AUTO_POSTGRES} to"
+        " start a throwaway cluster for it",
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.events, args.store))
+    if args.store == AUTO_POSTGRES:
+        with_cluster(args.events)
+    else:
+        asyncio.run(main(args.events, args.store))

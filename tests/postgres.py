@@ -51,7 +51,8 @@ def bindir() -> Path:
 class Cluster:
     """One running server; :meth:`database` makes a fresh, empty database for a test."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: str = SERVER_OPTIONS) -> None:
+        self.options = options  # the server's -c settings (bench/events.py keeps fsync on)
         self.bin = bindir()
         self.root = Path(tempfile.mkdtemp(prefix="bothost-pg-"))
         self.data = self.root / "data"
@@ -78,7 +79,7 @@ class Cluster:
             for path in (self.root, self.socket):
                 os.chown(path, user.pw_uid, user.pw_gid)
         self.run("initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8")
-        options = f"-k {self.socket} -p {self.port} -c listen_addresses='' {SERVER_OPTIONS}"
+        options = f"-k {self.socket} -p {self.port} -c listen_addresses='' {self.options}"
         self.run(
             "pg_ctl", "start", "-D", str(self.data), "-w", "-t", str(START_TIMEOUT),
             "-l", str(self.root / "server.log"), "-o", options,
