@@ -309,3 +309,27 @@ def test_what_postgresql_cannot_hold_is_named_and_nothing_is_imported(tmp_path, 
         )
         assert TOKEN not in said
         assert tables(url, core_migrations()) == tables(tmp_path / "empty.db", core_migrations())
+
+
+def test_a_postgresql_database_exports_and_imports_into_sqlite(tmp_path, postgres_url):
+    migrations = [*core_migrations(), NOTES_BYTES]
+    store = Store(postgres_url, migrations)
+    try:
+        store.call(
+            lambda db: db.executemany(
+                "INSERT INTO notes (body, raw, at) VALUES (?, ?, ?)",
+                [("é ✓", b"\x00\xff", 0.1 + 0.2), (None, None, None)],
+            )
+        )
+        store.call(lambda db: db.insert("mutes", {"source": "gmail", "created_at": 2.5}))
+        dump = tmp_path / "pg.jsonl"
+        write_dump(store, str(dump))
+    finally:
+        store.close()
+    assert import_into(tmp_path / "copy.db", migrations, dump)["notes"] == 2
+    assert tables(tmp_path / "copy.db", migrations) == tables(postgres_url, migrations)
+
+
+NOTES_BYTES = Migration(
+    "notes", 1, sql("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, raw BLOB, at REAL)")
+)
