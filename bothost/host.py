@@ -32,7 +32,7 @@ from bothost.events.delivery import platform_deliver
 from bothost.events.lease import new_owner
 from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.home import ensure_home
-from bothost.hookcall import call_each, impls
+from bothost.hookcall import call_each
 from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
 from bothost.platform import Asking, LoginNotice, Notifying, Platform, Question, Requiring
@@ -301,7 +301,7 @@ class Host:
     ) -> Receipt:
         """Queue an event sent once-only: see :meth:`bothost.api.HostApi.ingest_webhook_event`."""
         event = Event(source=source, type=type, payload=payload, dedupe_key=webhook_id)
-        if impls(self.pm, "event_received"):
+        if self.pm.hook.event_received.get_hookimpls():
             # hooks see each id once: a known id stops before them (without hooks the claim
             # in the queue's transaction decides alone, and this read is not needed)
             if await self.queries.webhook_seen(webhook_id):

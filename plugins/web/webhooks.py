@@ -73,7 +73,8 @@ def error(status: int, reason: str, **extra: Any) -> web.Response:
 class WebhookRoutes:
     def __init__(self, host: HostApi, platform: WebhookPlatform) -> None:
         self.host, self.platform = host, platform
-        self.inflight: dict[str, asyncio.Event] = {}
+        # per id being handled, the requests with the same id waiting for it to finish
+        self.inflight: dict[str, list[asyncio.Future[None]]] = {}
         self.replies: set[asyncio.Task[None]] = set()
         self.counters: Counter[tuple[str, ...]] = Counter()
         self.pruned_at = 0.0
@@ -86,7 +87,7 @@ class WebhookRoutes:
 
     @property
     def config(self) -> WebhookConfig:
-        return self.host.config.platforms.webhook
+        return self.host.config.platforms["webhook"]  # by key: attribute access tries first
 
     async def shutdown(self, app: web.Application) -> None:
         for task in list(self.replies):
@@ -144,14 +145,27 @@ class WebhookRoutes:
     @contextlib.asynccontextmanager
     async def once(self, msg_id: str) -> AsyncIterator[None]:
         """Serialise requests carrying the same id (a sender retrying before we answered)."""
-        while (busy := self.inflight.get(msg_id)) is not None:
-            await busy.wait()
-        done = self.inflight[msg_id] = asyncio.Event()
+        await self.enter(msg_id)
         try:
             yield
         finally:
-            del self.inflight[msg_id]
-            done.set()
+            self.leave(msg_id)
+
+    async def enter(self, msg_id: str) -> None:
+        """Wait until no other request with ``msg_id`` is being handled; then it is ours.
+
+        (:meth:`once` without a generator per request: the events route calls this pair.)
+        """
+        while (waiting := self.inflight.get(msg_id)) is not None:
+            turn = asyncio.get_running_loop().create_future()
+            waiting.append(turn)
+            await turn
+        self.inflight[msg_id] = []
+
+    def leave(self, msg_id: str) -> None:
+        for turn in self.inflight.pop(msg_id):
+            if not turn.done():  # a cancelled waiter has gone
+                turn.set_result(None)
 
     async def seen(self, msg_id: str) -> bool:
         if msg_id in self.recent:
@@ -207,7 +221,8 @@ class WebhookRoutes:
         if (length is None or length * MAX_GROWTH > limit) and payload_bytes(payload) > limit:
             self.counters["events", "too_large"] += 1
             return error(413, f"payload larger than the queue's {limit} bytes")
-        async with self.once(msg_id):
+        await self.enter(msg_id)
+        try:
             if msg_id in self.recent:
                 return self.duplicate("events")
             try:
@@ -216,6 +231,8 @@ class WebhookRoutes:
                 self.counters["events", "rejected"] += 1
                 return error(400, str(exc))
             self.note(msg_id)
+        finally:
+            self.leave(msg_id)
         await self.prune()
         if receipt.duplicate:
             return self.duplicate("events")
