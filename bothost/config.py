@@ -130,6 +130,8 @@ class McpServerConfig:
     capabilities: dict[str, list[str]] = field(default_factory=dict)
     roots: list[str] = field(default_factory=list)  # absolute paths, told on roots/list
     auth: McpAuthConfig | None = None
+    # on the leader only (several hosts on one store); None: by command (bothost.mcp.placement)
+    singleton: bool | None = None
 
 
 @dataclass

@@ -29,6 +29,7 @@ from bothost.api import STOPPED_TEXT, Outcome, Receipt, Reply, TextSink, is_stop
 from bothost.config import Config, McpServerConfig
 from bothost.crosshost import open_crosshost
 from bothost.events.delivery import platform_deliver
+from bothost.events.leadership import Leadership
 from bothost.events.lease import new_owner
 from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.home import ensure_home
@@ -85,6 +86,7 @@ class Host:
         self.mcp: Any = None
         self.events: Any = None
         self.ticker: Any = None
+        self.leadership: Leadership | None = None  # `bothost run` only: see start()
         self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
         self.session_locks = SessionLocks(self.store)  # one turn per session across hosts
         self.crosshost = open_crosshost(self.store, new_owner())  # notices to the other hosts
@@ -125,12 +127,16 @@ class Host:
         mcp: bool = True,
         tick: bool = True,
     ) -> None:
-        from bothost.wiring import start_events, start_mcp
+        from bothost.wiring import start_events, start_leadership, start_mcp
 
         await self.crosshost.start()  # listening before platforms subscribe and serve
+        if serve_http:  # the long-running host takes part in leadership; commands do not
+            self.leadership = Leadership(self.store, self.config.tick.lease)
         self.events = await start_events(self, tick=tick)
         if mcp:
             self.mcp = await start_mcp(self, one_shot=not serve_http)
+        if self.leadership is not None:
+            await start_leadership(self, self.leadership)
         await call_each(self.pm, "startup", host=self)
         if platforms:
             for name, platform in self.platforms.items():
@@ -181,7 +187,9 @@ class Host:
                 logger.exception("platform %s failed to stop", name)
         self.active.clear()
         if self.mcp is not None:
-            await self.mcp.stop()
+            await self.mcp.stop()  # the singletons' state is saved while we still lead
+        if self.leadership is not None:
+            await self.leadership.resign()  # another host takes over at once
         if self.events is not None:
             await self.events.close()
         await self.crosshost.stop()

@@ -20,9 +20,11 @@ from aiohttp import web
 
 from bothost.api import HOST  # kept importable from here for older plugins
 from bothost.events import lease
+from bothost.events.leadership import LEADER_LOCK
 from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
 from bothost.mcp.oauth.links import START_PATH, start_route
 from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
+from bothost.mcp.placement import STANDBY
 from bothost.startup import call_register
 from bothost.store.errors import database_errors
 from bothost.store.health import RETRY_AFTER, one_line, storage_failure
@@ -209,8 +211,10 @@ async def health(host: Any) -> dict[str, Any]:
         last = db.execute(
             "SELECT started_at, finished_at, status, error FROM ticks ORDER BY id DESC LIMIT 1"
         ).fetchone()
-        leader = lease.holder(db, lease.TICK_LOCK, time.time())
-        return {"counts": counts, "last": last, "leader": leader}
+        now = time.time()
+        leader = lease.holder(db, LEADER_LOCK, now)
+        ticking = lease.holder(db, lease.TICK_LOCK, now)
+        return {"counts": counts, "last": last, "leader": leader, "ticking": ticking}
 
     store: dict[str, Any]
     try:
@@ -228,13 +232,17 @@ async def health(host: Any) -> dict[str, Any]:
     servers = {}
     if host.mcp is not None:
         for s in host.mcp.status():
-            healthy = s.state in ("ready", "disabled", "shadowed")
+            healthy = s.state in ("ready", "disabled", "shadowed", STANDBY)
             servers[s.name] = {"ok": healthy, "state": s.state, "error": s.error}
     tick: dict[str, Any] = {
         "ok": True,
         "running": host.ticker is not None,
         "enabled": bool(host.config.tick.enabled),
-        "leader": found.get("leader"),  # the process ticking right now (host:pid:id), if any
+        # the leader host's process (host:pid:id; bothost.events.leadership), whether it is
+        # this one, and the process ticking right now (the tick lease), if any
+        "leader": found.get("leader"),
+        "leading": bool(getattr(getattr(host, "leadership", None), "leading", False)),
+        "ticking": found.get("ticking"),
     }
     if found["last"]:
         started, finished, status, error = found["last"]

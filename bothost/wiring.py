@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bothost.agent.mcp_tools import McpToolSource
 from bothost.agent.tick_agent import run_tick_agent
+from bothost.events.leadership import Leadership
 from bothost.events.llm_triage import LlmTriage
 from bothost.events.queue import EventQueue
 from bothost.events.tick import Ticker, TickResult
@@ -49,9 +50,32 @@ def build_ticker(host: Host) -> Ticker:
     async def on_briefing(briefing: Briefing) -> None:
         await call_each(host.pm, "on_briefing", briefing=briefing)
 
+    def leading() -> bool:
+        return host.leadership is None or host.leadership.leading
+
     return Ticker(
-        host.store, host.config.tick, host.deliver, llm_triage=llm_triage, on_briefing=on_briefing
+        host.store,
+        host.config.tick,
+        host.deliver,
+        llm_triage=llm_triage,
+        on_briefing=on_briefing,
+        leading=leading,
     )
+
+
+async def start_leadership(host: Host, leadership: Leadership) -> None:
+    """Decide now whether this host leads (so its singleton servers start at once, or not
+    at all), then keep deciding in the background; the MCP manager and the ticker follow."""
+
+    async def changed(leading: bool) -> None:
+        if host.mcp is not None:
+            await host.mcp.leadership_changed(leading)
+        if host.ticker is not None:
+            host.ticker.wake()
+
+    leadership.listen(changed)
+    await leadership.check()
+    host.supervise("leadership", leadership.run_forever)
 
 
 async def tick_once(host: Host, trigger: str) -> TickResult:
@@ -106,6 +130,7 @@ async def start_mcp(host: Host, one_shot: bool = False) -> McpManager:
         ask=nobody_to_ask,
         publish_status=not one_shot,
         on_login_needed=host.tell_login_needed,
+        leadership=host.leadership,
     )
     await manager.start()
     host.registry.add_source(McpToolSource(manager, host.config))

@@ -30,6 +30,7 @@ async def register_mcp(
     description: str = "",
     timeout: str | None = None,
     max_timeout: str | None = None,
+    singleton: bool | None = None,
 ) -> str:
     """Add an MCP server (a command to run, or a Streamable HTTP URL) and start it.
 
@@ -42,6 +43,8 @@ async def register_mcp(
         description: one line saying what the server is for.
         timeout: how long a tool call may go without news, e.g. "90s" (default 60s).
         max_timeout: how long progress may keep a call going, e.g. "30m" (default 10m).
+        singleton: true for a server that pushes events, so that of several hosts sharing
+            one database only the leader runs it (default: true for the bundled watchers).
     """
     config = McpServerConfig(
         command=command,
@@ -49,6 +52,7 @@ async def register_mcp(
         url=url,
         env={str(k): str(v) for k, v in (env or {}).items()},
         description=description,
+        singleton=singleton,
     )
     try:
         if timeout:

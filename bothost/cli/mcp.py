@@ -194,6 +194,12 @@ def logs_command(runtime: Runtime, name: str, lines: int) -> None:
 @click.option("--timeout", help="How long a call may go without news (90, 90s, 2m; default 60s).")
 @click.option("--max-timeout", help="How long progress may keep a call going (default 10m).")
 @click.option("--disabled", is_flag=True, help="Add it without starting it.")
+@click.option(
+    "--singleton/--everywhere",
+    default=None,
+    help="Run it on the leader host only (a server that pushes events), or on every host "
+    "(default: the leader only for the bundled watchers).",
+)
 @pass_runtime
 def add_command(
     runtime: Runtime,
@@ -206,6 +212,7 @@ def add_command(
     timeout: str | None,
     max_timeout: str | None,
     disabled: bool,
+    singleton: bool | None,
 ) -> None:
     """Add server NAME: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
 
@@ -219,6 +226,7 @@ def add_command(
             timeout,
             not disabled,
             max_timeout,
+            singleton,
         )
         return await manager(runtime).add_server(name, config, origin="cli")
 

@@ -30,14 +30,19 @@ def new_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def acquire(db: Conn, name: str, owner: str, now: float, ttl: float) -> bool:
-    """Take or renew the lease ``name`` until ``now + ttl``; False if another owner holds it."""
+def acquire(
+    db: Conn, name: str, owner: str, now: float, ttl: float, *, force: bool = False
+) -> bool:
+    """Take or renew the lease ``name`` until ``now + ttl``; False if another owner holds it.
+
+    With ``force`` the lease is taken whoever holds it (a SQLite host, the only one on its
+    file, is always the leader: see :mod:`bothost.events.leadership`)."""
     with db.transaction() as conn:
         held = conn.holds(name)
         # newly locked: whoever held the lock before us is gone, and so is their lease
         inherited = conn.try_lock(name) and not held and conn.dialect == POSTGRESQL
         row = conn.execute("SELECT owner, expires_at FROM locks WHERE name = ?", (name,)).fetchone()
-        if row and row[0] != owner and row[1] > now and not inherited:
+        if row and row[0] != owner and row[1] > now and not inherited and not force:
             return False
         conn.execute(
             "INSERT INTO locks (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name)"

@@ -37,15 +37,16 @@ class Claim:
     retries: dict[int, list[int]] = field(default_factory=dict)  # briefing id → event ids
 
 
-def start_tick(db: Conn, trigger: str, now: float) -> int:
+def start_tick(db: Conn, trigger: str, now: float, owner: str | None = None) -> int:
+    """A ``ticks`` row for the tick starting now, naming the process (``owner``) running it."""
     with db.transaction() as conn:
         # we hold the lease, so a tick still marked running died without finishing
         conn.execute("UPDATE ticks SET status = 'abandoned' WHERE status = 'running'")
         return int(
             conn.value(
-                "INSERT INTO ticks (trigger, started_at, status) VALUES (?, ?, 'running')"
-                " RETURNING id",
-                (trigger, now),
+                "INSERT INTO ticks (trigger, started_at, status, owner)"
+                " VALUES (?, ?, 'running', ?) RETURNING id",
+                (trigger, now, owner),
             )
         )
 

@@ -84,7 +84,7 @@ async def run_tick(
         if not await store.run(step):
             logger.warning("tick lease lost to another process; finishing without renewing")
 
-    tick_id = await store.run(lambda db: ledger.start_tick(db, trigger, now))
+    tick_id = await store.run(lambda db: ledger.start_tick(db, trigger, now, owner))
     kill_point("started")
     result = TickResult("ok", tick_id)
     # a slow model or platform must not let the lease lapse while this tick still works
@@ -251,17 +251,27 @@ class Ticker:
         clock: Clock = time.time,
         on_briefing: Callable[[Briefing], Any] | None = None,
         poke_delay: float = POKE_DELAY,
+        leading: Callable[[], bool] | None = None,
     ) -> None:
         self.store, self.config, self.deliver = store, config, deliver
         self.llm_triage, self.clock, self.on_briefing = llm_triage, clock, on_briefing
         self.poke_delay = poke_delay
+        # whether this host leads (bothost.events.leadership): only the leader ticks on the
+        # timetable; an urgent event still gets its tick on whichever host it arrived at
+        self.leading = leading or (lambda: True)
         self.schedule = Schedule(config)  # fail fast on a bad zone, cron or quiet hours
         check_rules(config.rules)
         self._poked = asyncio.Event()
+        self._urgent = False
         self.results: list[TickResult] = []  # recent results, for status pages and tests
 
     def poke(self) -> None:
         """Ask for a tick soon (an urgent event arrived). Call from the event loop."""
+        self._urgent = True
+        self._poked.set()
+
+    def wake(self) -> None:
+        """Look at the timetable again now (this host just became the leader)."""
         self._poked.set()
 
     async def tick(self, trigger: str = "manual") -> TickResult:
@@ -285,33 +295,43 @@ class Ticker:
         started = self.clock()
         cron_after, not_before = started, 0.0
         while True:
+            if not self.leading():  # a follower ticks only for an urgent event
+                if await self._wait(MAX_WAIT):
+                    await asyncio.sleep(self.poke_delay)
+                    await self._run_tick("urgent")
+                continue
             last = await self.store.run(ledger.last_tick_started) or started
             due, trigger = self.schedule.next_due(self.clock(), last, cron_after)
             due = max(due, not_before)
             if await self._wait(due - self.clock()):
                 trigger = "urgent"
                 await asyncio.sleep(self.poke_delay)
-            elif self.clock() < due - CLOCK_SLACK:
-                continue  # woke early (long waits are capped): look at the timetable again
+            elif self.clock() < due - CLOCK_SLACK or not self.leading():
+                continue  # woke early (long waits are capped, a leader change): look again
             elif trigger == "schedule":
                 cron_after = due
-            try:
-                retry = (await self.tick(trigger)).status == "busy"
-            except Exception:  # a scheduled run fails alone; the next one still comes
-                logger.exception("scheduled tick failed")
-                retry = True
+            retry = await self._run_tick(trigger)
             # the timetable says "overdue" until some tick succeeds: without a pause, a
             # held lease or a broken store would have us spin on it
             not_before = self.clock() + RETRY_AFTER if retry else 0.0
 
+    async def _run_tick(self, trigger: str) -> bool:
+        """One tick of the loop; True when it should be tried again soon (busy or failed)."""
+        try:
+            return (await self.tick(trigger)).status == "busy"
+        except Exception:  # a scheduled run fails alone; the next one still comes
+            logger.exception("scheduled tick failed")
+            return True
+
     async def _wait(self, seconds: float) -> bool:
-        """Sleep up to ``seconds``; True if poked meanwhile."""
+        """Sleep up to ``seconds`` or until poked or woken; True if poked (urgent)."""
         if not self._poked.is_set() and seconds > 0:
             try:
                 async with asyncio.timeout(min(seconds, MAX_WAIT)):
                     await self._poked.wait()
             except TimeoutError:
                 return False
-        poked = self._poked.is_set()
+        urgent = self._urgent
         self._poked.clear()
-        return poked
+        self._urgent = False
+        return urgent

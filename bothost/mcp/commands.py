@@ -228,6 +228,7 @@ def new_config(
     timeout: str | None,
     enabled: bool,
     max_timeout: str | None = None,
+    singleton: bool | None = None,
 ) -> McpServerConfig:
     """A server from `mcp add`'s options; `timeout` and `max_timeout` are durations as in
     config (``90``, ``"90s"``, ``"10m"``), checked by the manager like config."""
@@ -241,6 +242,7 @@ def new_config(
         env=env,
         description=description,
         enabled=enabled,
+        singleton=singleton,
     )
     if timeout:
         config.timeout = duration(timeout, "--timeout")

@@ -159,6 +159,12 @@ class Inbound:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._settle_listing(McpError(jsonrpc.CONNECTION_CLOSED, "session closed"))
 
+    async def drain(self) -> None:
+        """Wait until every event notification taken so far has been handled (committed to
+        the queue): what a server's saved position may account for (bothost.mcp.handover).
+        An item is done only once its handling ended (``_event``), not when it was taken."""
+        await self._queue.join()
+
     # -- server requests ---------------------------------------------------------------
 
     def on_request(self, message: jsonrpc.Message, related: Any) -> None:

@@ -28,9 +28,10 @@ from typing import Any
 
 from bothost.config import McpServerConfig
 from bothost.configcheck import timeout_problem
-from bothost.mcp import prompts, resources, roster, stored
+from bothost.mcp import placement, prompts, resources, roster, stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
+from bothost.mcp.handover import StateKeeper
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.tokens import DbTokens
 from bothost.mcp.runner import ServerRunner, ServerStatus, describe
@@ -66,8 +67,11 @@ class McpManager:
         publish_status: bool = True,
         retry: bool = True,
         on_login_needed: Callable[[str, str], Any] | None = None,
+        leadership: Any = None,
     ) -> None:
         self.config_servers = dict(servers)
+        # None: every server runs here (one-shot commands); else singletons follow leadership
+        self.leadership = leadership
         self.store = store
         self.home = Path(home)
         self.on_event = on_event
@@ -138,7 +142,7 @@ class McpManager:
             runner = self.runners.get(name)
             if runner is not None and runner.config == config and runner.origin == origin:
                 if config.enabled and self.started:
-                    runner.start()  # no-op while it runs; starts one made before start()
+                    await self._place(runner)  # no-op while it runs as it should
                 continue
             if runner is not None:
                 await runner.stop()
@@ -153,11 +157,45 @@ class McpManager:
                 retry=self.retry,
                 tokens=DbTokens(self.store),
                 on_login_needed=self._tell_login_needed,
+                keeper=self._keeper(name, config),
             )
             self.runners[name] = runner
             if config.enabled and self.started:
-                runner.start()
+                await self._place(runner)
             self._changed(name)
+
+    # -- placement (several hosts on one store) ------------------------------------------
+
+    @property
+    def leading(self) -> bool:
+        return self.leadership is None or bool(self.leadership.leading)
+
+    async def _place(self, runner: ServerRunner) -> None:
+        """Run an enabled server here, unless it is a singleton and another host leads."""
+        if self.leading or not placement.is_singleton(runner.config):
+            runner.start()
+        else:
+            await runner.standby()
+
+    async def leadership_changed(self, leading: bool) -> None:
+        """Start this host's singletons when it becomes the leader, stop them when it stops
+        being one (a :class:`~bothost.events.leadership.Leadership` listener)."""
+        async with self._lock:
+            if not self.started:
+                return
+            for runner in list(self.runners.values()):
+                if runner.config.enabled and placement.is_singleton(runner.config):
+                    await self._place(runner)
+
+    def _keeper(self, name: str, config: McpServerConfig) -> StateKeeper | None:
+        """A singleton stdio server's state carrier, when hosts share the store."""
+        shared = self.leadership is not None and self.leadership.shared
+        if not shared or config.url or not placement.is_singleton(config):
+            return None
+        leadership = self.leadership
+        return StateKeeper(
+            self.store, name, placement.state_dir(self.home, name), lambda: leadership.owner
+        )
 
     def spawn(self, work: Any, what: str) -> asyncio.Task:
         """Run `work` in the background until it ends or the manager stops; its failure

@@ -24,8 +24,10 @@ from bothost.mcp import jsonrpc
 from bothost.mcp.content import CallResult
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT
 from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
+from bothost.mcp.handover import BARRIER_TIMEOUT, StateKeeper
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.tokens import TokenStore, wait_for_change
+from bothost.mcp.placement import STANDBY
 from bothost.mcp.roots import as_roots
 from bothost.mcp.serverlog import server_logger
 from bothost.mcp.session import ClientSession
@@ -55,7 +57,7 @@ class ServerStatus:
     name: str
     origin: str  # config | db
     enabled: bool
-    state: str  # starting | ready | failed | login_needed | stopped | disabled | shadowed
+    state: str  # starting | ready | failed | login_needed | stopped | disabled | shadowed | standby
     error: str | None = None
     tools: int = 0
     restarts: int = 0
@@ -92,8 +94,10 @@ class ServerRunner:
         retry: bool = True,
         tokens: TokenStore | None = None,
         on_login_needed: Callable[[str, str], Any] | None = None,
+        keeper: StateKeeper | None = None,
     ) -> None:
         self.name = name
+        self.keeper = keeper  # a singleton's state carried between hosts (bothost.mcp.handover)
         self.retry = retry
         self.config = config
         self.origin = origin
@@ -125,13 +129,32 @@ class ServerRunner:
             self._attempt_began, self._announced = time.monotonic(), False
             self._task = asyncio.create_task(self._run(), name=f"mcp-{self.name}")
 
-    async def stop(self) -> None:
+    async def stop(self, then: str | None = None) -> None:
+        """Stop the server; its state becomes ``then`` (default: disabled or stopped)."""
+        if self.keeper is not None:
+            await self._save_state()  # what the next leader resumes from
+            self.keeper.restored = False  # if it starts here again, another may have run it
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
         await self._close_session()
-        self._set("disabled" if not self.config.enabled else "stopped")
+        self._set(then or ("disabled" if not self.config.enabled else "stopped"))
+
+    async def standby(self) -> None:
+        """Not running here, by placement: stopped if it ran, then ``standby``."""
+        if self.state != STANDBY:
+            await self.stop(then=STANDBY)
+
+    async def _save_state(self) -> None:
+        session = self.session
+        if self.keeper is None or session is None or self.state != "ready":
+            return
+        try:
+            async with asyncio.timeout(2 * BARRIER_TIMEOUT):
+                await self.keeper.save(session)
+        except Exception:  # boundary: stopping goes on; the copy in the store is older
+            logger.exception("saving the state of MCP server %s failed", self.name)
 
     async def wait_settled(self, timeout: float) -> None:
         try:
@@ -190,7 +213,15 @@ class ServerRunner:
             else:
                 self._told = False
                 self._set("ready")
-                error = f"server {await closed}"
+                keeping = None
+                if self.keeper is not None and self.session is not None:
+                    keeping = asyncio.create_task(self.keeper.keep(self.session))
+                try:
+                    error = f"server {await closed}"
+                finally:
+                    if keeping is not None:
+                        keeping.cancel()
+                        await asyncio.gather(keeping, return_exceptions=True)
                 await self._close_session()
                 if time.monotonic() - began >= STABLE_AFTER:
                     delay = BACKOFF_START
@@ -259,11 +290,13 @@ class ServerRunner:
             )
         else:
             command = config.command or ""
+            env = server_env(config, self.home)
+            if self.keeper is not None:
+                if not self.keeper.restored:  # first start here since it ran elsewhere
+                    await self.keeper.restore()
+                env["BOTHOST_STATE_DIR"] = str(self.keeper.directory)
             transport = StdioTransport(
-                resolve_command(command) or command,
-                config.args,
-                server_env(config, self.home),
-                log=self.log,
+                resolve_command(command) or command, config.args, env, log=self.log
             )
 
         def on_closed(reason: str) -> None:

@@ -39,6 +39,7 @@ def to_row(name: str, config: McpServerConfig, origin: str) -> dict[str, Any]:
         "timeout": config.timeout,
         "max_timeout": config.max_timeout,
         "origin": origin,
+        "singleton": None if config.singleton is None else int(config.singleton),
     }
     for key in JSON_FIELDS:
         row[key] = json.dumps(getattr(config, key))
@@ -61,6 +62,8 @@ def from_row(row: dict[str, Any]) -> StoredServer:
         config.timeout = float(row["timeout"])
     if row.get("max_timeout"):
         config.max_timeout = float(row["max_timeout"])
+    if row.get("singleton") is not None:
+        config.singleton = bool(row["singleton"])
     return StoredServer(row["name"], config, row.get("origin") or "cli")
 
 

@@ -186,6 +186,19 @@ CREATE INDEX summaries_session ON summaries (session_id, covers_through);
 CORE_SCHEMA_6 = "ALTER TABLE mcp_servers ADD COLUMN max_timeout REAL"
 
 
+# core:7 — several hosts on one store (issue 20): a server added at run time may be marked
+# ``singleton`` (it runs on the leader only; NULL: decided by its command), each tick names
+# the process that ran it (so "one tick at a time" can be checked across hosts), and a
+# singleton server's state directory is kept here, so the next leader resumes from it.
+CORE_SCHEMA_7 = """
+ALTER TABLE mcp_servers ADD COLUMN singleton INTEGER;
+ALTER TABLE ticks ADD COLUMN owner TEXT;
+CREATE TABLE mcp_state (
+    server TEXT PRIMARY KEY, files TEXT NOT NULL, owner TEXT, updated_at REAL NOT NULL
+);
+"""
+
+
 # core:12 — one-time login links an admin is sent in chat when a remote MCP server needs an
 # OAuth login (issue 16, bothost/mcp/oauth/links.py): only the token's SHA-256 is kept, with
 # the server, the admin it was made for, and when it expires and was used.
@@ -206,5 +219,6 @@ def core_migrations() -> list[Migration]:
         Migration("core", 4, sql(CORE_SCHEMA_4), "OAuth of remote MCP servers"),
         Migration("core", 5, sql(CORE_SCHEMA_5), "conversation summaries"),
         Migration("core", 6, sql(CORE_SCHEMA_6), "mcp_servers.max_timeout"),
+        Migration("core", 7, sql(CORE_SCHEMA_7), "leader-only servers, tick owners"),
         Migration("core", 12, sql(CORE_SCHEMA_12), "login links of remote MCP servers"),
     ]

@@ -8,20 +8,34 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
+from ..kit.server import HOST_STATE_DIR
 from .auth import write_private
 
 logger = logging.getLogger(__name__)
 
 
 def state_path(token_file: Path, server: str) -> Path:
-    """`google-<server>.state.json` in the token file's directory.
+    """`google-<server>.state.json` in the token file's directory, or in
+    `$BOTHOST_STATE_DIR` when a host set it (it carries that directory to the next leader
+    host; a position left next to the token file is moved there the first time).
 
     Named by server, not by token, because one token file may serve both servers.
     """
-    return token_file.parent / f"google-{server}.state.json"
+    name = f"google-{server}.state.json"
+    beside_token = token_file.parent / name
+    host_dir = os.environ.get(HOST_STATE_DIR)
+    if not host_dir:
+        return beside_token
+    path = Path(host_dir).expanduser() / name
+    if not path.exists() and beside_token.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        shutil.copyfile(beside_token, path)
+    return path
 
 
 class StateFile:

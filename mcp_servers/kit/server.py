@@ -29,6 +29,8 @@ from .watchers import Watcher, WatchFunction
 logger = logging.getLogger(__name__)
 
 DEFAULT_WATCH_INTERVAL = 600.0
+# Set by a bothost host that carries this server's position between hosts (its handover)
+HOST_STATE_DIR = "BOTHOST_STATE_DIR"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -175,12 +177,15 @@ class Server:
     def state_dir(self) -> Path:
         """Directory (0700) where watchers keep their position across restarts.
 
-        `$<NAME>_STATE_DIR` when set, else `$BOTHOST_HOME/state/<name>/` (BOTHOST_HOME
-        defaulting to ~/.bothost).
+        `$<NAME>_STATE_DIR` when set, else `$BOTHOST_STATE_DIR` (the directory a host gives
+        a server whose position it carries to the next leader host), else
+        `$BOTHOST_HOME/state/<name>/` (BOTHOST_HOME defaulting to ~/.bothost).
         """
         env_name = re.sub(r"[^A-Za-z0-9]", "_", self.name).upper() + "_STATE_DIR"
         if os.environ.get(env_name):
             path = Path(os.environ[env_name]).expanduser()
+        elif os.environ.get(HOST_STATE_DIR):
+            path = Path(os.environ[HOST_STATE_DIR]).expanduser()
         else:
             home = Path(os.environ.get("BOTHOST_HOME") or "~/.bothost").expanduser()
             path = home / "state" / self.name
