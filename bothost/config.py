@@ -19,7 +19,6 @@ import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -294,8 +293,18 @@ def default_home() -> Path:
     return Path(os.environ.get("BOTHOST_HOME") or Path.home() / ".bothost").expanduser()
 
 
+def packaged_file(*parts: str) -> Path:
+    """A file of the packaged ``config/`` (``bothost.defaults``): beside its ``__init__``,
+    found without importlib.resources, whose import was a tenth of a one-shot command's
+    start (issue 19); the package is a plain directory in every install."""
+    import importlib
+
+    defaults = importlib.import_module("bothost.defaults")  # config/, mapped by package-dir
+    return Path(str(defaults.__file__)).parent.joinpath(*parts)
+
+
 def packaged_default_path() -> Path:
-    return Path(str(resources.files("bothost.defaults") / "bothost.yaml"))
+    return packaged_file("bothost.yaml")
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -63,11 +63,19 @@ def parse(text: str, path: Path) -> Any:
         raise ConfigError(f"{path}: nested too deeply to be a config file") from exc
 
 
-class BoundedLoader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it (the wheels are): ten times the pure-Python
+# one, whose parse of the packaged config alone was a tenth of `bothost chat`'s start
+# (issue 19). Both are the safe loader; libyaml bounds nesting itself (depth 1000).
+SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class BoundedLoader(SafeBase):
     """PyYAML's safe loader that refuses a document whose aliases expand too far."""
 
-    def compose_document(self) -> Any:
-        node = super().compose_document()
+    def get_single_node(self) -> Any:
+        # get_single_node, not compose_document: libyaml's parser composes in C and would
+        # never call an override of the latter
+        node = super().get_single_node()
         if node is not None:
             check_expansion(node)
         return node

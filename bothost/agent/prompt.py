@@ -9,12 +9,12 @@ untrusted content (a server is a third party) and bounded in length.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bothost.agent.interlock import UNTRUSTED_NOTE
 from bothost.agent.untrusted import wrap_untrusted
+from bothost.config import packaged_file
 from bothost.hookcall import call_each
 from bothost.models import Session
 
@@ -41,7 +41,7 @@ def main_prompt(path: str | None = None) -> str:
 @functools.cache
 def packaged_prompt() -> str:
     # read once per process: every turn read it again (issue 19: ~0.3 ms of a turn's time)
-    return (resources.files("bothost.defaults") / "agents" / "main.md").read_text("utf-8")
+    return packaged_file("agents", "main.md").read_text("utf-8")
 
 
 @functools.lru_cache(maxsize=4)  # a host has one prompt file; the key holds its version

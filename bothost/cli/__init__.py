@@ -43,6 +43,33 @@ EXIT_STATUS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], 
 )
 
 
+# Commands whose module is imported only when the command is used (or listed by --help):
+# name → (modules, attribute of the first). `bothost chat` imported every command's module
+# (the events commands alone brought croniter and the tick) for a command it never ran
+# (issue 19). The core commands (chat among them) are imported with the group.
+LAZY_COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "db": (("bothost.cli.db",), "db_group"),
+    "mcp": (("bothost.cli.mcp", "bothost.cli.mcp_install"), "mcp_group"),  # install extends it
+    "events": (("bothost.cli.events",), "events_group"),
+    "tick": (("bothost.cli.events",), "tick_command"),
+    "briefings": (("bothost.cli.events",), "briefings_command"),
+    "rules": (("bothost.cli.rules",), "rules_group"),
+    "usage": (("bothost.cli.usage",), "usage_command"),
+}
+
+
+def lazy_command(name: str) -> click.Command | None:
+    """The command `name` of :data:`LAZY_COMMANDS`, its modules imported now; else None."""
+    import importlib
+
+    if name not in LAZY_COMMANDS:
+        return None
+    modules, attribute = LAZY_COMMANDS[name]
+    loaded = [importlib.import_module(module) for module in modules]
+    command: click.Command = getattr(loaded[0], attribute)
+    return command
+
+
 class BothostGroup(click.Group):
     """A group that also offers the commands plugins add through ``register_commands``."""
 
@@ -62,14 +89,14 @@ class BothostGroup(click.Group):
         return runtime.plugin_commands
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        command = super().get_command(ctx, name)
+        command = super().get_command(ctx, name) or lazy_command(name)
         if command is not None or ctx.resilient_parsing:
             return command
         ctx.ensure_object(Runtime).configure(ctx.params)
         return self.plugin_commands(ctx).get(name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        names = set(super().list_commands(ctx))
+        names = set(super().list_commands(ctx)) | set(LAZY_COMMANDS)
         try:
             ctx.ensure_object(Runtime).configure(ctx.params)
             names |= set(self.plugin_commands(ctx))
@@ -111,26 +138,9 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
 
 
 def add_commands() -> None:
-    from bothost.cli import (  # noqa: F401 (mcp_install extends mcp)
-        core,
-        db,
-        events,
-        mcp,
-        mcp_install,
-        rules,
-    )
-    from bothost.cli.usage import usage_command
+    from bothost.cli import core
 
-    for command in (
-        *core.COMMANDS,
-        db.db_group,
-        mcp.mcp_group,
-        events.events_group,
-        events.tick_command,
-        events.briefings_command,
-        rules.rules_group,
-        usage_command,
-    ):
+    for command in core.COMMANDS:
         cli.add_command(command)
 
 

@@ -20,11 +20,11 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime, tzinfo
-from importlib import resources
 from typing import Any
 
 from bothost.agent.tools import Tool, tool_from_function
 from bothost.agent.untrusted import escape_attribute
+from bothost.config import packaged_file
 from bothost.events.render import ACTION_LABELS, WHY_CHARS
 from bothost.events.triage import PRIORITIES, QueuedEvent, one_line
 from bothost.models import BriefingItem
@@ -100,7 +100,7 @@ def notify_tool(take: Callable[[list[dict[str, Any]]], None]) -> Tool:
 
 def tick_prompt() -> str:
     """The tick agent's system prompt as packaged in ``config/agents/tick.md``."""
-    return (resources.files("bothost.defaults") / "agents" / "tick.md").read_text("utf-8")
+    return packaged_file("agents", "tick.md").read_text("utf-8")
 
 
 def render_events(events: list[QueuedEvent], tz: tzinfo) -> str:

@@ -14,8 +14,6 @@ from datetime import datetime, time, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
-
 from bothost.config import TickConfig
 
 QUIET_PATTERN = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
@@ -73,6 +71,12 @@ class Schedule:
         self.config = config
         self.tz = zone(config.timezone)
         self.quiet = QuietHours.parse(config.quiet_hours)
+        if not config.schedules:
+            return
+        # croniter (and dateutil under it) only when there are schedules: their import was
+        # a tenth of every one-shot command's start (issue 19)
+        from croniter import croniter
+
         for expr in config.schedules:
             if not croniter.is_valid(expr):
                 raise ScheduleError(f"tick.schedules: not a cron expression: {expr!r}")
@@ -85,6 +89,10 @@ class Schedule:
 
     def next_cron(self, after: float) -> float | None:
         """The first cron moment strictly after ``after`` over all schedules, or None."""
+        if not self.config.schedules:
+            return None
+        from croniter import croniter
+
         start = self.local(after)
         moments = [croniter(expr, start).get_next(float) for expr in self.config.schedules]
         return min(moments) if moments else None

@@ -11,11 +11,21 @@ import os
 import subprocess
 import sys
 
-NOT_FOR_A_TERMINAL_CHAT = ("aiohttp", "slack_bolt", "slack_sdk", "psycopg")
+NOT_FOR_A_TERMINAL_CHAT = ("aiohttp", "slack_bolt", "slack_sdk", "psycopg", "croniter")
+# the commands `chat` is not: their modules load when one of them runs (or --help lists them)
+OTHER_COMMANDS = (
+    "bothost.cli.db",
+    "bothost.cli.events",
+    "bothost.cli.mcp",
+    "bothost.cli.mcp_install",
+    "bothost.cli.rules",
+    "bothost.cli.usage",
+)
 
 
-def imported(tmp_path, *argv: str) -> set[str]:
-    """Top-level modules imported by ``bothost ARGV`` (from ``python -X importtime``)."""
+def imported(tmp_path, *argv: str, full: bool = False) -> set[str]:
+    """Top-level modules imported by ``bothost ARGV`` (from ``python -X importtime``); every
+    dotted name with `full`."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "bothost", *argv],
         capture_output=True,
@@ -27,7 +37,8 @@ def imported(tmp_path, *argv: str) -> set[str]:
     names = set()
     for line in done.stderr.splitlines():
         if line.startswith("import time:") and line.count("|") == 2:
-            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+            name = line.rsplit("|", 1)[1].strip()
+            names.add(name if full else name.split(".")[0])
     return names
 
 
@@ -35,3 +46,32 @@ def test_terminal_chat_imports_no_http_or_slack_stack(tmp_path):
     modules = imported(tmp_path, "chat", "-m", "help")
     assert "bothost" in modules  # the parsing found the imports at all
     assert not modules & set(NOT_FOR_A_TERMINAL_CHAT), sorted(modules)
+
+
+def test_terminal_chat_imports_no_other_command(tmp_path):
+    modules = imported(tmp_path, "chat", "-m", "help", full=True)
+    assert "bothost.cli.core" in modules
+    assert not modules & set(OTHER_COMMANDS), sorted(modules & set(OTHER_COMMANDS))
+
+
+def test_every_command_is_still_offered_and_runs(tmp_path):
+    import subprocess as sp
+
+    env = {**os.environ, "BOTHOST_HOME": str(tmp_path / "home")}
+
+    def bothost(*argv: str) -> str:
+        done = sp.run(
+            [sys.executable, "-m", "bothost", *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    listed = bothost("--help")
+    for name in ("db", "mcp", "events", "tick", "briefings", "rules", "usage", "chat"):
+        assert f"  {name} " in listed, listed
+    assert "import" in bothost("mcp", "--help")  # mcp_install's commands join the group
+    assert "permission rules" in bothost("rules", "list").lower()  # a lazy command runs
