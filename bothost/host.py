@@ -31,7 +31,7 @@ from bothost.crosshost import open_crosshost
 from bothost.events.delivery import platform_deliver
 from bothost.events.leadership import Leadership
 from bothost.events.lease import new_owner
-from bothost.events.queue import MAX_PAYLOAD_BYTES
+from bothost.events.queue import MAX_PAYLOAD_BYTES, EventOutcome
 from bothost.home import ensure_home
 from bothost.hookcall import call_each
 from bothost.mcp.manager import McpManagerError
@@ -320,6 +320,29 @@ class Host:
                 new = await self.queries.remember_webhook(webhook_id, event.received_at)
                 return Receipt(duplicate=not new, dropped=new)
         return await self.events.ingest_once(event, webhook_id)
+
+    async def ingest_events(
+        self, source: str, items: list[tuple[str, dict[str, Any]]]
+    ) -> list[EventOutcome]:
+        """Several events of one source at once (an MCP server's backlog of ``(type,
+        payload)``): the ``event_received`` hooks run for each, the kept ones are queued
+        together and awaited as one. One outcome per item, in order: the row id, None
+        (dropped by a plugin, deduped or refused), or the error that kept it out."""
+        events = [Event(source=source, type=type_, payload=payload) for type_, payload in items]
+        if not self.pm.hook.event_received.get_hookimpls():  # no plugin looks: ask nothing
+            return await self.events.ingest_batch(events)
+        outcomes: list[EventOutcome] = [None] * len(events)
+        kept: list[int] = []
+        for position, event in enumerate(events):
+            verdicts = await call_each(self.pm, "event_received", event=event)
+            if any(v is False for v in verdicts):
+                logger.info("event %s/%s dropped by a plugin", source, event.type)
+            else:
+                kept.append(position)
+        stored = await self.events.ingest_batch([events[p] for p in kept])
+        for position, outcome in zip(kept, stored, strict=True):
+            outcomes[position] = outcome
+        return outcomes
 
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""

@@ -127,6 +127,7 @@ async def start_mcp(host: Host, one_shot: bool = False) -> McpManager:
         host.store,
         host.home,
         on_event=host.ingest_event,
+        on_events=host.ingest_events,
         ask=nobody_to_ask,
         publish_status=not one_shot,
         on_login_needed=host.tell_login_needed,

@@ -56,13 +56,36 @@ def row_errors() -> tuple[type[Exception], ...]:
     return (ValueError, TypeError, OverflowError, RecursionError, *database_row_errors())
 
 
-@dataclass
+# a row id, None (deduped, refused), a Receipt (a claimed row), or why it failed
+EventOutcome = int | None | Receipt | BaseException
+
+
+class _Waiter:
+    """One caller's events: their outcomes, handed over together in one future once the
+    last of them has settled (a burst of N events costs one future, not N)."""
+
+    __slots__ = ("future", "outcomes", "pending")
+
+    def __init__(self, future: asyncio.Future[list[EventOutcome]], count: int) -> None:
+        self.future = future
+        self.outcomes: list[EventOutcome] = [None] * count
+        self.pending = count
+
+    def settle(self, index: int, outcome: EventOutcome) -> None:
+        self.outcomes[index] = outcome
+        self.pending -= 1
+        if not self.pending and not self.future.done():  # done: its caller was cancelled
+            self.future.set_result(self.outcomes)
+
+
+@dataclass(slots=True)
 class _Row:
     event: Event
     payload: str
     key: str
     urgent: bool
-    future: asyncio.Future[Any]  # int | None; a Receipt for a claimed row
+    waiter: _Waiter
+    index: int  # the event's place among its caller's
     claim: str | None = None  # the once-only id this row claims with its insert
 
 
@@ -89,8 +112,10 @@ class EventQueue:
 
     async def ingest(self, event: Event) -> int | None:
         """Queue one event; its row id, or None when deduped or refused."""
-        future = self._submit(event)
-        return await future
+        (outcome,) = await self._submit([event])
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
 
     async def ingest_once(self, event: Event, once_id: str) -> Receipt:
         """Queue one event and claim ``once_id`` in the same transaction (the id is the
@@ -101,7 +126,9 @@ class EventQueue:
         """
         if event.dedupe_key is None:  # the id names the occurrence: the sender's own key
             event = replace(event, dedupe_key=once_id)
-        outcome = await self._submit(event, once_id)
+        (outcome,) = await self._submit([event], once_id)
+        if isinstance(outcome, BaseException):
+            raise outcome
         return outcome if isinstance(outcome, Receipt) else Receipt(event_id=outcome)
 
     async def ingest_many(self, events: Iterable[Event]) -> list[int | None]:
@@ -110,35 +137,49 @@ class EventQueue:
         Every event settles first; then the first error (an :class:`EventRejectedError`),
         if any, is raised — the others are stored all the same.
         """
-        futures = [self._submit(event) for event in events]
         ids: list[int | None] = []
-        for outcome in await asyncio.gather(*futures, return_exceptions=True):
+        for outcome in await self.ingest_batch(events):
             if isinstance(outcome, BaseException):
                 raise outcome
             ids.append(outcome)
         return ids
 
-    def _submit(self, event: Event, claim: str | None = None) -> asyncio.Future[Any]:
+    async def ingest_batch(self, events: Iterable[Event]) -> list[EventOutcome]:
+        """Queue several events at once and wait for all of them; one outcome per event, in
+        order: its row id, None (deduped or refused), or the error that kept it out (an
+        :class:`EventRejectedError`, or the store's own failure). Nothing is raised for an
+        event: the caller sees each one's fate."""
+        return await self._submit(list(events))
+
+    def _submit(
+        self, events: list[Event], claim: str | None = None
+    ) -> asyncio.Future[list[EventOutcome]]:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        try:
-            row = self._prepare(event, future, claim)
-        except row_errors() as exc:  # this event alone: never let it reach a shared batch
-            future.set_exception(rejected(event, exc))
-            return future
-        if row is None:
-            future.set_result(None)
-            return future
-        self._rows.append(row)
-        self._ensure_writer(loop)
-        assert self._wake is not None
-        self._wake.set()
-        return future
+        waiter = _Waiter(loop.create_future(), len(events))
+        rows = self._rows
+        for index, event in enumerate(events):
+            try:
+                row = self._prepare(event, waiter, index, claim)
+            except row_errors() as exc:  # this event alone: never let it reach a shared batch
+                waiter.settle(index, rejected(event, exc))
+                continue
+            if row is None:
+                waiter.settle(index, None)
+            else:
+                rows.append(row)
+        if self._rows:
+            self._ensure_writer(loop)
+            assert self._wake is not None
+            self._wake.set()
+        elif not events:
+            waiter.future.set_result([])
+        return waiter.future
 
     def _prepare(
-        self, event: Event, future: asyncio.Future[Any], claim: str | None = None
+        self, event: Event, waiter: _Waiter, index: int, claim: str | None = None
     ) -> _Row | None:
         payload = canonical_json(event.payload)
+        # encoding finds a lone surrogate here, before the event can reach a shared batch
         size = len(payload.encode("utf-8"))
         if size > self.max_payload:
             logger.warning(
@@ -152,7 +193,7 @@ class EventQueue:
         urgent = rule_priority(event.source, event.type, event.payload, self.config.rules) == (
             "urgent"
         )
-        return _Row(event, payload, dedupe_key(event, payload), urgent, future, claim)
+        return _Row(event, payload, dedupe_key(event, payload), urgent, waiter, index, claim)
 
     def _ensure_writer(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._writer is None or self._writer.done() or self._loop is not loop:
@@ -182,21 +223,15 @@ class EventQueue:
             ids = await self.store.run(lambda db: insert_batch(db, batch, window))
         except asyncio.CancelledError:
             for row in batch:
-                row.future.cancel()
+                row.waiter.future.cancel()
             raise
         except Exception as exc:  # the writer outlives a failed batch; its callers see why
             logger.exception("event batch of %d could not be written", len(batch))
             for row in batch:
-                if not row.future.done():
-                    row.future.set_exception(exc)
+                row.waiter.settle(row.index, exc)
             return
         for row, outcome in zip(batch, ids, strict=True):
-            if row.future.done():
-                continue
-            if isinstance(outcome, EventRejectedError):
-                row.future.set_exception(outcome)
-            else:
-                row.future.set_result(outcome)
+            row.waiter.settle(row.index, outcome)
         if self.on_urgent and any(
             row.urgent and isinstance(i, int) for row, i in zip(batch, ids, strict=True)
         ):
@@ -207,7 +242,9 @@ class EventQueue:
 
     async def close(self) -> None:
         """Write whatever is waiting or being written, then stop the writer task."""
-        waiting = [row.future for row in [*self._inflight, *self._rows]]
+        waiting = list(
+            {id(r.waiter): r.waiter.future for r in [*self._inflight, *self._rows]}.values()
+        )
         if waiting and self._writer and not self._writer.done():
             await asyncio.gather(*waiting, return_exceptions=True)
         if self._writer and not self._writer.done():

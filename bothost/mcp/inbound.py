@@ -15,9 +15,12 @@ Everything here is bounded, because a server may flood any of it (issue 14: a
 * at most ``MAX_SERVER_REQUESTS`` server requests are handled at once, each answer is
   written within a deadline, and requests beyond the bound are dropped (counted, logged);
 * ``event/*`` notifications go through one queue, handled in the order the server sent
-  them; when the queue holds ``QUEUE_HIGH`` messages or ``QUEUE_HIGH_BYTES`` bytes the
-  stdio reader pauses (the server blocks on its full pipe: nothing lost, nothing grows), and
-  a transport that cannot pause has its notifications dropped past twice that;
+  them by one worker that hands over whatever has gathered (up to ``EVENT_BATCH``) at once
+  and waits for it to be stored, so a burst costs a few group commits and no task per
+  event (the queue backs up while the store works); when the queue holds ``QUEUE_HIGH``
+  messages or ``QUEUE_HIGH_BYTES`` bytes the stdio reader pauses (the server blocks on its
+  full pipe: nothing lost, nothing grows), and a transport that cannot pause has its
+  notifications dropped past twice that;
 * ``notifications/tools/list_changed`` only marks the tool list stale: one re-listing runs
   at a time, at most one more is pending, and they start at most once per
   ``RELIST_INTERVAL`` however many notifications arrive;
@@ -49,7 +52,7 @@ RELIST_INTERVAL = 1.0  # re-listings start at most this often, however often lis
 QUEUE_HIGH = 1_000  # queued notifications at which the stdio reader pauses…
 QUEUE_HIGH_BYTES = 16 * 1024 * 1024  # …or queued bytes (a few big events weigh more than many)
 QUEUE_DROP_FACTOR = 2  # past this multiple of the marks a transport that cannot pause drops
-MAX_EVENTS_IN_FLIGHT = 512  # events handed to the queue but not yet committed, per server
+EVENT_BATCH = QUEUE_HIGH  # events handed over at once: all a paused reader has queued
 MAX_SERVER_REQUESTS = 32  # server requests handled at once; a flood beyond is dropped
 ANSWER_TIMEOUT = 10.0  # writing one answer; a server that stops reading its stdin gets none
 PROGRESS_TIMEOUT = 10.0  # showing one progress update (a platform's status call)
@@ -110,8 +113,8 @@ class InboundOwner(Protocol):
     async def relist(self) -> None:
         """List the tools and keep them; raises McpError."""
 
-    async def event(self, method: str, params: dict[str, Any]) -> None:
-        """Take one ``event/*`` notification."""
+    async def events(self, items: list[tuple[str, dict[str, Any]]]) -> None:
+        """Take ``event/*`` notifications as ``(method, params)``, in the order sent."""
 
 
 class Inbound:
@@ -125,7 +128,6 @@ class Inbound:
         self.log = log
         self.roots = list(roots)  # fixed for the session's life (we announce no list_changed)
         self._tasks = TaskSet(self.log)
-        self._events_in_flight = asyncio.Semaphore(MAX_EVENTS_IN_FLIGHT)
         self._handlers: dict[Any, asyncio.Future[Any]] = {}  # server request id -> its task
         self._requests = 0  # server requests being handled now
         self._queue: asyncio.Queue[tuple[jsonrpc.Message, int]] = asyncio.Queue()
@@ -306,21 +308,18 @@ class Inbound:
             self._show_progress(token, callback, latest)
 
     async def _work(self) -> None:
+        queue = self._queue
         while True:
-            message, size = await self._queue.get()
-            # events are independent: queue the next while this one's commit is pending,
-            # so a burst lands in a few group commits; bounded, so a flood backs up here
-            await self._events_in_flight.acquire()
-            self.spawn(self._event(message, size))
-
-    async def _event(self, message: jsonrpc.Message, size: int) -> None:
-        try:
-            await self.owner.event(message["method"], jsonrpc.params_of(message))
-        except Exception:  # boundary: one event's handling must not stop the others
-            self.log.exception("handling %s failed", message["method"])
-        finally:
-            self._events_in_flight.release()
-            self._dequeued(size)
+            batch = [await queue.get()]
+            while len(batch) < EVENT_BATCH and not queue.empty():
+                batch.append(queue.get_nowait())
+            try:
+                await self.owner.events([(m["method"], jsonrpc.params_of(m)) for m, _ in batch])
+            except Exception:  # boundary: one batch's handling must not stop the next
+                self.log.exception("handling %d event notifications failed", len(batch))
+            finally:
+                for _, size in batch:
+                    self._dequeued(size)
 
     # -- tools/list coalescing ---------------------------------------------------------
 

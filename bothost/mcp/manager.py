@@ -11,8 +11,10 @@ so ``bothost mcp add`` in another process reaches a running host without a resta
 
 The manager is what the rest of the host sees of the servers: the agent's registry asks it
 for their tools (:class:`~bothost.agent.mcp_tools.McpToolSource`) and their ``event/*``
-notifications go to its ``on_event`` callback (the host's ``ingest_event``, which runs the
-``event_received`` hooks). Servers are not pluggy plugins: they implement no hooks.
+notifications go to its ``on_events`` callback a backlog at a time (the host's
+``ingest_events``, which runs the ``event_received`` hooks and queues them together), or one
+by one to ``on_event`` when that is all it was given. Servers are not pluggy plugins: they
+implement no hooks.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class McpManager:
         retry: bool = True,
         on_login_needed: Callable[[str, str], Any] | None = None,
         leadership: Any = None,
+        on_events: Callable[..., Any] | None = None,
     ) -> None:
         self.config_servers = dict(servers)
         # None: every server runs here (one-shot commands); else singletons follow leadership
@@ -75,6 +78,7 @@ class McpManager:
         self.store = store
         self.home = Path(home)
         self.on_event = on_event
+        self.on_events = on_events  # a server's backlog at once, when given (the host's)
         self.ask = ask
         self.publish_status = publish_status
         self.retry = retry  # one-shot commands report a failure instead of retrying it
@@ -152,6 +156,7 @@ class McpManager:
                 origin,
                 home=self.home,
                 on_event=self.on_event,
+                on_events=self.on_events,
                 ask=self.ask,
                 on_change=self._changed,
                 retry=self.retry,

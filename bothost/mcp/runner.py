@@ -90,6 +90,7 @@ class ServerRunner:
         home: Path,
         on_event: Callable[..., Any] | None,
         ask: Callable[..., Any] | None,
+        on_events: Callable[..., Any] | None = None,
         on_change: Callable[[str], None],
         retry: bool = True,
         tokens: TokenStore | None = None,
@@ -103,6 +104,7 @@ class ServerRunner:
         self.origin = origin
         self.home = Path(home)
         self.on_event = on_event
+        self.on_events = on_events  # (source, [(type, payload), …]): a backlog at once
         self.ask = ask
         self.on_change = on_change
         self.tokens = tokens  # where OAuth tokens live; None: no OAuth (static headers only)
@@ -311,6 +313,7 @@ class ServerRunner:
             ask=self.ask,
             roots=as_roots(config.roots),
             on_event=self.on_event,
+            on_events=self.on_events,
             on_closed=on_closed,
             on_tools_changed=lambda _tools: self.on_change(self.name),
         )

@@ -88,6 +88,7 @@ class ClientSession:
         ask: Ask | None = None,
         roots: list[dict[str, str]] | None = None,
         on_event: Callback | None = None,
+        on_events: Callback | None = None,
         on_tools_changed: Callback | None = None,
         on_closed: Callback | None = None,
         client_info: dict[str, str] | None = None,
@@ -103,6 +104,8 @@ class ClientSession:
         self.elicitation = elicitation
         self.roots = roots or []
         self.on_event = on_event
+        # (source, [(type, payload), …]) for a backlog at once; preferred over on_event
+        self.on_events = on_events
         self.on_tools_changed = on_tools_changed
         self.on_closed = on_closed
         self.client_info = client_info or {"name": CLIENT_NAME, "version": CLIENT_VERSION}
@@ -499,10 +502,14 @@ class ClientSession:
             return None
         return next((c for c in self.task_calls if c.task_id == task_id), None)
 
-    async def event(self, method: str, params: dict[str, Any]) -> None:
-        """Hand one ``event/*`` notification to the owner's ``on_event``."""
-        if self.on_event is not None:
-            await inbound.await_maybe(self.on_event(self.name, method, params))
+    async def events(self, items: list[tuple[str, dict[str, Any]]]) -> None:
+        """Hand ``event/*`` notifications, in the order sent, to the owner: all at once to
+        ``on_events``, else one after another to ``on_event``."""
+        if self.on_events is not None:
+            await inbound.await_maybe(self.on_events(self.name, items))
+        elif self.on_event is not None:
+            for method, params in items:
+                await inbound.await_maybe(self.on_event(self.name, method, params))
 
     def _find(self, id_: Any) -> Pending | None:
         pending = self.pending.get(id_)

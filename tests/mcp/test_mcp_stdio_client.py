@@ -234,3 +234,38 @@ async def test_an_event_flood_waits_in_the_pipe_instead_of_being_dropped(open_pa
     assert (await call).text == "pushed"
     await wait_for(lambda: len(seen) == 20_000, 30)
     assert seen[:3] == ["e0", "e1", "e2"]
+
+
+async def test_an_event_burst_reaches_on_events_in_batches_with_no_task_per_event(open_paging):
+    session, _ = await open_paging()
+    batches: list[list[str]] = []
+    tasks: list[int] = []
+
+    async def store(source, items):
+        assert source == "paging"
+        tasks.append(len(asyncio.all_tasks()))
+        batches.append([params["id"] for _type, params in items])
+
+    session.on_events = store
+    assert (await session.call_tool("push", {"count": 3000}, timeout=60)).text == "pushed"
+    await wait_for(lambda: sum(map(len, batches)) == 3000, 30)
+    assert [i for batch in batches for i in batch] == [f"e{n}" for n in range(3000)]
+    assert len(batches) < 3000 / 10  # a backlog is handed over whole, not event by event
+    assert max(tasks) < 20  # a task per event would show here
+
+
+async def test_a_stalled_on_events_pauses_the_reader_and_loses_nothing(open_paging):
+    session, _ = await open_paging()
+    gate, seen = asyncio.Event(), []
+
+    async def slow_store(source, items):  # a store that has stalled for a moment
+        await gate.wait()
+        seen.extend(params["id"] for _type, params in items)
+
+    session.on_events = slow_store
+    call = asyncio.ensure_future(session.call_tool("push", {"count": 20_000}, timeout=60))
+    await wait_for(lambda: not session.inbound._room.is_set())  # the reader has paused
+    gate.set()
+    assert (await call).text == "pushed"
+    await wait_for(lambda: len(seen) == 20_000, 30)
+    assert seen == [f"e{n}" for n in range(20_000)]
