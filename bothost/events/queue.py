@@ -13,8 +13,8 @@ surrogate in its type, a payload that is not JSON, a value the database refuses)
 :class:`EventRejectedError` and one log line naming it, and its neighbours commit. Without
 that, one bad event from one producer rolled back everyone's burst, and MCP events are not
 re-sent. A failure of the store itself (disk full, I/O error) still fails the whole batch.
-The batch is tried whole first (on SQLite: one dedupe query and one ``executemany`` inside a
-savepoint) and redone row by row only when a row is refused, so isolation costs nothing in
+The batch is tried whole first (on SQLite: one dedupe query and a few multi-row inserts
+inside a savepoint) and redone row by row only when a row is refused, so isolation costs nothing in
 the common case.
 
 An event sent with a once-only id (a webhook's ``webhook-id``, :meth:`EventQueue.ingest_once`)
@@ -46,6 +46,10 @@ logger = logging.getLogger(__name__)
 MAX_PAYLOAD_BYTES = 256 * 1024  # a briefing needs a summary, not a mailbox; bigger is a bug
 BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock for long
 DUPLICATE = Receipt(duplicate=True)  # a once-only id claimed before: nothing queued
+# Rows per multi-row INSERT on SQLite: 5 parameters each stay under 999, the lowest limit a
+# SQLite build may have; one statement (not one step per row, as executemany takes) is what
+# lets the store thread hold the GIL only a few times per batch.
+ROWS_PER_INSERT = 199
 
 
 # What one event's own values can raise on the way in (encoding, binding, a constraint, a
@@ -292,8 +296,8 @@ class _IdsUnsure(Exception):
 
 def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outcome]:
     # SQLite, writing under BEGIN IMMEDIATE: the batch's keys are looked up in one query,
-    # deduped here, and the new rows go in with one executemany; a statement per row (its
-    # dedupe inside the INSERT) cost three times as much
+    # deduped here, and the new rows go in with a few multi-row INSERTs; a statement per row
+    # (its dedupe inside the INSERT) cost three times as much
     oldest = min(row.event.received_at for row in batch) - window
     latest: dict[str, float] = dict(
         conn.execute(
@@ -334,20 +338,33 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
         conn.executemany("INSERT INTO webhook_ids (id, received_at) VALUES (?, ?)", new_claims)
     if not fresh:
         return outcomes
-    # The write lock is ours, so a new row's id is one more than the largest before it:
-    # the new ids are exactly those above the largest now, in the order inserted.
+    # The write lock is ours, so each new row's id is one more than the largest before it:
+    # the batch's ids are the next len(fresh) numbers, in the order inserted, which one
+    # count over the new ids confirms (a trigger adding rows, or ids drawn at random once
+    # the largest is taken, fail the check and the batch goes in row by row instead).
     before = conn.value("SELECT max(id) FROM events") or 0
-    conn.executemany(
-        "INSERT INTO events (source, type, payload, received_at, dedupe_key, status, attempts)"
-        " VALUES (?, ?, ?, ?, ?, 'pending', 0)",
-        [
-            (e.source, e.type, row.payload, e.received_at, row.key)
-            for row in (batch[p] for p in fresh)
-            for e in (row.event,)
-        ],
-    )
-    ids = [i for (i,) in conn.execute("SELECT id FROM events WHERE id > ? ORDER BY id", [before])]
-    if len(ids) != len(fresh):  # a trigger added rows, or ids ran out and were drawn at random
+    for start in range(0, len(fresh), ROWS_PER_INSERT):
+        chunk = [batch[p] for p in fresh[start : start + ROWS_PER_INSERT]]
+        conn.execute(
+            "INSERT INTO events (source, type, payload, received_at, dedupe_key, status, attempts)"
+            " VALUES " + ", ".join(["(?, ?, ?, ?, ?, 'pending', 0)"] * len(chunk)),
+            [
+                value
+                for row in chunk
+                for value in (
+                    row.event.source,
+                    row.event.type,
+                    row.payload,
+                    row.event.received_at,
+                    row.key,
+                )
+            ],
+        )
+    ids = range(before + 1, before + 1 + len(fresh))
+    found = conn.execute(
+        "SELECT count(*), min(id), max(id) FROM events WHERE id > ?", [before]
+    ).fetchone()
+    if tuple(found) != (len(ids), ids[0], ids[-1]):
         raise _IdsUnsure
     for position, row_id in zip(fresh, ids, strict=True):
         outcomes[position] = row_id
