@@ -119,6 +119,7 @@ class EventQueue:
         (outcome,) = await self._submit([event])
         if isinstance(outcome, BaseException):
             raise outcome
+        assert not isinstance(outcome, Receipt)  # only a claimed row answers with one
         return outcome
 
     async def ingest_once(self, event: Event, once_id: str) -> Receipt:
@@ -145,6 +146,7 @@ class EventQueue:
         for outcome in await self.ingest_batch(events):
             if isinstance(outcome, BaseException):
                 raise outcome
+            assert not isinstance(outcome, Receipt)  # only a claimed row answers with one
             ids.append(outcome)
         return ids
 
