@@ -15,12 +15,13 @@ Everything here is bounded, because a server may flood any of it (issue 14: a
 * at most ``MAX_SERVER_REQUESTS`` server requests are handled at once, each answer is
   written within a deadline, and requests beyond the bound are dropped (counted, logged);
 * ``event/*`` notifications go through one queue, handled in the order the server sent
-  them by one worker that hands over whatever has gathered (up to ``EVENT_BATCH``) at once
-  and waits for it to be stored, so a burst costs a few group commits and no task per
-  event (the queue backs up while the store works); when the queue holds ``QUEUE_HIGH``
-  messages or ``QUEUE_HIGH_BYTES`` bytes the stdio reader pauses (the server blocks on its
-  full pipe: nothing lost, nothing grows), and a transport that cannot pause has its
-  notifications dropped past twice that;
+  them by one worker that takes whatever has gathered (up to ``EVENT_BATCH``) off the queue
+  at once and waits for it to be stored, so a burst costs a few group commits and no task
+  per event, and the reader fills the queue again meanwhile; when the queue holds
+  ``QUEUE_HIGH`` messages or ``QUEUE_HIGH_BYTES`` bytes the stdio reader pauses (the server
+  blocks on its full pipe: nothing lost, nothing grows; with the batch being stored, at
+  most twice that is held), and a transport that cannot pause has its notifications
+  dropped past twice that;
 * ``notifications/tools/list_changed`` only marks the tool list stale: one re-listing runs
   at a time, at most one more is pending, and they start at most once per
   ``RELIST_INTERVAL`` however many notifications arrive;
@@ -37,6 +38,7 @@ import asyncio
 import inspect
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
@@ -130,8 +132,12 @@ class Inbound:
         self._tasks = TaskSet(self.log)
         self._handlers: dict[Any, asyncio.Future[Any]] = {}  # server request id -> its task
         self._requests = 0  # server requests being handled now
-        self._queue: asyncio.Queue[tuple[jsonrpc.Message, int]] = asyncio.Queue()
+        self._queue: deque[tuple[jsonrpc.Message, int]] = deque()  # (message, its bytes)
         self._queued_bytes = 0
+        self._arrived = asyncio.Event()  # the worker's wake-up
+        self._unhandled = 0  # queued or in the batch being handled (what close drains)
+        self._drained = asyncio.Event()  # set while nothing is unhandled
+        self._drained.set()
         self._room = asyncio.Event()  # set while the queue is below its high marks
         self._room.set()
         self._closed = False
@@ -150,9 +156,9 @@ class Inbound:
         if self._worker is not None and not self._worker.done():
             try:  # events the server pushed just before the end must still be recorded
                 async with asyncio.timeout(CLOSE_DRAIN):
-                    await self._queue.join()
+                    await self._drained.wait()
             except TimeoutError:
-                self.log.warning("%d notifications dropped at close", self._queue.qsize())
+                self.log.warning("%d notifications dropped at close", len(self._queue))
         self._closed = True
         self._room.set()  # a paused reader must not wait on a worker that is gone
         tasks = [t for t in (*self._tasks, self._worker, self._relist) if t and not t.done()]
@@ -224,7 +230,9 @@ class Inbound:
     def on_notification(self, message: jsonrpc.Message, size: int = 0) -> None:
         method = message["method"]
         params = jsonrpc.params_of(message)
-        if method == "notifications/progress":
+        if method.startswith("event/"):  # first: a flood of events is the common case
+            self._enqueue(message, size)
+        elif method == "notifications/progress":
             self._progress(params)
         elif method == "notifications/cancelled":
             request_id = params.get("requestId")
@@ -237,23 +245,24 @@ class Inbound:
             self.owner.task_status(params)  # replaces the task's state: a flood makes no work
         elif method == "notifications/message":
             serverlog.log_message(self.log, params)
-        elif method.startswith("event/"):
-            self._enqueue(message, size)
         else:
             self.ignored.add(f"{method[:100]} (not used)")
 
     def _enqueue(self, message: jsonrpc.Message, size: int) -> None:
         if self._closed:
             return  # after the close drain: nobody would handle it
-        count, size = self._queue.qsize(), max(size, 0)
+        count, size = len(self._queue), max(size, 0)
         if (
             count >= QUEUE_HIGH * QUEUE_DROP_FACTOR
             or self._queued_bytes >= QUEUE_HIGH_BYTES * QUEUE_DROP_FACTOR
         ):
             self.dropped.add(f"{message['method'][:100]} beyond the notification queue's bound")
             return
-        self._queue.put_nowait((message, size))
+        self._queue.append((message, size))
         self._queued_bytes += size
+        self._unhandled += 1
+        self._drained.clear()
+        self._arrived.set()
         if count + 1 >= QUEUE_HIGH or self._queued_bytes >= QUEUE_HIGH_BYTES:
             self._room.clear()
         if self._worker is None:
@@ -264,11 +273,19 @@ class Inbound:
         backpressure: it reads no more until the worker has caught up)."""
         await self._room.wait()
 
-    def _dequeued(self, size: int) -> None:
-        self._queued_bytes -= size
-        self._queue.task_done()
-        if self._queue.qsize() < QUEUE_HIGH // 2 and self._queued_bytes < QUEUE_HIGH_BYTES // 2:
+    def _take(self) -> list[tuple[jsonrpc.Message, int]]:
+        """The next batch off the queue; the reader may go on while it is handled."""
+        queue = self._queue
+        batch = [queue.popleft() for _ in range(min(len(queue), EVENT_BATCH))]
+        self._queued_bytes -= sum(size for _, size in batch)
+        if len(queue) < QUEUE_HIGH // 2 and self._queued_bytes < QUEUE_HIGH_BYTES // 2:
             self._room.set()
+        return batch
+
+    def _handled(self, count: int) -> None:
+        self._unhandled -= count
+        if not self._unhandled:
+            self._drained.set()
 
     def _progress(self, params: dict[str, Any]) -> None:
         token = params.get("progressToken")
@@ -308,18 +325,17 @@ class Inbound:
             self._show_progress(token, callback, latest)
 
     async def _work(self) -> None:
-        queue = self._queue
         while True:
-            batch = [await queue.get()]
-            while len(batch) < EVENT_BATCH and not queue.empty():
-                batch.append(queue.get_nowait())
+            while not self._queue:
+                self._arrived.clear()
+                await self._arrived.wait()
+            batch = self._take()
             try:
                 await self.owner.events([(m["method"], jsonrpc.params_of(m)) for m, _ in batch])
             except Exception:  # boundary: one batch's handling must not stop the next
                 self.log.exception("handling %d event notifications failed", len(batch))
             finally:
-                for _, size in batch:
-                    self._dequeued(size)
+                self._handled(len(batch))
 
     # -- tools/list coalescing ---------------------------------------------------------
 
