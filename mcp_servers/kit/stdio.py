@@ -3,8 +3,10 @@
 stdout belongs to the protocol alone. Before serving, the real stdout is duplicated to a
 private descriptor and descriptor 1 is pointed at stderr, so a stray `print()` — or a
 library or child process writing to fd 1 — lands in the log instead of corrupting the
-stream. Every outgoing message, response or notification, is written whole under one lock.
-End of stdin ends the server: running calls get a short grace, then are cancelled.
+stream. Every outgoing message, response or notification, is written whole and in order;
+those of one turn of the event loop share one write, and senders wait (under one lock) for
+room in the pipe once ``FLUSH_BYTES`` are waiting. End of stdin ends the server: running
+calls get a short grace, then are cancelled.
 """
 
 from __future__ import annotations
@@ -27,16 +29,23 @@ logger = logging.getLogger(__name__)
 MAX_LINE_BYTES = 64 * 1024 * 1024
 # On stdin EOF, calls already running may still finish and answer within this time.
 EOF_GRACE_SECONDS = 5.0
+# Messages sent in one turn of the event loop go out in one write, unless this much is
+# waiting first: a watcher's burst was one write system call per event, which bounded the
+# events a server could push (and woke the client once per line).
+FLUSH_BYTES = 64 * 1024
 
 
 class StdoutWriter:
-    """Writes whole JSON lines to the protocol descriptor, one message at a time."""
+    """Writes whole JSON lines to the protocol descriptor, in order; the lines of one turn of
+    the event loop are joined into one write."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
         self._lock = asyncio.Lock()
         self._transport: asyncio.WriteTransport | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._pending: list[bytes] = []  # whole lines not yet handed to the pipe
+        self._pending_bytes = 0
 
     async def open(self) -> None:
         loop = asyncio.get_running_loop()
@@ -50,12 +59,31 @@ class StdoutWriter:
 
     async def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        async with self._lock:
-            if self._writer is not None:
-                self._writer.write(data)
-                await self._writer.drain()
-            else:
+        writer = self._writer
+        if writer is None:
+            async with self._lock:
                 await asyncio.to_thread(self._write_blocking, data)
+            return
+        if writer.transport.is_closing():  # the client is gone: not sent (watchers keep it)
+            raise ConnectionResetError("stdout is closed")
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(data)
+        self._pending_bytes += len(data)
+        waiting = self._pending_bytes + writer.transport.get_write_buffer_size()
+        if waiting < FLUSH_BYTES and not self._lock.locked():
+            return
+        # a burst, or a client that reads slowly: write now and wait for room in the pipe
+        async with self._lock:
+            self._flush()
+            await writer.drain()
+
+    def _flush(self) -> None:
+        if self._pending and self._writer is not None:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            self._pending_bytes = 0
+            self._writer.write(data)
 
     def _write_blocking(self, data: bytes) -> None:
         self._stream.write(data)
@@ -63,6 +91,7 @@ class StdoutWriter:
 
     def close(self) -> None:
         if self._writer is not None:
+            self._flush()
             self._writer.close()
 
 

@@ -1,0 +1,54 @@
+"""The kit's stdout writer: lines of one loop turn share a write, in order, and a client that
+stops reading holds the senders instead of growing the server's memory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+from bothost.mcp_servers.kit.stdio import FLUSH_BYTES, StdoutWriter
+
+from tests.helpers import until
+
+MESSAGES = 20_000  # ~1.3 MB of lines: far more than a pipe, the transport and a flush hold
+PIPE_AND_BUFFERS = 1024 * 1024 + 4 * FLUSH_BYTES  # a pipe holds 64 KiB to 1 MiB on Linux
+
+
+def note(n: int) -> dict:
+    return {"jsonrpc": "2.0", "method": "event/n", "params": {"id": f"e{n}"}}
+
+
+async def test_a_client_that_stops_reading_holds_the_senders_and_loses_nothing():
+    read_end, write_end = os.pipe()
+    writer = StdoutWriter(os.fdopen(write_end, "wb", buffering=0))
+    await writer.open()
+    sent = 0
+
+    async def flood() -> None:
+        nonlocal sent
+        for n in range(MESSAGES):
+            await writer.send(note(n))
+            sent += 1
+
+    task = asyncio.ensure_future(flood())
+    transport = None
+    try:
+        await until(lambda: writer._lock.locked())  # waiting for room in a full pipe
+        assert sent * len(json.dumps(note(MESSAGES))) < PIPE_AND_BUFFERS
+        reader = asyncio.StreamReader(limit=2**20)
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_end, "rb")
+        )
+        got = []
+        async with asyncio.timeout(30):
+            while len(got) < MESSAGES:
+                got.append(json.loads(await reader.readline())["params"]["id"])
+        await task
+        assert got == [f"e{n}" for n in range(MESSAGES)]
+    finally:
+        task.cancel()
+        writer.close()
+        if transport is not None:
+            transport.close()
