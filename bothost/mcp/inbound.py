@@ -170,8 +170,8 @@ class Inbound:
     async def drain(self) -> None:
         """Wait until every event notification taken so far has been handled (committed to
         the queue): what a server's saved position may account for (bothost.mcp.handover).
-        An item is done only once its handling ended (``_event``), not when it was taken."""
-        await self._queue.join()
+        An item is done only once the batch it went in was handled, not when it was taken."""
+        await self._drained.wait()
 
     # -- server requests ---------------------------------------------------------------
 
