@@ -267,6 +267,7 @@ async def health(host: Any) -> dict[str, Any]:
         "mcp": servers,
         "tick": tick,
         "events": events,
+        "crosshost": host.crosshost.health(),  # whether notices from other hosts arrive
         "tasks": host.supervisor.status(),
         "uptime": round(time.time() - host.http.started_at, 1),
     }

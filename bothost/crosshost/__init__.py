@@ -99,6 +99,9 @@ class LocalCrossHost:
         """How many other hosts are listening: none."""
         return 0
 
+    def health(self) -> dict[str, Any]:
+        return {"ok": True, "shared": False}
+
     async def start(self) -> None:
         pass
 

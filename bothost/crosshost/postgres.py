@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,7 @@ class PostgresCrossHost:
         self.subscribers = Subscribers()
         self.listening = False
         self.backend_pid: int | None = None  # the listener's server process, while listening
+        self.lost_since: float | None = None  # time.monotonic() when listening last stopped
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
 
@@ -86,6 +88,14 @@ class PostgresCrossHost:
 
         return await self.store.run(count)
 
+    def health(self) -> dict[str, Any]:
+        """For ``/healthz``: not ok while the listener is away (notices from other hosts wait
+        for its return and the store's re-read)."""
+        report: dict[str, Any] = {"ok": self.listening, "shared": True}
+        if self.lost_since is not None:
+            report["lost_for"] = round(time.monotonic() - self.lost_since, 1)
+        return report
+
     # --- the listener -----------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -120,9 +130,7 @@ class PostgresCrossHost:
 
     async def _listen_forever(self) -> None:
         psycopg = driver()
-        loop = asyncio.get_running_loop()
         delay = FIRST_RETRY
-        lost_at: float | None = None  # when the last connection dropped (None: never had one)
         attempts = 0
         while True:
             conn = None
@@ -131,33 +139,35 @@ class PostgresCrossHost:
                 conn = await self.connect()
                 await conn.execute(f"LISTEN {CHANNEL}")
                 self.backend_pid = conn.info.backend_pid
-                self.listening = True
-                if lost_at is not None:
+                if self.lost_since is not None:
                     logger.warning(
                         "cross-host listener listening again after %.1f s (%d attempts);"
                         " reading what may have been missed",
-                        loop.time() - lost_at,
+                        time.monotonic() - self.lost_since,
                         attempts,
                     )
-                lost_at, attempts, delay = None, 0, FIRST_RETRY
+                self.listening, self.lost_since = True, None
+                attempts, delay = 0, FIRST_RETRY
                 assert self._ready is not None
                 self._ready.set()
                 await self.subscribers.resync()  # also on the first: covers the start-up gap
                 async for note in conn.notifies():  # waits for good; keepalives find a dead peer
                     await self._receive(note.payload)
             except (psycopg.Error, OSError, TimeoutError) as exc:  # expected: reconnect
-                reason = self.reason(exc)
                 if self.listening:
                     logger.warning(
-                        "cross-host listener lost its connection (%s); reconnecting", reason
+                        "cross-host listener lost its connection (%s); reconnecting",
+                        self.reason(exc),
                     )
                 elif attempts == 1 or attempts % 10 == 0:
-                    logger.warning("cross-host listener cannot connect (%s); retrying", reason)
-                lost_at = loop.time() if self.listening or lost_at is None else lost_at
+                    logger.warning(
+                        "cross-host listener cannot connect (%s); retrying", self.reason(exc)
+                    )
             except Exception:  # boundary: a bug here must not end listening for good
                 logger.exception("cross-host listener failed; reconnecting")
-                lost_at = loop.time() if lost_at is None else lost_at
             finally:
+                if self.listening or self.lost_since is None:
+                    self.lost_since = time.monotonic()  # from here notices may be missed
                 self.listening = False
                 if conn is not None:
                     await self._close(conn)

@@ -127,11 +127,15 @@ async def test_a_dropped_listener_reconnects_and_what_was_sent_meanwhile_arrives
         pid = other.crosshost.backend_pid
         await asyncio.to_thread(terminate, postgres_url, pid)
         await until(lambda: not other.crosshost.listening)
+        async with client.get(base_url(other) + "/healthz") as response:
+            assert (await response.json())["crosshost"]["ok"] is False
         await leader.deliver("web:briefings", briefing("While you were away"))
         gate.set()
         live = await next_event(stream, "briefing")
     assert live["title"] == "While you were away"
     assert other.crosshost.listening and other.crosshost.backend_pid != pid
+    async with client.get(base_url(other) + "/healthz") as response:
+        assert (await response.json())["crosshost"] == {"ok": True, "shared": True}
     assert "listener lost its connection" in caplog.text
     assert "listening again" in caplog.text
 
