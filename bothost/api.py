@@ -103,6 +103,7 @@ class Notice:
 
 NoticeHandler = Callable[[Notice], Awaitable[None]]
 Resync = Callable[[], Awaitable[None]]
+Respond = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 @runtime_checkable
@@ -126,6 +127,13 @@ class CrossHost(Protocol):
         """Send a notice to every host; ``write(conn)``, if given, runs in the same store
         transaction (so no host looks before the row is there) and its result is returned.
         ValueError for data over the size limit."""
+
+    async def ask(self, topic: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """Ask the other hosts (those that :meth:`answer` ``topic``); the answers that came
+        within a few seconds (none on one host)."""
+
+    def answer(self, topic: str, respond: Respond) -> None:
+        """Answer the other hosts' :meth:`ask` of ``topic`` with ``await respond(data)``."""
 
 
 @runtime_checkable

@@ -91,7 +91,6 @@ class Host:
         self.session_locks = SessionLocks(self.store)  # one turn per session across hosts
         self.crosshost = open_crosshost(self.store, new_owner())  # notices to the other hosts
         self.stopper = TurnStopper(self.crosshost, self.cancel)
-        self.stopper.subscribe()
         self.started = False
         self._http: HttpServer | None = None
 

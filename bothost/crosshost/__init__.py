@@ -13,6 +13,10 @@ and carries at most 8000 bytes. So a notice says "look", with ids, never bodies;
 not be lost is in the store first, and each subscriber's ``resync`` reads the store again
 whenever notices may have been missed. A host's own subscribers get its notices directly
 (``here=True``), never through the database, so they do not depend on its listener.
+
+On top of notices, :meth:`CrossHostBase.ask` asks the other hosts something and gathers their
+answers ("stop this session's turns", "who holds a page of this session?"): it waits for as
+many answers as other hosts listen, at most :data:`ANSWER_WAIT`.
 """
 
 from __future__ import annotations
@@ -20,16 +24,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any
 
-from bothost.api import Notice, NoticeHandler, Resync
+from bothost.api import Notice, NoticeHandler, Respond, Resync
 
 logger = logging.getLogger(__name__)
 
 # PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; the envelope (topic, origin)
 # takes the rest of that under this.
 MAX_NOTICE_BYTES = 7000
+ANSWER_WAIT = 3.0  # seconds for the other hosts to answer; each answers in milliseconds
 
 
 def encode(topic: str, data: dict[str, Any], origin: str) -> str:
@@ -74,18 +80,89 @@ class Subscribers:
                 logger.exception("cross-host resync failed")
 
 
-class LocalCrossHost:
-    """One host (SQLite): notices go to this process's subscribers only."""
+class Gathering:
+    """The answers to one question to the other hosts, until as many as expected came."""
 
-    shared = False  # no other host can be listening
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.answers: list[dict[str, Any]] = []
+        self.complete = asyncio.Event()
+
+    def add(self, answer: dict[str, Any]) -> None:
+        self.answers.append(answer)
+        if len(self.answers) >= self.expected:
+            self.complete.set()
+
+
+class CrossHostBase:
+    """Subscribing, and asking the other hosts; a backend adds ``publish`` and ``peers``."""
+
+    shared = False  # whether other hosts can be listening
 
     def __init__(self, store: Any, origin: str) -> None:
         self.store = store
-        self.origin = origin
+        self.origin = origin  # tells this host's notices from the others'
         self.subscribers = Subscribers()
+        self.gatherings: dict[str, Gathering] = {}
 
     def subscribe(self, topic: str, handler: NoticeHandler, resync: Resync | None = None) -> None:
         self.subscribers.add(topic, handler, resync)
+
+    async def publish(
+        self, topic: str, data: dict[str, Any], write: Callable[[Any], Any] | None = None
+    ) -> Any:
+        raise NotImplementedError
+
+    async def peers(self) -> int:
+        raise NotImplementedError
+
+    def answer(self, topic: str, respond: Respond) -> None:
+        """Answer the other hosts' ``ask(topic, …)`` with ``await respond(data)``."""
+
+        async def on_question(notice: Notice) -> None:
+            if notice.here:
+                return  # the asking host does its own part itself
+            answer = await respond(notice.data)
+            await self.publish(f"{topic}.answer", {**answer, "request": notice.data["request"]})
+
+        async def on_answer(notice: Notice) -> None:
+            gathering = self.gatherings.get(notice.data.get("request", ""))
+            if gathering is not None:  # else another host's question, or an answer too late
+                gathering.add(notice.data)
+
+        self.subscribe(topic, on_question)
+        self.subscribe(f"{topic}.answer", on_answer)
+
+    async def ask(self, topic: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """Ask every other host (those that ``answer(topic, …)``); their answers, those in
+        by :data:`ANSWER_WAIT` (a host silent by then is stuck or gone)."""
+        if not self.shared:
+            return []
+        peers = await self.peers()
+        if not peers:
+            return []
+        request = uuid.uuid4().hex
+        gathering = self.gatherings[request] = Gathering(peers)
+        try:
+            await self.publish(topic, {**data, "request": request})
+            try:
+                async with asyncio.timeout(ANSWER_WAIT):
+                    await gathering.complete.wait()
+            except TimeoutError:
+                logger.warning(
+                    "%s: %d of %d other hosts answered within %g s",
+                    topic,
+                    len(gathering.answers),
+                    peers,
+                    ANSWER_WAIT,
+                )
+        finally:
+            del self.gatherings[request]
+        return gathering.answers
+
+
+class LocalCrossHost(CrossHostBase):
+    """One host (SQLite): notices go to this process's subscribers only."""
 
     async def publish(
         self, topic: str, data: dict[str, Any], write: Callable[[Any], Any] | None = None

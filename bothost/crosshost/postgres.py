@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bothost.api import Notice, NoticeHandler, Resync
-from bothost.crosshost import Subscribers, encode
+from bothost.api import Notice
+from bothost.crosshost import CrossHostBase, encode
 from bothost.redact import redact
 from bothost.store.postgres import CONNECT_TIMEOUT, KEEPALIVES, driver
 
@@ -36,24 +36,19 @@ READY_WAIT = 5.0  # seconds start() waits for the first LISTEN; the listener kee
 CLOSE_WAIT = 5.0  # seconds to close a connection (a dead peer must not hold up shutdown)
 
 
-class PostgresCrossHost:
+class PostgresCrossHost(CrossHostBase):
     """Notices between the hosts on one PostgreSQL database."""
 
     shared = True  # other hosts may be listening
 
     def __init__(self, store: Any, origin: str) -> None:
-        self.store = store
+        super().__init__(store, origin)
         self.url: str = store.backend.url
-        self.origin = origin  # told apart from other hosts' notices (ours are delivered here)
-        self.subscribers = Subscribers()
         self.listening = False
         self.backend_pid: int | None = None  # the listener's server process, while listening
         self.lost_since: float | None = None  # time.monotonic() when listening last stopped
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
-
-    def subscribe(self, topic: str, handler: NoticeHandler, resync: Resync | None = None) -> None:
-        self.subscribers.add(topic, handler, resync)
 
     async def publish(
         self, topic: str, data: dict[str, Any], write: Callable[[Any], Any] | None = None
