@@ -118,6 +118,10 @@ class CrossHost(Protocol):
     came back), to read the store again.
     """
 
+    @property
+    def shared(self) -> bool:
+        """Whether other hosts may be listening (PostgreSQL); False in-process (SQLite)."""
+
     def subscribe(self, topic: str, handler: NoticeHandler, resync: Resync | None = None) -> None:
         """Call ``handler`` for each notice of ``topic``; ``resync`` after any gap."""
 

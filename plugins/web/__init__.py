@@ -7,7 +7,7 @@ Web chat and dashboard at ``/``, the chat API, signed webhooks in and out, ``/me
 from collections.abc import Callable
 from typing import Any
 
-from bothost.plugins.web import briefings, doctor, messages
+from bothost.plugins.web import briefings, doctor, messages, questions
 from bothost.plugins.web.config import WebConfig, WebhookConfig
 from bothost.plugins.web.outbound import WebhookPlatform
 from bothost.plugins.web.platform import WebPlatform
@@ -38,6 +38,7 @@ def register_routes(app: Any) -> None:
 def register_migrations(register: Callable[..., None]) -> None:
     register("web", 1, briefings.migrate_1, "web_briefings")
     register("web", 2, messages.migrate_2, "web_messages")
+    register("web", 3, questions.migrate_3, "web_questions")
 
 
 @hookimpl

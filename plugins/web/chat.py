@@ -173,7 +173,7 @@ class ChatRoutes:
         question_id = body.get("id")
         if not isinstance(question_id, str):
             raise BadRequest("id must be the question's id")
-        if not self.platform.hub.answer(session, question_id, body.get("answer")):
+        if not await self.platform.answer(session, question_id, body.get("answer")):
             raise web.HTTPNotFound(
                 text=json.dumps({"error": "no such open question"}), content_type="application/json"
             )

@@ -6,7 +6,8 @@ sends on its own, briefings (to every page) — and keeps the questions waiting 
 answer. A question is asked only when a page of that session is connected (otherwise
 nobody can answer, which means no); it waits for the answer endpoint up to the question's
 timeout. Each stream has a bounded queue: a page that stops reading loses events rather
-than growing the host's memory.
+than growing the host's memory. Questions another host asked (its turn, our page; see
+:mod:`bothost.plugins.web.questions`) are shown here too, in ``shown``, until it closes them.
 """
 
 from __future__ import annotations
@@ -54,14 +55,16 @@ class Hub:
     def __init__(self) -> None:
         self.streams: dict[str, set[asyncio.Queue[Any]]] = {}
         self.pending: dict[str, Pending] = {}
+        self.shown: dict[str, dict[str, Any]] = {}  # other hosts' open questions, public form
         self.closed = False
 
     def subscribe(self, session: str) -> asyncio.Queue[Any]:
         queue: asyncio.Queue[Any] = asyncio.Queue(STREAM_QUEUE)
         self.streams.setdefault(session, set()).add(queue)
-        for pending in self.pending.values():  # a page reloaded mid-question sees it again
-            if pending.session == session:
-                queue.put_nowait(("question", pending.public()))
+        asked = [p.public() for p in self.pending.values()] + list(self.shown.values())
+        for public in asked:  # a page reloaded mid-question sees it again
+            if public["session"] == session:
+                queue.put_nowait(("question", public))
         if self.closed:
             queue.put_nowait(CLOSED)
         return queue
@@ -98,19 +101,43 @@ class Hub:
         """Put ``question`` on the session's pages; the answer, or None (nobody, timeout)."""
         if self.closed or not self.connected(session):
             return None
+        pending = self.open(session, question)
+        try:
+            return await self.wait(pending)
+        finally:
+            self.end(pending)
+
+    def open(self, session: str, question: Question) -> Pending:
+        """A new pending question, shown on the session's pages here."""
         pending = Pending(
             uuid.uuid4().hex[:16], session, question, asyncio.get_running_loop().create_future()
         )
         self.pending[pending.id] = pending
         self.publish(session, "question", pending.public())
+        return pending
+
+    async def wait(self, pending: Pending) -> Any:
+        """Its answer, or None after the question's timeout."""
         try:
-            async with asyncio.timeout(question.timeout):
+            async with asyncio.timeout(pending.question.timeout):
                 return await pending.future
         except TimeoutError:
             return None
-        finally:
-            self.pending.pop(pending.id, None)
-            self.publish(session, "question_closed", {"id": pending.id})
+
+    def end(self, pending: Pending) -> None:
+        self.pending.pop(pending.id, None)
+        self.publish(pending.session, "question_closed", {"id": pending.id})
+
+    def show(self, public: dict[str, Any]) -> None:
+        """Another host's question, on this host's pages of its session."""
+        if public["id"] not in self.shown and not self.closed:
+            self.shown[public["id"]] = public
+            self.publish(public["session"], "question", public)
+
+    def hide(self, question_id: str) -> None:
+        public = self.shown.pop(question_id, None)
+        if public is not None:
+            self.publish(public["session"], "question_closed", {"id": question_id})
 
     def answer(self, session: str, question_id: str, answer: Any) -> bool:
         """Resolve a pending question of ``session``; False if there is none such."""
@@ -123,6 +150,7 @@ class Hub:
     def close(self) -> None:
         """End every stream and answer every pending question with None."""
         self.closed = True
+        self.shown.clear()
         for pending in list(self.pending.values()):
             if not pending.future.done():
                 pending.future.set_result(None)

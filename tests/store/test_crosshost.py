@@ -10,6 +10,7 @@ connection is killed comes back and still delivers what was written meanwhile. O
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 import aiohttp
@@ -22,7 +23,7 @@ from bothost.models import Address, Briefing, BriefingItem, IncomingMessage
 from tests.conftest import both_backends
 from tests.fakes.llm import FakeLlm
 from tests.helpers import make_host, until
-from tests.web.conftest import base_url
+from tests.web.conftest import DANGER_PLUGIN, base_url
 from tests.web.test_chat import next_event, sse_events
 
 
@@ -46,7 +47,15 @@ async def start_hosts(tmp_path, url, fake, names=("a", "b")):
             "base_url": fake.openai_url,
             "api_key": "test-key",
         }
-        data = {"store": {"url": url}, **({"llm": llm} if made else {})}
+        plugins = tmp_path / "plugins"
+        plugins.mkdir(exist_ok=True)
+        (plugins / "danger.py").write_text(DANGER_PLUGIN)  # a tool that asks for approval
+        data = {
+            "store": {"url": url},
+            "plugins": {"dirs": [str(plugins)]},
+            "agent": {"approval": "ask"},
+            **({"llm": llm} if made else {}),
+        }
         host = make_host(folder, data)
         await host.start(mcp=False, tick=False)
         made.append(host)
@@ -106,6 +115,32 @@ async def test_stop_sent_to_one_host_cancels_the_turn_running_on_the_other(hosts
     # with nothing running anywhere, every host answered and says so
     again = await asyncio.wait_for(here.handle_message(say("web:slow", "stop")), 10)
     assert again.outcome is Outcome.NOTHING_RUNNING
+
+
+async def test_a_question_reaches_a_page_on_the_other_host_and_its_answer_comes_back(
+    hosts, fake, client
+):
+    page_host, turn_host = hosts
+    fake.script = [
+        {"tool_calls": [{"name": "wipe_disk", "arguments": {"target": "scratch"}}]},
+        {"text": "Done: scratch wiped."},
+    ]
+    async with client.get(base_url(page_host) + "/api/events?session=ana") as page:
+        stream = sse_events(page)
+        await next_event(stream, "hello")
+        web = turn_host.platform("web")
+        turn = asyncio.ensure_future(turn_host.handle_message(say("web:ana", "wipe"), platform=web))
+        question = await next_event(stream, "question")
+        assert "wipe_disk" in question["text"]
+        async with client.post(
+            base_url(page_host) + "/api/answer",
+            json={"session": "ana", "id": question["id"], "answer": True},
+        ) as response:
+            assert response.status == 200
+        reply = await asyncio.wait_for(turn, 10)
+        assert (await next_event(stream, "question_closed"))["id"] == question["id"]
+    assert reply.outcome is Outcome.REPLIED and reply.text == "Done: scratch wiped."
+    assert "wiped scratch" in json.dumps(fake.requests[-1])
 
 
 async def test_a_dropped_listener_reconnects_and_what_was_sent_meanwhile_arrives(
