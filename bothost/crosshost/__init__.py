@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 # takes the rest of that under this.
 MAX_NOTICE_BYTES = 7000
 ANSWER_WAIT = 3.0  # seconds for the other hosts to answer; each answers in milliseconds
+ASK, ANSWERED = "crosshost.ask", "crosshost.answer"  # the topics asking travels on
 
 
 def encode(topic: str, data: dict[str, Any], origin: str) -> str:
@@ -104,6 +105,9 @@ class CrossHostBase:
         self.origin = origin  # tells this host's notices from the others'
         self.subscribers = Subscribers()
         self.gatherings: dict[str, Gathering] = {}
+        self.responders: dict[str, Respond] = {}
+        self.subscribe(ASK, self.on_ask)
+        self.subscribe(ANSWERED, self.on_answered)
 
     def subscribe(self, topic: str, handler: NoticeHandler, resync: Resync | None = None) -> None:
         self.subscribers.add(topic, handler, resync)
@@ -118,24 +122,11 @@ class CrossHostBase:
 
     def answer(self, topic: str, respond: Respond) -> None:
         """Answer the other hosts' ``ask(topic, …)`` with ``await respond(data)``."""
-
-        async def on_question(notice: Notice) -> None:
-            if notice.here:
-                return  # the asking host does its own part itself
-            answer = await respond(notice.data)
-            await self.publish(f"{topic}.answer", {**answer, "request": notice.data["request"]})
-
-        async def on_answer(notice: Notice) -> None:
-            gathering = self.gatherings.get(notice.data.get("request", ""))
-            if gathering is not None:  # else another host's question, or an answer too late
-                gathering.add(notice.data)
-
-        self.subscribe(topic, on_question)
-        self.subscribe(f"{topic}.answer", on_answer)
+        self.responders[topic] = respond
 
     async def ask(self, topic: str, data: dict[str, Any]) -> list[dict[str, Any]]:
-        """Ask every other host (those that ``answer(topic, …)``); their answers, those in
-        by :data:`ANSWER_WAIT` (a host silent by then is stuck or gone)."""
+        """Ask every other host; their answers (``{}`` from a host with nothing answering
+        ``topic``), those in by :data:`ANSWER_WAIT` (a host silent by then is stuck or gone)."""
         if not self.shared:
             return []
         peers = await self.peers()
@@ -144,7 +135,7 @@ class CrossHostBase:
         request = uuid.uuid4().hex
         gathering = self.gatherings[request] = Gathering(peers)
         try:
-            await self.publish(topic, {**data, "request": request})
+            await self.publish(ASK, {"topic": topic, "request": request, "data": data})
             try:
                 async with asyncio.timeout(ANSWER_WAIT):
                     await gathering.complete.wait()
@@ -159,6 +150,19 @@ class CrossHostBase:
         finally:
             del self.gatherings[request]
         return gathering.answers
+
+    async def on_ask(self, notice: Notice) -> None:
+        if notice.here:
+            return  # the asking host does its own part itself
+        respond = self.responders.get(notice.data["topic"])
+        # every host answers, so the asking one waits for nobody who has nothing to say
+        answer = await respond(notice.data["data"]) if respond is not None else {}
+        await self.publish(ANSWERED, {"request": notice.data["request"], "data": answer})
+
+    async def on_answered(self, notice: Notice) -> None:
+        gathering = self.gatherings.get(notice.data.get("request", ""))
+        if gathering is not None:  # else another host's question, or an answer too late
+            gathering.add(notice.data.get("data", {}))
 
 
 class LocalCrossHost(CrossHostBase):

@@ -143,6 +143,22 @@ async def test_a_question_reaches_a_page_on_the_other_host_and_its_answer_comes_
     assert "wiped scratch" in json.dumps(fake.requests[-1])
 
 
+async def test_every_listening_host_answers_even_without_the_asked_part(
+    hosts, tmp_path, postgres_url, caplog
+):
+    _, asking = hosts
+    folder = tmp_path / "bare"
+    folder.mkdir(mode=0o700)
+    bare = make_host(folder, {"store": {"url": postgres_url}})
+    await bare.start(serve_http=False, platforms=False, mcp=False, tick=False)  # no web part
+    try:
+        answers = await asking.crosshost.ask("web.pages", {"session": "nobody"})
+    finally:
+        await bare.stop()
+    assert sorted(json.dumps(a) for a in answers) == ['{"pages": 0}', "{}"]
+    assert "answered within" not in caplog.text  # nobody was waited for
+
+
 async def test_a_dropped_listener_reconnects_and_what_was_sent_meanwhile_arrives(
     hosts, client, postgres_url, caplog
 ):
