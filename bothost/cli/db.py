@@ -34,11 +34,12 @@ def migrate(runtime: Runtime, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
 @click.pass_obj
 def export(runtime: Runtime, file: str, as_json: bool) -> None:
-    """Write every table of the database to FILE, a new file made 0600 (it holds OAuth
-    tokens and servers' credentials), or to a pipe with ``-``.
+    """Write the whole database to FILE, for db import elsewhere.
 
-    Stop the hosts first, or events that arrive meanwhile stay behind. Then point store.url
-    at the new database and run ``bothost db import FILE``.
+    Every table of core and of the plugins, read in one snapshot, into a new file made 0600
+    (it holds OAuth tokens and servers' credentials), or to a pipe with ``-``. Stop the hosts
+    first, or events that arrive meanwhile stay behind. Then point store.url at the new
+    database and run ``bothost db import FILE``.
     """
     store = runtime.store
     counts = write_dump(store, file)
@@ -50,9 +51,11 @@ def export(runtime: Runtime, file: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
 @click.pass_obj
 def import_(runtime: Runtime, file: str, as_json: bool) -> None:
-    """Copy a dump from ``bothost db export`` (FILE, or ``-`` for standard input) into the
-    database store.url names, which must be new: no row in any table, and the same
-    migrations as the dump. All or nothing, in one transaction.
+    """Copy a db export dump into the new, empty database store.url names.
+
+    FILE, or ``-`` for standard input. The database must hold no row in any table and have
+    the same migrations as the dump (it is migrated when opened). All or nothing, in one
+    transaction; on PostgreSQL the identity counters continue past the imported ids.
     """
     store = runtime.store
     counts = read_dump(store, file)
