@@ -226,8 +226,9 @@ class HttpTransport:
         """Deliver a stream's messages; True once the answer to `related` went by."""
         try:
             async for chunk in resp.content.iter_any():
-                if self.backlog is not None:  # a flooding stream waits in TCP, not in memory
-                    await self.backlog()
+                # a flooding stream waits in TCP, not in memory
+                if self.backlog is not None and (waiter := self.backlog()) is not None:
+                    await waiter
                 for event in parser.feed(chunk):
                     if event.event != "message" or not event.data.strip():
                         continue  # e.g. the priming event that only carries id and retry

@@ -268,10 +268,11 @@ class Inbound:
         if self._worker is None:
             self._worker = asyncio.create_task(self._work(), name=f"mcp-notes-{self.name}")
 
-    async def room(self) -> None:
-        """Wait while the notification queue is over its high marks (the stdio reader's
-        backpressure: it reads no more until the worker has caught up)."""
-        await self._room.wait()
+    def room(self) -> Awaitable[object] | None:
+        """None while the notification queue is below its high marks, else what to await
+        until it is (the readers' backpressure: they read no more until the worker has
+        caught up); a plain check first, as the stdio reader asks after every message."""
+        return None if self._room.is_set() else self._room.wait()
 
     def _take(self) -> list[tuple[jsonrpc.Message, int]]:
         """The next batch off the queue; the reader may go on while it is handled."""

@@ -4,11 +4,16 @@ The server runs in its own process group (``start_new_session``) so shutdown rea
 helpers it forks: SIGTERM to the group, SIGKILL after a grace period. Stdout is split into
 lines by our own bounded reader: a line that is not JSON-RPC is logged and skipped, and a
 line longer than the bound is dropped as it streams in (never buffered whole), so one
-misbehaving server cannot exhaust the host's memory; and before each read the reader waits
-for the session's ``backlog`` (its notification queue below the high marks), so a server
-that floods faster than the host keeps up blocks on its own full pipe. Stderr goes line by
-line into the server's log (rotated), long lines cut, so endless stderr costs no memory. The
-transport closes — and says why — when stdout ends or the process exits.
+misbehaving server cannot exhaust the host's memory; and after each line the reader asks
+the session's ``backlog`` (its notification queue below the high marks) and stops reading
+while it is full, so a server that floods faster than the host keeps up blocks on its own
+full pipe. Stdout is a pipe of our own read by a protocol, not the subprocess's stream: an
+answer then wakes its caller one loop iteration after the bytes arrive instead of three
+(asyncio's subprocess transport relays data with ``call_soon``, and a reader task is one
+more hop), the larger part of our own time in a ``tools/call`` round trip (issue 19).
+Stderr goes line by line into the server's log (rotated), long lines cut, so endless stderr
+costs no memory. The transport closes — and says why — when stdout ends or the process
+exits.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import os
 import re
 import signal
 from collections import deque
+from collections.abc import Awaitable
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
@@ -44,6 +50,9 @@ HEAD_START = re.compile(rb"\s*\{")
 HEAD_ANSWER = re.compile(rb'\s*"(?:result|error)"\s*:')
 TAIL_MEMBERS = re.compile(rb",\s*" + IDENTITY + rb"\s*(?:,\s*" + IDENTITY + rb"\s*)?\}\s*$")
 EDGE_BYTES = 256  # how much of each end of a refused line is kept to find its id
+# A read this big is a server writing faster than we split lines (answers are far smaller):
+# the reader then lets the rest of the event loop run before it reads again.
+SHARE_BYTES = 64 * 1024
 
 
 def refused_id(head: bytes, tail: bytes) -> str | int | None:
@@ -90,7 +99,13 @@ class StdioTransport:
         self.on_session_lost: OnSessionLost | None = None
         self.backlog: Backlog | None = None
         self._proc: asyncio.subprocess.Process | None = None
+        self._stdout: asyncio.ReadTransport | None = None
         self._tasks: list[asyncio.Task] = []
+        # the line read so far; inside an over-long line, only its last bytes
+        self._buffer = bytearray()
+        self._refused: bytes | None = None  # inside an over-long line: its head (rest dropped)
+        self._held = b""  # bytes read but not yet split while the backlog is full
+        self._paused = False  # reading stopped until the backlog has room
         self._write_lock = asyncio.Lock()
         self._on_message: OnMessage | None = None
         self._on_close: OnClose | None = None
@@ -101,23 +116,29 @@ class StdioTransport:
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self._on_message, self._on_close = on_message, on_close
+        read_end, write_end = os.pipe()
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 self.command,
                 *self.args,
                 stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
+                stdout=write_end,
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
                 start_new_session=True,
             )
         except OSError as exc:
+            os.close(read_end)
             raise TransportError(f"cannot start {self.command!r}: {exc.strerror or exc}") from None
+        finally:
+            os.close(write_end)  # the server holds it now: EOF once the server's copies close
         self.pid = self._proc.pid
         self.log.info("started %s (pid %s)", command_line(self.command, self.args), self.pid)
+        self._stdout, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: StdoutProtocol(self), os.fdopen(read_end, "rb", buffering=0)
+        )
         self._tasks = [
-            asyncio.create_task(self._read_stdout(), name=f"mcp-stdout-{self.pid}"),
             asyncio.create_task(self._read_stderr(), name=f"mcp-stderr-{self.pid}"),
             asyncio.create_task(self._watch_exit(), name=f"mcp-exit-{self.pid}"),
         ]
@@ -140,40 +161,68 @@ class StdioTransport:
             except (ConnectionError, RuntimeError) as exc:
                 raise TransportError(f"server stdin closed: {exc}") from None
 
-    async def _read_stdout(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        reader = self._proc.stdout
-        buffer = bytearray()  # the line so far; inside an over-long line, only its last bytes
-        refused: bytes | None = None  # inside an over-long line: its head (the rest is dropped)
-        try:
-            while chunk := await reader.read(READ_CHUNK):
-                start = 0
-                while (end := chunk.find(b"\n", start)) != -1:
-                    buffer += chunk[start:end]
-                    if refused is not None:
-                        self._refused_end(refused, bytes(buffer[-EDGE_BYTES:]))
-                        refused = None
-                    elif len(buffer) > self.max_line:
-                        head = bytes(buffer[:EDGE_BYTES])
-                        if not self._refused_start(head):
-                            self._refused_end(head, bytes(buffer[-EDGE_BYTES:]))
-                    else:
-                        self._line(bytes(buffer))
-                        if self.backlog is not None:  # a flood waits in the server's pipe
-                            await self.backlog()
-                    buffer.clear()
-                    start = end + 1
-                buffer += chunk[start:]
-                if refused is None and len(buffer) > self.max_line:
-                    head = bytes(buffer[:EDGE_BYTES])
-                    # Answered from the head already: the end has nothing left to do.
-                    refused = b"" if self._refused_start(head) else head
-                if refused is not None:
-                    del buffer[:-EDGE_BYTES]
-            if buffer.strip() and refused is None:
+    def _feed(self, chunk: bytes) -> None:
+        """Split ``chunk`` into lines and hand each on; stop reading while the backlog is
+        full (the rest of the chunk waits in ``_held``)."""
+        buffer, start = self._buffer, 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            buffer += chunk[start:end]
+            start = end + 1
+            if self._refused is not None:
+                self._refused_end(self._refused, bytes(buffer[-EDGE_BYTES:]))
+                self._refused = None
+            elif len(buffer) > self.max_line:
+                head = bytes(buffer[:EDGE_BYTES])
+                if not self._refused_start(head):
+                    self._refused_end(head, bytes(buffer[-EDGE_BYTES:]))
+            else:
                 self._line(bytes(buffer))
-        finally:
-            self._stdout_done.set()
+                buffer.clear()
+                if self.backlog is not None and (waiter := self.backlog()) is not None:
+                    self._pause(waiter, chunk[start:])  # a flood waits in the server's pipe
+                    return
+            buffer.clear()
+        buffer += chunk[start:]
+        if self._refused is None and len(buffer) > self.max_line:
+            head = bytes(buffer[:EDGE_BYTES])
+            # Answered from the head already: the end has nothing left to do.
+            self._refused = b"" if self._refused_start(head) else head
+        if self._refused is not None:
+            del buffer[:-EDGE_BYTES]
+
+    def _pause(self, waiter: Awaitable[object], rest: bytes) -> None:
+        assert self._stdout is not None
+        self._stdout.pause_reading()
+        self._paused, self._held = True, rest
+        task = asyncio.ensure_future(self._resume(waiter))
+        self._tasks.append(task)
+        task.add_done_callback(self._tasks.remove)
+
+    async def _resume(self, waiter: Awaitable[object]) -> None:
+        await waiter
+        held, self._held, self._paused = self._held, b"", False
+        self._feed(held)
+        if not self._paused and self._stdout is not None and not self._stdout.is_closing():
+            self._stdout.resume_reading()
+
+    def _yield_turn(self) -> None:
+        """Read no more in this loop iteration: what else is ready runs before the next
+        read (the reader task this replaced gave way so, being one more hop)."""
+        stdout = self._stdout
+        if stdout is None or self._paused or stdout.is_closing():
+            return
+        stdout.pause_reading()
+        asyncio.get_running_loop().call_soon(self._turn_back)
+
+    def _turn_back(self) -> None:
+        if not self._paused and self._stdout is not None and not self._stdout.is_closing():
+            self._stdout.resume_reading()
+
+    def _stdout_ended(self) -> None:
+        if self._buffer.strip() and self._refused is None:
+            self._line(bytes(self._buffer))
+        self._buffer.clear()
+        self._stdout_done.set()
 
     def _line(self, line: bytes) -> None:
         if not line.strip():
@@ -271,10 +320,13 @@ class StdioTransport:
         try:  # with the group gone the pipes reach EOF; let the readers finish cleanly
             async with asyncio.timeout(TERM_GRACE):
                 await asyncio.gather(*self._tasks, return_exceptions=True)
+                await self._stdout_done.wait()
         except TimeoutError:
-            for task in self._tasks:
+            for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._stdout is not None:
+            self._stdout.close()
 
     def _signal(self, sig: int) -> None:
         if self.pid is None:
@@ -283,3 +335,21 @@ class StdioTransport:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+class StdoutProtocol(asyncio.Protocol):
+    """The server's stdout pipe: bytes go straight to the transport's line splitter."""
+
+    def __init__(self, owner: StdioTransport) -> None:
+        self.owner = owner
+
+    def data_received(self, data: bytes) -> None:
+        self.owner._feed(data)
+        if len(data) >= SHARE_BYTES:  # a flood: the loop's other work gets its turn first
+            self.owner._yield_turn()
+
+    def eof_received(self) -> None:
+        pass  # connection_lost follows: the pipe is closed there
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner._stdout_ended()

@@ -3,8 +3,9 @@
 A transport moves JSON-RPC messages and reports two things back: each message it received
 (with the id of the client request it arrived in answer to, when the wire says so — only
 Streamable HTTP can — and its size), and that it closed for good. A transport that can stop
-reading (stdio) awaits the session's ``backlog`` between reads, so a flooding server is
-slowed down to the pace the host handles its messages at instead of filling memory.
+reading (stdio) asks the session's ``backlog`` between messages — None means there is room,
+else an awaitable to wait on first — so a flooding server is slowed down to the pace the
+host handles its messages at instead of filling memory.
 Everything protocol-level lives in the session; a transport never looks inside a message
 beyond routing it.
 """
@@ -18,7 +19,8 @@ from bothost.mcp.jsonrpc import Message
 
 OnClose = Callable[[str], None]  # reason, e.g. "exited with code 1"
 OnSessionLost = Callable[[], Awaitable[None]]
-Backlog = Callable[[], Awaitable[None]]  # returns once the session can take more messages
+# None while the session can take more messages, else what to await until it can
+Backlog = Callable[[], Awaitable[object] | None]
 
 
 class OnMessage(Protocol):
@@ -34,7 +36,7 @@ class TransportError(Exception):
 class Transport(Protocol):
     pid: int | None
     on_session_lost: OnSessionLost | None
-    backlog: Backlog | None  # awaited between reads by a transport that can pause its peer
+    backlog: Backlog | None  # asked between reads by a transport that can pause its peer
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None: ...
 
