@@ -32,8 +32,8 @@ from bothost.api import Notice, NoticeHandler, Respond, Resync
 
 logger = logging.getLogger(__name__)
 
-# PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; the envelope (topic, origin)
-# takes the rest of that under this.
+# PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; the whole payload (envelope
+# included) is held under this, with room to spare for an ask's wrapping of it.
 MAX_NOTICE_BYTES = 7000
 ANSWER_WAIT = 3.0  # seconds for the other hosts to answer; each answers in milliseconds
 ASK, ANSWERED = "crosshost.ask", "crosshost.answer"  # the topics asking travels on
