@@ -336,8 +336,15 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
             continue
         latest[row.key] = at if last is None else max(last, at)
         fresh.append(position)
-    if new_claims:  # a conflict after the check above is a row error: redone row by row
-        conn.executemany("INSERT INTO webhook_ids (id, received_at) VALUES (?, ?)", new_claims)
+    # multi-row too, as the events below: executemany steps once per claim, giving up and
+    # retaking the GIL each time; a conflict after the check above is a row error (the
+    # batch is then redone row by row)
+    for start in range(0, len(new_claims), ROWS_PER_INSERT):
+        some = new_claims[start : start + ROWS_PER_INSERT]
+        conn.execute(
+            "INSERT INTO webhook_ids (id, received_at) VALUES " + ", ".join(["(?, ?)"] * len(some)),
+            [value for claim in some for value in claim],
+        )
     if not fresh:
         return outcomes
     # The write lock is ours, so each new row's id is one more than the largest before it:
