@@ -3,7 +3,9 @@
 How code talks to the database — the form every SQL call site follows, core and plugins:
 
 * A store function is a plain sync function of a :class:`Conn`, run on the store thread:
-  ``await store.run(lambda conn: fn(conn, …))`` (or ``store.call`` from sync code).
+  ``await store.run(lambda conn: fn(conn, …))`` (or ``store.call`` from sync code), or
+  ``store.post(fn, what)`` for bookkeeping nobody waits on (jobs run in order, so any later
+  job sees it; a failure is logged).
 * SQL is written once for both backends: ``?`` parameters (or ``:name`` with a dict),
   ``INSERT … ON CONFLICT (…) DO NOTHING / DO UPDATE SET x = excluded.x`` (never ``INSERT OR
   IGNORE/REPLACE``), ``RETURNING id`` (never ``lastrowid``), REAL epoch seconds for times,
