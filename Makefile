@@ -45,11 +45,16 @@ $(STAMP): $(RUNTIME)
 run: $(RUNTIME)
 	$(VENV)/bin/bothost run
 
+# Two pytest-xdist workers: most tests wait on subprocesses, sockets and servers more than
+# they compute, so two workers on CI's 2 cores halve the suite (TEST_JOBS=0: one process).
+# loadgroup keeps tests that share an expensive fixture (the built wheel) on one worker.
+TEST_JOBS ?= 2
+
 test: $(STAMP)
 	$(VENV)/bin/ruff check bothost plugins mcp_servers tests bench
 	$(VENV)/bin/ruff format --check bothost plugins mcp_servers tests bench
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup $(PYTEST_ARGS)
 
 # Node peers for MCP interop tests: the official conformance suite needs Node >= 22,
 # which npm's `node@22` package provides without touching the system Node; the reference
@@ -63,7 +68,7 @@ peers:
 		@modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/server-everything \
 		@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory
 	test -x $(SDK1)/bin/python || python3 -m venv $(SDK1)
-	$(SDK1)/bin/python -m pip --disable-pip-version-check install -qq 'mcp>=1.20,<2'
+	$(SDK1)/bin/python -m pip --disable-pip-version-check install -qq --no-compile 'mcp>=1.20,<2'
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check bothost plugins mcp_servers tests bench

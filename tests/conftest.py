@@ -60,3 +60,21 @@ def store_target(backend, tmp_path, request):
     if backend == "sqlite":
         return tmp_path / "bothost.db"
     return request.getfixturevalue("postgres_url")
+
+
+# -- running on pytest-xdist workers (`make test`: -n 2 --dist loadgroup) ------------------------
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep each module that shares a module- or session-scoped fixture of its own (a built
+    wheel, a Chromium, reference servers) on one worker, so the fixture is made once, and
+    start the packaging tests (the longest: venvs and pip) first, so they do not end the run
+    on one worker while the other idles. Without xdist the order alone changes."""
+    shared = {"module", "package"}
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        scopes = {d.scope for ds in (defs.name2fixturedefs.values() if defs else ()) for d in ds}
+        module = item.nodeid.split("::", 1)[0]
+        if item.get_closest_marker("packaging") or scopes & shared:
+            item.add_marker(pytest.mark.xdist_group(module))
+    items.sort(key=lambda item: item.get_closest_marker("packaging") is None)

@@ -208,6 +208,9 @@ async def install_pypi(
             "install",
             "--disable-pip-version-check",
             "--no-input",
+            # byte-compiling every dependency was half of pip's CPU time; Python compiles
+            # what the server imports when it first starts
+            "--no-compile",
             "--progress-bar",
             "off",
             package.spec,

@@ -14,12 +14,14 @@ fixture's name is `sshd`.
 
 from __future__ import annotations
 
+import fcntl
 import getpass
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -97,10 +99,13 @@ def _ensure_password_user() -> str | None:
     """Create the test user with TEST_PASSWORD once (root only); its name, else None."""
     if os.geteuid() != 0 or not shutil.which("useradd"):
         return None
-    exists = subprocess.run(["id", TEST_USER], capture_output=True).returncode == 0
-    if not exists:
-        subprocess.run(["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True)
-    subprocess.run(["chpasswd"], input=f"{TEST_USER}:{TEST_PASSWORD}\n", text=True, check=True)
+    # pytest-xdist workers each start an sshd: one at a time edits /etc/passwd and shadow
+    with open(Path(tempfile.gettempdir()) / "bothost-ssh-test-user.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        exists = subprocess.run(["id", TEST_USER], capture_output=True).returncode == 0
+        if not exists:
+            subprocess.run(["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True)
+        subprocess.run(["chpasswd"], input=f"{TEST_USER}:{TEST_PASSWORD}\n", text=True, check=True)
     return TEST_USER
 
 
