@@ -78,3 +78,21 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("packaging") or scopes & shared:
             item.add_marker(pytest.mark.xdist_group(module))
     items.sort(key=lambda item: item.get_closest_marker("packaging") is None)
+
+
+def _escaped(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Escape lone surrogates in what a report carries: several tests log or fail on text
+    with one on purpose (undecodable bytes from a server), and an xdist worker sends its
+    reports as UTF-8, which refuses them (the whole run stopped with an internal error)."""
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, _escaped(text)) for title, text in report.sections]
+    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        if _escaped(text) != text:
+            report.longrepr = _escaped(text)
