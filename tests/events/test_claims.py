@@ -15,6 +15,7 @@ import asyncio
 from bothost.api import EventRejectedError, Receipt
 from bothost.models import Event
 from tests.conftest import both_backends
+from tests.store_faults import refuse_disk_events
 
 pytestmark = both_backends
 
@@ -97,26 +98,8 @@ async def test_a_bad_row_fails_alone_and_leaves_its_id_unclaimed(queue, store):
     assert fixed.event_id and not fixed.duplicate
 
 
-def refuse_writes(db) -> None:
-    """Make every insert of an event from source ``disk`` fail as a full disk does."""
-    if db.dialect == "sqlite":
-        db.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.source = 'disk'"
-            " BEGIN SELECT RAISE(ROLLBACK, 'disk I/O error'); END"
-        )
-        return
-    db.execute(
-        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        " IF NEW.source = 'disk' THEN RAISE EXCEPTION 'no space left' USING ERRCODE = 'disk_full';"
-        " END IF; RETURN NEW; END $$"
-    )
-    db.execute(
-        "CREATE TRIGGER refuse BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse()"
-    )
-
-
 async def test_a_store_failure_fails_the_batch_and_claims_nothing(queue, store):
-    store.call(refuse_writes)
+    store.call(refuse_disk_events)
     disk = Event("disk", "alert", {"id": "1"}, T0)
     outcomes = await asyncio.gather(
         queue.ingest_once(hook(1), "msg_1"),

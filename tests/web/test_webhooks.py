@@ -12,6 +12,7 @@ from bothost.models import Briefing, BriefingItem
 from bothost.wiring import tick_once
 from tests.conftest import both_backends
 from tests.helpers import make_host
+from tests.store_faults import refuse_disk_events
 from tests.web.conftest import base_url, host_config, signed
 
 pytestmark = both_backends  # the tests that use web_host: dedupe by webhook-id on both
@@ -347,24 +348,6 @@ async def test_concurrent_signed_events_are_committed_with_at_most_one_store_job
     assert len(jobs) <= len(requests)
     assert len(await events_rows(web_host)) == 41
     assert await web_host.store.run(lambda db: db.value("SELECT count(*) FROM webhook_ids")) == 41
-
-
-def refuse_disk_events(db) -> None:
-    """Every insert of an event from source ``disk`` fails as a full disk does."""
-    if db.dialect == "sqlite":
-        db.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.source = 'disk'"
-            " BEGIN SELECT RAISE(ROLLBACK, 'disk I/O error'); END"
-        )
-        return
-    db.execute(
-        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        " IF NEW.source = 'disk' THEN RAISE EXCEPTION 'no space left' USING ERRCODE = 'disk_full';"
-        " END IF; RETURN NEW; END $$"
-    )
-    db.execute(
-        "CREATE TRIGGER refuse BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse()"
-    )
 
 
 async def test_a_store_failure_is_never_answered_2xx_and_the_retry_goes_through(
