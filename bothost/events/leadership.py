@@ -68,10 +68,15 @@ class Leadership:
         now = self.clock()
 
         def attempt(db: Any) -> bool:
+            if self.clock() > now + self.period:  # waited out below: the caller has moved on
+                return False
             return lease.acquire(db, LEADER_LOCK, self.owner, now, self.ttl, force=not self.shared)
 
         try:
-            held = await self.store.run(attempt)
+            # a store that hangs (a stalled connection) must not keep a leader believing it
+            # leads while its row runs out and another host takes over
+            async with asyncio.timeout(self.period):
+                held = await self.store.run(attempt)
         except Exception:  # the store is away: lead on only while our row surely stands
             logger.exception("renewing leadership failed")
             held = self.leading and self.clock() < self._renewed_at + self.ttl - self.period

@@ -73,6 +73,20 @@ async def test_a_leader_that_cannot_reach_the_store_gives_up_before_its_lease_en
     assert not await a.check()  # by now another host may take over: stop leading first
 
 
+async def test_a_leader_whose_store_hangs_gives_up_before_its_lease_ends(stores):
+    a = Leadership(stores[0], ttl=0.6)  # renewed every 0.2 s
+    assert await a.check()
+
+    async def hung(fn):
+        await asyncio.Event().wait()  # a stalled connection: no answer, no error
+
+    stores[0].run = hung  # type: ignore[method-assign]
+    async with asyncio.timeout(10):  # each check is bounded; the row's end is 0.6 s away
+        while await a.check():
+            pass
+    assert not a.leading
+
+
 async def _append(seen: list[bool], leading: bool) -> None:
     seen.append(leading)
 
