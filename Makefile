@@ -38,8 +38,17 @@ $(RUNTIME): pyproject.toml setup.py | $(PY)
 	$(PIP) -e .
 	touch $@
 
+# mcp-server-fetch (a test peer) simplifies pages with readabilipy, which, when Node is on PATH,
+# runs `npm install` in its own package folder on first use: from inside the MCP server (15 s,
+# printed on the server's protocol stdout) and racing any other fetch server doing the same,
+# whose `node` then finds a half-filled node_modules and the tool crashes ("Error executing
+# tool fetch"; seen in CI with two test workers). Its Node half is installed here, once.
+READABILIPY_JS = $$($(PY) -c 'import os, readabilipy; print(os.path.dirname(readabilipy.__file__))')/javascript
+
 $(STAMP): $(RUNTIME)
 	$(PIP) -e '.[test]'
+	if command -v npm >/dev/null; then \
+		cd "$(READABILIPY_JS)" && npm install --no-audit --no-fund --silent; fi
 	touch $@
 
 run: $(RUNTIME)

@@ -6,6 +6,7 @@ Streamable HTTP, the files, repository and memory the other servers read, and th
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,9 +27,28 @@ from tests.mcp.mcp_helpers import listening
 START_BOUND = 30.0  # seconds for a Node server to listen; it takes about one on a quiet machine
 
 
+def readabilipy_ready() -> None:
+    """Fail at once, saying why, if mcp-server-fetch would install its Node half mid-test.
+
+    Its readabilipy runs `npm install` inside the server on the first fetch when Node is on
+    PATH and its node_modules is missing: 15 s in the middle of a call, and two fetch
+    servers at once (two test workers) race on one folder, so one crashes with only "Error
+    executing tool fetch". `make .venv/.installed` installs it once, before any test.
+    """
+    import readabilipy
+
+    javascript = Path(readabilipy.__file__).parent / "javascript"
+    if shutil.which("node") and shutil.which("npm") and not (javascript / "node_modules").is_dir():
+        raise AssertionError(
+            f"readabilipy's Node modules are missing in {javascript}: run "
+            f"`npm install` there (the Makefile's .venv/.installed step does it)"
+        )
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pages():
     """A small site on 127.0.0.1: an article, and a robots.txt that keeps /private out."""
+    readabilipy_ready()
 
     async def article(request: web.Request) -> web.Response:
         return web.Response(text=ARTICLE, content_type="text/html")
