@@ -2,7 +2,8 @@
 
 Each running server is a group of tools named ``mcp__<server>__<tool>`` (sanitised to
 ``[A-Za-z0-9_-]``, at most 64 characters, unique: names that collide once sanitised get a
-suffix from a hash of the original name, see :func:`tool_names`). The client has already
+suffix from a hash of the original name, see :func:`tool_names`; a server name that could
+make two servers' tool names meet gets one too, see :func:`server_part`). The client has already
 dropped tools whose name is not a non-empty string (:mod:`bothost.mcp.session`).
 Capabilities follow DESIGN: a tool with no ``annotations`` is ``private`` only; with
 annotations the MCP defaults apply (``readOnlyHint`` → no side effects, untrusted unless
@@ -34,6 +35,8 @@ META_KEY = "bothost/capabilities"
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
 
+RUNS_OF_UNDERSCORES = re.compile(r"_{2,}")
+SERVER_DIGITS = 6  # hash digits added to a server name that would make tool names ambiguous
 SUFFIX_DIGITS = (8, 16, 40)  # hash digits that tell colliding names apart (more if needed)
 
 
@@ -43,9 +46,21 @@ def suffixed(name: str, original: str, digits: int) -> str:
     return f"{name[: MAX_NAME - digits - 1]}_{digest}"
 
 
+def server_part(server: str) -> str:
+    """The server's part of its tools' names, ending where the first ``__`` after the prefix
+    is: a name that holds ``__`` or ends in ``_`` would let another server's tool take the
+    same full name (server ``a__b``'s ``c`` and server ``a``'s ``b__c``), so such a name has
+    its runs of ``_`` shortened and a short hash of it added; other names stay as they are."""
+    plain = UNSAFE.sub("_", server)
+    if "__" not in plain and not plain.endswith("_"):
+        return plain
+    digest = hashlib.sha256(server.encode("utf-8", "surrogatepass")).hexdigest()[:SERVER_DIGITS]
+    return f"{RUNS_OF_UNDERSCORES.sub('_', plain).rstrip('_')}-{digest}"
+
+
 def tool_name(server: str, tool: str) -> str:
     """``mcp__<server>__<tool>`` sanitised to ``[A-Za-z0-9_-]``, at most 64 characters."""
-    name = f"{PREFIX}{UNSAFE.sub('_', server)}__{UNSAFE.sub('_', tool)}"
+    name = f"{PREFIX}{server_part(server)}__{UNSAFE.sub('_', tool)}"
     return name if len(name) <= MAX_NAME else suffixed(name, f"{server}/{tool}", 8)
 
 
@@ -63,7 +78,7 @@ def tool_names(server: str, tools: list[str]) -> dict[str, str]:
     names: dict[str, str] = {}
     for name, group in by_name.items():
         for tool in group:
-            unchanged = len(group) == 1 or name == f"{PREFIX}{UNSAFE.sub('_', server)}__{tool}"
+            unchanged = len(group) == 1 or name == f"{PREFIX}{server_part(server)}__{tool}"
             names[tool] = name if unchanged else suffixed(name, tool, SUFFIX_DIGITS[0])
     for digits in SUFFIX_DIGITS[1:]:  # a suffixed name that meets another name (vanishingly rare)
         taken: dict[str, list[str]] = {}

@@ -24,6 +24,9 @@ from bothost.llm.base import (
 
 MAX_RETRIES = 3
 NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any key, the SDK demands one
+# OpenAI's chat format has no error flag on a tool message (Anthropic's has `is_error`), so a
+# failed call's result starts with this, or a model reads the failure as the tool's answer
+TOOL_ERROR_MARK = "[tool error] "
 
 
 class OpenAIProvider:
@@ -113,9 +116,10 @@ def to_wire(request: ChatRequest) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = [{"role": "system", "content": request.system}]
     for m in request.messages:
         if m["role"] == "tool":
-            wire.append(
-                {"role": "tool", "tool_call_id": m["tool_call_id"], "content": m.get("content", "")}
-            )
+            text = m.get("content", "")
+            if m.get("is_error"):  # the wire has no error flag: say it where the model reads
+                text = f"{TOOL_ERROR_MARK}{text}"
+            wire.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": text})
         elif m["role"] == "assistant" and m.get("tool_calls"):
             wire.append(
                 {

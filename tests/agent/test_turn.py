@@ -255,3 +255,29 @@ async def test_a_turn_without_tools_waits_on_the_store_twice(openai_host, fake_l
         ("assistant", "hi there"),
     ]
     assert store.call(lambda db: db.value("SELECT COUNT(*) FROM llm_usage")) == 2
+
+
+async def test_an_openai_format_model_is_told_which_tool_results_are_errors(openai_host, fake_llm):
+    # OpenAI's chat wire has no error flag on a tool message (Anthropic's has `is_error`), so
+    # the flag must be in the content itself, or a failure reads like the tool's answer
+    def fails() -> str:
+        """Fails."""
+        raise ToolError("disk quota exceeded")
+
+    def works() -> str:
+        """Works."""
+        return "all fine"
+
+    openai_host.registry.register(fails)
+    openai_host.registry.register(works)
+    fake_llm.script = [
+        {"tool_calls": [{"name": "fails", "arguments": {}}, {"name": "works", "arguments": {}}]},
+        {"text": "done"},
+        {"text": "again"},
+    ]
+    assert (await openai_host.handle_message(message("go"))).text == "done"
+    assert (await openai_host.handle_message(message("more"))).text == "again"
+    for request in fake_llm.requests[1:]:  # the next round, and the next turn's history
+        failed, worked = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+        assert failed.startswith("[tool error] ") and "disk quota exceeded" in failed
+        assert worked == "all fine"

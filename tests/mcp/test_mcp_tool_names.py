@@ -27,3 +27,16 @@ def test_long_and_unicode_names_are_bounded_and_distinct():
     names = tool_names("s" * 40, tools)
     assert len(set(names.values())) == len(tools)
     assert all(len(n) <= MAX_NAME and VALID.fullmatch(n) for n in names.values())
+
+
+def test_tools_of_two_servers_never_share_a_name():
+    # `mcp__<server>__<tool>` is ambiguous when a server's name holds `__` or ends in `_`:
+    # server "a__b"'s tool "c" and server "a"'s tool "b__c" were both mcp__a__b__c, and the
+    # registry silently kept one of them
+    pairs = [("a__b", "c"), ("a", "b__c"), ("a_", "c"), ("a", "_c"), ("a", "c"), ("a_b", "c")]
+    names = [tool_names(server, [tool])[tool] for server, tool in pairs]
+    assert len(set(names)) == len(pairs), names
+    assert all(VALID.fullmatch(n) for n in names)
+    # an ordinary server name keeps the names people and rules already use
+    assert tool_names("a_b", ["c"])["c"] == "mcp__a_b__c"
+    assert tool_names("github-2", ["x"])["x"] == "mcp__github-2__x"
