@@ -6,7 +6,9 @@ every request carries ``Mcp-Session-Id`` (when the server issued one) and
 ``MCP-Protocol-Version``. A GET stream carries what the server pushes unasked (``event/*``).
 Streams that end early are resumed with GET and ``Last-Event-ID`` after the server's
 ``retry:`` delay; a 404 on a request that carried a session id means the server forgot the
-session, so the session is initialized again and the request sent once more.
+session, so the session is initialized again and the request sent once more. Redirects are
+followed on the server's own origin only: one to another host is refused with its target
+named, since following it would send our headers and the request to a host nobody chose.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.oauth.auth import OAuth
@@ -32,6 +35,15 @@ ERROR_BODY_CHARS = 300
 SSE_PROBE_SECONDS = 3.0  # a legacy SSE server sends its `endpoint` event at once
 SSE_PROBE_BYTES = 512
 MAX_AUTH_RETRIES = 3  # logins or refreshes for one request; more would be a loop (step-up)
+# Redirects are followed only on the server's own origin (Starlette sends /mcp to /mcp/), and
+# this many at most: a redirect elsewhere would hand our headers (API keys, the session id)
+# and the request's body to a host the user never named.
+MAX_REDIRECTS = 5
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class RedirectRefused(TransportError):
+    """The server sent us to another origin, or round in circles."""
 
 
 def session_forgotten(status: int, body: str) -> bool:
@@ -114,7 +126,9 @@ class HttpTransport:
         headers["Content-Type"] = "application/json"
         had_session, generation = bool(self.session_id), self._generation
         try:
-            resp = await self._http.post(self.url, data=jsonrpc.encode(message), headers=headers)
+            resp = await self._request("POST", headers, jsonrpc.encode(message))
+        except RedirectRefused as exc:
+            raise TransportError(f"POST {self.url}: {exc}") from None
         except (aiohttp.ClientConnectorError, OSError) as exc:
             # nobody answers at that address any more: the server is gone, as when a stdio
             # process exits, so pending calls fail now and the manager dials again later
@@ -154,6 +168,29 @@ class HttpTransport:
             await self._json_body(resp, related)
         else:
             self._tasks.spawn(self._call_stream(resp, related))
+
+    async def _request(
+        self, method: str, headers: dict[str, str], data: bytes | None = None
+    ) -> aiohttp.ClientResponse:
+        """Send to the server's URL, following redirects on its own origin only (see
+        ``MAX_REDIRECTS``); raises RedirectRefused for one that leads elsewhere."""
+        assert self._http is not None
+        url, origin = URL(self.url), URL(self.url).origin()
+        for _ in range(MAX_REDIRECTS + 1):
+            resp = await self._http.request(
+                method, url, data=data, headers=headers, allow_redirects=False
+            )
+            location = resp.headers.get("Location")
+            if resp.status not in REDIRECTS or not location:
+                return resp
+            resp.release()
+            url = resp.url.join(URL(location))
+            if url.origin() != origin:
+                raise RedirectRefused(
+                    f"HTTP {resp.status} redirect to {str(url)[:200]}, another host: not "
+                    "followed (if the server moved, set its url to the new address)"
+                )
+        raise RedirectRefused(f"more than {MAX_REDIRECTS} redirects")
 
     async def _authorized_again(
         self, resp: aiohttp.ClientResponse, sent: dict[str, str], tries: int
@@ -267,9 +304,9 @@ class HttpTransport:
         try:
             if self.auth is not None:
                 await self.auth.prepare()
-            resp = await self._http.get(
-                self.url, headers=self._headers("text/event-stream", last_event_id)
-            )
+            resp = await self._request("GET", self._headers("text/event-stream", last_event_id))
+        except RedirectRefused as exc:
+            return f"refused: {exc}"
         except (aiohttp.ClientConnectorError, OSError) as exc:
             return f"unreachable: {exc or type(exc).__name__}"
         except (aiohttp.ClientError, TimeoutError) as exc:
@@ -293,6 +330,9 @@ class HttpTransport:
                     return
                 if resp == "HTTP 404":
                     self._tasks.spawn(self._session_lost(generation))
+                    return
+                if resp.startswith("refused"):
+                    self.log.warning("no server push stream: %s", resp)
                     return
                 if resp.startswith("unreachable"):
                     self._report(resp)  # the server went away; the manager dials again
@@ -342,9 +382,9 @@ class HttpTransport:
         if self.session_id:  # tell the server it may forget us; best effort
             try:
                 async with asyncio.timeout(DELETE_TIMEOUT):
-                    resp = await self._http.delete(self.url, headers=self._headers("*/*"))
+                    resp = await self._request("DELETE", self._headers("*/*"))
                     resp.release()
-            except (aiohttp.ClientError, OSError, TimeoutError):
+            except (aiohttp.ClientError, OSError, TimeoutError, RedirectRefused):
                 pass
 
     def _report(self, reason: str) -> None:
