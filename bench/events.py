@@ -8,6 +8,11 @@ event (what a queue without batching costs), and bare sqlite-utils in a tight lo
 one transaction per row (no event loop, no dedupe: a ceiling for reference). Then one
 offline tick triages and renders all 10,000 into a briefing for a target that discards it.
 
+The collector is set as ``bothost run`` sets it once started (:mod:`bothost.heap`: start-up's
+objects frozen, a larger young generation); the burst is run a second time with Python's
+default collector, and the full collections that fell inside each are printed: how many
+fall inside the burst is what made the default figure swing from run to run.
+
 With ``--store postgresql://…`` (an empty database bothost may write; its events, ticks
 and briefings are emptied first) the burst, the one-producer run and the tick run on
 PostgreSQL too, printed beside SQLite's with the server's durability settings. ``--store
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import sys
 import tempfile
@@ -32,6 +38,7 @@ from pathlib import Path
 import sqlite_utils
 import yaml
 
+from bothost import heap
 from bothost.config import TickConfig, TickRule, load
 from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.events import events_migrations
@@ -43,6 +50,7 @@ from bothost.store import Store, core_migrations
 SEQUENTIAL_SHARE = 10  # the one-at-a-time run uses a tenth of the events: it is slow
 SERVER_DEADLINE = 120.0  # seconds for the MCP server's whole burst to land in SQLite
 POLL = 0.005  # seconds between looks at the row count
+PYTHON_COLLECTOR = gc.get_threshold()  # Python's own, before heap.settle changes it
 
 # an MCP server on our kit whose watcher pushes BURST_COUNT events once, at start-up
 BURST_SERVER = """
@@ -93,13 +101,34 @@ def open_store(directory: Path | str, name: str) -> Store:
     return Store(directory / name, [*core_migrations(), *events_migrations()])
 
 
-async def burst(directory: Path | str, count: int) -> tuple[float, Store]:
-    store = open_store(directory, "burst.db")
+class FullCollections:
+    """Counts the collector's full (oldest-generation) collections while it is installed."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            self.count += 1
+
+    def __enter__(self) -> FullCollections:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
+async def burst(
+    directory: Path | str, count: int, name: str = "burst.db", full: FullCollections | None = None
+) -> tuple[float, Store]:
+    store = open_store(directory, name)
     queue = EventQueue(store, TickConfig())
     events = make_events(count, "b")
-    start = time.perf_counter()
-    ids = await asyncio.gather(*(queue.ingest(e) for e in events))
-    elapsed = time.perf_counter() - start
+    with full or FullCollections():
+        start = time.perf_counter()
+        ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+        elapsed = time.perf_counter() - start
     await queue.close()
     assert None not in ids
     stored = store.call(lambda db: db.value("SELECT count(*) FROM events"))
@@ -248,17 +277,39 @@ async def postgres(url: str, count: int) -> tuple[float, float, float, str]:
     return rate, one_by_one, seconds, server
 
 
+async def default_collector_burst(directory: Path, count: int) -> tuple[float, int]:
+    """The burst with Python's default collector (nothing frozen); the collector is settled
+    again afterwards, as the rest of the bench runs as the host does."""
+    gc.unfreeze()
+    gc.set_threshold(*PYTHON_COLLECTOR)
+    try:
+        full = FullCollections()
+        rate, store = await burst(directory, count, "burst-default.db", full)
+        store.close()
+        return rate, full.count
+    finally:
+        heap.settle()
+
+
 async def main(count: int, url: str | None = None) -> None:
+    heap.settle()  # as bothost run does once started
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        rate, store = await burst(directory, count)
+        full = FullCollections()
+        rate, store = await burst(directory, count, full=full)
+        store.close()
+        default_rate, default_full = await default_collector_burst(directory, count)
+        store = open_store(directory, "burst.db")  # the tick below reads the burst's events
         one_by_one = await sequential(directory, count // SEQUENTIAL_SHARE)
         naive = await peer_naive_queue(directory, count)
         peer = peer_one_transaction_per_event(directory, count)
         seconds, events = await tick_time(store)
         store.close()
         from_server = await server_to_sqlite(directory, count)
-    print(f"ingestion, concurrent burst:      {rate:10,.0f} events/s ({count:,} events)")
+    print(f"ingestion, concurrent burst:      {rate:10,.0f} events/s ({count:,} events;"
+          f" collector as bothost run sets it: {full.count} full collections in it)")  # fmt: skip
+    print(f"  same, Python's default collector:{default_rate:9,.0f} events/s"
+          f" ({default_full} full collections in it)")  # fmt: skip
     print(f"ingestion, one producer awaiting: {one_by_one:10,.0f} events/s")
     print(f"MCP server → host → SQLite:       {from_server:10,.0f} events/s (first row to last)")
     print(f"peer: same store, 1 tx/event:     {naive:10,.0f} events/s")

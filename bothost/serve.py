@@ -15,6 +15,7 @@ import threading
 from collections.abc import Awaitable
 from typing import Any
 
+from bothost import heap
 from bothost.configschema import ConfigError
 from bothost.logs import setup as setup_logging
 from bothost.models import Address
@@ -35,6 +36,7 @@ async def serve(host: Any, verbose: int = 0) -> int:
         print(f"bothost: {exc}", file=sys.stderr)
         await host.stop()
         return 1
+    heap.settle()  # what start-up left lives as long as the process (bothost/heap.py)
     port = host.http.port
     if port:  # listening means platforms.web was declared
         print(

@@ -185,8 +185,9 @@ class EventQueue:
         self, event: Event, waiter: _Waiter, index: int, claim: str | None = None
     ) -> _Row | None:
         payload = canonical_json(event.payload)
-        # encoding finds a lone surrogate here, before the event can reach a shared batch
-        size = len(payload.encode("utf-8"))
+        # encoding finds a lone surrogate here, before the event can reach a shared batch;
+        # ASCII text (a flag CPython keeps on the string) holds none and is its own length
+        size = len(payload) if payload.isascii() else len(payload.encode("utf-8"))
         if size > self.max_payload:
             logger.warning(
                 "event refused: payload of %r %r is %d bytes (limit %d)",

@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import re
 import signal
 import sys
 
@@ -35,3 +36,35 @@ async def test_run_serves_until_sigterm(tmp_path, home):
             assert response.status == 200
     process.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(process.wait(), 30) == 0
+
+
+async def test_run_freezes_its_start_up_heap(tmp_path, home):
+    # bothost run settles the collector once started (bothost/heap.py): start-up's objects
+    # are never scanned again, so a burst of events is not slowed by full collections
+    port = free_port()
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"platforms: {{web: {{port: {port}}}}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config),
+        "run",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )
+    try:
+        async with asyncio.timeout(30):  # log lines come first on stderr, then the banner
+            while b"bothost is running" not in await process.stderr.readline():
+                assert not process.stderr.at_eof(), "bothost run exited early"
+        log = (home / "logs" / "bothost.log").read_text()
+        frozen = re.search(r"start-up heap frozen \((\d+) objects\)", log)
+        assert frozen and int(frozen.group(1)) > 10_000, log
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
