@@ -28,6 +28,8 @@ from typing import Any
 
 from aiohttp import web
 
+from bothost.llm.openai import TOOL_ERROR_MARK
+
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 CHUNK = 7  # characters per streamed text delta, small enough to see several deltas
 DEFAULT_USAGE = {"input": 11, "output": 7}
@@ -342,10 +344,12 @@ async def sse_response(request: web.Request) -> web.StreamResponse:
 
 
 def last_tool_result(body: dict[str, Any]) -> str:
-    """The newest tool result in a request, in either wire format (for scripted replies)."""
+    """The newest tool result in a request, in either wire format (for scripted replies),
+    without the mark the OpenAI format puts on a failed call's result (tests that check the
+    mark read the request itself)."""
     for message in reversed(body.get("messages", [])):
         if message.get("role") == "tool":
-            return message.get("content") or ""
+            return (message.get("content") or "").removeprefix(TOOL_ERROR_MARK)
         content = message.get("content")
         if isinstance(content, list):
             for block in reversed(content):
