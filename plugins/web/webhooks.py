@@ -167,11 +167,6 @@ class WebhookRoutes:
             if not turn.done():  # a cancelled waiter has gone
                 turn.set_result(None)
 
-    async def seen(self, msg_id: str) -> bool:
-        if msg_id in self.recent:
-            return True
-        return await self.host.queries.webhook_seen(msg_id)
-
     async def remember(self, msg_id: str) -> bool:
         """Record the id; False when it was recorded already (by another host, say)."""
         new = await self.host.queries.remember_webhook(msg_id, time.time())
@@ -256,8 +251,9 @@ class WebhookRoutes:
         callback = data.get("callback_url")
         async with self.once(msg_id):
             # recorded before the turn: a retry mid-turn is a duplicate; and recording is the
-            # claim, so of hosts sharing a database that got the same id only one runs it
-            if await self.seen(msg_id) or not await self.remember(msg_id):
+            # claim (one insert that does nothing for a known id, not a read and then a
+            # write), so of hosts sharing a database that got the same id only one runs it
+            if msg_id in self.recent or not await self.remember(msg_id):
                 return self.duplicate("message")
         self.counters["message", "accepted"] += 1
         message = IncomingMessage(

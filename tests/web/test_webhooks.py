@@ -2,6 +2,7 @@ import asyncio
 import json
 import textwrap
 import time
+from types import SimpleNamespace
 
 import pytest
 from aiohttp import web
@@ -401,3 +402,40 @@ async def test_event_hooks_see_each_webhook_id_once(home, tmp_path, client, secr
         assert (type_, key) == ("alert", "msg_ham")
     finally:
         await host.stop()
+
+
+async def test_a_message_claims_its_webhook_id_in_one_store_job(
+    web_host, client, secret, monkeypatch
+):
+    # a first message, so that the hourly clean-up of old ids is not counted below
+    body, headers = signed(secret, {"text": "help", "user": "u"})
+    assert (await post(client, web_host, "/webhook/message", body, headers))[0] == 200
+
+    async def instant(message, **kwargs):  # the turn itself is not what is counted
+        return SimpleNamespace(text="done", outcome="ok")
+
+    monkeypatch.setattr(web_host, "handle_message", instant)
+    jobs = []
+    original = web_host.store.run
+
+    async def counting_run(fn):
+        jobs.append(fn)
+        return await original(fn)
+
+    monkeypatch.setattr(web_host.store, "run", counting_run)
+    body, headers = signed(secret, {"text": "help", "user": "u"}, msg_id="msg_once")
+    assert await post(client, web_host, "/webhook/message", body, headers) == (
+        200,
+        {"id": "msg_once", "reply": "done", "outcome": "ok"},
+    )
+    # checking and recording the id are one write: of hosts sharing the database, the one
+    # whose insert succeeds runs the message
+    assert len(jobs) == 1
+    status, answer = await post(client, web_host, "/webhook/message", body, headers)
+    assert (status, answer) == (200, {"duplicate": True})
+    assert (
+        await web_host.store.run(
+            lambda db: db.value("SELECT count(*) FROM webhook_ids WHERE id = 'msg_once'")
+        )
+        == 1
+    )
