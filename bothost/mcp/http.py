@@ -32,6 +32,7 @@ MAX_RETRY = 30.0  # the GET stream's backoff ceiling
 MAX_RESUMES = 5  # give a request up after this many resumed streams without its answer
 DELETE_TIMEOUT = 2.0
 ERROR_BODY_CHARS = 300
+READ_CHUNK = 256 * 1024  # one read of a JSON answer's body
 SSE_PROBE_SECONDS = 3.0  # a legacy SSE server sends its `endpoint` event at once
 SSE_PROBE_BYTES = 512
 MAX_AUTH_RETRIES = 3  # logins or refreshes for one request; more would be a loop (step-up)
@@ -229,14 +230,25 @@ class HttpTransport:
             return False
 
     async def _json_body(self, resp: aiohttp.ClientResponse, related: Any) -> None:
+        # read() returns what has arrived so far, so a body is gathered read by read, and
+        # refused as soon as it passes the bound (never held whole past it)
+        chunks: list[bytes] = []
+        size = 0
         try:
-            data = await resp.content.read(MAX_EVENT_BYTES + 1)
+            while size <= MAX_EVENT_BYTES and (chunk := await resp.content.read(READ_CHUNK)):
+                chunks.append(chunk)
+                size += len(chunk)
+        except (aiohttp.ClientError, OSError) as exc:
+            self._fail(related, f"answer cut off: {exc or type(exc).__name__}")
+            return
         finally:
             resp.release()
-        if len(data) > MAX_EVENT_BYTES:
+        if size > MAX_EVENT_BYTES:
             self._fail(related, f"answer longer than {MAX_EVENT_BYTES} bytes refused")
-        elif data.strip():
-            self._deliver(data, related)
+        elif size:
+            data = b"".join(chunks)
+            if data.strip():
+                self._deliver(data, related)
 
     def _deliver(self, data: bytes | str, related: Any) -> list[jsonrpc.Message]:
         try:

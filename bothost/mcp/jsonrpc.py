@@ -112,6 +112,8 @@ def decode(data: bytes | str) -> list[Message]:
             raise ProtocolError("params is neither an object nor an array")
         if not ("method" in item or "result" in item or "error" in item):
             raise ProtocolError("neither a request, a notification nor a response")
+        if "method" not in item and "id" not in item:  # no call could ever claim it
+            raise ProtocolError("an answer without an id")
     return items
 
 

@@ -127,3 +127,109 @@ async def test_a_401_with_a_bogus_www_authenticate_is_a_clear_error(site, make_m
     assert locked.error and "javascript:" not in locked.error, locked.error
     assert len(locked.error) < 500
     assert state(manager, "good").state == "ready"
+
+
+def tiny_server(call_answer):
+    """An MCP endpoint whose tools/call answer is `call_answer(request, message)`."""
+
+    async def endpoint(request):
+        if request.method == "GET":
+            raise web.HTTPMethodNotAllowed("GET", ["POST"])
+        message = await request.json()
+        if message.get("method") == "tools/call":
+            return await call_answer(request, message)
+        reply = answer(message, [{"name": "img", "inputSchema": {"type": "object"}}])
+        return web.Response(status=202) if reply is None else web.json_response(reply)
+
+    return [web.route("*", "/mcp", endpoint)]
+
+
+HUGE = 20 * 1024 * 1024  # past the 16 MB bound on one answer
+
+
+def huge_image(message):
+    block = {"type": "image", "mimeType": "image/png", "data": "A" * HUGE}
+    return {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [block]}}
+
+
+@pytest.mark.parametrize("framing", ["json", "sse"])
+async def test_a_huge_image_result_fails_that_call_only(site, make_manager, framing):  # noqa: F811
+    async def big(request, message):
+        body = json.dumps(huge_image(message))
+        if framing == "json":
+            return web.Response(text=body, content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(f"event: message\ndata: {body}\n\n".encode())
+        return response
+
+    base = await site(tiny_server(big))
+    good = await site([web.route("*", "/mcp", mcp_endpoint)])
+    manager = await make_manager(
+        {"big": McpServerConfig(url=f"{base}/mcp"), "good": McpServerConfig(url=f"{good}/mcp")},
+        retry=False,
+    )
+    result = await manager.call_tool("big", "img", {}, timeout=20)
+    assert result.is_error and result.text.startswith("big/img failed: "), result.text
+    assert "16777216 bytes" in result.text or "stream ended" in result.text, result.text
+    assert not (manager.home / "media").exists() or not any((manager.home / "media").iterdir())
+    assert not (await manager.call_tool("good", "echo", {"c": 3})).is_error
+    assert state(manager, "big").state == "ready"  # one bad answer, not a dead server
+
+
+async def test_an_sse_answer_cut_mid_event_fails_the_call_at_once(site, make_manager):  # noqa: F811
+    async def cut(request, message):
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        half = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": []}})
+        await response.write(f"event: message\ndata: {half[:20]}".encode())
+        return response  # the stream ends inside the event, with no id to resume from
+
+    base = await site(tiny_server(cut))
+    manager = await make_manager({"cut": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    result = await manager.call_tool("cut", "img", {}, timeout=30)
+    assert result.is_error, result.text
+    assert result.text == "cut/img failed: stream ended before the answer arrived"
+
+
+async def test_a_schema_with_ref_cycles_is_offered_and_called(site, make_manager):  # noqa: F811
+    schema = {
+        "type": "object",
+        "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
+        "properties": {"head": {"$ref": "#/$defs/node"}},
+    }
+
+    async def endpoint(request):
+        if request.method == "GET":
+            raise web.HTTPMethodNotAllowed("GET", ["POST"])
+        reply = answer(await request.json(), [{"name": "walk", "inputSchema": schema}])
+        return web.Response(status=202) if reply is None else web.json_response(reply)
+
+    base = await site([web.route("*", "/mcp", endpoint)])
+    manager = await make_manager({"graph": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    from bothost.agent.mcp_tools import McpToolSource
+    from bothost.agent.validate import validate
+    from bothost.config import Config
+
+    (tool,) = McpToolSource(manager, Config()).tools("graph")
+    assert tool.name == "mcp__graph__walk" and tool.schema == schema
+    json.dumps(tool.schema)  # what a provider sends: no cycle in the data itself
+    arguments = {"head": {"next": {"next": {}}}}
+    assert validate(tool.schema, arguments) is None
+    result = await manager.call_tool("graph", "walk", arguments)
+    assert not result.is_error and json.loads(result.text) == arguments
+
+
+async def test_a_large_json_answer_arrives_whole(site, make_manager):  # noqa: F811
+    # a body that takes many reads: one read of "up to 16 MB" returns only what has arrived
+    text = "x" * (3 * 1024 * 1024)
+
+    async def large(request, message):
+        block = {"type": "text", "text": text}
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [block]}}
+        return web.json_response(reply)
+
+    base = await site(tiny_server(large))
+    manager = await make_manager({"large": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    result = await manager.call_tool("large", "img", {}, timeout=20)
+    assert not result.is_error and result.text == text, result.text[:200]

@@ -269,3 +269,23 @@ async def test_a_stalled_on_events_pauses_the_reader_and_loses_nothing(open_pagi
     assert (await call).text == "pushed"
     await wait_for(lambda: len(seen) == 20_000, 30)
     assert seen == [f"e{n}" for n in range(20_000)]
+
+
+async def test_answers_with_a_wrong_or_no_id_are_skipped_and_the_call_times_out(open_paging, home):
+    session, _ = await open_paging()
+    for how in ("wrong_id", "no_id", "null_id"):
+        result = await session.call_tool("misanswer", {"how": how}, timeout=0.5)
+        assert result.is_error and result.text.startswith("paging/misanswer failed: "), how
+        assert "timed out after 0.5 s" in result.text, result.text
+    assert (await session.call_tool("echo", {"text": "still fine"})).text == "still fine"
+    assert session.pending == {}  # nothing a misanswer left behind
+    log = log_path(home, "paging").read_text()
+    assert "answer to unknown request 'x" in log  # the wrong id, named
+    assert "skipped a stdout line (an answer without an id)" in log
+
+
+async def test_an_answer_with_both_result_and_error_is_an_error(open_paging):
+    session, _ = await open_paging()
+    result = await session.call_tool("misanswer", {"how": "both"})
+    assert result.is_error and result.text == "paging/misanswer failed: and an error"
+    assert (await session.call_tool("echo", {"text": "still fine"})).text == "still fine"

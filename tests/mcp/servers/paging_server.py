@@ -175,8 +175,24 @@ def call(name: str, args: dict, meta: dict) -> dict | None:
     return None
 
 
+MISANSWERS = {  # how the `misanswer` tool answers, by its `how` argument
+    "wrong_id": lambda id_: {"jsonrpc": "2.0", "id": f"x{id_}", "result": text("wrong id")},
+    "no_id": lambda id_: {"jsonrpc": "2.0", "result": text("no id")},
+    "null_id": lambda id_: {"jsonrpc": "2.0", "id": None, "result": text("null id")},
+    "both": lambda id_: {
+        "jsonrpc": "2.0",
+        "id": id_,
+        "result": text("a result"),
+        "error": {"code": -32000, "message": "and an error"},
+    },
+}
+
+
 def handle_call(message: dict) -> None:
     params = message.get("params") or {}
+    if params.get("name") == "misanswer":
+        write(MISANSWERS[params["arguments"]["how"]](message["id"]))
+        return
     value = call(params.get("name"), params.get("arguments") or {}, params.get("_meta") or {})
     if value is None:
         write(
