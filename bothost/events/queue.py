@@ -13,9 +13,10 @@ surrogate in its type, a payload that is not JSON, a value the database refuses)
 :class:`EventRejectedError` and one log line naming it, and its neighbours commit. Without
 that, one bad event from one producer rolled back everyone's burst, and MCP events are not
 re-sent. A failure of the store itself (disk full, I/O error) still fails the whole batch.
-The batch is tried whole first (on SQLite: one dedupe query and a few multi-row inserts
-inside a savepoint) and redone row by row only when a row is refused, so isolation costs nothing in
-the common case.
+The batch is tried whole first (one dedupe query and a few multi-row inserts: inside a
+savepoint on SQLite; on PostgreSQL, where a refused statement aborts the transaction, as the
+whole transaction) and redone row by row only when a row is refused, so isolation costs
+nothing in the common case.
 
 An event sent with a once-only id (a webhook's ``webhook-id``, :meth:`EventQueue.ingest_once`)
 claims the id in ``webhook_ids`` in the same transaction as its insert: the claim and the
@@ -50,6 +51,11 @@ DUPLICATE = Receipt(duplicate=True)  # a once-only id claimed before: nothing qu
 # SQLite build may have; one statement (not one step per row, as executemany takes) is what
 # lets the store thread hold the GIL only a few times per batch.
 ROWS_PER_INSERT = 199
+# A JSON list of text bound as one parameter, as a subquery (the batch's keys and claims)
+TEXTS = {
+    SQLITE: "SELECT value FROM json_each(?)",
+    POSTGRESQL: "SELECT value FROM json_array_elements_text(?::json)",
+}
 
 
 # What one event's own values can raise on the way in (encoding, binding, a constraint, a
@@ -270,12 +276,16 @@ def insert_batch(db: Conn, batch: list[_Row], window: float) -> list[Outcome]:
     """Insert a burst in one transaction; per event its row id, None when seen within
     ``window``, or the :class:`EventRejectedError` of an event that cannot be stored."""
     if db.dialect == POSTGRESQL:
-        # a savepoint per row costs PostgreSQL dearly once a transaction holds more than 64
-        # (its subtransaction cache overflows): try the batch plainly first, and isolate the
-        # rows only when one of them fails
+        # the batch as on SQLite, a few statements in all (each one a round trip); a failed
+        # statement aborts a PostgreSQL transaction, so there is no savepoint to return to:
+        # a refused row rolls the attempt back whole and the batch is redone row by row,
+        # each row on its own savepoint (a savepoint per row from the start costs PostgreSQL
+        # dearly past 64 in one transaction, when its subtransaction cache overflows)
         try:
             with db.transaction() as conn:
-                return [_insert_row(conn, row, window) for row in batch]
+                return _insert_together(conn, batch, window)
+        except _IdsUnsure:
+            pass
         except row_errors():
             pass  # rolled back whole: again, each row on its own savepoint
         with db.transaction() as conn:
@@ -298,14 +308,16 @@ class _IdsUnsure(Exception):
 
 
 def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outcome]:
-    # SQLite, writing under BEGIN IMMEDIATE: the batch's keys are looked up in one query,
-    # deduped here, and the new rows go in with a few multi-row INSERTs; a statement per row
-    # (its dedupe inside the INSERT) cost three times as much
+    # Writing under the write lock (SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock):
+    # the batch's keys are looked up in one query, deduped here, and the new rows go in
+    # with a few multi-row INSERTs; a statement per row (its dedupe inside the INSERT) cost
+    # three times as much on SQLite, and a round trip per event on PostgreSQL
+    texts = TEXTS[conn.dialect]
     oldest = min(row.event.received_at for row in batch) - window
     latest: dict[str, float] = dict(
         conn.execute(
-            "SELECT dedupe_key, max(received_at) FROM events WHERE dedupe_key IN"
-            " (SELECT value FROM json_each(?)) AND received_at > ? GROUP BY dedupe_key",
+            f"SELECT dedupe_key, max(received_at) FROM events WHERE dedupe_key IN ({texts})"
+            " AND received_at > ? GROUP BY dedupe_key",
             (json.dumps([row.key for row in batch]), oldest),
         ).fetchall()
     )
@@ -315,8 +327,7 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
         taken = {
             i
             for (i,) in conn.execute(
-                "SELECT id FROM webhook_ids WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(claims),),
+                f"SELECT id FROM webhook_ids WHERE id IN ({texts})", (json.dumps(claims),)
             )
         }
     new_claims: list[tuple[str, float]] = []
@@ -340,6 +351,13 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
     # multi-row too, as the events below: executemany steps once per claim, giving up and
     # retaking the GIL each time; a conflict after the check above is a row error (the
     # batch is then redone row by row)
+    if conn.dialect == POSTGRESQL and new_claims:  # one statement, as its events below
+        conn.execute(
+            "INSERT INTO webhook_ids (id, received_at)"
+            " SELECT c->>0, (c->>1)::float8 FROM json_array_elements(?::json) AS c",
+            (json.dumps(new_claims),),
+        )
+        new_claims = []
     for start in range(0, len(new_claims), ROWS_PER_INSERT):
         some = new_claims[start : start + ROWS_PER_INSERT]
         conn.execute(
@@ -348,6 +366,8 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
         )
     if not fresh:
         return outcomes
+    if conn.dialect == POSTGRESQL:
+        return _insert_returning(conn, batch, fresh, outcomes)
     # The write lock is ours, so each new row's id is one more than the largest before it:
     # the batch's ids are the next len(fresh) numbers, in the order inserted, which one
     # count over the new ids confirms (a trigger adding rows, or ids drawn at random once
@@ -377,6 +397,40 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
     if tuple(found) != (len(ids), ids[0], ids[-1]):
         raise _IdsUnsure
     for position, row_id in zip(fresh, ids, strict=True):
+        outcomes[position] = row_id
+    return outcomes
+
+
+def _insert_returning(
+    conn: Conn, batch: list[_Row], fresh: list[int], outcomes: list[Outcome]
+) -> list[Outcome]:
+    """PostgreSQL: the fresh rows in one INSERT, each row's id from RETURNING.
+
+    The rows travel as one JSON parameter: a multi-row VALUES of thousands of placeholders
+    spent most of the batch in psycopg parsing the statement's text (it caches only short
+    ones) and the server planning it. RETURNING's order is not promised, but the identity
+    column draws one id per row in the order the rows are inserted (the JSON's, by
+    ORDER BY), so the ids sorted are the rows' in order; the keys returned beside them
+    confirm it, and a mismatch redoes the batch row by row."""
+    chunk = [batch[p] for p in fresh]
+    returned = conn.execute(
+        "INSERT INTO events (source, type, payload, received_at, dedupe_key, status, attempts)"
+        " SELECT r->>0, r->>1, r->>2, (r->>3)::float8, r->>4, 'pending', 0"
+        " FROM json_array_elements(?::json) WITH ORDINALITY AS rows(r, n) ORDER BY n"
+        " RETURNING id, dedupe_key",
+        (
+            json.dumps(
+                [
+                    (row.event.source, row.event.type, row.payload, row.event.received_at, row.key)
+                    for row in chunk
+                ]
+            ),
+        ),
+    ).fetchall()
+    returned.sort()
+    if [key for _, key in returned] != [row.key for row in chunk]:
+        raise _IdsUnsure
+    for position, (row_id, _) in zip(fresh, returned, strict=True):
         outcomes[position] = row_id
     return outcomes
 

@@ -6,6 +6,9 @@ import asyncio
 import json
 import logging
 
+import pytest
+
+from bothost.api import EventRejectedError
 from bothost.config import TickRule
 from bothost.events.queue import EventQueue
 from bothost.models import Event
@@ -87,6 +90,62 @@ async def test_a_concurrent_burst_is_written_in_few_transactions(queue, store):
     assert len(set(ids)) == 3000 and None not in ids
     assert len(calls) <= 3  # one per gathered burst, never one per event
     assert count(store, "status = 'pending'") == 3000
+
+
+async def test_a_burst_takes_a_few_statements_not_one_per_event(queue, store, monkeypatch):
+    # on PostgreSQL each statement is a round trip to the server: one per event capped a
+    # burst at a few thousand a second (issue 19)
+    statements = []
+    conn_class = store.call(type)
+    original = conn_class.execute
+
+    def counting_execute(self, sql, params=()):
+        statements.append(sql)
+        return original(self, sql, params)
+
+    monkeypatch.setattr(conn_class, "execute", counting_execute)
+    events = [email(n) for n in range(1000)]
+    events += [email(n, at=T0 + 1) for n in range(10)]  # repeats inside the window
+    ids = await queue.ingest_many(events)
+    monkeypatch.undo()
+    assert None not in ids[:1000] and len(set(ids[:1000])) == 1000 and ids[1000:] == [None] * 10
+    assert len(statements) <= 20, statements[:5]
+    assert count(store) == 1000
+    rows = store.call(lambda db: db.execute("SELECT id, payload FROM events").fetchall())
+    assert {row_id: json.loads(p)["id"] for row_id, p in rows} == {
+        i: f"m{n}" for n, i in enumerate(ids[:1000])
+    }
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Event(None, "event/x", {"id": "x"}),  # type: ignore[arg-type]  # NOT NULL, server-side
+        Event("bad", "event/\ud800", {"id": "x"}),  # a lone surrogate: not encodable
+    ],
+    ids=["null source", "surrogate in type"],
+)
+async def test_a_refused_row_fails_alone_in_a_batched_burst(queue, store, bad):
+    jobs = []
+    original = store.run
+
+    async def counting_run(fn):
+        jobs.append(fn)
+        return await original(fn)
+
+    store.run = counting_run
+    events = [email(n) for n in range(500)]
+    events.insert(250, bad)
+    events.append(email(7, at=T0 + 1))  # a repeat: still deduped after the redo
+    outcomes = await queue.ingest_batch(events)
+    refused = outcomes.pop(250)
+    assert isinstance(refused, EventRejectedError), refused
+    assert outcomes[-1] is None and all(isinstance(i, int) for i in outcomes[:-1])
+    assert len(jobs) <= 2  # one group commit, redone row by row inside its own job
+    rows = store.call(lambda db: db.execute("SELECT id, payload FROM events").fetchall())
+    assert {row_id: json.loads(p)["id"] for row_id, p in rows} == {
+        i: f"m{n}" for n, i in enumerate(outcomes[:-1])
+    }
 
 
 async def test_an_urgent_event_pokes_the_ticker(store, config):
