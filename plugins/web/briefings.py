@@ -14,6 +14,8 @@ import json
 import time
 from typing import Any
 
+from bothost.plugins.web import feed
+
 from bothost.models import Address, Briefing
 
 KEEP = 500  # rows kept; the page shows the latest few, the rest is history nobody reads
@@ -54,14 +56,7 @@ def insert(db: Any, address: Address, briefing: Briefing) -> dict[str, Any]:
         "structure": json.dumps(structure(briefing), default=str),
         "created_at": time.time(),
     }
-    row_id = db.value(
-        "INSERT INTO web_briefings (address, briefing_id, title, text, structure, created_at)"
-        " VALUES (:address, :briefing_id, :title, :text, :structure, :created_at) RETURNING id",
-        row,
-    )
-    if row_id and row_id % 50 == 0:  # prune now and then, not on every insert
-        db.execute("DELETE FROM web_briefings WHERE id <= ?", (row_id - KEEP,))
-    return public({**row, "id": row_id})
+    return public({**row, "id": feed.append(db, "web_briefings", row, KEEP)})
 
 
 COLUMNS = "id, address, briefing_id, title, text, structure, created_at"

@@ -19,6 +19,25 @@ from typing import Any
 from bothost.api import HostApi, Notice
 
 BATCH = 100  # rows read per query while catching up
+PRUNE_EVERY = 50  # ids between prunes: trimming a table on every insert would double the writes
+
+
+def append(db: Any, table: str, row: dict[str, Any], keep: int) -> int:
+    """Insert ``row`` into a feed table and return its id, keeping about the newest ``keep``.
+
+    ``table`` and the keys of ``row`` are the caller's own names, never a person's input.
+    """
+    columns = ", ".join(row)
+    row_id = int(
+        db.value(
+            f"INSERT INTO {table} ({columns}) VALUES ({', '.join(':' + c for c in row)})"
+            " RETURNING id",
+            row,
+        )
+    )
+    if row_id % PRUNE_EVERY == 0:
+        db.execute(f"DELETE FROM {table} WHERE id <= ?", (row_id - keep,))
+    return row_id
 
 
 class Feed:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from bothost.plugins.web import feed
+
 KEEP = 500  # rows kept: enough for a host that was away a while to catch up
 
 SCHEMA_2 = """
@@ -27,14 +29,7 @@ def migrate_2(db: Any) -> None:
 
 def insert(db: Any, session: str, text: str) -> dict[str, Any]:
     row = {"session": session, "text": text, "created_at": time.time()}
-    row_id = db.value(
-        "INSERT INTO web_messages (session, text, created_at)"
-        " VALUES (:session, :text, :created_at) RETURNING id",
-        row,
-    )
-    if row_id and row_id % 50 == 0:  # prune now and then, not on every insert
-        db.execute("DELETE FROM web_messages WHERE id <= ?", (row_id - KEEP,))
-    return {**row, "id": row_id}
+    return {**row, "id": feed.append(db, "web_messages", row, KEEP)}
 
 
 def newest(db: Any) -> int:
