@@ -17,12 +17,7 @@ async def openai_host(home, fake_llm):
     host = make_host(
         home,
         {
-            "llm": {
-                "provider": "openai",
-                "model": "fake-model",
-                "base_url": fake_llm.openai_url,
-                "api_key": "test-key",
-            },
+            "llm": fake_llm.openai_config("fake-model"),
             "agent": {"approval": "ask"},
         },
     )

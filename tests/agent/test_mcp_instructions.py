@@ -19,12 +19,7 @@ async def system_prompts(home, fake_llm, monkeypatch, instructions: str) -> list
     host = make_host(
         home,
         {
-            "llm": {
-                "provider": "openai",
-                "model": "m",
-                "base_url": fake_llm.openai_url,
-                "api_key": "test-key",
-            },
+            "llm": fake_llm.openai_config(),
             "mcp": {
                 "servers": {
                     "echo": {

@@ -41,12 +41,7 @@ async def long_host(home, fake_llm):
     host = make_host(
         home,
         {
-            "llm": {
-                "provider": "openai",
-                "model": "m",
-                "base_url": fake_llm.openai_url,
-                "api_key": "test-key",
-            },
+            "llm": fake_llm.openai_config(),
             "agent": {"tool_timeout": SHORT},
             "mcp": {"servers": {"long": server(max_timeout="30s"), "clock": server()}},
         },

@@ -30,12 +30,7 @@ async def host_with(home, fake_llm):
     hosts = []
 
     async def make(**servers):
-        llm = {
-            "provider": "openai",
-            "model": "m",
-            "base_url": fake_llm.openai_url,
-            "api_key": "test-key",
-        }
+        llm = fake_llm.openai_config()
         host = make_host(home, {"llm": llm, "mcp": {"servers": servers}})
         hosts.append(host)
         await host.start(serve_http=False, tick=False)

@@ -32,12 +32,7 @@ async def mcp_host(home, fake_llm, monkeypatch):
     host = make_host(
         home,
         {
-            "llm": {
-                "provider": "openai",
-                "model": "m",
-                "base_url": fake_llm.openai_url,
-                "api_key": "test-key",
-            },
+            "llm": fake_llm.openai_config(),
             "agent": {"approval": "ask"},
             "mcp": {
                 "servers": {
@@ -207,12 +202,7 @@ async def test_progress_shows_as_status_and_elicitation_reaches_the_person(
     host = make_host(
         home,
         {
-            "llm": {
-                "provider": "openai",
-                "model": "m",
-                "base_url": fake_llm.openai_url,
-                "api_key": "test-key",
-            },
+            "llm": fake_llm.openai_config(),
             "mcp": {
                 "servers": {
                     "echo": {

@@ -32,12 +32,7 @@ def message(text):
 
 @pytest.fixture
 async def host(home, fake_llm):
-    llm = {
-        "provider": "openai",
-        "model": "m",
-        "base_url": fake_llm.openai_url,
-        "api_key": "test-key",
-    }
+    llm = fake_llm.openai_config()
     servers = {"s": server(), "bare": server(CAPABILITIES="tools"), "weather": {"enabled": False}}
     host = make_host(home, {"llm": llm, "mcp": {"servers": servers}})
     await host.start(serve_http=False, tick=False)  # without HTTP it waits for the servers

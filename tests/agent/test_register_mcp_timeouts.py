@@ -24,12 +24,7 @@ def echo(body):
 
 @pytest.fixture
 async def admin_host(home, fake_llm):
-    llm = {
-        "provider": "openai",
-        "model": "m",
-        "base_url": fake_llm.openai_url,
-        "api_key": "test-key",
-    }
+    llm = fake_llm.openai_config()
     host = make_host(home, {"llm": llm, "agent": {"approval": "allow"}})
     await host.start(serve_http=False, tick=False)
     yield host

@@ -30,12 +30,7 @@ async def start_host(home, fake_llm, budgets):
     host = make_host(
         home,
         {
-            "llm": {
-                "provider": "openai",
-                "model": "fake-model",
-                "base_url": fake_llm.openai_url,
-                "api_key": "test-key",
-            },
+            "llm": fake_llm.openai_config("fake-model"),
             "tick": {"deliver_to": ["console:"]},
             "usage": {"budgets": budgets},
         },

@@ -45,12 +45,7 @@ async def test_a_failing_tick_model_falls_back_to_the_rules(home, fake_llm, case
     host = make_host(
         home,
         {
-            "llm": {
-                "provider": "openai",
-                "model": "fake-model",
-                "base_url": fake_llm.openai_url,
-                "api_key": "test-key",
-            },
+            "llm": fake_llm.openai_config("fake-model"),
             "tick": {
                 "deliver_to": ["console:"],
                 "rules": [{"match": {"payload.summary": "Hail*"}, "priority": "high"}],

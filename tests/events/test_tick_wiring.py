@@ -7,6 +7,7 @@ import asyncio
 from bothost.agent.tools import ToolContext
 from bothost.events.llm_triage import NOTIFY_SCHEMA, notify_tool
 from bothost.wiring import build_ticker, tick_once
+from tests.fakes.llm import openai_config
 from tests.helpers import make_host
 
 
@@ -27,14 +28,7 @@ def test_the_tick_triages_with_the_agent_only_when_a_model_is_configured(home):
     assert build_ticker(offline).llm_triage is None
     with_model = make_host(
         home,
-        {
-            "llm": {
-                "provider": "openai",
-                "model": "m",
-                "base_url": "http://127.0.0.1:9/v1",
-                "api_key": "k",
-            }
-        },
+        {"llm": openai_config("http://127.0.0.1:9/v1")},
     )
     ticker = build_ticker(with_model)
     assert ticker.llm_triage is not None and ticker.store is with_model.store

@@ -56,6 +56,11 @@ def anthropic_usage(figures: dict[str, int], output: int | None = None) -> dict[
     }
 
 
+def openai_config(base_url: str, model: str = "m", api_key: str = "test-key") -> dict[str, Any]:
+    """An ``llm:`` block for the openai provider at ``base_url`` (the fake's default key)."""
+    return {"provider": "openai", "model": model, "base_url": base_url, "api_key": api_key}
+
+
 class FakeLlm:
     def __init__(
         self,
@@ -79,6 +84,10 @@ class FakeLlm:
     @property
     def anthropic_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def openai_config(self, model: str = "m") -> dict[str, Any]:
+        """The ``llm:`` block that points the openai provider at this fake."""
+        return openai_config(self.openai_url, model, self.api_key)
 
     async def start(self) -> FakeLlm:
         app = web.Application()

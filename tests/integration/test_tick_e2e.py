@@ -66,12 +66,7 @@ async def test_llm_tick_activates_a_server_and_notifies(home, monkeypatch, capsy
     host = make_host(
         home,
         {
-            "llm": {
-                "provider": "openai",
-                "model": "m",
-                "base_url": fake.openai_url,
-                "api_key": "test-key",
-            },
+            "llm": fake.openai_config(),
             "mcp": {
                 "servers": {
                     "caps": {

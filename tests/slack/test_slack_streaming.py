@@ -87,14 +87,7 @@ async def test_a_real_model_streams_and_sees_the_thread(start_bot):
         ]
     ).start()
     try:
-        bot = await start_bot(
-            llm={
-                "provider": "openai",
-                "model": "gpt-test",
-                "base_url": llm.openai_url,
-                "api_key": "test-key",
-            }
-        )
+        bot = await start_bot(llm=llm.openai_config("gpt-test"))
         root = bot.fake.add_message(GENERAL, "UBOB", "deploy of api-2 failed")
         bot.fake.add_message(GENERAL, "UBOB", "logs say: disk full", thread_ts=root)
         await bot.say("why did it fail?", thread_ts=root)

@@ -41,12 +41,7 @@ async def start_hosts(tmp_path, url, fake, names=("a", "b")):
     for name in names:
         folder = tmp_path / name
         folder.mkdir(mode=0o700)
-        llm = {
-            "provider": "openai",
-            "model": "m",
-            "base_url": fake.openai_url,
-            "api_key": "test-key",
-        }
+        llm = fake.openai_config()
         plugins = tmp_path / "plugins"
         plugins.mkdir(exist_ok=True)
         (plugins / "danger.py").write_text(DANGER_PLUGIN)  # a tool that asks for approval

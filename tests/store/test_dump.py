@@ -21,7 +21,7 @@ from bothost.store import Migration, Store, core_migrations, sql
 from bothost.store.conn import quote
 from bothost.store.dump import SKIPPED_ROWS, DumpError, data_tables, read_dump, write_dump
 from bothost.wiring import tick_once
-from tests.fakes.llm import FakeLlm
+from tests.fakes.llm import FakeLlm, openai_config
 from tests.helpers import make_host, write_config
 from tests.web.conftest import base_url, host_config, signed
 
@@ -59,7 +59,7 @@ def config_data(tmp_path: Path, secret: str, llm_url: str, url: str | None) -> d
     data = host_config(
         tmp_path,
         secret,
-        llm={"provider": "openai", "model": "m", "base_url": llm_url, "api_key": "test-key"},
+        llm=openai_config(llm_url),
         tick={"deliver_to": ["web:briefings"]},
     )
     (tmp_path / "plugins" / "notes.py").write_text(NOTES_PLUGIN)

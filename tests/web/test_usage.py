@@ -17,12 +17,7 @@ async def metered_host(home, tmp_path, secret):
     data = host_config(
         tmp_path,
         secret,
-        llm={
-            "provider": "openai",
-            "model": "gpt-a",
-            "base_url": fake.openai_url,
-            "api_key": "test-key",
-        },
+        llm=fake.openai_config("gpt-a"),
         usage={
             "prices": {"gpt-a": {"input": 2.0, "output": 10.0, "cached": 0.5}},
             "budgets": {"user_daily": {"tokens": 1500}, "global_daily": {"tokens": 100000}},
