@@ -31,10 +31,13 @@ def fail(message: str, code: int = USAGE_EXIT) -> None:
     sys.exit(code)
 
 
-def manager(runtime: Runtime, record_events: bool = False) -> Any:
-    on_event = runtime.ingest_event if record_events else None
+def manager(runtime: Runtime, on_events: Any = None) -> Any:
+    """A private manager; ``on_events`` (from ``runtime.recording_events``) records what its
+    servers push."""
     ask = terminal_ask if sys.stdin.isatty() else None
-    return commands.manager_for(runtime.config, runtime.store, runtime.home, on_event, ask)
+    return commands.manager_for(
+        runtime.config, runtime.store, runtime.home, ask=ask, on_events=on_events
+    )
 
 
 async def terminal_ask(question: Question) -> dict[str, Any] | None:
@@ -101,19 +104,20 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
     """The tools of one server (or of every enabled server), starting them to ask."""
 
     async def collect() -> dict[str, Any]:
-        mgr = manager(runtime, record_events=True)
-        await mgr.reload()
-        names = {name} if name else commands.enabled_names(mgr)
-        async with commands.private(mgr, names):
-            return {
-                n: {
-                    "status": next(
-                        s for s in mgr.status() if s.name == n and s.state != "shadowed"
-                    ),
-                    "tools": mgr.tools(n),
+        async with runtime.recording_events() as on_events:
+            mgr = manager(runtime, on_events)
+            await mgr.reload()
+            names = {name} if name else commands.enabled_names(mgr)
+            async with commands.private(mgr, names):
+                return {
+                    n: {
+                        "status": next(
+                            s for s in mgr.status() if s.name == n and s.state != "shadowed"
+                        ),
+                        "tools": mgr.tools(n),
+                    }
+                    for n in sorted(names)
                 }
-                for n in sorted(names)
-            }
 
     found = run(runtime, collect())
     if as_json:
@@ -159,7 +163,10 @@ def call_command(
         click.echo(f"… {count}{message or ''}".rstrip(), err=True)
 
     async def call() -> Any:
-        async with commands.private(manager(runtime, record_events=True), {name}) as mgr:
+        async with (
+            runtime.recording_events() as on_events,
+            commands.private(manager(runtime, on_events), {name}) as mgr,
+        ):
             return await mgr.call_tool(name, tool, parsed, timeout=timeout, on_progress=progress)
 
     result = run(runtime, call())

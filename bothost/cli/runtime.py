@@ -10,7 +10,8 @@ command refuses a wrong plugin value or an unknown name alike, at load.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -105,6 +106,20 @@ class Runtime:
         host.events = await start_events(host, tick=False)
         try:
             return await host.ingest_event(source, type, payload, dedupe_key=dedupe_key)
+        finally:
+            await host.events.close()
+
+    @asynccontextmanager
+    async def recording_events(self) -> AsyncIterator[Callable[..., Any]]:
+        """The ``on_events`` for a command's MCP servers: as in the host, each server's
+        backlog goes through ``Host.ingest_events`` at once (an event no store can take is
+        refused alone, its neighbours are kept), and all of it is written before this ends."""
+        from bothost.wiring import start_events
+
+        host = self.host()
+        host.events = await start_events(host, tick=False)
+        try:
+            yield host.ingest_events
         finally:
             await host.events.close()
 

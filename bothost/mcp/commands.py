@@ -35,14 +35,16 @@ def manager_for(
     config: Any,
     store: Any,
     home: Path,
-    on_event: Callable[..., Any] | None = None,
     ask: Callable[..., Any] | None = None,
+    on_events: Callable[..., Any] | None = None,
 ) -> McpManager:
+    """A manager of its own for a command (no retries, no published status); ``on_events``
+    takes each server's pushed ``event/*`` backlog (``Runtime.recording_events``)."""
     return McpManager(
         config.mcp.servers,
         store,
         home,
-        on_event=on_event,
+        on_events=on_events,
         ask=ask,
         publish_status=False,
         retry=False,

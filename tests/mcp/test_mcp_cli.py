@@ -48,6 +48,15 @@ def test_call_prints_the_result_and_records_pushed_events(bothost):
     ]
 
 
+def test_call_records_the_rest_of_a_backlog_beside_an_event_it_cannot_store(bothost):
+    """An event no store can encode is refused alone, as in the host: it does not keep the
+    events that arrived with it out."""
+    pushed = '{"count": 3, "unstorable": [1], "type": "event/new_email"}'
+    assert bothost("mcp", "call", "paging", "push", pushed).output == "pushed\n"
+    events = json.loads(bothost("events", "list", "--json").output)
+    assert sorted(e["payload"]["id"] for e in events) == ["e0", "e2"]
+
+
 def test_call_failure_exits_non_zero(bothost):
     assert "unknown tool nope" in bothost("mcp", "call", "paging", "nope", code=1).output
     assert "not JSON" in bothost("mcp", "call", "paging", "echo", "{oops", code=2).output

@@ -97,8 +97,18 @@ def call(name: str, args: dict, meta: dict) -> dict | None:
     if name == "echo":
         return text(str(args.get("text", "")))
     if name == "push":
+        # "unstorable": the numbers of events whose payload holds a lone surrogate (valid JSON,
+        # but no store can encode it); all are written at once: the client reads one backlog
+        unstorable = set(args.get("unstorable", []))
+        lines = b""
         for i in range(int(args.get("count", 1))):
-            notify(args.get("type", "event/test"), {"id": f"e{i}", "summary": f"event {i}"})
+            params = {"id": f"e{i}", "summary": f"event {i}"}
+            if i in unstorable:
+                params["body"] = "\ud800"
+            method = args.get("type", "event/test")
+            lines += json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
+            lines += b"\n"
+        write(lines)
         return text("pushed")
     if name == "garbage":
         write(b"this is not json\n")
