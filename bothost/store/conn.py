@@ -20,7 +20,10 @@ run on the store's thread (``await store.run(fn)``), so the same SQL serves both
   differ; ``conn.ids`` is a subquery reading a JSON list of ids from one parameter.
 
 Rows are fetched in full before ``execute`` returns (a result never holds a statement open),
-booleans are stored as 0/1 on both, and sums of integers come back as ``int``.
+booleans are stored as 0/1 on both, and sums of integers come back as ``int``. The one
+exception is ``conn.pages(sql, size)``, for reads too long to hold at once (``db export``):
+it yields the result a page at a time, inside a transaction, from a cursor held open
+between pages (a server-side one on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -104,6 +107,13 @@ class Conn:
             return None
         return self.value(f"{sql} RETURNING {returning}", list(row.values()))
 
+    def pages(self, sql: str, size: int) -> Iterator[Rows]:
+        """The rows of ``sql`` at most ``size`` at a time, each page a :class:`Rows`; the first
+        page always comes, empty or not, so its ``columns`` are known. Only inside a
+        transaction (the statement stays open between pages); run nothing else on this
+        connection until the pages end or the iterator is closed."""
+        raise NotImplementedError
+
     def transaction(self) -> Any:
         """``with conn.transaction():`` — commit on success, roll back on an exception."""
         raise NotImplementedError
@@ -139,6 +149,16 @@ class Conn:
         raise NotImplementedError
 
 
+def paged(columns: list[str], fetch: Any, size: int) -> Iterator[Rows]:
+    """Pages from a cursor's ``fetchmany``: the first always, then each non-empty one."""
+    page = fetch(size)
+    yield Rows(columns, page, len(page))
+    while len(page) == size:
+        page = fetch(size)
+        if page:
+            yield Rows(columns, page, len(page))
+
+
 def quote(name: str) -> str:
     """A column name quoted for both dialects (``user`` is reserved in PostgreSQL)."""
     return '"' + name.replace('"', '""') + '"'
@@ -163,6 +183,14 @@ class SqliteConn(Conn):
 
     def executemany(self, sql: str, seq: Sequence[Params]) -> int:
         return max(self.raw.executemany(sql, seq).rowcount, 0)
+
+    def pages(self, sql: str, size: int) -> Iterator[Rows]:
+        cursor = self.raw.execute(sql)
+        try:
+            columns = [d[0] for d in cursor.description]
+            yield from paged(columns, cursor.fetchmany, size)
+        finally:
+            cursor.close()
 
     @contextmanager
     def transaction(self) -> Iterator[SqliteConn]:
@@ -271,6 +299,14 @@ class PostgresConn(Conn):
                 return Rows([], [], cursor.rowcount)
             columns = [d.name for d in cursor.description]
             return Rows(columns, cursor.fetchall(), cursor.rowcount)
+
+    def pages(self, sql: str, size: int) -> Iterator[Rows]:
+        self._start()
+        # a named cursor is a server-side one: the server keeps the result, FETCH reads a page
+        with self.raw.cursor(name="bothost_pages") as cursor:
+            cursor.execute(translate(sql, False))
+            columns = [d.name for d in cursor.description]
+            yield from paged(columns, cursor.fetchmany, size)
 
     def executemany(self, sql: str, seq: Sequence[Params]) -> int:
         seq = list(seq)

@@ -11,7 +11,8 @@ on either backend, so a SQLite home moves to PostgreSQL (or back, or to another 
 * last, ``{"end": {"tables": N, "rows": M}}``, so a cut-off file is refused, not half-read.
 
 Export reads every table (except ``_migrations``, which the header replaces, and SQLite's own)
-in one read-only snapshot. The rows of ``locks`` are left out: they are leases of processes
+in one read-only snapshot, a page of rows at a time (``PAGE``), so a table of any length
+passes through bounded memory. The rows of ``locks`` are left out: they are leases of processes
 on the source database, and a copied one would only keep the new database's tick waiting.
 
 Import refuses, before writing anything:
@@ -53,6 +54,10 @@ VERSION = 1  # of the file's layout; a reader refuses a version it does not know
 MIGRATIONS_TABLE = "_migrations"
 # Rows not carried over, with the reason (see the module docstring).
 SKIPPED_ROWS = {"locks": "leases of the source's processes"}
+# Rows read at a time while exporting: memory stays bounded by a page, not a table (an events
+# row may hold a 256 KiB payload, so even a page of those is ~50 MB), and on PostgreSQL a
+# page of ordinary rows is one round trip.
+PAGE = 200
 # Rows per INSERT batch: big enough that round trips do not dominate on PostgreSQL, small
 # enough that finding the one bad row of a refused batch (row by row) stays quick.
 BATCH = 1000
@@ -135,19 +140,28 @@ def export_dump(conn: Conn, out: IO[str]) -> dict[str, int]:
         out.write(json.dumps(header) + "\n")
         for table in data_tables(conn):
             try:
-                rows = conn.execute(f"SELECT * FROM {quote(table)}")
+                counts[table] = export_table(conn, table, out)
             except UnicodeDecodeError as exc:  # SQLite text that is not UTF-8
                 raise DumpError(f"table {table}: a value is not valid UTF-8 text ({exc})") from exc
-            out.write(json.dumps({"table": table, "columns": rows.columns}) + "\n")
-            counts[table] = 0
-            if table in SKIPPED_ROWS:
-                continue
-            for row in rows:
-                out.write(json.dumps([encode(v) for v in row]) + "\n")
-                counts[table] += 1
         out.write(json.dumps({"end": {"tables": len(counts), "rows": sum(counts.values())}}))
         out.write("\n")
     return counts
+
+
+def export_table(conn: Conn, table: str, out: IO[str]) -> int:
+    """Write one table's header line and rows, a page at a time; the rows written."""
+    if table in SKIPPED_ROWS:
+        columns = conn.execute(f"SELECT * FROM {quote(table)} LIMIT 0").columns
+        out.write(json.dumps({"table": table, "columns": columns}) + "\n")
+        return 0
+    count = 0
+    for number, page in enumerate(conn.pages(f"SELECT * FROM {quote(table)}", PAGE)):
+        if number == 0:  # the first page, even an empty one, knows the columns
+            out.write(json.dumps({"table": table, "columns": page.columns}) + "\n")
+        for row in page.rows:
+            out.write(json.dumps([encode(v) for v in row]) + "\n")
+        count += len(page.rows)
+    return count
 
 
 class snapshot:

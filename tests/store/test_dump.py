@@ -7,6 +7,7 @@ import asyncio
 import json
 import stat
 import textwrap
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,11 @@ from click.testing import CliRunner
 
 from bothost.cli import cli
 from bothost.mcp.oauth.tokens import save_record
-from bothost.store import Migration, Store, core_migrations, sql
+from bothost.store import Migration, Store, core_migrations, dump, sql
 from bothost.store.conn import quote
 from bothost.store.dump import SKIPPED_ROWS, DumpError, data_tables, read_dump, write_dump
 from bothost.wiring import tick_once
+from tests.conftest import both_backends
 from tests.fakes.llm import FakeLlm, openai_config
 from tests.helpers import make_host, write_config
 from tests.web.conftest import base_url, host_config, signed
@@ -333,3 +335,35 @@ def test_a_postgresql_database_exports_and_imports_into_sqlite(tmp_path, postgre
 NOTES_BYTES = Migration(
     "notes", 1, sql("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, raw BLOB, at REAL)")
 )
+
+
+@both_backends
+def test_export_holds_a_page_of_rows_at_a_time_not_a_table(store_target, tmp_path, monkeypatch):
+    """A table forty pages long: the export's memory peak stays far below the table's size,
+    and the dump imports whole."""
+    monkeypatch.setattr(dump, "PAGE", 50)
+    rows, body = 2000, "x" * 4096  # 8 MB of text
+    migrations = [*core_migrations(), NOTES]
+    store = Store(store_target, migrations)
+    out = tmp_path / "big.jsonl"
+    try:
+        store.call(
+            lambda db: db.executemany(
+                "INSERT INTO notes (id, body) VALUES (?, ?)",
+                [(n, f"{n:05}{body}") for n in range(1, rows + 1)],
+            )
+        )
+        tracemalloc.start()
+        try:
+            write_dump(store, str(out))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    finally:
+        store.close()
+    table_bytes = rows * len(body)
+    assert peak < table_bytes / 8, f"{peak} of {table_bytes} bytes held at once"
+    assert import_into(tmp_path / "copy.db", migrations, out)["notes"] == rows
+    copied = tables(tmp_path / "copy.db", migrations)["notes"]
+    assert sorted(r[0] for r in copied) == list(range(1, rows + 1))
+    assert copied == tables(store_target, migrations)["notes"]
