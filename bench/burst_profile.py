@@ -1,0 +1,125 @@
+"""Where a concurrent burst's time goes: bench/events.py's burst, counted and profiled.
+
+The same burst as ``bench/events.py`` (10,000 producer tasks, each awaiting its own event's
+commit, every event checked in the store at the end), with the collector as ``bothost run``
+sets it, run three ways: plain, for the rate and the process's CPU time per event; counted,
+for what each event costs the event loop (tasks, futures, loop callbacks, loop iterations),
+the store jobs (batches) and the collections by generation; and under cProfile (the event
+loop's thread only: the store thread's own time is the "store" line of the counted run).
+
+Run: .venv/bin/python bench/burst_profile.py [--events N] [--top N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import pstats
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/events.py beside this
+
+from events import burst, make_events, open_store  # noqa: E402
+
+from bothost import heap  # noqa: E402
+from bothost.config import TickConfig  # noqa: E402
+from bothost.events.queue import EventQueue  # noqa: E402
+
+LOOP_METHODS = ("_run_once", "create_future", "create_task", "call_soon", "call_soon_threadsafe")
+
+
+def count_loop(counts: Counter[str]) -> dict[str, object]:
+    """Count calls of the event loop's methods that make a loop iteration, a future, a
+    task or a callback (the pure-Python loop's own methods, wrapped until
+    :func:`uncount_loop` puts back the originals it is given)."""
+    loop_class = asyncio.base_events.BaseEventLoop
+    originals = {name: getattr(loop_class, name) for name in LOOP_METHODS}
+    for name, original in originals.items():
+
+        def counted(self, *args, __name=name, __original=original, **kwargs):
+            counts[__name] += 1
+            return __original(self, *args, **kwargs)
+
+        setattr(loop_class, name, counted)
+    return originals
+
+
+def uncount_loop(originals: dict[str, object]) -> None:
+    for name, original in originals.items():
+        setattr(asyncio.base_events.BaseEventLoop, name, original)
+
+
+async def counted_burst(directory: Path, count: int) -> tuple[Counter[str], float]:
+    counts: Counter[str] = Counter()
+    store = open_store(directory, "counted.db")
+    submit = store.submit
+
+    def job(fn):
+        counts["store jobs (batches)"] += 1
+        return submit(fn)
+
+    store.submit = job  # type: ignore[method-assign]
+    queue = EventQueue(store, TickConfig())
+    events = make_events(count, "c")
+
+    def collected(phase: str, info: dict) -> None:
+        if phase == "start":
+            counts[f"collections, generation {info['generation']}"] += 1
+
+    store_before = store.call(lambda db: time.thread_time())  # the store thread's CPU
+    originals = count_loop(counts)
+    gc.callbacks.append(collected)
+    try:
+        ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+    finally:
+        gc.callbacks.remove(collected)
+        uncount_loop(originals)
+    await queue.close()
+    store_time = store.call(lambda db: time.thread_time()) - store_before
+    store.close()
+    assert None not in ids
+    return counts, store_time
+
+
+async def profiled_burst(directory: Path, count: int, top: int) -> None:
+    store = open_store(directory, "profiled.db")
+    queue = EventQueue(store, TickConfig())
+    events = make_events(count, "p")
+    profile = cProfile.Profile()
+    profile.enable()
+    await asyncio.gather(*(queue.ingest(e) for e in events))
+    profile.disable()
+    await queue.close()
+    store.close()
+    pstats.Stats(profile).sort_stats("tottime").print_stats(top)
+
+
+async def main(count: int, top: int) -> None:
+    heap.settle()  # as bothost run does once started
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        cpu = time.process_time()
+        rate, store = await burst(directory, count)
+        cpu = time.process_time() - cpu
+        store.close()
+        print(f"burst: {rate:,.0f} events/s, process CPU {cpu / count * 1e6:.1f} µs per event")
+        counts, store_cpu = await counted_burst(directory, count)
+        print(f"per event ({count:,} events; the store thread's CPU in all:"
+              f" {store_cpu / count * 1e6:.1f} µs per event):")  # fmt: skip
+        for name, n in sorted(counts.items()):
+            print(f"  {name:32} {n / count:8.4f}  ({n:,} in the burst)")
+        await profiled_burst(directory, count, top)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--top", type=int, default=20)
+    args = parser.parse_args()
+    asyncio.run(main(args.events, args.top))
