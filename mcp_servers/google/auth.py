@@ -14,10 +14,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-
-from google.oauth2.credentials import Credentials
+from typing import TYPE_CHECKING
 
 from .errors import AuthRequiredError
+
+if TYPE_CHECKING:
+    from google.oauth2.credentials import Credentials
 
 # The narrowest scopes that cover every tool of each server. gmail.modify is the smallest
 # single scope that reads, labels, drafts and sends (it cannot delete permanently);
@@ -72,6 +74,10 @@ def load_credentials(server: str, path: Path) -> Credentials:
     """Read the token file, or raise `AuthRequiredError` saying how to create it."""
     if not path.exists():
         raise AuthRequiredError(server, f"No Google token at {path}")
+    # Imported here, not at the top: google-auth costs ~0.25 s of CPU, which every start-up
+    # of the server paid before its first tool call needed a token (issue 19).
+    from google.oauth2.credentials import Credentials
+
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
         credentials = Credentials.from_authorized_user_info(info)

@@ -16,19 +16,13 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import google_auth_httplib2
-import httplib2
-import requests
-from google.auth.exceptions import RefreshError, TransportError
-from google.auth.transport.requests import Request
-from google.oauth2.credentials import Credentials
-from googleapiclient.discovery import build
-from googleapiclient.errors import HttpError
+from typing import TYPE_CHECKING, Any
 
 from .auth import load_credentials, save_credentials, token_path
 from .errors import AuthRequiredError, GoogleError, from_http_error
+
+if TYPE_CHECKING:
+    from google.oauth2.credentials import Credentials
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +69,14 @@ class GoogleClient:
 
     def _execute(self, build_request: Callable[[Any], Any]) -> Any:
         credentials, service = self._ready()
+        # The client libraries are imported in the worker thread at the first call that has
+        # a token, not at start-up: they are ~0.3 s of CPU the server's start paid even
+        # when it was never called or had no token (issue 19). _ready imported them.
+        import google_auth_httplib2
+        import httplib2
+        from google.auth.exceptions import RefreshError, TransportError
+        from googleapiclient.errors import HttpError
+
         before = credentials.token
         transport = httplib2.Http(timeout=HTTP_TIMEOUT)
         http = google_auth_httplib2.AuthorizedHttp(credentials, http=transport)
@@ -107,6 +109,12 @@ class GoogleClient:
             if self._credentials is None:
                 self._credentials = load_credentials(self.server, self.token_file)
             credentials = self._credentials
+            # Lazily, as in _execute: a server without a token never imports these.
+            import requests
+            from google.auth.exceptions import RefreshError, TransportError
+            from google.auth.transport.requests import Request
+            from googleapiclient.discovery import build
+
             if not credentials.valid:
                 try:
                     with requests.Session() as session:

@@ -17,9 +17,8 @@ import shlex
 import time
 from dataclasses import dataclass
 
-import paramiko
-
 from .errors import SshError
+from .sshlib import paramiko
 
 MAX_OUTPUT_BYTES = 256 * 1024  # per stream; more is almost never read and floods the context
 CHUNK = 32 * 1024

@@ -16,11 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import paramiko
-
-from . import hostkeys
 from .aliases import Alias
 from .errors import HostKeyError, SshError, wrap
+from .sshlib import paramiko
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +88,10 @@ class ConnectionPool:
     def _connect(self, alias: Alias, password: str | None) -> paramiko.SSHClient:
         if alias.auth == "password" and password is None:
             raise SshError(f"alias {alias.name!r} needs a password to connect")
+        # Here, not at the top: its policy class subclasses a paramiko class, which would
+        # import paramiko at start-up (see sshlib).
+        from . import hostkeys
+
         client = paramiko.SSHClient()
         hostkeys.load_into(client, self.known_hosts)
         client.set_missing_host_key_policy(

@@ -15,9 +15,8 @@ from __future__ import annotations
 import secrets
 import stat
 
-import paramiko
-
 from .errors import SshError, wrap
+from .sshlib import paramiko
 
 MAX_EDIT_BYTES = 8 * 1024 * 1024  # editing bigger files in memory over SFTP is the wrong tool
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import errno
 import socket
 
-import paramiko
-from paramiko.ssh_exception import NoValidConnectionsError
+from .sshlib import paramiko
 
 
 class SshError(Exception):
@@ -40,7 +39,8 @@ def describe(exc: BaseException, where: str) -> str:
         )
     if isinstance(exc, paramiko.BadHostKeyException):
         return f"host key for {where} does not match known_hosts"
-    if isinstance(exc, NoValidConnectionsError):  # paramiko's "every address failed"
+    # paramiko's "every address failed"
+    if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError):
         reasons = sorted({e.strerror or str(e) for e in exc.errors.values()})
         return f"cannot connect to {where}: {', '.join(reasons)}"
     if isinstance(exc, socket.gaierror):

@@ -14,10 +14,9 @@ import shlex
 import stat
 from datetime import UTC, datetime
 
-import paramiko
-
 from . import commands
 from .errors import SshError, wrap
+from .sshlib import paramiko
 
 MAX_READ_BYTES = 1024 * 1024  # what one read_file returns; a larger file is read by ranges
 MAX_SCAN_BYTES = 64 * 1024 * 1024  # lines skipped to reach `offset`; beyond, grep is the tool

@@ -16,9 +16,8 @@ import os
 import threading
 from pathlib import Path
 
-import paramiko
-
 from .errors import HostKeyError
+from .sshlib import paramiko
 
 _APPEND_LOCK = threading.Lock()
 

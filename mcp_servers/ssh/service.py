@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import paramiko
 from bothost.mcp_servers.kit import ToolError
 
 from . import commands
@@ -26,6 +25,7 @@ from .aliases import Alias, AliasStore
 from .connections import DEFAULT_CONNECT_TIMEOUT, DEFAULT_IDLE_TTL, ConnectionPool
 from .errors import AuthError, SshError
 from .passwords import DEFAULT_TTL_SECONDS, LOGIN, SUDO, PasswordCache
+from .sshlib import paramiko
 
 logger = logging.getLogger(__name__)
 

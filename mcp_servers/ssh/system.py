@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 import shlex
 
-import paramiko
-
 from . import commands
 from .errors import SshError
+from .sshlib import paramiko
 
 QUERY_TIMEOUT = 30.0
 UNIT_PATTERN = re.compile(r"^[A-Za-z0-9@._:\\-]{1,200}$")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 
-import paramiko
 from bothost.mcp_servers.kit import Context, Server
 
 from . import edits, files, transfer
@@ -23,6 +22,7 @@ from .capabilities import (
 )
 from .errors import SshError, wrap
 from .service import SshService, tool_errors
+from .sshlib import paramiko
 
 TRANSFER_TIMEOUT = 1800.0  # a large tree over a slow link
 

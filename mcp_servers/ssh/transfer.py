@@ -18,9 +18,8 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import paramiko
-
 from .errors import SshError, wrap
+from .sshlib import paramiko
 
 MAX_FILES = 10_000  # a bigger tree is a job for rsync, not a chat turn
 

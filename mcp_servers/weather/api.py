@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
+if TYPE_CHECKING:
+    import aiohttp
 
 GEOCODING_BASE = "https://geocoding-api.open-meteo.com"
 FORECAST_BASE = "https://api.open-meteo.com"
@@ -64,6 +65,10 @@ class OpenMeteo:
         return await self._get("air-quality", query)
 
     async def _get(self, api: str, params: dict[str, Any]) -> dict[str, Any]:
+        # aiohttp is imported at the first request, not at start-up: its import is ~0.25 s
+        # of CPU, most of the server's start, and a server may answer no request (issue 19).
+        import aiohttp
+
         query = {k: _query_value(v) for k, v in params.items() if v is not None}
         url = self.url(api)
         try:
@@ -83,6 +88,8 @@ class OpenMeteo:
         return body
 
     def _client(self) -> aiohttp.ClientSession:
+        import aiohttp  # lazily, as in _get
+
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(headers={"User-Agent": USER_AGENT})
         return self._session

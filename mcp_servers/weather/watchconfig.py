@@ -27,8 +27,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 FILE_ENV = "WEATHER_WATCH_FILE"
 PLACES_ENV = "WEATHER_WATCH"
 LOOKAHEAD_ENV = "WEATHER_LOOKAHEAD_HOURS"
@@ -100,6 +98,8 @@ def load(env: Mapping[str, str] | None = None) -> WatchConfig:
 
 
 def _from_file(path: Path, defaults: dict[str, float | None], lookahead: int) -> WatchConfig:
+    import yaml  # only a watch file needs it; most starts have none (issue 19)
+
     try:
         text = path.read_text()
     except OSError as exc:
