@@ -3,10 +3,11 @@
 stdout belongs to the protocol alone. Before serving, the real stdout is duplicated to a
 private descriptor and descriptor 1 is pointed at stderr, so a stray `print()` — or a
 library or child process writing to fd 1 — lands in the log instead of corrupting the
-stream. Every outgoing message, response or notification, is written whole and in order;
-those of one turn of the event loop share one write, and senders wait (under one lock) for
-room in the pipe once ``FLUSH_BYTES`` are waiting. End of stdin ends the server: running
-calls get a short grace, then are cancelled.
+stream. Every outgoing message, response or notification, is written whole and in order.
+The first message of a turn of the event loop is written at once (a reply must not wait a
+turn); those that follow it in the same turn share one write at the next turn, and senders
+wait (under one lock) for room in the pipe once ``FLUSH_BYTES`` are waiting. End of stdin
+ends the server: running calls get a short grace, then are cancelled.
 """
 
 from __future__ import annotations
@@ -29,15 +30,15 @@ logger = logging.getLogger(__name__)
 MAX_LINE_BYTES = 64 * 1024 * 1024
 # On stdin EOF, calls already running may still finish and answer within this time.
 EOF_GRACE_SECONDS = 5.0
-# Messages sent in one turn of the event loop go out in one write, unless this much is
-# waiting first: a watcher's burst was one write system call per event, which bounded the
-# events a server could push (and woke the client once per line).
+# Messages that follow the first in one turn of the event loop go out in one write, unless
+# this much is waiting first: a watcher's burst was one write system call per event, which
+# bounded the events a server could push (and woke the client once per line).
 FLUSH_BYTES = 64 * 1024
 
 
 class StdoutWriter:
-    """Writes whole JSON lines to the protocol descriptor, in order; the lines of one turn of
-    the event loop are joined into one write."""
+    """Writes whole JSON lines to the protocol descriptor, in order: the first line of a turn
+    of the event loop at once, the lines after it in that turn joined into one write."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
@@ -46,6 +47,7 @@ class StdoutWriter:
         self._writer: asyncio.StreamWriter | None = None
         self._pending: list[bytes] = []  # whole lines not yet handed to the pipe
         self._pending_bytes = 0
+        self._wrote_this_turn = False  # so the next line of this turn joins a batch
 
     async def open(self) -> None:
         loop = asyncio.get_running_loop()
@@ -66,10 +68,17 @@ class StdoutWriter:
             return
         if writer.transport.is_closing():  # the client is gone: not sent (watchers keep it)
             raise ConnectionResetError("stdout is closed")
-        if not self._pending:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self._pending.append(data)
-        self._pending_bytes += len(data)
+        if not self._pending and not self._wrote_this_turn:
+            # The first line of this turn: written now, so a reply does not wait a turn for
+            # the batch. Nothing is pending, so no earlier line can be overtaken.
+            writer.write(data)
+            self._wrote_this_turn = True
+            asyncio.get_running_loop().call_soon(self._turn_ended)
+        else:
+            if not self._pending:
+                asyncio.get_running_loop().call_soon(self._flush)
+            self._pending.append(data)
+            self._pending_bytes += len(data)
         waiting = self._pending_bytes + writer.transport.get_write_buffer_size()
         if waiting < FLUSH_BYTES and not self._lock.locked():
             return
@@ -77,6 +86,9 @@ class StdoutWriter:
         async with self._lock:
             self._flush()
             await writer.drain()
+
+    def _turn_ended(self) -> None:
+        self._wrote_this_turn = False
 
     def _flush(self) -> None:
         if self._pending and self._writer is not None:

@@ -52,3 +52,48 @@ async def test_a_client_that_stops_reading_holds_the_senders_and_loses_nothing()
         writer.close()
         if transport is not None:
             transport.close()
+
+
+def _readable(fd: int) -> bytes:
+    """What the pipe holds now, without waiting."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 2**20)
+    except BlockingIOError:
+        return b""
+
+
+async def test_a_reply_alone_in_its_turn_is_written_at_once_and_a_burst_after_it_in_one_write(
+    monkeypatch,
+):
+    # A reply used to wait for the next loop turn (the batch's flush): one turn of latency
+    # on every call (issue 19). Only what follows the first message of a turn is batched.
+    read_end, write_end = os.pipe()
+    writes = []
+    real_write = os.write
+
+    def counted(fd: int, data: bytes) -> int:
+        if fd == write_end:
+            writes.append(data.count(b"\n"))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", counted)
+    writer = StdoutWriter(os.fdopen(write_end, "wb", buffering=0))
+    await writer.open()
+    try:
+        await writer.send(note(0))
+        assert _readable(read_end) == json.dumps(note(0), separators=(",", ":")).encode() + b"\n"
+        for n in range(1, 100):  # a watcher's burst, in the same turn
+            await writer.send(note(n))
+        got = b""
+        async with asyncio.timeout(5):
+            while got.count(b"\n") < 99:
+                await asyncio.sleep(0)  # let the loop turn: the batch goes out then
+                got += _readable(read_end)
+        assert [json.loads(line)["params"]["id"] for line in got.splitlines()] == [
+            f"e{n}" for n in range(1, 100)
+        ]
+        assert writes == [1, 99]
+    finally:
+        writer.close()
+        os.close(read_end)
