@@ -6,9 +6,11 @@ writes in SQLite, the system prompt with its tool groups (the bundled weather se
 running, none activated) and the reply. The floor beside it is the same provider called
 directly, and one SQLite ``INSERT`` + commit in WAL mode (a turn writes at least two rows).
 Sessions are reused the way a chat reuses them: each turn lands in one of ten sessions, so
-histories grow as a conversation's does.
+histories grow as a conversation's does. A second line times turns of one long conversation
+(``--long`` messages before the first timed turn, all within the model's context, so none
+is summarised): a turn reads only the messages added since the last one (issue 19).
 
-Run: .venv/bin/python bench/turn_overhead.py [--turns N]
+Run: .venv/bin/python bench/turn_overhead.py [--turns N] [--long N]
 """
 
 from __future__ import annotations
@@ -58,10 +60,12 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def host_turns(directory: Path, turns: int) -> list[float]:
+async def host_turns(directory: Path, turns: int, long: int = 0) -> list[float]:
+    """Timed turns over SESSIONS sessions; with `long`, over one session that already holds
+    `long` messages (its untimed turns add two each)."""
     path = directory / "bench.yaml"
     path.write_text(yaml.safe_dump({"llm": {"provider": "instant"}}))
-    home = directory / "home"
+    home = directory / ("home-long" if long else "home")
     home.mkdir(mode=0o700)
     pm = new_plugin_manager()
     pm.register(InstantPlugin(), name="instant")
@@ -72,15 +76,15 @@ async def host_turns(directory: Path, turns: int) -> list[float]:
         if host.mcp is not None:
             await host.mcp.settle(set(host.mcp.runners), SETTLE)
         samples = []
-        for i in range(WARMUP + turns):
-            message = IncomingMessage(
-                text=f"hello {i}", address=Address("web", f"s{i % SESSIONS}"), user="u1"
-            )
+        untimed = long // 2 if long else WARMUP
+        for i in range(untimed + turns):
+            session = "long" if long else f"s{i % SESSIONS}"
+            message = IncomingMessage(text=f"hello {i}", address=Address("web", session), user="u1")
             started = time.perf_counter()
             reply = await host.handle_message(message)
             elapsed = time.perf_counter() - started
             assert reply.text == "ok", reply
-            if i >= WARMUP:
+            if i >= untimed:
                 samples.append(elapsed)
         return samples
     finally:
@@ -120,13 +124,16 @@ def line(label: str, samples: list[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--long", type=int, default=1000, help="messages in the long one")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ours = asyncio.run(host_turns(Path(tmp), args.turns))
+        long = asyncio.run(host_turns(Path(tmp), args.turns // 10, args.long))
         bare = asyncio.run(provider_calls(args.turns))
         floor = sqlite_commits(Path(tmp), args.turns)
     print(f"{args.turns} turns over {SESSIONS} sessions, model answering at once\n")
     line("host turn (handle_message)", ours)
+    line(f"host turn, {args.long:,}-message session", long)
     line("provider called directly", bare)
     line("one SQLite insert + commit (WAL)", floor)
     ratio = statistics.median(ours) / (2 * statistics.median(floor))

@@ -89,6 +89,7 @@ class Host:
         self.leadership: Leadership | None = None  # `bothost run` only: see start()
         self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
         self.session_locks = SessionLocks(self.store)  # one turn per session across hosts
+        self.windows = history.Windows()  # the sessions' recent messages, kept between turns
         self.crosshost = open_crosshost(self.store, new_owner())  # notices to the other hosts
         self.stopper = TurnStopper(self.crosshost, self.cancel)
         self.started = False

@@ -145,7 +145,9 @@ class Compactor:
         ``loaded`` is the summary and messages when the caller has just read them."""
         store, session_id = self.host.store, self.session.id
         space = room(self.host.config.llm, fixed_tokens)
-        summary, rows = loaded or await history.window(store, session_id, LOAD_LIMIT)
+        summary, rows = loaded or await history.window(
+            store, session_id, LOAD_LIMIT, self.host.windows
+        )
         used = sum(r.tokens for r in rows) + (summary.tokens if summary else 0)
         if used <= space:
             return Context(await self.messages(rows), summary)
@@ -172,7 +174,9 @@ class Compactor:
             asked = await history.last_user_message(self.host.store, self.session.id, rows[0].id)
             if asked is not None:
                 rows = [asked, *rows]
-        return [r.message for r in rows]
+        # copies: the rows are kept for the session's next turn (history.Windows), and a
+        # provider may change the messages of its request
+        return [dict(r.message) for r in rows]
 
     async def summarise(
         self, previous: Summary | None, covered: list[Stored], space: int

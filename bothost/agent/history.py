@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,9 @@ from bothost.models import Session
 from bothost.store import Store
 
 EXTRA_KEYS = ("tool_calls", "tool_call_id", "name", "private", "untrusted", "is_error")
+# Messages kept in memory across the sessions' windows (estimated tokens, ~4 characters
+# each): the most recently read sessions stay, about 16 MB of text at most.
+KEPT_TOKENS = 4_000_000
 
 
 def session_row(session: Session, now: float) -> dict[str, Any]:
@@ -58,19 +62,26 @@ async def append(store: Store, session_id: str, turn_id: str, message: dict[str,
 
 
 async def open_turn(
-    store: Store, session: Session, turn_id: str, message: dict[str, Any], limit: int
+    store: Store,
+    session: Session,
+    turn_id: str,
+    message: dict[str, Any],
+    limit: int,
+    windows: Windows | None = None,
 ) -> Opening:
     """Record the session and the person's ``message`` in one transaction, then read the
     session's grants, latest summary and newest ``limit`` messages: one store round trip
-    where a turn's first round took five (issue 19)."""
+    where a turn's first round took five (issue 19). With ``windows``, only the messages
+    added since the session's last read are read."""
     session_data = session_row(session, time.time())
     row = message_row(session.id, turn_id, message)
+    load = windows.load if windows is not None else load_window
 
     def write(db: Any) -> Opening:
         with db.transaction():
             db.execute(UPSERT_SESSION, session_data)
             db.insert("messages", row)
-        return Opening(read_grants(db, session.id), *load_window(db, session.id, limit))
+        return Opening(read_grants(db, session.id), *load(db, session.id, limit))
 
     return await store.run(write)
 
@@ -123,15 +134,67 @@ def load_since(db: Any, session_id: str, after: int, limit: int) -> list[Stored]
     ]
 
 
-async def window(store: Store, session_id: str, limit: int) -> tuple[Summary | None, list[Stored]]:
+async def window(
+    store: Store, session_id: str, limit: int, windows: Windows | None = None
+) -> tuple[Summary | None, list[Stored]]:
     """The latest summary and the newest ``limit`` messages after it, in one round trip."""
-    return await store.run(lambda db: load_window(db, session_id, limit))
+    load = windows.load if windows is not None else load_window
+    return await store.run(lambda db: load(db, session_id, limit))
 
 
 def load_window(db: Any, session_id: str, limit: int) -> tuple[Summary | None, list[Stored]]:
     summary = load_summary(db, session_id)
     after = summary.covers_through if summary else 0
     return summary, load_since(db, session_id, after, limit)
+
+
+@dataclass
+class _Kept:
+    after: int  # the summary's covers_through when these rows were read (0: no summary)
+    last: int  # every message of the session up to this id has been read
+    rows: list[Stored]
+    tokens: int
+
+
+class Windows:
+    """Each recent session's window (the messages after its newest summary), kept between
+    turns, so a turn reads the summary row and the messages added since the last read
+    rather than the whole window: at 1,000 messages that read was most of a turn (issue 19).
+
+    What another host or process writes is still seen: every read takes the newest summary
+    (dropping the kept rows it covers) and every message past the last id read. Messages
+    are only appended, one turn of a session at a time (``SessionLocks``), so no message
+    can appear below an id already read. Only store jobs (the store's one thread) use it,
+    so it needs no lock. Callers must not change the messages they are given.
+    """
+
+    def __init__(self, tokens: int | None = None) -> None:
+        self._kept: OrderedDict[str, _Kept] = OrderedDict()  # least recently read first
+        self._bound = KEPT_TOKENS if tokens is None else tokens
+        self._tokens = 0
+
+    def load(self, db: Any, session_id: str, limit: int) -> tuple[Summary | None, list[Stored]]:
+        """What :func:`load_window` returns, from the kept rows and the new ones."""
+        summary = load_summary(db, session_id)
+        after = summary.covers_through if summary else 0
+        kept = self._kept.pop(session_id, None)
+        if kept is not None:
+            self._tokens -= kept.tokens
+        if kept is None or after < kept.after:  # a summary went away: nothing to build on
+            rows = load_since(db, session_id, after, limit)
+            last = rows[-1].id if rows else after
+        else:
+            newer = load_since(db, session_id, max(after, kept.last), limit)
+            rows = [r for r in kept.rows if r.id > after] + newer
+            del rows[:-limit]  # the newest `limit`, as a fresh read has them
+            last = max(kept.last, after, rows[-1].id if rows else 0)
+        tokens = sum(r.tokens for r in rows)
+        self._kept[session_id] = _Kept(after, last, rows, tokens)
+        self._tokens += tokens
+        while self._tokens > self._bound and len(self._kept) > 1:
+            _, oldest = self._kept.popitem(last=False)
+            self._tokens -= oldest.tokens
+        return summary, list(rows)
 
 
 async def last_user_message(store: Store, session_id: str, before: int) -> Stored | None:

@@ -79,7 +79,12 @@ class Turn:
             opening["untrusted"] = True
         self.messages.append(opening)
         self.opening = await history.open_turn(
-            self.host.store, self.session, self.id, opening, compaction.LOAD_LIMIT
+            self.host.store,
+            self.session,
+            self.id,
+            opening,
+            compaction.LOAD_LIMIT,
+            self.host.windows,
         )
         outcome = Outcome.FAILED
         try:
