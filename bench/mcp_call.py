@@ -3,10 +3,12 @@
 Both clients talk to the same server program (a fresh process each), warm up, then time
 sequential ``tools/call`` requests; the figure is the median round trip. The default
 server is our raw test server (tests/mcp/servers/paging_server.py, tool ``echo``), which
-answers fast enough that the clients' own overhead dominates; ``--server time`` uses
-``mcp-server-time`` from PyPI (an SDK server) instead.
+answers fast enough that the clients' own overhead dominates; ``--server kit`` uses the
+echo server written on our servers' kit (tests/mcp_servers/echo_server.py), which shows the
+kit's own reply latency; ``--server time`` uses ``mcp-server-time`` from PyPI (an SDK
+server) instead.
 
-Run: .venv/bin/python bench/mcp_call.py [--calls N] [--server paging|time]
+Run: .venv/bin/python bench/mcp_call.py [--calls N] [--server paging|kit|time]
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ WARMUP = 20  # calls before timing: imports, caches and the server's first-call 
 SERVERS = {
     "paging": (
         [sys.executable, str(ROOT / "tests/mcp/servers/paging_server.py")],
+        "echo",
+        {"text": "ping"},
+    ),
+    "kit": (
+        [sys.executable, str(ROOT / "tests/mcp_servers/echo_server.py")],
         "echo",
         {"text": "ping"},
     ),
