@@ -26,7 +26,7 @@ from bothost.mcp.oauth.links import START_PATH, start_route
 from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
 from bothost.mcp.placement import STANDBY
 from bothost.startup import call_register
-from bothost.store.errors import database_errors
+from bothost.store.errors import StoreBusyError, database_errors
 from bothost.store.health import RETRY_AFTER, one_line, storage_failure
 
 
@@ -150,7 +150,8 @@ class HttpServer:
 
 
 class StoreFailures:
-    """A request that failed because the store cannot write gets 503 and ``Retry-After``.
+    """A request that failed because the store cannot write, or whose store job was withdrawn
+    unstarted while the store was busy (:class:`StoreBusyError`), gets 503 and ``Retry-After``.
 
     A webhook sender retries that later (a 500 would say "our bug"); nothing was
     acknowledged, so nothing is lost. A full disk fails every write, so the log gets the
@@ -165,6 +166,11 @@ class StoreFailures:
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         try:
             return await handler(request)
+        except StoreBusyError as exc:  # a job withdrawn unstarted (Store.run's start_within)
+            self.log(f"{request.method} {request.path}", "busy: a job was withdrawn unstarted")
+            return web.json_response(
+                {"error": f"{exc}; retry later"}, status=503, headers=RETRY_HEADERS
+            )
         except store_errors() as exc:
             if not storage_failure(exc):
                 raise

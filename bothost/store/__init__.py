@@ -23,12 +23,13 @@ How code talks to the database — the form every SQL call site follows, core an
 
 from bothost.store.conn import Conn, Rows
 from bothost.store.db import Store
-from bothost.store.errors import StoreError, database_errors
+from bothost.store.errors import StoreBusyError, StoreError, database_errors
 from bothost.store.migrations import Migration, core_migrations, sql
 
 __all__ = [
     "Store",
     "StoreError",
+    "StoreBusyError",
     "Migration",
     "core_migrations",
     "sql",

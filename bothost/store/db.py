@@ -28,7 +28,7 @@ from queue import SimpleQueue
 from typing import Any, TypeVar
 
 from bothost.store.conn import Conn
-from bothost.store.errors import StoreError
+from bothost.store.errors import StoreBusyError, StoreError
 from bothost.store.migrations import Migration
 from bothost.store.target import POSTGRES_SCHEMES
 
@@ -115,9 +115,33 @@ class Store:
         """Run ``fn(conn)`` on the store thread and wait (sync callers, CLI commands)."""
         return self.submit(fn).result()
 
-    async def run(self, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn(conn)`` on the store thread without blocking the event loop."""
-        return await asyncio.wrap_future(self.submit(fn))
+    async def run(
+        self, fn: Callable[[Conn], T], start_within: float | None = None, what: str = "a job"
+    ) -> T:
+        """Run ``fn(conn)`` on the store thread without blocking the event loop.
+
+        With ``start_within`` (seconds, for a caller whose sender retries: a request), a job
+        the thread has not started by then is withdrawn — it never runs — and
+        :class:`StoreBusyError` names it (``what``). A job that has started is awaited to its
+        end whatever the bound: it cannot be stopped part-way on this thread, and giving up on
+        it would tell the caller "failed" of a write that then lands. Its own statements are
+        bounded by the drivers' timeouts (SQLite's busy timeout, PostgreSQL's statement
+        timeout and keepalives).
+        """
+        job = self.submit(fn)
+        result = asyncio.wrap_future(job)
+        if start_within is not None:
+            try:
+                await asyncio.wait({result}, timeout=start_within)
+            except asyncio.CancelledError:
+                job.cancel()  # as a plain await would: a queued job is dropped with its caller
+                raise
+            if not result.done() and job.cancel():  # True only while it is still queued
+                raise StoreBusyError(
+                    f"{what}: the store did not start it within {start_within:g} s (a job"
+                    " before it is still running); nothing was written"
+                )
+        return await result
 
     def probe(self, conn: Conn) -> dict[str, Any]:
         """Whether the store can write now (for ``/healthz``); runs on the store thread."""

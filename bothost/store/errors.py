@@ -15,6 +15,11 @@ class StoreError(Exception):
     """The database could not be opened or migrated; the message names it and why."""
 
 
+class StoreBusyError(Exception):
+    """A job was withdrawn before it started, its caller's bound run out while the store
+    thread was busy with others: nothing of it was written; the message names the job."""
+
+
 def _psycopg(*names: str) -> tuple[type[Exception], ...]:
     driver = sys.modules.get("psycopg")
     return tuple(getattr(driver, name) for name in names) if driver is not None else ()
