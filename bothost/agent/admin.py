@@ -31,6 +31,7 @@ async def register_mcp(
     timeout: str | None = None,
     max_timeout: str | None = None,
     singleton: bool | None = None,
+    roots: list[str] | None = None,
 ) -> str:
     """Add an MCP server (a command to run, or a Streamable HTTP URL) and start it.
 
@@ -45,6 +46,7 @@ async def register_mcp(
         max_timeout: how long progress may keep a call going, e.g. "30m" (default 10m).
         singleton: true for a server that pushes events, so that of several hosts sharing
             one database only the leader runs it (default: true for the bundled watchers).
+        roots: directories the server is told to work in (MCP roots), as absolute paths.
     """
     config = McpServerConfig(
         command=command,
@@ -53,6 +55,7 @@ async def register_mcp(
         env={str(k): str(v) for k, v in (env or {}).items()},
         description=description,
         singleton=singleton,
+        roots=[str(root) for root in roots or []],
     )
     try:
         if timeout:

@@ -202,6 +202,12 @@ def logs_command(runtime: Runtime, name: str, lines: int) -> None:
 @click.option("--max-timeout", help="How long progress may keep a call going (default 10m).")
 @click.option("--disabled", is_flag=True, help="Add it without starting it.")
 @click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    help="A directory the server is told to work in (MCP roots; absolute or ~/…; repeat).",
+)
+@click.option(
     "--singleton/--everywhere",
     default=None,
     help="Run it on the leader host only (a server that pushes events), or on every host "
@@ -219,6 +225,7 @@ def add_command(
     timeout: str | None,
     max_timeout: str | None,
     disabled: bool,
+    roots: tuple[str, ...],
     singleton: bool | None,
 ) -> None:
     """Add server NAME: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
@@ -234,6 +241,7 @@ def add_command(
             not disabled,
             max_timeout,
             singleton,
+            list(roots),
         )
         return await manager(runtime).add_server(name, config, origin="cli")
 

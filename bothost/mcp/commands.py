@@ -231,9 +231,10 @@ def new_config(
     enabled: bool,
     max_timeout: str | None = None,
     singleton: bool | None = None,
+    roots: list[str] | None = None,
 ) -> McpServerConfig:
     """A server from `mcp add`'s options; `timeout` and `max_timeout` are durations as in
-    config (``90``, ``"90s"``, ``"10m"``), checked by the manager like config."""
+    config (``90``, ``"90s"``, ``"10m"``), checked by the manager like config, as `roots` are."""
     if bool(command) == bool(url):
         raise McpManagerError("give either `-- COMMAND ARGS…` or `--url URL`, not both or neither")
     config = McpServerConfig(
@@ -245,6 +246,7 @@ def new_config(
         description=description,
         enabled=enabled,
         singleton=singleton,
+        roots=list(roots or []),
     )
     if timeout:
         config.timeout = duration(timeout, "--timeout")

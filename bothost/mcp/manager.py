@@ -30,7 +30,7 @@ from typing import Any
 
 from bothost.config import McpServerConfig
 from bothost.configcheck import timeout_problem
-from bothost.mcp import placement, prompts, resources, roster, stored
+from bothost.mcp import placement, prompts, resources, roots, roster, stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.handover import StateKeeper
@@ -398,6 +398,10 @@ class McpManager:
         wrong = timeout_problem(config)
         if wrong:
             raise McpManagerError(f"{name}: max_timeout: {wrong}")
+        for i, root in enumerate(config.roots):  # the rule config's roots are held to
+            wrong = roots.problem(root)
+            if wrong:
+                raise McpManagerError(f"{name}: roots[{i}]: {wrong}")
         await self.store.run(lambda db: stored.save(db, name, config, origin))
         await self.reload()
         return self._status_of(name, shadowed=name in self.shadowed)

@@ -19,7 +19,7 @@ from bothost.store.conn import Conn
 
 TABLE = "mcp_servers"
 OVERRIDE = "override"
-JSON_FIELDS = ("args", "env", "env_passthrough", "headers", "tools")
+JSON_FIELDS = ("args", "env", "env_passthrough", "headers", "tools", "roots")
 
 
 @dataclasses.dataclass

@@ -344,9 +344,9 @@ class PostgresConn(Conn):
         """BEGIN, the write lock and (given) the first statement, pipelined: one round trip."""
         self._begin_pending = False
         with self.raw.pipeline():  # its end is the one Sync: the server answers all three
-            self.raw.execute("BEGIN")
+            self.raw.execute("BEGIN", prepare=False)  # never prepared: see _end
             # serialise writers across hosts, as BEGIN IMMEDIATE does on SQLite
-            self.raw.execute(WRITE_LOCK)
+            self.raw.execute(WRITE_LOCK, prepare=False)
             if cursor is not None:
                 cursor.execute(query, params)
 
@@ -364,7 +364,9 @@ class PostgresConn(Conn):
             self.raw.closed or self.raw.broken or self.raw.info.transaction_status == _IDLE
         ):
             return  # nothing left to undo (and no error to hide the caller's with)
-        self.raw.execute(statement)
+        # never prepared: psycopg prepares a statement on its 5th run, and that run of COMMIT
+        # cost a round trip of its own (which run it is depends on how many migrations ran)
+        self.raw.execute(statement, prepare=False)
 
     @contextmanager
     def _savepoint(self) -> Iterator[None]:

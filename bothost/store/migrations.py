@@ -211,6 +211,11 @@ CREATE INDEX mcp_login_links_server ON mcp_login_links (server, admin);
 """
 
 
+# core:10 — roots for servers added at run time (`mcp add --root`, register_mcp), kept as a
+# JSON list of paths like the other list columns; NULL for rows written before.
+CORE_SCHEMA_10 = "ALTER TABLE mcp_servers ADD COLUMN roots TEXT"
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -220,5 +225,6 @@ def core_migrations() -> list[Migration]:
         Migration("core", 5, sql(CORE_SCHEMA_5), "conversation summaries"),
         Migration("core", 6, sql(CORE_SCHEMA_6), "mcp_servers.max_timeout"),
         Migration("core", 7, sql(CORE_SCHEMA_7), "leader-only servers, tick owners"),
+        Migration("core", 10, sql(CORE_SCHEMA_10), "mcp_servers.roots"),
         Migration("core", 12, sql(CORE_SCHEMA_12), "login links of remote MCP servers"),
     ]

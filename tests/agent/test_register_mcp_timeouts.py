@@ -59,3 +59,14 @@ async def test_register_mcp_refuses_timeouts_config_would_refuse(admin_host, fak
     reply = await register(admin_host, fake_llm, timeout="5m", max_timeout="1m")
     assert "max_timeout: expected at least the timeout (300 s), got 60 s" in reply
     assert "a duration such as" in await register(admin_host, fake_llm, timeout="soon")
+
+
+async def test_register_mcp_gives_the_server_roots_checked_like_config(
+    admin_host, fake_llm, tmp_path
+):
+    reply = await register(admin_host, fake_llm, roots=[str(tmp_path / "shared")])
+    assert reply.startswith("MCP server caps2: ready"), reply
+    config = admin_host.store.call(lambda db: stored.load(db)["caps2"].config)
+    assert config.roots == [str(tmp_path / "shared")]
+    reply = await register(admin_host, fake_llm, roots=["relative"])
+    assert "caps2: roots[0]: expected an absolute path" in reply

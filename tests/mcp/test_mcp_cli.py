@@ -136,3 +136,33 @@ def test_tools_lines_up_descriptions_across_servers_and_long_names(home, tmp_pat
         assert line.endswith(description) and line[: -len(description)].endswith("  ")
         columns.add(len(line) - len(description))
     assert len(listed.output.splitlines()) == 2 * len(raw["p"]) and len(columns) == 1
+
+
+def test_mcp_add_takes_roots_checked_like_config(bothost, home, tmp_path):
+    docs = tmp_path / "docs"
+    bothost(
+        "mcp",
+        "add",
+        "files",
+        "--root",
+        str(docs),
+        "--root",
+        "~/code",
+        "--disabled",
+        "--",
+        sys.executable,
+        str(PAGING_SERVER),
+    )
+    from bothost.mcp import stored
+    from bothost.store import Store, core_migrations
+
+    store = Store(home / "bothost.db", core_migrations())
+    try:
+        assert store.call(lambda db: stored.load(db)["files"].config.roots) == [str(docs), "~/code"]
+    finally:
+        store.close()
+    refused = bothost("mcp", "add", "bad", "--root", "rel/dir", "--", "x", code=2).output
+    assert (
+        "bad: roots[0]: expected an absolute path (or one starting with ~), got 'rel/dir'"
+        in refused
+    )

@@ -9,7 +9,7 @@ import pytest
 from mcp_helpers import PAGING_SERVER
 
 from bothost.config import ConfigError, McpServerConfig, load
-from bothost.mcp.manager import McpManager
+from bothost.mcp.manager import McpManager, McpManagerError
 from bothost.store import Store, core_migrations
 
 WAIT = 15.0
@@ -69,3 +69,28 @@ def test_roots_must_be_absolute_paths(home, tmp_path, roots, expected):
     with pytest.raises(ConfigError) as err:
         load(path, home)
     assert "mcp.servers.files.roots" in str(err.value) and expected in str(err.value)
+
+
+async def test_a_server_added_at_run_time_is_told_its_roots(manager_of, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    manager = await manager_of()
+    await manager.add_server("files", paging([str(tmp_path / "docs"), "~/code"]))
+    await manager.settle({"files"}, grace=WAIT)
+    expected = [
+        {"uri": (tmp_path / "docs").as_uri(), "name": "docs"},
+        {"uri": (tmp_path / "code").as_uri(), "name": "code"},
+    ]
+    assert await asked_roots(manager, "files") == expected
+    # kept in the table: another process (a restarted host) tells the server the same
+    again = await manager_of()
+    await again.settle({"files"}, grace=WAIT)
+    assert await asked_roots(again, "files") == expected
+
+
+@pytest.mark.parametrize("root", ["relative/dir", "", "  "])
+async def test_a_run_time_root_is_checked_like_a_configured_one(manager_of, root):
+    manager = await manager_of()
+    with pytest.raises(McpManagerError) as err:
+        await manager.add_server("files", paging([root]))
+    assert "files: roots[0]: expected an absolute path" in str(err.value)
+    assert "files" not in manager.runners
