@@ -51,6 +51,10 @@ DUPLICATE = Receipt(duplicate=True)  # a once-only id claimed before: nothing qu
 # SQLite build may have; one statement (not one step per row, as executemany takes) is what
 # lets the store thread hold the GIL only a few times per batch.
 ROWS_PER_INSERT = 199
+# Characters of payload per INSERT on PostgreSQL, where a batch's rows travel as one JSON
+# parameter: 5,000 rows of the largest payloads allowed would be over a gigabyte, past what
+# the server takes in one value; a typical burst of 5,000 small events is one statement.
+PG_CHARS_PER_INSERT = 8 * 1024 * 1024
 # A JSON list of text bound as one parameter, as a subquery (the batch's keys and claims)
 TEXTS = {
     SQLITE: "SELECT value FROM json_each(?)",
@@ -404,7 +408,8 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
 def _insert_returning(
     conn: Conn, batch: list[_Row], fresh: list[int], outcomes: list[Outcome]
 ) -> list[Outcome]:
-    """PostgreSQL: the fresh rows in one INSERT, each row's id from RETURNING.
+    """PostgreSQL: the fresh rows in as few INSERTs as :data:`PG_CHARS_PER_INSERT` allows
+    (one for a burst of small events), each row's id from RETURNING.
 
     The rows travel as one JSON parameter: a multi-row VALUES of thousands of placeholders
     spent most of the batch in psycopg parsing the statement's text (it caches only short
@@ -412,7 +417,21 @@ def _insert_returning(
     column draws one id per row in the order the rows are inserted (the JSON's, by
     ORDER BY), so the ids sorted are the rows' in order; the keys returned beside them
     confirm it, and a mismatch redoes the batch row by row."""
-    chunk = [batch[p] for p in fresh]
+    start = 0
+    while start < len(fresh):  # as many rows per statement as PG_CHARS_PER_INSERT allows
+        end, chars = start + 1, len(batch[fresh[start]].payload)
+        while end < len(fresh) and chars + len(batch[fresh[end]].payload) <= PG_CHARS_PER_INSERT:
+            chars += len(batch[fresh[end]].payload)
+            end += 1
+        _insert_json(conn, batch, fresh[start:end], outcomes)
+        start = end
+    return outcomes
+
+
+def _insert_json(
+    conn: Conn, batch: list[_Row], positions: list[int], outcomes: list[Outcome]
+) -> None:
+    chunk = [batch[p] for p in positions]
     returned = conn.execute(
         "INSERT INTO events (source, type, payload, received_at, dedupe_key, status, attempts)"
         " SELECT r->>0, r->>1, r->>2, (r->>3)::float8, r->>4, 'pending', 0"
@@ -430,9 +449,8 @@ def _insert_returning(
     returned.sort()
     if [key for _, key in returned] != [row.key for row in chunk]:
         raise _IdsUnsure
-    for position, (row_id, _) in zip(fresh, returned, strict=True):
+    for position, (row_id, _) in zip(positions, returned, strict=True):
         outcomes[position] = row_id
-    return outcomes
 
 
 def _insert_each(conn: Conn, batch: list[_Row], window: float) -> list[Outcome]:

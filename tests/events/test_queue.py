@@ -117,6 +117,33 @@ async def test_a_burst_takes_a_few_statements_not_one_per_event(queue, store, mo
     }
 
 
+async def test_large_payloads_split_a_batch_into_bounded_statements(queue, store, monkeypatch):
+    # PostgreSQL gets a batch's rows as one JSON parameter: big payloads must not add up to
+    # one value past what the server takes (here the bound is made small)
+    import bothost.events.queue as queue_module
+
+    monkeypatch.setattr(queue_module, "PG_CHARS_PER_INSERT", 1000)
+    inserts = []
+    conn_class = store.call(type)
+    original = conn_class.execute
+
+    def counting_execute(self, sql, params=()):
+        if sql.startswith("INSERT INTO events"):
+            inserts.append(sum(len(str(p)) for p in params))
+        return original(self, sql, params)
+
+    monkeypatch.setattr(conn_class, "execute", counting_execute)
+    events = [email(n, body="x" * 300) for n in range(20)]
+    ids = await queue.ingest_many(events)
+    monkeypatch.undo()
+    if store.dialect == "postgresql":
+        assert len(inserts) > 5 and max(inserts) < 2000, inserts
+    rows = store.call(lambda db: db.execute("SELECT id, payload FROM events").fetchall())
+    assert {row_id: json.loads(p)["id"] for row_id, p in rows} == {
+        i: f"m{n}" for n, i in enumerate(ids)
+    }
+
+
 @pytest.mark.parametrize(
     "bad",
     [
