@@ -7,6 +7,7 @@ blocks, as the API requires.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import anthropic
@@ -15,6 +16,7 @@ from bothost.llm.base import (
     ChatRequest,
     ChatResponse,
     LlmError,
+    StreamCutError,
     ToolCallRequest,
     Usage,
     explain,
@@ -22,6 +24,24 @@ from bothost.llm.base import (
 )
 
 MAX_RETRIES = 3
+
+
+def transport_errors() -> tuple[type[Exception], ...]:
+    """The errors of a response body that breaks off, from the HTTP library under the SDK.
+
+    Unlike the OpenAI SDK, this one lets them through while a stream is read. Releases 2.x
+    run on ``httpx2``, earlier ones on ``httpx``; both are looked for, so either works.
+    """
+    found = []
+    for name in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(name).TransportError)
+        except ImportError:
+            continue
+    return tuple(found)
+
+
+TRANSPORT_ERRORS = transport_errors()
 
 
 class AnthropicProvider:
@@ -62,18 +82,24 @@ class AnthropicProvider:
             params["temperature"] = self.config.temperature
         try:
             stream = await self.client.messages.create(**params)
-            return await collect(stream, request)
         except anthropic.APIStatusError as exc:
             raise LlmError(explain(exc.status_code, self.base_url, exc)) from None
         except anthropic.APIConnectionError as exc:
             raise LlmError(f"cannot reach {self.base_url}: {exc}; check llm.base_url") from None
+        try:
+            return await collect(stream, request, self.base_url)
+        except (anthropic.APIError, *TRANSPORT_ERRORS) as exc:  # the server was reached and
+            # the body broke off (or carried an error event): the URL is not at fault
+            raise StreamCutError(self.base_url, str(exc) or type(exc).__name__) from None
 
 
-async def collect(stream: Any, request: ChatRequest) -> ChatResponse:
+async def collect(stream: Any, request: ChatRequest, url: str = "") -> ChatResponse:
     response = ChatResponse()
     blocks: dict[int, dict[str, Any]] = {}
+    finished = False
     async for event in stream:
         kind = event.type
+        finished = finished or kind == "message_stop"
         if kind == "message_start":
             response.usage = usage_of(event.message.usage)
         elif kind == "content_block_start":
@@ -96,6 +122,8 @@ async def collect(stream: Any, request: ChatRequest) -> ChatResponse:
         elif kind == "message_delta":
             response.stop_reason = event.delta.stop_reason or ""
             response.usage = usage_of(event.usage, response.usage)
+    if not finished:  # every complete message ends with message_stop
+        raise StreamCutError(url, "the stream ended with no message_stop")
     for index in sorted(blocks):
         block = blocks[index]
         if block["type"] == "text":

@@ -20,6 +20,18 @@ class LlmError(Exception):
     """A model call failed in a way the user must fix (key, model, URL); one clear line."""
 
 
+class StreamCutError(LlmError):
+    """The answer's stream ended before the model finished it: a dropped connection, a
+    proxy's idle timeout, a server that crashed mid-answer. What arrived is a fragment (text
+    cut mid-sentence, tool arguments cut mid-JSON), so none of it is kept or acted on."""
+
+    def __init__(self, url: str, detail: str) -> None:
+        super().__init__(
+            f"The model's answer stopped mid-way ({detail}, from {url}); none of it was kept."
+            " Send your message again."
+        )
+
+
 class BudgetSpentError(LlmError):
     """A model call refused before it was made: a daily usage budget is spent.
 

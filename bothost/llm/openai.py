@@ -16,6 +16,7 @@ from bothost.llm.base import (
     ChatRequest,
     ChatResponse,
     LlmError,
+    StreamCutError,
     ToolCallRequest,
     Usage,
     explain,
@@ -60,11 +61,15 @@ class OpenAIProvider:
             params["temperature"] = self.config.temperature
         try:
             stream = await self.client.chat.completions.create(**params)
-            return await self.collect(stream, request)
         except openai.APIStatusError as exc:
             raise LlmError(explain(exc.status_code, self.base_url, exc)) from None
         except openai.APIConnectionError as exc:
             raise LlmError(f"cannot reach {self.base_url}: {exc}; check llm.base_url") from None
+        try:
+            return await self.collect(stream, request)
+        except openai.APIError as exc:  # the SDK's word for a body that broke off, or an
+            # error event in the stream: the server was reached, so the URL is not at fault
+            raise StreamCutError(self.base_url, str(exc) or type(exc).__name__) from None
 
     async def collect(self, stream: Any, request: ChatRequest) -> ChatResponse:
         text: list[str] = []
@@ -87,6 +92,8 @@ class OpenAIProvider:
                         slot["args"] += call.function.arguments or ""
                 if choice.finish_reason:
                     response.stop_reason = choice.finish_reason
+        if not response.stop_reason:  # every choice ends with a finish_reason, even "length"
+            raise StreamCutError(self.base_url, "the stream ended with no finish_reason")
         response.text = "".join(text)
         for index in sorted(calls):
             slot = calls[index]

@@ -4,8 +4,10 @@ It speaks the real wire formats — JSON responses, Server-Sent-Events streams w
 tool-call deltas, error bodies and ``retry-after`` — so the providers are tested through the
 official SDKs. A test gives a script: each step is a dict (``{"text": …}``, ``{"tool_calls":
 [{"name", "arguments"}]}``, ``{"status": 429, "retry_after": 0}``, ``{"hang": True}`` for a
-model that never answers, until the fake stops) or a function of the request body returning
-such a dict. Every request body is recorded in ``requests``. A ``retry_after`` goes out as the
+model that never answers, until the fake stops; ``"cut": "eof"`` or ``"cut": "reset"`` with
+a text or tool-call step for a stream that stops mid-way, after ``"cut_after"`` events (default
+2): the body ends cleanly with no finish, or the connection is dropped) or a function of the
+request body returning such a dict. Every request body is recorded in ``requests``. A ``retry_after`` goes out as the
 ``retry-after`` header with any status, so the SDKs retry a 5xx at once.
 
 Token usage is reported as each API does, cached tokens included: ``usage`` (or a step's
@@ -140,6 +142,12 @@ class FakeLlm:
     # --- OpenAI Chat Completions --------------------------------------------------------------
 
     async def openai(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._openai(request)
+        except StreamCutError as cut:
+            return cut.response  # prepared and ended (or its connection dropped) mid-way
+
+    async def _openai(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
@@ -180,6 +188,7 @@ class FakeLlm:
             )
         response = await sse_response(request)
         chunk = {**base, "object": "chat.completion.chunk"}
+        cut = Cut(step, request, response)
 
         async def send(delta: dict[str, Any], finish_reason: str | None = None) -> None:
             data = {
@@ -187,6 +196,7 @@ class FakeLlm:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
             }
             await response.write(f"data: {json.dumps(data)}\n\n".encode())
+            await cut.count()
 
         await send({"role": "assistant", "content": ""})
         text = step.get("text", "")
@@ -226,6 +236,12 @@ class FakeLlm:
     # --- Anthropic Messages -------------------------------------------------------------------
 
     async def anthropic(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._anthropic(request)
+        except StreamCutError as cut:
+            return cut.response  # prepared and ended (or its connection dropped) mid-way
+
+    async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
@@ -269,9 +285,11 @@ class FakeLlm:
                 {**message, "content": blocks, "stop_reason": stop, "usage": usage}
             )
         response = await sse_response(request)
+        cut = Cut(step, request, response)
 
         async def send(event: str, data: dict[str, Any]) -> None:
             await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+            await cut.count()
 
         await send(
             "message_start",
@@ -342,6 +360,39 @@ class FakeLlm:
         await send("message_stop", {"type": "message_stop"})
         await response.write_eof()
         return response
+
+
+class StreamCutError(Exception):
+    """Raised inside the fake's handler to stop a stream mid-way (a ``"cut"`` step)."""
+
+    def __init__(self, response: web.StreamResponse) -> None:
+        super().__init__("stream cut")
+        self.response = response
+
+
+class Cut:
+    """Stops a stream after ``cut_after`` events: a clean end with no finish, or a reset."""
+
+    def __init__(
+        self, step: dict[str, Any], request: web.Request, response: web.StreamResponse
+    ) -> None:
+        self.how = step.get("cut")
+        self.left = step.get("cut_after", 2)
+        self.request, self.response = request, response
+
+    async def count(self) -> None:
+        if self.how is None:
+            return
+        self.left -= 1
+        if self.left > 0:
+            return
+        if self.how == "reset":
+            transport = self.request.transport
+            if transport is not None:
+                transport.abort()  # the connection drops with the body unfinished
+        else:
+            await self.response.write_eof()  # a complete HTTP body that simply ends early
+        raise StreamCutError(self.response)
 
 
 async def sse_response(request: web.Request) -> web.StreamResponse:
