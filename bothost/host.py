@@ -41,6 +41,7 @@ from bothost.queries import McpServerRow, Queries
 from bothost.rules.explain import explain
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
 from bothost.store import Store
+from bothost.store.hostlock import HostLock, HostLockedError
 from bothost.store.target import store_target
 from bothost.supervisor import Supervisor
 from bothost.usage.meter import Metered
@@ -87,6 +88,7 @@ class Host:
         self.events: Any = None
         self.ticker: Any = None
         self.leadership: Leadership | None = None  # `bothost run` only: see start()
+        self.host_lock: HostLock | None = None  # a serving host's hold on its SQLite file
         self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
         self.session_locks = SessionLocks(self.store)  # one turn per session across hosts
         self.windows = history.Windows()  # the sessions' recent messages, kept between turns
@@ -129,6 +131,13 @@ class Host:
     ) -> None:
         from bothost.wiring import start_events, start_leadership, start_mcp
 
+        if serve_http and self.store.path is not None:  # before anything leads or listens
+            lock = HostLock(self.store.path)
+            try:
+                lock.acquire()
+            except HostLockedError as exc:
+                raise HostError(str(exc)) from None
+            self.host_lock = lock
         await self.crosshost.start()  # listening before platforms subscribe and serve
         if serve_http:  # the long-running host takes part in leadership; commands do not
             self.leadership = Leadership(self.store, self.config.tick.lease)
@@ -199,6 +208,9 @@ class Host:
         if hasattr(self.llm, "close"):
             await self.llm.close()
         self.store.close()
+        if self.host_lock is not None:
+            self.host_lock.release()
+            self.host_lock = None
         self.started = False
 
     def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:

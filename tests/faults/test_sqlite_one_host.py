@@ -1,0 +1,64 @@
+"""Two ``bothost run`` on one SQLite file: the second is refused with one clear line.
+
+On SQLite the one host always leads (``bothost.events.leadership``): it runs the singleton
+servers and ticks on its timetable. A second host on the same file would lead too — both
+watchers pushing, both ticking on schedule — so it must not start. Commands (``bothost
+events list``, ``bothost tick``) still share the file with the running host, and a host that
+was SIGKILLed leaves nothing behind that stops the next one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+from tests.faults.http_host import RunningHost
+
+START_TIMEOUT = 60.0  # seconds for a refused `bothost run` to exit; ~1 s on an idle machine
+
+
+def second_run(host: RunningHost, tmp_path) -> subprocess.CompletedProcess[str]:
+    other = RunningHost(host.home, tmp_path / "second")  # its own port and config file
+    return subprocess.run(
+        [sys.executable, "-m", "bothost", "--config", str(other.config), "run"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BOTHOST_HOME": str(host.home)},
+        timeout=START_TIMEOUT,
+    )
+
+
+async def test_a_second_host_on_one_sqlite_file_is_refused_until_the_first_is_gone(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = RunningHost(home, tmp_path / "first")
+    await first.start()
+    try:
+        refused = second_run(first, tmp_path)
+        assert refused.returncode == 1, refused.stderr
+        lines = [line for line in refused.stderr.splitlines() if line.startswith("bothost:")]
+        assert len(lines) == 1, refused.stderr
+        assert str(home / "bothost.db") in lines[0] and f"pid {first.process.pid}" in lines[0]
+        assert "PostgreSQL" in lines[0] and "Traceback" not in refused.stderr
+
+        listed = subprocess.run(
+            [sys.executable, "-m", "bothost", "--config", str(first.config), "events", "list"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "BOTHOST_HOME": str(home)},
+            timeout=START_TIMEOUT,
+        )
+        assert listed.returncode == 0, listed.stderr  # commands still share the file
+        assert first.process.poll() is None
+    finally:
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait(10)
+
+    after = RunningHost(home, tmp_path / "second")
+    await after.start()  # the dead host's hold went with its process
+    assert after.stop() == 0
