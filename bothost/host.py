@@ -28,6 +28,7 @@ from bothost.agent.turn import Turn
 from bothost.api import STOPPED_TEXT, Outcome, Receipt, Reply, TextSink, is_stop
 from bothost.config import Config, McpServerConfig
 from bothost.crosshost import open_crosshost
+from bothost.events.backpressure import ingest_until_stored
 from bothost.events.delivery import platform_deliver
 from bothost.events.leadership import Leadership
 from bothost.events.lease import new_owner
@@ -341,8 +342,10 @@ class Host:
         together and awaited as one. One outcome per item, in order: the row id, None
         (dropped by a plugin, deduped or refused), or the error that kept it out."""
         events = [Event(source=source, type=type_, payload=payload) for type_, payload in items]
+        # the server cannot send them again: what the store fails to take is held and
+        # written again, and this await lasts as long (back-pressure on the server)
         if not self.pm.hook.event_received.get_hookimpls():  # no plugin looks: ask nothing
-            return await self.events.ingest_batch(events)
+            return await ingest_until_stored(self.events, events)
         outcomes: list[EventOutcome] = [None] * len(events)
         kept: list[int] = []
         for position, event in enumerate(events):
@@ -351,7 +354,7 @@ class Host:
                 logger.info("event %s/%s dropped by a plugin", source, event.type)
             else:
                 kept.append(position)
-        stored = await self.events.ingest_batch([events[p] for p in kept])
+        stored = await ingest_until_stored(self.events, [events[p] for p in kept])
         for position, outcome in zip(kept, stored, strict=True):
             outcomes[position] = outcome
         return outcomes

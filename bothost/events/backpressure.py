@@ -1,0 +1,54 @@
+"""Events from producers that cannot send again: held and written again until stored.
+
+A webhook sender retries what we refused (we answer 503 with ``Retry-After``), but an MCP
+server's ``event/*`` notification has no acknowledgement: its watcher moves its position on
+once the line is written to the pipe. An event the host has read and the store then failed
+to take (a full disk, a database gone away) would be lost for good. So such events are
+written again, with backoff, until the store takes them, and the caller's await lasts that
+long: the MCP session does not read the server meanwhile, its pipe fills, and the server's
+own writes wait. Events refused for what they are (:class:`EventRejectedError`: a lone
+surrogate, a value the database refuses) are not the store's failure and are not retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bothost.api import EventRejectedError
+from bothost.events.queue import EventOutcome, EventQueue
+from bothost.models import Event
+
+logger = logging.getLogger(__name__)
+
+FIRST_RETRY = 0.5  # seconds; a passing failure (a lock, a failover) is over by then
+MAX_RETRY = 30.0  # seconds; a full disk is freed by a person, so no need to poll faster
+
+
+def store_failed(outcome: EventOutcome) -> bool:
+    """Whether the store, not the event, kept this outcome's event out."""
+    return isinstance(outcome, Exception) and not isinstance(outcome, EventRejectedError)
+
+
+async def ingest_until_stored(queue: EventQueue, events: list[Event]) -> list[EventOutcome]:
+    """:meth:`EventQueue.ingest_batch`, with what the store failed to take written again
+    until it is in (or the caller is cancelled, as at shutdown); one outcome per event."""
+    outcomes = await queue.ingest_batch(events)
+    delay = FIRST_RETRY
+    while failed := [i for i, outcome in enumerate(outcomes) if store_failed(outcome)]:
+        logger.warning(
+            "the store cannot take %d event(s) from %r (%s); holding them and trying again"
+            " in %g s, not reading more from that source meanwhile",
+            len(failed),
+            events[failed[0]].source,
+            outcomes[failed[0]],
+            delay,
+        )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, MAX_RETRY)
+        again = await queue.ingest_batch([events[i] for i in failed])
+        for index, outcome in zip(failed, again, strict=True):
+            outcomes[index] = outcome
+        if not any(store_failed(o) for o in again):
+            logger.info("the store took the %d held event(s)", len(failed))
+    return outcomes
