@@ -8,7 +8,9 @@ standard output of the delivering process and flushes before it returns, because
 is what lets the tick record the delivery: a process killed after that record must already
 have shown the text. Each attempt has a deadline and its outcome is recorded before the
 next target is tried, so a crash loses at most the record of the one delivery in flight
-(which is then sent again: at least once).
+(which is then sent again: at least once). A target that lets its deadline pass is not
+waited on again in the same tick (a hanging Slack costs one deadline per tick, not one per
+briefing to retry), so the other targets are never held up for long.
 """
 
 from __future__ import annotations
@@ -59,21 +61,37 @@ async def deliver_briefing(
     clock: Callable[[], float],
     max_attempts: int,
     renew: Callable[[], Awaitable[None]],
-    timeout: float = DELIVERY_TIMEOUT,
+    timeout: float | None = None,
+    unanswered: dict[str, str] | None = None,
 ) -> str:
-    """Try every outstanding target once, record each outcome; the briefing's new status."""
+    """Try every outstanding target once, record each outcome; the briefing's new status.
+
+    ``unanswered`` (target → error), shared by the deliveries of one tick, collects the
+    targets that let a deadline pass; they are not tried again while it is shared."""
     assert briefing.id is not None
+    timeout = DELIVERY_TIMEOUT if timeout is None else timeout
     bid = briefing.id
     for delivery_id, target in await store.run(lambda db: ledger.outstanding(db, bid)):
         error, ref = None, None
-        kill_point("sending")
-        try:
-            async with asyncio.timeout(timeout):
-                result = deliver(target, briefing)
-                ref = await result if inspect.isawaitable(result) else result
-        except Exception as exc:  # one target failing must not stop the others
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            logger.warning("briefing %s to %s failed: %s", bid, target, error)
+        if unanswered is not None and target in unanswered:
+            # waited out once this tick: waiting again, once per briefing to retry, would
+            # hold every other target's deliveries up; it counts as an attempt, so each
+            # briefing still reaches max_attempts and is reported
+            error = f"not tried: {unanswered[target]} earlier in this tick"
+        else:
+            kill_point("sending")
+            try:
+                async with asyncio.timeout(timeout):
+                    result = deliver(target, briefing)
+                    ref = await result if inspect.isawaitable(result) else result
+            except TimeoutError:
+                error = f"TimeoutError: no answer within {timeout:g} s"
+                if unanswered is not None:
+                    unanswered[target] = error
+                logger.warning("briefing %s to %s failed: %s", bid, target, error)
+            except Exception as exc:  # one target failing must not stop the others
+                error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                logger.warning("briefing %s to %s failed: %s", bid, target, error)
         if error is None:
             kill_point("sent")
         ref_text = None if ref is None else str(ref)

@@ -40,8 +40,13 @@ class Claim:
 def start_tick(db: Conn, trigger: str, now: float, owner: str | None = None) -> int:
     """A ``ticks`` row for the tick starting now, naming the process (``owner``) running it."""
     with db.transaction() as conn:
-        # we hold the lease, so a tick still marked running died without finishing
-        conn.execute("UPDATE ticks SET status = 'abandoned' WHERE status = 'running'")
+        # we hold the lease, so a tick still marked running died without finishing; what it
+        # did record (its briefings, delivered or waiting for a retry) is still its own
+        conn.execute(
+            "UPDATE ticks SET status = 'abandoned', briefings ="
+            " (SELECT count(*) FROM briefings b WHERE b.tick_id = ticks.id)"
+            " WHERE status = 'running'"
+        )
         return int(
             conn.value(
                 "INSERT INTO ticks (trigger, started_at, status, owner)"

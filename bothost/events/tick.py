@@ -143,10 +143,18 @@ async def _tick(
     quiet = schedule.is_quiet(now)
     result.events = len(claim.fresh) + sum(len(v) for v in claim.retries.values())
 
+    unanswered: dict[str, str] = {}  # targets that let a deadline pass in this tick
+
     async def send(briefing: Briefing) -> None:
         await _observe(on_briefing, briefing)
         await deliver_briefing(
-            store, briefing, deliver, clock=clock, max_attempts=config.max_attempts, renew=renew
+            store,
+            briefing,
+            deliver,
+            clock=clock,
+            max_attempts=config.max_attempts,
+            renew=renew,
+            unanswered=unanswered,
         )
         result.briefings.append(briefing)
 
@@ -301,7 +309,12 @@ class Ticker:
                     await self._run_tick("urgent")
                 continue
             last = await self.store.run(ledger.last_tick_started) or started
-            due, trigger = self.schedule.next_due(self.clock(), last, cron_after)
+            now = self.clock()
+            # a last tick (or cron moment) later than now means the clock was set back:
+            # the timetable follows the clock as it is, or nothing would tick until the
+            # clock caught up with its old reading (hours, after a VM restore)
+            last, cron_after = min(last, now), min(cron_after, now)
+            due, trigger = self.schedule.next_due(now, last, cron_after)
             due = max(due, not_before)
             if await self._wait(due - self.clock()):
                 trigger = "urgent"

@@ -130,3 +130,23 @@ async def test_a_busy_lease_is_retried_after_a_pause_not_in_a_spin(store, record
         runner.cancel()
     assert [s for _, s in seen[:2]] == ["busy", "busy"]
     assert seen[1][0] - seen[0][0] >= 0.19
+
+
+async def test_a_clock_set_back_does_not_stop_the_timetable(store, queue, recorder):
+    """The last tick ran by a clock a day fast that was then set back (NTP, a restored VM):
+    the next interval tick is due by the clock as it is now, not a day from now."""
+    ahead = time.time() + 86400
+    store.call(
+        lambda db: db.execute(
+            "INSERT INTO ticks (trigger, started_at, status) VALUES ('interval', ?, 'ok')",
+            (ahead,),
+        )
+    )
+    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a", "summary": "db-1 down"}))
+    ticker = Ticker(store, TickConfig(interval=0.5, deliver_to=["console:"]), recorder)
+    runner = asyncio.create_task(ticker.run_forever())
+    try:
+        await wait_until(lambda: ticker.results)
+    finally:
+        runner.cancel()
+    assert ticker.results[0].status == "ok" and "db-1 down" in recorder.sent[0][1].text

@@ -198,9 +198,65 @@ async def test_a_tick_killed_at_any_step_loses_no_event(home, tmp_path, peers, k
         assert status == "delivered" and {b for _, b in events} == {briefing_id}
         deliveries = db.execute("SELECT target, status FROM deliveries").fetchall()
         assert deliveries == [(TARGETS[kind], "delivered")]
+        ticks = db.execute("SELECT status, briefings FROM ticks ORDER BY id").fetchall()
+        # the dead tick is abandoned (never left "running"), counting what it recorded
+        assert ticks[-1][0] == "ok" and {status for status, _ in ticks[:-1]} <= {"abandoned", "ok"}
+        assert sum(count for status, count in ticks if status == "abandoned") == (
+            1 if step in STEPS[STEPS.index("recorded") :] and step != "ended" else 0
+        ), ticks
         copies = seen_on_target(
             kind, briefing_id, text, first_out + second_out, db, receiver, slack
         )
     finally:
         db.close()
     assert copies == (2 if step in DUPLICATE_AT else 1)
+
+
+async def test_a_tick_killed_during_its_model_call_loses_no_event_and_its_row_says_so(
+    home, tmp_path
+):
+    """The kill falls while the tick agent's model is thinking (the fake never answers):
+    nothing was recorded yet, so the next tick briefs every event once, and the ``ticks``
+    table shows the dead tick as abandoned, not running, beside the one that delivered."""
+    from tests.fakes.llm import FakeLlm
+    from tests.helpers import until
+
+    fake = await FakeLlm([{"hang": True}, {"text": "prose, not a notify call"}]).start()
+    config = {
+        "llm": {
+            "provider": "openai",
+            "model": "fake-model",
+            "base_url": fake.openai_url,
+            "api_key": "test-key",
+        },
+        "tick": {"deliver_to": ["console:"]},
+    }
+    config_file = write_config(tmp_path / "bothost.yaml", config)
+    await seed(home, config, count=6)
+    env = {k: v for k, v in os.environ.items() if k not in (KILL_ENV, "BOTHOST_CONFIG")}
+    env["BOTHOST_HOME"] = str(home)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--config", str(config_file), "tick",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    try:
+        await until(lambda: len(fake.requests) == 1, timeout=RUN_TIMEOUT)
+    finally:
+        process.kill()
+        await process.communicate()
+    db = sqlite3.connect(home / "bothost.db")
+    try:
+        assert db.execute("SELECT count(*) FROM briefings").fetchone()[0] == 0
+        expire_lease_and_claims(db)
+        code, out, err = await bothost_tick(home, config_file, kill_at=None)
+        await fake.stop()
+        assert code == 0 and "Traceback" not in err, err
+        events = db.execute("SELECT status, briefing_id FROM events").fetchall()
+        briefings = db.execute("SELECT id, status, text FROM briefings").fetchall()
+        ticks = db.execute("SELECT status, briefings FROM ticks ORDER BY id").fetchall()
+    finally:
+        db.close()
+    assert len(briefings) == 1 and briefings[0][1] == "delivered"
+    assert events == [("done", briefings[0][0])] * 6
+    assert out.count(briefings[0][2]) == 1
+    assert ticks == [("abandoned", 0), ("ok", 1)], ticks
