@@ -45,6 +45,7 @@ STABLE_AFTER = 60.0  # a run this long resets the backoff: the next death is a f
 START_WAIT = 30.0  # how long a call waits for a server that is still starting
 # Start failures that are the server's or the config's fault: recorded, not traced.
 EXPECTED = (McpError, TransportError, UnsetVariableError, OSError)
+RESTART_SLACK = 0.5  # seconds past a restart's due time that a turn still waits for it
 backoff_sleep = asyncio.sleep  # tests replace it to watch the schedule without waiting
 LOGIN_POLL = 5.0  # how soon a login made in another process (`bothost mcp login`) is seen
 LOGIN_NEEDED = "login_needed"
@@ -120,6 +121,8 @@ class ServerRunner:
         self.session: ClientSession | None = None
         self._task: asyncio.Task | None = None
         self._settled = asyncio.Event()  # set once the current attempt is ready or failed
+        self._attempting = asyncio.Event()  # set while an attempt runs (not in backoff)
+        self._retry_at: float | None = None  # when the next attempt begins, in backoff
         self._attempt_began = time.monotonic()
         self._announced = False  # this attempt's "not ready" warning was logged
 
@@ -167,9 +170,22 @@ class ServerRunner:
 
     async def settle(self, grace: float) -> None:
         """Wait for the current attempt to be ready or failed, until it is `grace` seconds
-        old; a server still not ready is said once per attempt (the log, and a terminal)."""
+        old; a server still not ready is said once per attempt (the log, and a terminal).
+
+        A server waiting to restart within `grace` (one that died a moment ago: the first
+        backoff is 1 s) is waited for as one that is starting, so the turn after a crash
+        finds its tools instead of "unknown tool"."""
         if self._task is None:
             return
+        retry_at = self._retry_at
+        if self.state == "failed" and retry_at is not None:
+            wait = retry_at - time.monotonic()
+            if wait < grace:
+                try:
+                    async with asyncio.timeout(max(wait, 0.0) + RESTART_SLACK):
+                        await self._attempting.wait()
+                except TimeoutError:
+                    pass
         remaining = self._attempt_began + grace - time.monotonic()
         if remaining > 0:
             await self.wait_settled(remaining)
@@ -186,6 +202,11 @@ class ServerRunner:
     def _set(self, state: str, error: str | None = None) -> None:
         if state == "starting" and self.state != "starting":
             self._attempt_began, self._announced = time.monotonic(), False
+        if state == "failed":
+            self._attempting.clear()
+        else:
+            self._attempting.set()
+            self._retry_at = None
         self.state, self.error = state, error
         if state in ("ready", "failed", LOGIN_NEEDED, "stopped", "disabled"):
             self._settled.set()
@@ -239,6 +260,7 @@ class ServerRunner:
             self.log.warning("%s; restarting in %.0f s", error, delay)
             logger.warning("MCP server %s: %s; restarting in %.0f s", self.name, error, delay)
             self._set("failed", error)
+            self._retry_at = time.monotonic() + delay
             await backoff_sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
             self.restarts += 1
