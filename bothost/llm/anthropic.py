@@ -41,7 +41,8 @@ def transport_errors() -> tuple[type[Exception], ...]:
     return tuple(found)
 
 
-TRANSPORT_ERRORS = transport_errors()
+# what breaks a stream the server began: an error event in it, or the body breaking off
+STREAM_ERRORS: tuple[type[Exception], ...] = (anthropic.APIError, *transport_errors())
 
 
 class AnthropicProvider:
@@ -88,8 +89,7 @@ class AnthropicProvider:
             raise LlmError(f"cannot reach {self.base_url}: {exc}; check llm.base_url") from None
         try:
             return await collect(stream, request, self.base_url)
-        except (anthropic.APIError, *TRANSPORT_ERRORS) as exc:  # the server was reached and
-            # the body broke off (or carried an error event): the URL is not at fault
+        except STREAM_ERRORS as exc:  # the server was reached, so the URL is not at fault
             raise StreamCutError(self.base_url, str(exc) or type(exc).__name__) from None
 
 
