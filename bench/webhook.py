@@ -13,6 +13,13 @@ a shared machine's load changes within seconds. Then the same senders replay ids
 seen (the duplicate path), for reference. At the end the bench counts what the store
 holds: one event row and one recorded id per 2xx, or it fails.
 
+Senders on the server's own loop flatter the ratio: the client's work per request (about
+as much as the bare handler's) is added to both sides, so our extra cost per request is
+divided by a larger total. So the same rounds are run again with the senders in a child
+process, and both are printed: there the loop serves only, and the server's CPU time per
+request (its loop thread, and the whole process with the store thread) is printed beside
+the rate, which on a shared machine swings less than a rate does.
+
 Run: .venv/bin/python bench/webhook.py [--events N] [--concurrency C] [--rounds R]
 """
 
@@ -22,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import sys
 import tempfile
 import time
 import uuid
@@ -81,6 +89,38 @@ async def blast(
         return time.perf_counter() - started, ok
 
 
+async def blast_elsewhere(
+    url: str, count: int, concurrency: int, secret: str | None, ids: list[str]
+) -> tuple[float, int, float, float]:
+    """:func:`blast` from a child process; (seconds, 2xx answers, CPU seconds of this
+    thread and of this whole process while it ran). The child's start-up and signing
+    happen while this process is idle, so they cost it no CPU."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--send",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    job = {"url": url, "count": count, "concurrency": concurrency, "secret": secret, "ids": ids}
+    thread, process = time.thread_time(), time.process_time()
+    out, _ = await child.communicate(json.dumps(job).encode())
+    thread, process = time.thread_time() - thread, time.process_time() - process
+    if child.returncode:
+        raise SystemExit(f"the sending process failed ({child.returncode})")
+    seconds, ok = json.loads(out)
+    return seconds, ok, thread, process
+
+
+def send_from_stdin() -> None:
+    """The child of :func:`blast_elsewhere`: one job read from stdin, its result printed."""
+    job = json.loads(sys.stdin.read())
+    result = asyncio.run(
+        blast(job["url"], job["count"], job["concurrency"], job["secret"], job["ids"])
+    )
+    print(json.dumps(result))
+
+
 @contextlib.asynccontextmanager
 async def bare_peer() -> AsyncIterator[str]:
     """The peer: a bare aiohttp handler that reads the body and answers ``{}``; its URL."""
@@ -131,6 +171,20 @@ async def main(count: int, concurrency: int, rounds: int) -> None:
                     ok += answered
                     seconds, _ = await blast(peer_url, count, concurrency, None, [""] * count)
                     peer_rates.append(count / seconds)
+                # the same with the senders in another process: (rate, loop CPU, process CPU)
+                apart: list[tuple[float, float, float]] = []
+                peer_apart: list[tuple[float, float, float]] = []
+                for _ in range(rounds):
+                    ids = [f"msg_{uuid.uuid4().hex}" for _ in range(count)]
+                    seconds, answered, thread, process = await blast_elsewhere(
+                        url, count, concurrency, secret, ids
+                    )
+                    apart.append((count / seconds, thread / count, process / count))
+                    ok += answered
+                    seconds, _, thread, process = await blast_elsewhere(
+                        peer_url, count, concurrency, None, [""] * count
+                    )
+                    peer_apart.append((count / seconds, thread / count, process / count))
             dup_seconds, dup_ok = await blast(url, count, concurrency, secret, ids)
             queued, recorded = await host.store.run(
                 lambda db: (
@@ -140,7 +194,7 @@ async def main(count: int, concurrency: int, rounds: int) -> None:
             )
         finally:
             await host.stop()
-    sent = count * rounds
+    sent = 2 * count * rounds
     rate, peer = max(rates), max(peer_rates)
     print(
         f"signed webhook events: {count} from {concurrency} concurrent senders on loopback,"
@@ -159,6 +213,26 @@ async def main(count: int, concurrency: int, rounds: int) -> None:
         "  rounds (ours / peer): "
         + ", ".join(f"{a:.0f}/{b:.0f}" for a, b in zip(rates, peer_rates, strict=True))
     )
+    best, peer_best = max(apart), max(peer_apart)
+    print("senders in another process (the server's loop serves only), best of each:")
+    print(f"  accepted and queued:  {best[0]:9.0f} events/s")
+    print(f"  peer, bare aiohttp:   {peer_best[0]:9.0f} requests/s")
+    print(f"  ratio accepted/peer:  {best[0] / peer_best[0]:9.2f}")
+    # CPU per request, least of the rounds: what serving one costs when nothing else runs
+    ours_cpu = min(a[1] for a in apart), min(a[2] for a in apart)
+    peer_cpu = min(a[1] for a in peer_apart), min(a[2] for a in peer_apart)
+    print(
+        f"  CPU per request, loop thread:   ours {ours_cpu[0] * 1e6:5.0f} µs, "
+        f"peer {peer_cpu[0] * 1e6:5.0f} µs  ({peer_cpu[0] / ours_cpu[0]:.2f}×)"
+    )
+    print(
+        f"  CPU per request, whole process: ours {ours_cpu[1] * 1e6:5.0f} µs, "
+        f"peer {peer_cpu[1] * 1e6:5.0f} µs  ({peer_cpu[1] / ours_cpu[1]:.2f}×)"
+    )
+    print(
+        "  rounds (ours / peer): "
+        + ", ".join(f"{a[0]:.0f}/{b[0]:.0f}" for a, b in zip(apart, peer_apart, strict=True))
+    )
 
 
 if __name__ == "__main__":
@@ -166,5 +240,9 @@ if __name__ == "__main__":
     parser.add_argument("--events", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--send", action="store_true", help="(internal) be the sending child")
     args = parser.parse_args()
-    asyncio.run(main(args.events, args.concurrency, args.rounds))
+    if args.send:
+        send_from_stdin()
+    else:
+        asyncio.run(main(args.events, args.concurrency, args.rounds))
