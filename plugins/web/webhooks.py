@@ -55,11 +55,16 @@ MAX_ID = 256  # characters of webhook-id; Standard Webhooks ids are short (msg_ 
 MAX_GROWTH = 8
 
 
+# the header as aiohttp would build it from content_type and charset, given whole: setting
+# those two parses and rebuilds the header per response
+JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
+
+
 def answer(body: bytes) -> web.Response:
     """A 200 with a JSON body given as bytes: the answers sent per webhook are small and
     fixed in shape, and encoding them through json_response was a measurable part of the
     cost of accepting one (issue 19)."""
-    return web.Response(body=body, content_type="application/json", charset="utf-8")
+    return web.Response(body=body, headers=JSON_HEADERS)
 
 
 DUPLICATE = b'{"duplicate": true}'
@@ -216,7 +221,10 @@ class WebhookRoutes:
         if (length is None or length * MAX_GROWTH > limit) and payload_bytes(payload) > limit:
             self.counters["events", "too_large"] += 1
             return error(413, f"payload larger than the queue's {limit} bytes")
-        await self.enter(msg_id)
+        if msg_id in self.inflight:  # a retry of a request still being handled: after it
+            await self.enter(msg_id)
+        else:  # enter() without a coroutine, for the common case
+            self.inflight[msg_id] = []
         try:
             if msg_id in self.recent:
                 return self.duplicate("events")
@@ -228,7 +236,8 @@ class WebhookRoutes:
             self.note(msg_id)
         finally:
             self.leave(msg_id)
-        await self.prune()
+        if time.time() - self.pruned_at > PRUNE_EVERY:  # prune()'s own test, without a call
+            await self.prune()
         if receipt.duplicate:
             return self.duplicate("events")
         self.counters["events", "accepted" if receipt.event_id else "dropped"] += 1
