@@ -5,13 +5,8 @@ Streamable HTTP, the files, repository and memory the other servers read, and th
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +17,7 @@ from interop_cases import ARTICLE, ROBOTS, SDK_SERVER, Places, prepare, servers
 from peers import server_everything
 
 from tests.helpers import free_port
-from tests.mcp.mcp_helpers import listening
-
-START_BOUND = 30.0  # seconds for a Node server to listen; it takes about one on a quiet machine
+from tests.mcp.mcp_helpers import listening_process
 
 
 def readabilipy_ready() -> None:
@@ -70,25 +63,6 @@ async def pages():
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     yield f"http://127.0.0.1:{port}"
     await runner.cleanup()
-
-
-@contextmanager
-def listening_process(command: list[str], port: int, log_path: Path, env: dict[str, str]):
-    """Run `command` in its own process group until it listens on `port`; stop it after."""
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            command, stdout=log, stderr=log, env={**os.environ, **env}, start_new_session=True
-        )
-    try:
-        deadline = time.monotonic() + START_BOUND
-        while not listening(port):
-            assert proc.poll() is None, log_path.read_text()
-            assert time.monotonic() < deadline, f"{command[0]} did not listen"
-            time.sleep(0.05)
-        yield
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """MCP Tasks (2025-11-25): a tool that requires a task is created, polled, shown, cancelled
 and its result fetched; the edge cases against a raw stdio server
 (``servers/task_server.py``), the real thing against server-everything's
-``simulate-research-query`` (stdio and ``bothost mcp call``)."""
+``simulate-research-query`` (stdio, Streamable HTTP and ``bothost mcp call``)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,22 @@ import asyncio
 import json
 import os
 import sys
+from contextlib import ExitStack
 
 import pytest
 import yaml
 from click.testing import CliRunner
-from mcp_helpers import SERVERS, wait_for
+from mcp_helpers import SERVERS, free_port, listening_process, wait_for
 from peers import server_everything
 
 from bothost.cli import cli
 from bothost.config import load
+from bothost.mcp.http import HttpTransport
 from bothost.mcp.manager import McpManager
 from bothost.mcp.serverlog import close_server_logger, log_path, server_logger
 from bothost.mcp.session import ClientSession
 from bothost.mcp.stdio import StdioTransport
+from bothost.mcp.transport import Transport
 from bothost.store import Store, core_migrations
 
 TASK_SERVER = SERVERS / "task_server.py"
@@ -162,18 +165,35 @@ async def test_optional_and_plain_tools_are_called_without_a_task(tasks_of):
 # -- server-everything's simulate-research-query -------------------------------------------
 
 
-@pytest.fixture
-async def everything(home):
+@pytest.fixture(params=["stdio", "http"])
+async def everything(home, request):
+    """A session on server-everything, over stdio and over Streamable HTTP (its tasks,
+    their status notifications and questions then travel on SSE streams and GETs)."""
     command = server_everything()  # may skip: before the logger is set up
     log = server_logger(home, "everything")
-    transport = StdioTransport(command[0], [], {"PATH": os.environ["PATH"]}, log=log)
-    session = ClientSession(transport, name="everything", log=log, media_dir=home / "media")
-    await session.start()
-    try:
-        yield session
-    finally:
-        await session.close()
-        close_server_logger("everything")
+    with ExitStack() as stack:
+        if request.param == "stdio":
+            transport: Transport = StdioTransport(
+                command[0], [], {"PATH": os.environ["PATH"]}, log=log
+            )
+        else:
+            port = free_port()
+            stack.enter_context(
+                listening_process(
+                    [*command, "streamableHttp"],
+                    port,
+                    home / "everything-http.log",
+                    {"PORT": str(port)},
+                )
+            )
+            transport = HttpTransport(f"http://127.0.0.1:{port}/mcp", log=log)
+        session = ClientSession(transport, name="everything", log=log, media_dir=home / "media")
+        await session.start()
+        try:
+            yield session
+        finally:
+            await session.close()
+            close_server_logger("everything")
 
 
 async def test_server_everything_research_query_runs_as_a_task(everything):
