@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from bothost import prompt_command
+from bothost import prompt_command, redact
 from bothost.agent import history, spill
 from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import Group, ToolRegistry
@@ -26,7 +26,7 @@ from bothost.agent.stopper import TurnStopper
 from bothost.agent.tools import Tool
 from bothost.agent.turn import Turn
 from bothost.api import STOPPED_TEXT, Outcome, Receipt, Reply, TextSink, is_stop
-from bothost.config import Config, McpServerConfig
+from bothost.config import Config, McpServerConfig, secret_values
 from bothost.crosshost import open_crosshost
 from bothost.events.backpressure import ingest_until_stored
 from bothost.events.delivery import platform_deliver
@@ -64,6 +64,9 @@ class HostError(Exception):
 class Host:
     def __init__(self, config: Config, home: Path, pm: pluggy.PluginManager) -> None:
         self.config = config
+        # the config's secrets, and which of them are credentials: hidden from every log and
+        # from the model, however this host was built (the CLI has done it already: a no-op)
+        redact.remember(redact.config_secrets(config) | secret_values(config))
         self.home = ensure_home(home)
         self.pm = pm
         self.store = Store(store_target(config.store.url, self.home), build_migrations(pm))

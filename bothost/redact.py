@@ -162,13 +162,32 @@ def _flag_value(match: re.Match[str]) -> str:
     return match.group(0)[: match.end(1) - match.start()] + MASK
 
 
+def plain_value(value: str) -> bool:
+    """Whether a remembered value is a setting rather than a credential: an existing path
+    or a URL with no password and no query (a server's ``env`` holds both kinds)."""
+    if value.startswith(("http://", "https://")):
+        parts = urlsplit(value)
+        return not parts.password and not parts.query
+    if value.startswith(("/", "~/")):
+        return os.path.exists(os.path.dirname(os.path.expanduser(value)))
+    return False
+
+
 class _Known:
-    """The secret values learnt so far, longest first (so a value inside another goes too)."""
+    """The secret values learnt so far, longest first (so a value inside another goes too).
+
+    Logs hide every one. What the model is sent hides only :attr:`credentials`: not the
+    values seen only as *settings* — a server ``env`` value under a plain name (``DATA_DIR``,
+    ``BIG_CHARS``) or a ``${env:NAME}`` of a plain name — nor paths and plain URLs.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: set[str] = set()
+        self._settings: set[str] = set()
+        self._marked: set[str] = set()  # seen under a secret name somewhere: a credential
         self.ordered: tuple[str, ...] = ()  # replaced whole, so readers never see it change
+        self.credentials: tuple[str, ...] = ()  # like ordered, for conceal()
 
     def add(self, values: Iterable[str]) -> None:
         fresh = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH}
@@ -177,6 +196,18 @@ class _Known:
                 return
             self._values |= fresh
             self.ordered = tuple(sorted(self._values, key=len, reverse=True))
+            self._sort_credentials()
+
+    def classify(self, settings: Iterable[str], credentials: Iterable[str]) -> None:
+        """Record which values were seen as settings and which under a secret name."""
+        with self._lock:
+            self._settings.update(settings)
+            self._marked.update(credentials)
+            self._sort_credentials()
+
+    def _sort_credentials(self) -> None:
+        plain = self._settings - self._marked
+        self.credentials = tuple(v for v in self.ordered if v not in plain and not plain_value(v))
 
 
 KNOWN = _Known()
@@ -198,6 +229,18 @@ def redact(text: str, extra: Sequence[str] = ()) -> str:
             text = pattern.sub(replacement, text)
     if "--" in text and any(hint in lowered for hint in NAME_HINTS):
         text = FLAG_VALUE.sub(_flag_value, text)
+    return text
+
+
+def conceal(text: str) -> str:
+    """``text`` with the known credentials as ``***``: for what the model is sent and what a
+    conversation stores (a tool result that echoes a server's env, a file holding the
+    config's API key). Unlike :func:`redact` it leaves secret-*shaped* text alone (a tool
+    reading a config file must see it as it is) and the paths and plain URLs a server's
+    ``env`` holds."""
+    for secret in KNOWN.credentials:
+        if secret in text:
+            text = text.replace(secret, MASK)
     return text
 
 
@@ -360,11 +403,16 @@ def config_secrets(config: Any, environ: Mapping[str, str] | None = None) -> set
     environ = os.environ if environ is None else environ
     found: set[str] = set()
 
+    settings: set[str] = set()
+    marked: set[str] = set()
+
     def walk(value: Any, key: str = "") -> None:
         if isinstance(value, dict):
             for k, v in value.items():
                 if key in MASKED_MAPPINGS and isinstance(v, str):
                     found.add(v)
+                    if key == "env" and not secret_name(str(k)):
+                        settings.add(v)
                 walk(v, str(k))
         elif isinstance(value, list):
             if key == "args" and all(isinstance(a, str) for a in value):
@@ -374,6 +422,7 @@ def config_secrets(config: Any, environ: Mapping[str, str] | None = None) -> set
         elif isinstance(value, str):
             if secret_name(key):
                 found.add(value)
+                marked.add(value)
             found.update(url_secrets(value))
 
     is_model = dataclasses.is_dataclass(config) and not isinstance(config, type)
@@ -381,6 +430,8 @@ def config_secrets(config: Any, environ: Mapping[str, str] | None = None) -> set
     for name in ENV_REF.findall(repr(getattr(config, "raw", {}))):
         if name not in PLAIN_VARIABLES and name in environ:
             found.add(environ[name])
+            (marked if secret_name(name) else settings).add(environ[name])
+    KNOWN.classify(settings, marked)
     return {s for s in found if s and "${env:" not in s}
 
 
@@ -392,12 +443,14 @@ def server_secrets(server: Any, environ: Mapping[str, str] | None = None) -> set
         return ENV_REF.sub(lambda m: environ.get(m.group(1), ""), value)
 
     found = {resolved(str(v)) for v in (*server.env.values(), *server.headers.values())}
+    settings = {resolved(str(v)) for k, v in server.env.items() if not secret_name(str(k))}
     found |= secret_args([resolved(a) for a in server.args])
     found |= url_secrets(resolved(server.url or ""))
+    marked = set(found - settings)
     for value in (*server.env.values(), *server.headers.values(), *server.args, server.url or ""):
-        found |= {
-            environ[n]
-            for n in ENV_REF.findall(str(value))
-            if n in environ and n not in PLAIN_VARIABLES
-        }
+        for n in ENV_REF.findall(str(value)):
+            if n in environ and n not in PLAIN_VARIABLES:
+                found.add(environ[n])
+                (marked if secret_name(n) else settings).add(environ[n])
+    KNOWN.classify(settings, marked)
     return found - {""}

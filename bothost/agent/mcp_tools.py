@@ -7,7 +7,8 @@ make two servers' tool names meet gets one too, see :func:`server_part`). The cl
 dropped tools whose name is not a non-empty string (:mod:`bothost.mcp.session`).
 Capabilities follow DESIGN: a tool with no ``annotations`` is ``private`` only; with
 annotations the MCP defaults apply (``readOnlyHint`` → no side effects, untrusted unless
-``openWorldHint`` is false; else ``destructiveHint`` default true → destructive,
+``openWorldHint`` is false — unless ``destructiveHint`` is true as well, which is read as
+not read-only; else ``destructiveHint`` default true → destructive,
 ``openWorldHint`` default true → untrusted and chosen egress); a server may state them
 exactly in ``_meta["bothost/capabilities"]``; config (``mcp.servers.<name>.capabilities``)
 may only add. Calls go through the manager, with progress shown as the turn's status and
@@ -115,7 +116,12 @@ def capabilities(definition: dict[str, Any], extra: list[str] | None = None) -> 
         annotations = definition.get("annotations")
         if not isinstance(annotations, dict):
             caps = Capabilities(private=True)
-        elif annotations.get("readOnlyHint") is True:
+        elif (
+            annotations.get("readOnlyHint") is True
+            and annotations.get("destructiveHint") is not True
+        ):
+            # a tool that also says destructiveHint: true contradicts itself; the spec lets
+            # readOnlyHint win, but a hint is only a hint, so the stricter reading is taken
             open_world = annotations.get("openWorldHint", True) is not False
             caps = Capabilities(untrusted=open_world)
         else:

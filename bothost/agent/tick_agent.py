@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from bothost import redact
 from bothost.agent.turn import Turn
 from bothost.api import Outcome
 from bothost.events.llm_triage import TriageFailedError, notify_tool
@@ -39,7 +40,8 @@ async def run_tick_agent(host: Host, system_prompt: str, user_content: str) -> l
         turn.done = True  # the round with notify is the last
 
     turn = Turn(host, session, extra_tools=[notify_tool(take)], system=system_prompt)
-    reply = await turn.run(user_content)
+    # event payloads are third parties' text: any credential of ours in them stays here
+    reply = await turn.run(redact.conceal(user_content))
     if turn.done:
         return items  # notify(items=[]) is an answer too: nothing worth showing
     if turn.refused is not None:

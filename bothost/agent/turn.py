@@ -12,6 +12,7 @@ persisted as it happens, so a turn that is stopped or times out keeps its partia
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -19,6 +20,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from bothost import redact
 from bothost.agent import compaction, history, interlock, spill
 from bothost.agent.approvals import ToolCall, decide
 from bothost.agent.compaction import Compactor
@@ -202,6 +204,9 @@ class Turn:
         """The call's result as a tool message, its content not yet cut to a budget."""
         started = time.time()
         result, status = await self.checked_call(request, tool)
+        # the host's own credentials never reach the model or the transcript, whatever a
+        # tool echoes (a server's env, a config file it read, an error quoting a header)
+        result = dataclasses.replace(result, content=redact.conceal(result.content))
         caps = tool.capabilities if tool else None
         await self.record(request, result, status, started)
         return {
