@@ -74,6 +74,9 @@ class AuthServer:
         for key in ("authorization_endpoint", "token_endpoint"):
             if not isinstance(data.get(key), str):
                 raise OAuthError(f"authorization server metadata of {issuer} lacks {key}")
+        for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
+            if data.get(key):
+                check_endpoint(issuer, key, str(data[key]))
         return cls(
             issuer=str(data.get("issuer") or issuer),
             authorization_endpoint=data["authorization_endpoint"],
@@ -84,6 +87,21 @@ class AuthServer:
             pkce_methods=strings("code_challenge_methods_supported") or [],
             cimd=data.get("client_id_metadata_document_supported") is True,
         )
+
+
+def check_endpoint(issuer: str, key: str, url: str) -> None:
+    """Refuse an endpoint that is not a web URL, or plain http under an https issuer.
+
+    The authorization URL is opened in a person's browser (the dashboard, a Slack button,
+    the CLI's output), so a ``javascript:``, ``data:`` or ``file:`` URL there runs or reads
+    something of the person's; the spec wants every endpoint on https, and an issuer
+    reached over https handing out http would expose codes and tokens on the way.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise OAuthError(f"authorization server {issuer}: {key} {url[:80]!r} is not an http(s) URL")
+    if urlsplit(issuer).scheme == "https" and parts.scheme != "https":
+        raise OAuthError(f"authorization server {issuer}: {key} {url[:80]!r} is not https")
 
 
 @dataclass
