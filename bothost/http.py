@@ -11,6 +11,7 @@ cap keep clients that stall from taking the listener down.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import ipaddress
 import logging
 import time
@@ -143,10 +144,37 @@ class HttpServer:
 
     async def healthz(self, request: web.Request) -> web.Response:
         report = await health(self.host)
+        if not self.sees_details(request):
+            report = summary(report)
         if report["ok"]:
             return web.json_response(report)
         # the store cannot write: monitors see 503, and senders learn when to come back
         return web.json_response(report, status=503, headers=RETRY_HEADERS)
+
+    def sees_details(self, request: web.Request) -> bool:
+        """Whether ``/healthz`` may show everything: always without a token (only loopback
+        is served then), else only to a caller presenting it as a bearer token."""
+        token = self.host.config.platforms.web.token
+        if not token:
+            return True
+        auth = request.headers.get("Authorization", "")
+        presented = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+        return hmac.compare_digest(presented.encode(), token.encode())
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What a probe without the token learns: each part's ``ok`` (and an MCP server's
+    state), never the database's path, the leader's host, or an error's text (which can
+    name internal hosts, users and paths)."""
+
+    def part(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if "ok" in value:
+            return {k: value[k] for k in ("ok", "state") if k in value}
+        return {name: part(inner) for name, inner in value.items()}
+
+    return {key: part(value) for key, value in report.items()}
 
 
 class StoreFailures:

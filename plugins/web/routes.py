@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from aiohttp import web
-from bothost.plugins.web import metrics, openapi
+from bothost.plugins.web import metrics, openapi, security
 from bothost.plugins.web.chat import ChatRoutes
 from bothost.plugins.web.media import MediaRoutes
 from bothost.plugins.web.outbound import WebhookPlatform
@@ -69,3 +69,4 @@ def setup(app: web.Application) -> None:
         web_platform.hub.close()
 
     app.on_shutdown.append(close_streams)
+    app.on_response_prepare.append(security.default_headers)

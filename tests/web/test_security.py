@@ -109,6 +109,32 @@ async def test_with_a_token_every_request_must_hold_it(token_host, client):
         assert response.status == 200  # probes need no token
 
 
+async def test_without_the_token_healthz_says_only_what_is_up(token_host, client):
+    url = base_url(token_host)
+    async with client.get(url + "/healthz") as response:
+        assert response.status == 200
+        public = await response.json()
+    # a probe learns whether each part is up, not where the database is, who leads, or a
+    # server's error (which can name internal hosts and users)
+    assert public["ok"] is True and public["store"] == {"ok": True}
+    parts = [public["store"], public["tick"], public["events"], *public["platforms"].values()]
+    assert all(set(part) <= {"ok", "state"} for part in parts)
+    assert str(token_host.home) not in await response.text()
+    bearer = {"Authorization": "Bearer s3cret-token"}
+    async with client.get(url + "/healthz", headers=bearer) as response:
+        full = await response.json()
+    assert full["store"]["database"] and "leader" in full["tick"]
+
+
+async def test_static_files_carry_the_page_headers(web_host, client):
+    for path in ("/static/index.html", "/static/app.js", "/openapi.json", "/healthz"):
+        async with client.get(base_url(web_host) + path) as response:
+            assert response.status == 200
+            # the page's template, opened as a file, is still no frame and runs no other script
+            assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"], path
+            assert response.headers["X-Content-Type-Options"] == "nosniff", path
+
+
 async def test_opening_the_page_with_the_token_sets_a_cookie(token_host, client):
     url = base_url(token_host)
     async with client.get(url + "/?token=s3cret-token", allow_redirects=False) as response:
