@@ -103,14 +103,20 @@ class ChatRoutes:
         if token is not None and offered is not None and same(offered, token):
             # keep the token out of the address bar and history: cookie, then a clean URL
             redirect = web.HTTPSeeOther("/", headers=PAGE_HEADERS)
-            set_page_cookies(redirect, csrf_token(request), token, secure=request.secure)
+            set_page_cookies(redirect, csrf_token(request), token, secure=self.secure(request))
             raise redirect
         self.access.check_reader(request)
         csrf = csrf_token(request)
         html = static_text("index.html").replace("__CSRF__", csrf)
         response = web.Response(text=html, content_type="text/html", headers=PAGE_HEADERS)
-        set_page_cookies(response, csrf, token, secure=request.secure)
+        set_page_cookies(response, csrf, token, secure=self.secure(request))
         return response
+
+    def secure(self, request: web.Request) -> bool:
+        """Whether cookies get ``Secure``: over HTTPS, or behind a proxy that ends TLS
+        (``platforms.web.public_url`` is https, while this listener sees plain http)."""
+        public = getattr(self.host.config.platforms.web, "public_url", None) or ""
+        return request.secure or public.lower().startswith("https://")
 
     def message(self, body: dict[str, Any]) -> IncomingMessage:
         session = session_of(body.get("session"))

@@ -166,3 +166,22 @@ async def test_media_serves_flat_names_only(web_host, client, tmp_path):
             assert response.status == 404, bad
     async with client.get(url + "../bothost.db") as response:
         assert response.status == 404
+
+
+async def test_behind_an_https_proxy_the_cookies_are_secure(home, tmp_path, secret, client):
+    # TLS ends at the proxy, so the host sees plain http; public_url says where people are
+    web = {"port": 0, "token": "s3cret-token", "public_url": "https://bot.example"}
+    host = make_host(
+        home, host_config(tmp_path, secret, platforms={"web": web, "webhook": {"secret": secret}})
+    )
+    await host.start(mcp=False, tick=False)
+    try:
+        url = base_url(host) + "/?token=s3cret-token"
+        async with client.get(url, allow_redirects=False) as response:
+            cookies = response.headers.getall("Set-Cookie")
+    finally:
+        await host.stop()
+    assert len(cookies) == 2
+    for cookie in cookies:
+        flags = {flag.strip().lower() for flag in cookie.split(";")[1:]}
+        assert {"secure", "httponly", "samesite=strict"} <= flags, cookie
