@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from bothost.config import Config, McpServerConfig
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+RESERVED_SERVER_NAMES = frozenset({"config"})  # the admin tools' group (bothost.mcp.roster)
 
 
 def source_of(config: Config, *keys: str) -> str:
@@ -56,6 +57,11 @@ def check_semantics(config: Config) -> None:
         if not SERVER_NAME.fullmatch(name):
             raise ConfigError(
                 f"{where}: mcp.servers.{name}: a server name uses letters, digits, _ and -"
+            )
+        if name in RESERVED_SERVER_NAMES:
+            raise ConfigError(
+                f"{where}: mcp.servers.{name}: {name!r} is reserved for the admin tools' "
+                "group; choose another server name"
             )
         if bool(server.command) == bool(server.url):
             raise ConfigError(

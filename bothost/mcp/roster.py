@@ -30,11 +30,18 @@ CONFIG = "config"  # the origin of a server defined in the config file…
 TABLE = "db"  # …and of one from the mcp_servers table
 
 
+# The admin tools' group (bothost.agent.admin.GROUP): a server of that name would be a
+# group the model can never activate, its tools unreachable and listed nowhere.
+RESERVED = frozenset({"config"})
+
+
 def name_problem(name: str) -> str | None:
     """What is wrong with `name` as a server name, or None."""
-    if NAME.fullmatch(name):
-        return None
-    return f"{name!r}: a server name uses letters, digits, _ and - (at most 40)"
+    if not NAME.fullmatch(name):
+        return f"{name!r}: a server name uses letters, digits, _ and - (at most 40)"
+    if name in RESERVED:
+        return f"{name!r} is reserved for the admin tools' group; choose another server name"
+    return None
 
 
 def plugin_name(name: str) -> str:

@@ -166,3 +166,15 @@ def test_mcp_add_takes_roots_checked_like_config(bothost, home, tmp_path):
         "bad: roots[0]: expected an absolute path (or one starting with ~), got 'rel/dir'"
         in refused
     )
+
+
+def test_config_is_no_server_name_since_it_is_the_admin_tools_group(bothost, home, tmp_path):
+    # a server called config would be listed nowhere and its tools unreachable: the admin
+    # group of the same name wins in activate_tools
+    result = bothost("mcp", "add", "config", "--", sys.executable, "-c", "pass", code=2)
+    assert "'config' is reserved" in result.output
+    config = tmp_path / "reserved.yaml"
+    config.write_text(yaml.safe_dump({"mcp": {"servers": {"config": {"command": "true"}}}}))
+    result = CliRunner().invoke(cli, ["--home", str(home), "--config", str(config), "mcp", "list"])
+    assert type(result.exception).__name__ == "ConfigError"  # the entry point exits 2 on it
+    assert "mcp.servers.config: 'config' is reserved" in str(result.exception)
