@@ -28,8 +28,10 @@ Everything here is bounded, because a server may flood any of it (issue 14: a
 * progress for a call moves its deadline at once (:mod:`bothost.mcp.deadline`) and is
   reported one at a time; what arrives meanwhile replaces the not-yet-shown value, so a
   progress flood makes no tasks;
-* log messages are written at once (the server's log rotates); other notifications
-  (``resources/list_changed`` and the like) are counted and ignored.
+* log messages are written at once (the server's log rotates); ``resources/list_changed``
+  and ``prompts/list_changed`` are said in the log (at most one line per kind every 10 s):
+  both are listed afresh each time they are asked for, so nothing held goes stale; other
+  notifications are counted and ignored.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ MAX_SERVER_REQUESTS = 32  # server requests handled at once; a flood beyond is d
 ANSWER_TIMEOUT = 10.0  # writing one answer; a server that stops reading its stdin gets none
 PROGRESS_TIMEOUT = 10.0  # showing one progress update (a platform's status call)
 DROP_LOG_EVERY = 10.0  # a flood's drops are logged at most this often, with their count
+LISTED_AFRESH = ("resources", "prompts")  # listed on each ask: nothing of theirs is held
+LIST_CHANGED = {f"notifications/{kind}/list_changed": kind for kind in LISTED_AFRESH}
 
 
 async def await_maybe(value: Any) -> Any:
@@ -73,9 +77,12 @@ def hashable(value: Any) -> bool:
 class Tally:
     """Counts what a flood made us drop or ignore; logs the first, then at most every 10 s."""
 
-    def __init__(self, log: logging.Logger, level: int = logging.WARNING) -> None:
+    def __init__(
+        self, log: logging.Logger, level: int = logging.WARNING, label: str = "flood control"
+    ) -> None:
         self.log = log
         self.level = level
+        self.label = label
         self.counts: dict[str, int] = {}
         self._logged = float("-inf")
 
@@ -85,7 +92,7 @@ class Tally:
         if now - self._logged >= DROP_LOG_EVERY:
             self._logged = now
             summary = ", ".join(f"{n} × {w}" for w, n in sorted(self.counts.items()))
-            self.log.log(self.level, "flood control: %s (since the last such line)", summary)
+            self.log.log(self.level, "%s: %s (since the last such line)", self.label, summary)
             self.counts.clear()
 
 
@@ -148,6 +155,12 @@ class Inbound:
         self._progress_busy: dict[Any, tuple[Any, Any, Any] | None] = {}
         self.dropped = Tally(self.log)
         self.ignored = Tally(self.log, logging.DEBUG)
+        # resources and prompts are listed afresh whenever asked, so their list_changed has
+        # nothing to refresh; it is said in the log (one line per kind at most every 10 s)
+        self.changed = {
+            kind: Tally(self.log, logging.INFO, f"{kind} list changed (listed afresh when asked)")
+            for kind in LISTED_AFRESH
+        }
 
     def spawn(self, awaitable: Awaitable[Any]) -> asyncio.Future[Any]:
         return self._tasks.spawn(awaitable)
@@ -245,6 +258,9 @@ class Inbound:
             self.owner.task_status(params)  # replaces the task's state: a flood makes no work
         elif method == "notifications/message":
             serverlog.log_message(self.log, params)
+        elif method in LIST_CHANGED:
+            kind = LIST_CHANGED[method]
+            self.changed[kind].add("notification")
         else:
             self.ignored.add(f"{method[:100]} (not used)")
 

@@ -105,3 +105,17 @@ async def test_the_model_reads_a_resource_as_untrusted_content(host_with, fake_l
     seen = last_tool_result(fake_llm.requests[-1])
     assert seen.startswith(UNTRUSTED_OPEN.format(source="mcp__s__read_resource"))
     assert "Buy milk.\nCall Ana." in seen
+
+
+async def test_what_is_shown_follows_a_servers_list_changed(host_with, home):
+    # resources and prompts are listed afresh each time they are asked for, so a server's
+    # notifications/{resources,prompts}/list_changed has nothing stale to refresh; the
+    # change is said in the server's log, where a person looking for it would look
+    host = await host_with(s=server())
+    assert "note://new" not in (await host.mcp.list_resources("s")).text
+    assert "fresh" not in {p.name for p in await host.mcp.list_prompts("s")}
+    assert (await host.mcp.call_tool("s", "add")).text == "added"
+    assert "- note://new — new" in (await host.mcp.list_resources("s")).text.splitlines()
+    assert "fresh" in {p.name for p in await host.mcp.list_prompts("s")}
+    log = (home / "logs" / "mcp" / "s.log").read_text()
+    assert "resources list changed" in log and "prompts list changed" in log

@@ -4,7 +4,8 @@ Resources (listed over two pages): a text note, a tiny PNG as a blob, a text ove
 client's size bound, and a resource whose URI it cannot read; one resource template.
 Prompts: ``greet`` (arguments ``name``, required, and ``style``) renders a user message, an
 assistant message and an embedded resource; ``plain`` takes no arguments. ``CAPABILITIES``
-(comma-separated, default ``tools,resources,prompts``) says what it declares.
+(comma-separated, default ``tools,resources,prompts``) says what it declares. The tool
+``add`` adds a resource and a prompt and sends both ``list_changed`` notifications.
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ def result(method: str, params: dict) -> dict:
         return {}
     if method == "tools/list":
         return {"tools": [{"name": "noop", "inputSchema": {"type": "object"}}]}
+    if method == "tools/call" and params.get("name") == "add":
+        # a new resource and prompt, announced the way the spec says
+        RESOURCES.append({"uri": "note://new", "name": "new"})
+        PROMPTS.append({"name": "fresh", "description": "Added later"})
+        for what in ("resources", "prompts"):
+            write({"jsonrpc": "2.0", "method": f"notifications/{what}/list_changed"})
+        return {"content": [{"type": "text", "text": "added"}]}
     if method == "resources/list":
         start = int(params.get("cursor") or 0)
         page = {"resources": RESOURCES[start : start + 2]}
