@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bothost.configcheck import check_registered, check_semantics
+from bothost.configcheck import check_registered, check_semantics, source_of
 from bothost.configfile import read_yaml
 from bothost.configschema import (
     ConfigError,
@@ -52,6 +52,10 @@ __all__ = [
 ]
 
 ENV_PATTERN = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+# What is left of a string once its well-formed references are taken out: any "${env"
+# there is a reference written wrong, which would otherwise be used as literal text (sent
+# as the API key, say) with no word said.
+ENV_LEFTOVER = "${env"
 
 
 @dataclass
@@ -354,6 +358,26 @@ def interpolate(value: Any, path: str, unset: list[tuple[str, str]]) -> Any:
     return ENV_PATTERN.sub(lambda m: os.environ[m.group(1)], value)
 
 
+def check_env_references(value: Any, where: str, path: str = "") -> None:
+    """Refuse a ``${env…`` that is not a well-formed ``${env:NAME}``, naming file and key."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            check_env_references(v, where, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            check_env_references(v, where, f"{path}[{i}]")
+    elif isinstance(value, str) and ENV_LEFTOVER in ENV_PATTERN.sub("", value):
+        raise ConfigError(
+            f"{where}: {path or '(top level)'}: expected ${{env:NAME}} (NAME of letters, "
+            f"digits and _), got {value!r}"
+        )
+
+
+def key_path(path: str) -> list[str]:
+    """``mcp.servers.x.args[1]`` as the mapping keys leading to it: mcp, servers, x, args."""
+    return [part for part in re.sub(r"\[\d+\]", "", path).split(".") if part]
+
+
 def load(
     config_file: str | Path | None = None,
     home: Path | None = None,
@@ -386,6 +410,7 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     layers = []
     for path in paths:
         data = read_yaml(path)
+        check_env_references(data, str(path))
         check_source(Config, core_part(data, str(path)), str(path))
         merged = deep_merge(merged, data)
         layers.append((str(path), data))
@@ -393,6 +418,7 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     resolved = interpolate(merged, "", unset)
     core = set(core_keys())
     config = build(Config, core_part(resolved, "merged config"), "", "merged config")
+    config.layers = layers  # before the check below, whose errors name the file
     check_enabled_env(config, [(p, n) for p, n in unset if owned_by_core(p, core)])
     config.pending = PluginParts(  # after the check above, which clears Unset everywhere
         {k: v for k, v in resolved.items() if k == PLATFORMS or k not in core},
@@ -400,7 +426,6 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     )
     config.sources = [str(p) for p in paths]
     config.raw = merged
-    config.layers = layers
     check_semantics(config)
     return config
 
@@ -438,11 +463,16 @@ def part_enabled(config: Config, path: str) -> bool:
 def check_enabled_env(config: Config, unset: list[tuple[str, str]]) -> None:
     for path, name in unset:
         if part_enabled(config, path):
-            raise ConfigError(
-                f"{path}: environment variable {name} is not set "
-                f"(export it, or disable this part of the config)"
-            )
+            raise unset_env_error(config, path, name)
     clear_unset(config)
+
+
+def unset_env_error(config: Config, path: str, name: str) -> ConfigError:
+    """The error for ``${env:NAME}`` at ``path`` with NAME unset, naming the file that set it."""
+    return ConfigError(
+        f"{source_of(config, *key_path(path))}: {path}: environment variable {name} is not "
+        "set (export it, or disable this part of the config)"
+    )
 
 
 def mask_secrets(data: Any, key: str = "", config: Config | None = None) -> Any:

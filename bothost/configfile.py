@@ -23,7 +23,7 @@ MAX_VALUES = 100_000  # values after alias expansion: far above real configs, fa
 
 
 class ExpansionError(Exception):
-    """The YAML's aliases expand too far, or into themselves."""
+    """The YAML's aliases expand too far, or into themselves, or a mapping repeats a key."""
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -55,12 +55,31 @@ def read_yaml(path: Path) -> dict[str, Any]:
 def parse(text: str, path: Path) -> Any:
     try:
         return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     except ExpansionError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     except RecursionError as exc:  # the composer recurses once per nesting level
         raise ConfigError(f"{path}: nested too deeply to be a config file") from exc
+
+
+def yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+    """The parser's complaint as ``line L, column C: problem (context)``; its own text names
+    the stream (``in "<unicode string>"``), which means nothing to the person reading."""
+    mark = exc.problem_mark or exc.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    context = ""
+    if exc.context:
+        start = exc.context_mark
+        begun = ""
+        if start is not None and (
+            mark is None or (start.line, start.column) != (mark.line, mark.column)
+        ):
+            begun = f" that starts on line {start.line + 1}, column {start.column + 1}"
+        context = f" ({exc.context}{begun})"
+    return f"{where}{exc.problem or 'cannot be parsed'}{context}"
 
 
 # libyaml's parser when PyYAML was built with it (the wheels are): ten times the pure-Python
@@ -118,5 +137,27 @@ def check_expansion(root: yaml.Node) -> None:
                 f"line {node.start_mark.line + 1}: an alias refers to a value that contains it"
             )
         open_nodes.add(key)
+        check_unique_keys(node)
         stack.append((node, True))
         stack.extend((child, False) for child in children(node) if id(child) not in sizes)
+
+
+MERGE_TAG = "tag:yaml.org,2002:merge"  # `<<: *anchor` may repeat; it is not a key
+
+
+def check_unique_keys(node: yaml.Node) -> None:
+    """Refuse a mapping that names one key twice: YAML loaders keep the last value silently,
+    so the block written first (a whole `llm:` section, say) would be ignored unseen."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    seen: dict[str, int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == MERGE_TAG:
+            continue
+        line = key.start_mark.line + 1
+        if key.value in seen:
+            raise ExpansionError(
+                f"line {line}: key {key.value!r} is written twice (first on line "
+                f"{seen[key.value]}); YAML would keep only the last, so merge the two"
+            )
+        seen[key.value] = line

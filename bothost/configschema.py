@@ -4,8 +4,9 @@ The dataclasses in :mod:`bothost.config` are the schema: a field's type hint say
 expected (``str``, ``int``, ``float`` durations, ``bool``, ``list[str]``, ``dict[str, X]``,
 nested dataclasses, ``X | None``), a class attribute ``CHOICES`` limits strings to a set and
 ``DURATIONS`` names the ``float`` fields that take a duration (``30s``, ``15m``) besides the
-core's :data:`DURATION_FIELDS`. Plugins declare their own sections in the same language
-(:mod:`bothost.configsections`). Unknown keys are refused with a "did you mean".
+core's :data:`DURATION_FIELDS`; ``RANGES`` bounds numbers (``{"port": (0, 65535)}``).
+Plugins declare their own sections in the same language (:mod:`bothost.configsections`).
+Unknown keys are refused with a "did you mean".
 """
 
 from __future__ import annotations
@@ -143,11 +144,11 @@ def convert(tp: Any, value: Any, path: str, where: str, key: str, cls: type | No
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise fail
-        return value
+        return in_range(value, cls, key, path, where)
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise fail
-        return float(value)
+        return in_range(float(value), cls, key, path, where)
     if tp is str:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise fail
@@ -158,6 +159,14 @@ def convert(tp: Any, value: Any, path: str, where: str, key: str, cls: type | No
                 f"{where}: {path}: expected one of {', '.join(choices)}, got {value!r}"
             )
         return value
+    return value
+
+
+def in_range(value: float, cls: type | None, key: str, path: str, where: str) -> Any:
+    """``value`` when the schema's ``RANGES`` allow it (inclusive bounds)."""
+    bounds = getattr(cls, "RANGES", {}).get(key)
+    if bounds and not bounds[0] <= value <= bounds[1]:
+        raise ConfigError(f"{where}: {path}: expected {bounds[0]} to {bounds[1]}, got {value!r}")
     return value
 
 

@@ -114,10 +114,9 @@ def bind(
             None,
         )
         if owner is not None and needs_env(built[owner.path], path[len(owner.path) + 1 :]):
-            raise ConfigError(
-                f"{path}: environment variable {name} is not set "
-                "(export it, or disable this part of the config)"
-            )
+            from bothost.config import unset_env_error  # config imports this module
+
+            raise unset_env_error(config, path, name)
     config.platforms.clear()
     config.sections.clear()
     for path, value in built.items():

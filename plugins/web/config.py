@@ -24,6 +24,8 @@ class WebConfig:
     # CLI command instead, since a bind address is no proof of what a browser can reach.
     public_url: str | None = None
 
+    RANGES = {"port": (0, 65535)}  # TCP's; 0 lets the system pick a free port (tests do)
+
 
 @dataclass
 class WebhookTarget:

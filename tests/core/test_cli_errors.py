@@ -325,3 +325,72 @@ def test_an_unexpected_error_is_one_line_too(tmp_path, home):
         1,
         contains="unexpected KeyError (bothost -v COMMAND shows where): 'the bug'",
     )
+
+
+# --- what a new user gets wrong in a config (exit 2, the file and key path named) -----------
+
+UNSET = "BOTHOST_TEST_NEVER_SET"
+
+
+@pytest.mark.parametrize("where", ["home", "--config"])
+def test_an_unset_env_names_the_file_that_set_it(tmp_path, home, where):
+    text = f"llm: {{provider: openai, model: m, api_key: '${{env:{UNSET}}}'}}\n"
+    if where == "home":
+        (home / "bothost.yaml").write_text(text)
+        args, path = ["chat", "-m", "hi"], home / "bothost.yaml"
+    else:
+        path = Path(config_file(tmp_path, text))
+        args = ["--config", str(path), "chat", "-m", "hi"]
+    assert_one_line(
+        args, home, 2, contains=f"{path}: llm.api_key: environment variable {UNSET} is not set"
+    )
+    assert not (home / "bothost.db").exists()  # nothing half-started
+
+
+def test_an_unset_env_in_a_plugin_section_names_the_file(tmp_path, home):
+    config = config_file(
+        tmp_path,
+        f"platforms:\n  slack: {{enabled: true, bot_token: '${{env:{UNSET}}}', app_token: x}}\n",
+    )
+    assert_one_line(
+        ["--config", config, "config", "show"],
+        home,
+        2,
+        contains=f"{config}: platforms.slack.bot_token: environment variable {UNSET} is not set",
+    )
+
+
+@pytest.mark.parametrize("value", ["${env:}", "${envOPENAI_KEY}", "${env:OPENAI KEY}", "${env:X"])
+def test_a_malformed_env_reference_is_a_config_error(tmp_path, home, value):
+    """Taken literally, the text would be sent as the API key."""
+    config = config_file(tmp_path, f"llm: {{provider: openai, model: m, api_key: '{value}'}}\n")
+    line = assert_one_line(
+        ["--config", config, "config", "show"], home, 2, contains=f"{config}: llm.api_key: "
+    )
+    assert "${env:NAME}" in line
+
+
+def test_a_key_written_twice_is_a_config_error(tmp_path, home):
+    """YAML loaders keep the last silently: the first block would be ignored unseen."""
+    config = config_file(tmp_path, "llm:\n  provider: openai\nllm:\n  provider: offline\n")
+    line = assert_one_line(["--config", config, "config", "show"], home, 2, contains=config)
+    assert "'llm'" in line and "twice" in line and "line 5" in line  # QUIET is two lines
+
+
+def test_invalid_yaml_names_line_and_column_without_parser_noise(tmp_path, home):
+    config = config_file(tmp_path, "llm:\n  provider: [openai\n")
+    line = assert_one_line(["--config", config, "config", "show"], home, 2, contains=config)
+    assert "<unicode string>" not in line
+    assert "line 4, column 13" in line, line
+
+
+@pytest.mark.parametrize("command", [["config", "show"], ["doctor"], ["run"]])
+def test_a_port_out_of_range_is_a_config_error(tmp_path, home, command):
+    config = tmp_path / "c.yaml"
+    config.write_text("platforms: {web: {port: 99999}, console: {enabled: false}}\n")
+    assert_one_line(
+        ["--config", str(config), *command],
+        home,
+        2,
+        contains=f"{config}: platforms.web.port: expected 0 to 65535, got 99999",
+    )

@@ -153,7 +153,11 @@ def test_the_error_names_the_source_that_set_the_value(home, tmp_path, plugin_di
 
 
 def test_an_undeclared_platform_section_is_still_an_error(home, tmp_path, plugin_dir):
-    bad = write(tmp_path / "c.yaml", QUIET + "platforms: {discord: {enabled: true}}\n")
+    platforms = QUIET.splitlines()[0].removesuffix("}")  # one platforms mapping, not two
+    bad = write(
+        tmp_path / "c.yaml",
+        f"{platforms}, discord: {{enabled: true}}}}\n" + QUIET.splitlines()[1] + "\n",
+    )
     with pytest.raises(ConfigError) as err:
         load(bad, home)
     assert f"{bad}: platforms.discord: unknown key" in str(err.value)
