@@ -136,14 +136,16 @@ def startup(host: HostApi) -> None:
     """The host has opened its store and plugins and is about to serve.
 
     Called once per run with the host, as the interface plugins may use
-    (:class:`bothost.api.HostApi`). May be async. An exception is logged with the plugin's
+    (:class:`bothost.api.HostApi`), by the commands that start a host (``bothost run``,
+    ``bothost chat``); the others build the host without starting it but still call
+    ``event_received`` and ``on_briefing``. May be async. An exception is logged with the plugin's
     name and the host starts anyway.
     """
 
 
 @hookspec
 def shutdown(host: HostApi) -> None:
-    """The host is stopping (SIGINT, SIGTERM or the end of a CLI command).
+    """The host is stopping (SIGINT, SIGTERM, or the end of ``bothost chat``).
 
     Called with the same :class:`bothost.api.HostApi` as ``startup``. May be async; each
     implementation gets a few seconds. An exception is logged and the other implementations

@@ -121,7 +121,9 @@ class Host:
         provider = self.providers[name](self.config.llm)
         if getattr(provider, "free", False):  # the offline agent: no model, nothing to meter
             return provider
-        return Metered(provider, self.store, self.config.usage, model=self.config.llm.model)
+        return Metered(
+            provider, self.store, self.config.usage, model=self.config.llm.model, name=name
+        )
 
     # --- lifecycle --------------------------------------------------------------------------
 

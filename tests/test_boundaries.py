@@ -28,6 +28,7 @@ PUBLIC = {
     "bothost.platform",
     "bothost.hookspecs",
     "bothost.agent.tools",
+    "bothost.llm.base",
     "bothost.queries",
     "bothost.jsondecode",
     "bothost.redact",

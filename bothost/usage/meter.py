@@ -35,12 +35,16 @@ class Metered:
         config: UsageConfig,
         model: str | None = None,
         clock: Clock = time.time,
+        name: str | None = None,
     ) -> None:
         self.provider = provider
         self.store = store
         self.usage_config = config
+        # the name it was registered under (`llm.provider`): the docs ask a provider plugin
+        # for `complete` only, so its own `name` attribute is a fallback, not a requirement
+        self.provider_name = name or getattr(provider, "name", None) or type(provider).__name__
         # the model we ask for is the one the price table names (responses may add a date)
-        self.model_name = getattr(provider, "model", None) or model or provider.name
+        self.model_name = getattr(provider, "model", None) or model or self.provider_name
         self.clock = clock
 
     def __getattr__(self, name: str) -> Any:
@@ -65,7 +69,7 @@ class Metered:
             at,
             utc_day(at),
             who.kind,
-            self.provider.name,
+            self.provider_name,
             self.model_name,
             usage.input,
             usage.output,
