@@ -16,6 +16,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from bothost import heap
+from bothost.api import Outcome
 from bothost.configschema import ConfigError
 from bothost.logs import setup as setup_logging
 from bothost.models import Address
@@ -53,8 +54,14 @@ async def serve(host: Any, verbose: int = 0) -> int:
     return 0
 
 
-async def chat(host: Any, message: str | None) -> None:
-    """One message (``-m``) or an interactive conversation in the terminal."""
+# The turns whose one-message chat is a failure for the caller's exit status: the model
+# was not reached or gave no answer (configuration.md: "a model or server error" is 1).
+FAILED_TURNS = frozenset({Outcome.FAILED, Outcome.REFUSED})
+
+
+async def chat(host: Any, message: str | None) -> int:
+    """One message (``-m``) or an interactive conversation in the terminal; the exit status
+    (1 when the one message's turn failed or was refused)."""
     console = host.platforms.get("console")
     if console is None:
         raise ConfigError(
@@ -67,8 +74,8 @@ async def chat(host: Any, message: str | None) -> None:
     console.bind(host)
     try:
         if message is not None:
-            await console.converse(message)
-            return
+            reply = await console.converse(message)
+            return 1 if reply.outcome in FAILED_TURNS else 0
         while True:
             try:
                 line = await read_line("you> ")
@@ -80,6 +87,7 @@ async def chat(host: Any, message: str | None) -> None:
                 await interruptible(host, console.converse(line))
     finally:
         await host.stop()
+    return 0
 
 
 async def interruptible(host: Any, turn: Awaitable[Any]) -> None:

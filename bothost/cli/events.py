@@ -90,11 +90,16 @@ def push(runtime: Runtime, source: str, type: str, payload: str) -> None:
 @pass_runtime
 def retry(runtime: Runtime, ids: tuple[int, ...]) -> None:
     """Put failed events back in the queue for the next tick."""
+    found = runtime.store.call(lambda db: feedback.statuses(db, list(ids)))
     changed = runtime.store.call(lambda db: feedback.retry_failed(db, list(ids)))
-    click.echo(
-        f"{changed} of {len(ids)} events back to pending."
-        + ("" if changed == len(ids) else " (only failed events can be retried)")
-    )
+    # why each id was left alone: a mistyped id reads unlike an event that is not failed
+    why = [
+        f"event {i} is {found[i]}" if i in found else f"no event {i}"
+        for i in dict.fromkeys(ids)
+        if found.get(i) != "failed"
+    ]
+    left = f" {'; '.join(why)} (only failed events can be retried)" if why else ""
+    click.echo(f"{changed} of {len(ids)} events back to pending.{left}")
     if not changed:
         sys.exit(1)
 

@@ -113,6 +113,12 @@ def retry_failed(db: Conn, ids: list[int]) -> int:
         ).rowcount
 
 
+def statuses(db: Conn, ids: list[int]) -> dict[int, str]:
+    """The status of each of ``ids`` that exists."""
+    rows = db.execute(f"SELECT id, status FROM events WHERE id IN ({db.ids})", (json.dumps(ids),))
+    return {int(row[0]): str(row[1]) for row in rows}
+
+
 def list_events(
     db: Conn, status: str | None = None, limit: int = LIST_LIMIT
 ) -> list[dict[str, Any]]:

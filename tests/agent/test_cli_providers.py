@@ -64,3 +64,30 @@ async def test_chat_message_runs_a_multi_round_turn(tmp_path, home, fake_llm, pr
     db = sqlite3.connect(home / "bothost.db")
     roles = [r[0] for r in db.execute("SELECT role FROM messages ORDER BY id")]
     assert roles == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_chat_message_exits_1_when_the_model_call_fails(tmp_path, home, fake_llm):
+    """docs/configuration.md: a model error is exit status 1 — a script must see it."""
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"llm: {{provider: openai, model: fake, base_url: '{fake_llm.openai_url}',"
+        " api_key: wrong}\nmcp: {servers: {weather: {enabled: false}}}\n"
+    )
+    fake_llm.script = [{"status": 401, "message": "Incorrect API key provided"}]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config),
+        "chat",
+        "-m",
+        "hi",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 1, (out.decode(), err.decode())
+    assert "check llm.api_key" in out.decode()  # the turn's one line says what to fix
+    assert "Traceback" not in err.decode()

@@ -113,3 +113,10 @@ def test_tick_json_keeps_stdout_for_json_and_prints_console_briefings_on_stderr(
     assert tick.stderr.count(report["briefings"][0]["text"]) == 1  # the console: delivery
     briefings = json.loads(bothost("briefings", "--json").stdout)
     assert briefings[0]["deliveries"][0]["status"] == "delivered"
+
+
+def test_retry_says_which_ids_do_not_exist_and_what_the_others_are(bothost):
+    bothost("events", "push", "gmail", "event/new_email", '{"id": "1"}')
+    result = bothost("events", "retry", "1", "99", code=1)
+    assert "0 of 2" in result.stdout
+    assert "event 1 is pending" in result.stdout and "no event 99" in result.stdout
