@@ -29,6 +29,19 @@ CHECK_TIMEOUT = 15.0  # seconds for doctor's token checks
 sdk_logger = logging.getLogger("bothost.plugins.slack.sdk")
 sdk_logger.setLevel(logging.INFO)  # DEBUG records would carry payloads, secrets included
 
+# bolt reads SLACK_BOT_TOKEN from the environment even when given a client, and warns that
+# the token "will be unused" whenever it is set, which docs/slack.md tells people to do: our
+# client already holds the same token, so the warning is noise on every start.
+UNUSED_TOKEN_WARNING = "As you gave `client` as well, `token` will be unused."
+
+
+class UnusedTokenFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != UNUSED_TOKEN_WARNING
+
+
+sdk_logger.addFilter(UnusedTokenFilter())
+
 
 class SlackStartError(Exception):
     """The Slack platform cannot start as configured; the message says what to fix."""

@@ -348,12 +348,13 @@ def test_an_unset_env_names_the_file_that_set_it(tmp_path, home, where):
 
 
 def test_an_unset_env_in_a_plugin_section_names_the_file(tmp_path, home):
-    config = config_file(
-        tmp_path,
-        f"platforms:\n  slack: {{enabled: true, bot_token: '${{env:{UNSET}}}', app_token: x}}\n",
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "platforms:\n  console: {enabled: false}\n"
+        f"  slack: {{enabled: true, bot_token: '${{env:{UNSET}}}', app_token: x}}\n"
     )
     assert_one_line(
-        ["--config", config, "config", "show"],
+        ["--config", str(config), "config", "show"],
         home,
         2,
         contains=f"{config}: platforms.slack.bot_token: environment variable {UNSET} is not set",

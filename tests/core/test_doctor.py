@@ -55,9 +55,9 @@ QUIET = (
 )
 
 
-def run_doctor(home, tmp_path, text, *options):
+def run_doctor(home, tmp_path, text, *options, base=QUIET):
     config = tmp_path / "d.yaml"
-    config.write_text(QUIET + text)
+    config.write_text(base + text)
     return subprocess.run(
         [
             sys.executable,
@@ -154,7 +154,8 @@ def test_doctor_reports_a_web_port_in_use(home, tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = run_doctor(home, tmp_path, f"platforms: {{web: {{port: {port}}}}}\n")
+        # one platforms mapping: a key written twice is a config error
+        result = run_doctor(home, tmp_path, QUIET.replace("port: 0", f"port: {port}"), base="")
     assert result.returncode == 1
     assert line(result.stdout, "web port").startswith("!!  web port:"), result.stdout
 
@@ -180,8 +181,8 @@ async def test_doctor_accepts_the_port_of_the_running_host(home, tmp_path):
         async with asyncio.timeout(60):
             while b"bothost is running" not in await host.stderr.readline():
                 assert not host.stderr.at_eof()
-        text = f"platforms: {{web: {{port: {port}}}}}\n"
-        result = await asyncio.to_thread(run_doctor, home, tmp_path, text)
+        text = QUIET.replace("port: 0", f"port: {port}")
+        result = await asyncio.to_thread(run_doctor, home, tmp_path, text, base="")
     finally:
         host.send_signal(signal.SIGTERM)
         await asyncio.wait_for(host.wait(), 30)

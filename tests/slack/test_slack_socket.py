@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from tests.slack.harness import GENERAL
 
 
@@ -35,3 +37,16 @@ async def test_bad_app_token_fails_start_with_one_line(start_bot):
         assert "app_token" in str(exc) and "invalid_auth" in str(exc)
     else:
         raise AssertionError("a wrong app token was accepted")
+
+
+async def test_tokens_exported_as_the_guide_says_start_without_a_warning(
+    start_bot, monkeypatch, caplog
+):
+    """docs/slack.md has people export SLACK_BOT_TOKEN; bolt reads it too, and warned on
+    every start that the token 'will be unused' (our client already holds it)."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-from-the-environment")
+    bot = await start_bot()
+    ts = await bot.say("help")
+    await bot.wait_reply(GENERAL, ts, "offline agent")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == []
