@@ -98,17 +98,20 @@ def call(name: str, args: dict, meta: dict) -> dict | None:
         return text(str(args.get("text", "")))
     if name == "push":
         # "unstorable": the numbers of events whose payload holds a lone surrogate (valid JSON,
-        # but no store can encode it); all are written at once: the client reads one backlog
+        # but no store can encode it); then all are written at once, so the client reads one
+        # backlog (else one write each, as a watcher sends them)
         unstorable = set(args.get("unstorable", []))
-        lines = b""
+        method, lines = args.get("type", "event/test"), []
         for i in range(int(args.get("count", 1))):
             params = {"id": f"e{i}", "summary": f"event {i}"}
             if i in unstorable:
                 params["body"] = "\ud800"
-            method = args.get("type", "event/test")
-            lines += json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
-            lines += b"\n"
-        write(lines)
+            if not unstorable:
+                notify(method, params)
+                continue
+            lines.append(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
+        if lines:
+            write(("\n".join(lines) + "\n").encode())
         return text("pushed")
     if name == "garbage":
         write(b"this is not json\n")
