@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,3 +53,22 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+async def bothost_process(
+    home: Path, config: Path, *args: str, stdout: int = asyncio.subprocess.PIPE, **env: str
+) -> asyncio.subprocess.Process:
+    """``python -m bothost --config CONFIG ARGS`` with ``home`` as its home, as a person
+    starts it (no stdin; stderr piped), ``env`` added to this process's environment."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bothost",
+        "--config",
+        str(config),
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BOTHOST_HOME": str(home), **env},
+    )

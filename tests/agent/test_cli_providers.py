@@ -1,13 +1,12 @@
 """``bothost chat -m`` against fake OpenAI and Anthropic servers, as a user would run it."""
 
 import asyncio
-import os
-import sys
 import textwrap
 
 import pytest
 
 from tests.fakes.llm import last_tool_result
+from tests.helpers import bothost_process
 
 PLUGIN = textwrap.dedent('''
     from bothost.hookspecs import hookimpl
@@ -40,19 +39,7 @@ async def test_chat_message_runs_a_multi_round_turn(tmp_path, home, fake_llm, pr
         {"tool_calls": [{"name": "greet", "arguments": {"name": "ana"}}]},
         lambda body: {"text": "The tool said: " + last_tool_result(body)},
     ]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--config",
-        str(config),
-        "chat",
-        "-m",
-        "greet ana",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "FAKE_KEY": "test-key", "BOTHOST_HOME": str(home)},
-    )
+    process = await bothost_process(home, config, "chat", "-m", "greet ana", FAKE_KEY="test-key")
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0, err.decode()
     assert out.decode().strip() == "The tool said: hello ana"
@@ -74,19 +61,7 @@ async def test_chat_message_exits_1_when_the_model_call_fails(tmp_path, home, fa
         " api_key: wrong}\nmcp: {servers: {weather: {enabled: false}}}\n"
     )
     fake_llm.script = [{"status": 401, "message": "Incorrect API key provided"}]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--config",
-        str(config),
-        "chat",
-        "-m",
-        "hi",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
-    )
+    process = await bothost_process(home, config, "chat", "-m", "hi")
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 1, (out.decode(), err.decode())
     assert "check llm.api_key" in out.decode()  # the turn's one line says what to fix

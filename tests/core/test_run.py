@@ -1,34 +1,21 @@
 """``bothost run`` as a user runs it: stays up without stdin, serves, stops on SIGTERM."""
 
 import asyncio
-import os
 import re
 import signal
-import sys
 
 import aiohttp
 
-from tests.helpers import free_port
+from tests.helpers import bothost_process, free_port, write_config
 
 
 async def test_run_serves_until_sigterm(tmp_path, home):
     port = free_port()
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        f"platforms: {{web: {{port: {port}}}}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
+    config = write_config(
+        tmp_path / "c.yaml",
+        {"platforms": {"web": {"port": port}}, "mcp": {"servers": {"weather": {"enabled": False}}}},
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--config",
-        str(config),
-        "run",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
-    )
+    process = await bothost_process(home, config, "run")
     banner = await asyncio.wait_for(process.stderr.readline(), 30)
     assert f"http://127.0.0.1:{port}/" in banner.decode()
     async with aiohttp.ClientSession() as client:
@@ -42,22 +29,11 @@ async def test_run_freezes_its_start_up_heap(tmp_path, home):
     # bothost run settles the collector once started (bothost/heap.py): start-up's objects
     # are never scanned again, so a burst of events is not slowed by full collections
     port = free_port()
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        f"platforms: {{web: {{port: {port}}}}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
+    config = write_config(
+        tmp_path / "c.yaml",
+        {"platforms": {"web": {"port": port}}, "mcp": {"servers": {"weather": {"enabled": False}}}},
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--config",
-        str(config),
-        "run",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
-    )
+    process = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
     try:
         async with asyncio.timeout(30):  # log lines come first on stderr, then the banner
             while b"bothost is running" not in await process.stderr.readline():
