@@ -55,11 +55,6 @@ ROWS_PER_INSERT = 199
 # parameter: 5,000 rows of the largest payloads allowed would be over a gigabyte, past what
 # the server takes in one value; a typical burst of 5,000 small events is one statement.
 PG_CHARS_PER_INSERT = 8 * 1024 * 1024
-# A JSON list of text bound as one parameter, as a subquery (the batch's keys and claims)
-TEXTS = {
-    SQLITE: "SELECT value FROM json_each(?)",
-    POSTGRESQL: "SELECT value FROM json_array_elements_text(?::json)",
-}
 
 
 # What one event's own values can raise on the way in (encoding, binding, a constraint, a
@@ -316,7 +311,7 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
     # the batch's keys are looked up in one query, deduped here, and the new rows go in
     # with a few multi-row INSERTs; a statement per row (its dedupe inside the INSERT) cost
     # three times as much on SQLite, and a round trip per event on PostgreSQL
-    texts = TEXTS[conn.dialect]
+    texts = conn.texts  # the batch's keys and claims, each list one parameter
     oldest = min(row.event.received_at for row in batch) - window
     latest: dict[str, float] = dict(
         conn.execute(

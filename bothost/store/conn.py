@@ -17,7 +17,8 @@ run on the store's thread (``await store.run(fn)``), so the same SQL serves both
   identity column, ``INTEGER`` → ``BIGINT``, ``REAL`` → ``DOUBLE PRECISION``, ``BLOB`` →
   ``BYTEA``), so one DDL text serves both.
 * ``conn.dialect`` is ``"sqlite"`` or ``"postgresql"`` for the rare statement that must
-  differ; ``conn.ids`` is a subquery reading a JSON list of ids from one parameter.
+  differ; ``conn.ids`` (``conn.texts``) is a subquery reading a JSON list of ids (of text)
+  from one parameter.
 
 Rows are fetched in full before ``execute`` returns (a result never holds a statement open),
 booleans are stored as 0/1 on both, and sums of integers come back as ``int``. The one
@@ -78,6 +79,7 @@ class Conn:
 
     dialect: str
     ids: str  # "SELECT … FROM <a JSON list of ids bound as one parameter>"
+    texts: str  # the same for a JSON list of text (a batch's keys)
 
     def execute(self, sql: str, params: Params = ()) -> Rows:
         raise NotImplementedError
@@ -170,6 +172,7 @@ def quote(name: str) -> str:
 class SqliteConn(Conn):
     dialect = SQLITE
     ids = "SELECT value FROM json_each(?)"
+    texts = ids
 
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw  # the driver's connection, for SQLite-only code (PRAGMAs, limits)
@@ -261,6 +264,7 @@ def split_statements(sql: str) -> list[str]:
 class PostgresConn(Conn):
     dialect = POSTGRESQL
     ids = "SELECT value::bigint FROM json_array_elements_text(?::json)"
+    texts = "SELECT value FROM json_array_elements_text(?::json)"
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw  # a psycopg.Connection in autocommit mode
