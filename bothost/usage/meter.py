@@ -5,7 +5,8 @@ which calls no model, is left bare). Before a call it asks :mod:`bothost.usage.b
 whether the call may be made and raises :class:`~bothost.llm.base.BudgetSpentError` if not,
 so nothing is sent; after it, it writes one ``llm_usage`` row with the provider's figures,
 or our estimate marked ``estimated`` when the provider reported none (some OpenAI-compatible
-servers ignore ``stream_options.include_usage``). A call that fails or is cancelled records
+servers ignore ``stream_options.include_usage``; :mod:`bothost.usage.estimate` counts only
+what a session's request added since its last). A call that fails or is cancelled records
 nothing: no figures came back. Anything else a provider has (``wants_catalog``, ``close``,
 ``model``) is passed through.
 """
@@ -17,9 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from bothost.config import UsageConfig
-from bothost.llm.base import ChatRequest, ChatResponse, Usage, estimate_tokens
+from bothost.llm.base import ChatRequest, ChatResponse, Usage
 from bothost.usage import budget
 from bothost.usage.attribution import Attribution, current
+from bothost.usage.estimate import Estimator, estimate
 from bothost.usage.report import utc_day
 
 Clock = Callable[[], float]
@@ -46,6 +48,7 @@ class Metered:
         # the model we ask for is the one the price table names (responses may add a date)
         self.model_name = getattr(provider, "model", None) or model or self.provider_name
         self.clock = clock
+        self.estimator = Estimator()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.provider, name)
@@ -60,7 +63,8 @@ class Metered:
             if refused is not None:
                 raise refused
         response = await self.provider.complete(request)
-        self.record(who, response.usage or estimate(request, response))
+        usage = response.usage or self.estimator.estimate(request, response, who.session)
+        self.record(who, usage)
         return response
 
     def record(self, who: Attribution, usage: Usage) -> None:
@@ -95,11 +99,4 @@ class Metered:
         )
 
 
-def estimate(request: ChatRequest, response: ChatResponse) -> Usage:
-    """Our own count of a call the provider reported no usage for."""
-    calls = [{"name": c.name, "arguments": c.arguments} for c in response.tool_calls]
-    return Usage(
-        input=estimate_tokens([request.system, request.messages, request.tools]),
-        output=estimate_tokens(response.text) + (estimate_tokens(calls) if calls else 0),
-        estimated=True,
-    )
+__all__ = ["Metered", "estimate"]  # estimate: the whole-request count, kept here too
