@@ -5,7 +5,10 @@ the proxy and CA variables from the host, the names listed in its ``env_passthro
 its own ``env`` — nothing else, so API keys the host holds for one server never leak into
 another. ``${env:NAME}`` in an ``env`` or ``headers``
 value is resolved here, when the server starts (config values arrive resolved already;
-values added at run time with ``bothost mcp add`` are resolved now).
+values added at run time with ``bothost mcp add`` are resolved now). A reference written
+wrong (``${env:TOKEN``, ``${envTOKEN}``) is refused as config refuses it — when the server
+is added (:func:`reference_problem`) and again when it starts, for rows stored before that
+check — because used as literal text it would be sent to the server as the credential.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from bothost.config import McpServerConfig
+from bothost.config import ENV_LEFTOVER, ENV_PATTERN, McpServerConfig
 
 BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "BOTHOST_HOME", "USER", "LOGNAME", "TMPDIR")
 # Without the proxy and CA names, every npx/uvx server behind a corporate proxy or a private
@@ -36,11 +39,28 @@ NETWORK = (
     "NODE_EXTRA_CA_CERTS",
 )
 ALLOWED = BASE + NETWORK
-ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REF = ENV_PATTERN  # one syntax for config files and run-time servers
 
 
 class UnsetVariableError(ValueError):
-    """A ``${env:NAME}`` reference to a variable that is not set."""
+    """A ``${env:NAME}`` reference to a variable that is not set, or one written wrong."""
+
+
+def reference_problem(value: str, where: str) -> str | None:
+    """Why ``value`` holds a ``${env…`` that is not a well-formed ``${env:NAME}``, or None."""
+    if ENV_LEFTOVER in ENV_REF.sub("", value):
+        return f"{where}: expected ${{env:NAME}} (NAME of letters, digits and _), got {value!r}"
+    return None
+
+
+def config_problem(config: McpServerConfig) -> str | None:
+    """The first malformed reference in a server's ``headers`` or ``env``, or None."""
+    for section, values in (("headers", config.headers), ("env", config.env)):
+        for key, value in values.items():
+            problem = reference_problem(str(value), f"{section}.{key}")
+            if problem:
+                return problem
+    return None
 
 
 def resolve(value: str, where: str, environ: Mapping[str, str]) -> str:
@@ -50,6 +70,9 @@ def resolve(value: str, where: str, environ: Mapping[str, str]) -> str:
             raise UnsetVariableError(f"{where}: environment variable {name} is not set")
         return environ[name]
 
+    problem = reference_problem(value, where)
+    if problem:
+        raise UnsetVariableError(problem)
     return ENV_REF.sub(one, value)
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from bothost.config import McpServerConfig
 from bothost.configcheck import timeout_problem
-from bothost.mcp import placement, prompts, resources, roots, roster, stored
+from bothost.mcp import environment, placement, prompts, resources, roots, roster, stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.handover import StateKeeper
@@ -398,6 +398,9 @@ class McpManager:
         wrong = timeout_problem(config)
         if wrong:
             raise McpManagerError(f"{name}: max_timeout: {wrong}")
+        wrong = environment.config_problem(config)  # config files' rule for ${env:…}
+        if wrong:
+            raise McpManagerError(f"{name}: {wrong}")
         for i, root in enumerate(config.roots):  # the rule config's roots are held to
             wrong = roots.problem(root)
             if wrong:

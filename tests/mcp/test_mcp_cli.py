@@ -178,3 +178,35 @@ def test_config_is_no_server_name_since_it_is_the_admin_tools_group(bothost, hom
     result = CliRunner().invoke(cli, ["--home", str(home), "--config", str(config), "mcp", "list"])
     assert type(result.exception).__name__ == "ConfigError"  # the entry point exits 2 on it
     assert "mcp.servers.config: 'config' is reserved" in str(result.exception)
+
+
+@pytest.mark.parametrize("value", ["${env:TOKEN", "${envTOKEN}", "${env:}", "${env:A B}"])
+@pytest.mark.parametrize("option", ["--header", "--env"])
+def test_add_refuses_a_malformed_env_reference_as_config_does(bothost, value, option):
+    """Taken literally, `Bearer ${env:TOKEN` would be sent to the server as the credential."""
+    out = bothost(
+        "mcp",
+        "add",
+        "remote",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        option,
+        f"X=Bearer {value}",
+        code=2,
+    ).output
+    assert (
+        "expected ${env:NAME}" in out and ("headers.X" if option == "--header" else "env.X") in out
+    )
+    assert "remote" not in bothost("mcp", "list").output
+
+
+def test_a_stored_malformed_reference_is_refused_when_the_server_starts(tmp_path):
+    """A row written before the check (or by hand) is not sent as literal text either."""
+    from bothost.config import McpServerConfig
+    from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
+
+    config = McpServerConfig(url="http://x", headers={"A": "Bearer ${env:T"}, env={"B": "${envT}"})
+    with pytest.raises(UnsetVariableError, match=r"headers\.A: expected \$\{env:NAME\}"):
+        server_headers(config, {"T": "secret"})
+    with pytest.raises(UnsetVariableError, match=r"env\.B: expected \$\{env:NAME\}"):
+        server_env(config, tmp_path, {"T": "secret"})
