@@ -419,11 +419,26 @@ def lock_key(name: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+# PostgreSQL's text cannot hold U+0000, and a NUL reaches the store from outside (a chat
+# message, a webhook's user, a tool result): it is stored as U+FFFD, the character Unicode
+# keeps for one that cannot be represented, in writes and lookups alike
+NUL, NUL_STAND_IN = "\x00", "\ufffd"
+
+
 def adapt(params: Params) -> Any:
-    """Parameters as psycopg takes them: booleans as 0/1, as SQLite stores them."""
+    """Parameters as psycopg takes them: booleans as 0/1, as SQLite stores them, and text
+    without NUL (:data:`NUL_STAND_IN`)."""
     if isinstance(params, Mapping):
-        return {k: int(v) if isinstance(v, bool) else v for k, v in params.items()}
-    return [int(v) if isinstance(v, bool) else v for v in params]
+        return {k: _value(v) for k, v in params.items()}
+    return [_value(v) for v in params]
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and NUL in value:
+        return value.replace(NUL, NUL_STAND_IN)
+    return value
 
 
 # Pieces of SQL a translation must step over: quoted strings and names, comments, casts.
