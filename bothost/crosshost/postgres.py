@@ -7,7 +7,8 @@ cannot wait for notices — so each host keeps one psycopg async connection on i
 named :data:`APPLICATION_NAME` (which is also how a host counts the others listening).
 
 That connection can drop (a server restart or failover, ``pg_terminate_backend``, a network
-gone; TCP keepalives notice a silent peer within about 25 s). The listener logs it, connects
+gone; TCP keepalives notice a silent peer within about 25 s, and ``tcp_user_timeout`` a
+peer that stops acknowledging within 30 s). The listener logs it, connects
 again with a growing pause, logs that it listens again, and then runs every subscriber's
 ``resync``: notices sent while it was away are gone, and the store says what they were.
 """
@@ -34,6 +35,9 @@ FIRST_RETRY = 0.2  # seconds before reconnecting: a restarted server is usually 
 MAX_RETRY = 10.0  # seconds between attempts while the server stays away
 READY_WAIT = 5.0  # seconds start() waits for the first LISTEN; the listener keeps trying
 CLOSE_WAIT = 5.0  # seconds to close a connection (a dead peer must not hold up shutdown)
+# LISTEN runs on the listener's own connection, outside the store's statement_timeout; it
+# answers at once on a live server, so one that does not answer within this is gone.
+LISTEN_TIMEOUT = 10.0
 
 
 class PostgresCrossHost(CrossHostBase):
@@ -132,7 +136,8 @@ class PostgresCrossHost(CrossHostBase):
             try:
                 attempts += 1
                 conn = await self.connect()
-                await conn.execute(f"LISTEN {CHANNEL}")
+                async with asyncio.timeout(LISTEN_TIMEOUT):
+                    await conn.execute(f"LISTEN {CHANNEL}")
                 self.backend_pid = conn.info.backend_pid
                 if self.lost_since is not None:
                     logger.warning(

@@ -33,13 +33,21 @@ CONNECT_TIMEOUT = 10  # seconds: a server that does not answer by then is down, 
 # One stuck statement would stall every job behind it on the store thread; nothing bothost
 # runs takes near this long (migrations wait for another host's under it, too).
 STATEMENT_TIMEOUT_MS = 120_000
+# Keepalives are only sent on an idle connection. A statement written into a network that
+# has gone leaves unacknowledged data, and then the kernel retransmits for ~15 minutes
+# (Linux's tcp_retries2) before the socket fails, with the store thread and every job behind
+# it waiting: TCP_USER_TIMEOUT ends that after this long. Above the keepalive window
+# below, which on Linux it also bounds; far above any ack delay of a live network.
+TCP_USER_TIMEOUT_MS = 30_000
 # A half-open TCP connection (a host or network gone) is noticed within about this many
-# seconds of idleness (idle + interval * count), instead of hanging the thread.
+# seconds of idleness (idle + interval * count), instead of hanging the thread. Every
+# connection to PostgreSQL (the store's, the cross-host listener's) is opened with these.
 KEEPALIVES: dict[str, Any] = {
     "keepalives": 1,
     "keepalives_idle": 10,
     "keepalives_interval": 5,
     "keepalives_count": 3,
+    "tcp_user_timeout": TCP_USER_TIMEOUT_MS,
 }
 MIGRATE_LOCK_KEY = 0x626F74686F7374 + 1  # beside conn.WRITE_LOCK_KEY: "bothost" + 1
 NO_DRIVER = (
