@@ -25,6 +25,8 @@ from bothost.mcp import media
 # How the TypeScript SDK words an McpError a tool threw (bad arguments, an unknown tool) when it
 # answers it as an error result: "MCP error -32602: Input validation error: …"
 SDK_ERROR_PREFIX = re.compile(r"^MCP error -?\d+: ")
+MALFORMED_RESULT = "the server's result had no content (a malformed tools/call answer)"
+MALFORMED_BLOCK = "[malformed content block]"
 
 
 @dataclass
@@ -51,19 +53,29 @@ class CallResult:
 
 
 def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
-    """Convert a ``CallToolResult`` dict."""
-    blocks = result.get("content") or []
-    if not isinstance(blocks, list):
-        blocks = []
+    """Convert a ``CallToolResult`` dict.
+
+    A result with neither a ``content`` list nor ``structuredContent`` (a null result, a
+    string for content) is an error result: read as an empty success, the model would take
+    "it worked" from a server that said nothing. A malformed block is named where it stood.
+    """
+    blocks = result.get("content")
     structured = result.get("structuredContent")
+    if not isinstance(blocks, list):
+        if structured is None:
+            return CallResult(text=MALFORMED_RESULT, is_error=True, raw=result)
+        blocks = []
     is_error = bool(result.get("isError"))
     parts: list[str] = []
     saved: list[Path] = []
     for block in blocks:
-        if not isinstance(block, dict):
+        if not isinstance(block, dict) or (
+            block.get("type") == "text" and not isinstance(block.get("text"), str)
+        ):
+            parts.append(MALFORMED_BLOCK)
             continue
         if block.get("type") == "text":
-            text = str(block.get("text", ""))
+            text = block["text"]
             parts.append(SDK_ERROR_PREFIX.sub("", text) if is_error else text)
             continue
         parts.append(_describe(block, media_dir, saved))
@@ -94,7 +106,9 @@ def _describe(block: dict[str, Any], media_dir: Path | None, saved: list[Path]) 
         label = block.get("title") or block.get("name") or "resource"
         return f"[resource link: {label} <{block.get('uri', '')}>]"
     if kind == "resource":
-        resource = block.get("resource") or {}
+        resource = block.get("resource")
+        if not isinstance(resource, dict):
+            return "[resource (malformed)]"
         uri = resource.get("uri", "")
         if "text" in resource:
             return f"[resource {uri}]\n{resource['text']}"

@@ -72,3 +72,34 @@ def test_an_error_result_drops_the_typescript_sdks_code_prefix():
 def test_a_successful_result_keeps_such_text_as_sent():
     text = "MCP error -32602: a line quoted from a log"
     assert from_result({"content": [{"type": "text", "text": text}]}, None).text == text
+
+
+def test_a_result_without_content_is_an_error_not_an_empty_success():
+    # a null result reaches here as {}; the model must not read "" as "it worked"
+    for sent in ({}, {"content": "done"}, {"content": None, "isError": False}):
+        result = from_result(sent, None)
+        assert result.is_error and "no content" in result.text, sent
+    # a structured value alone is still a result
+    assert not from_result({"content": "x", "structuredContent": {"n": 1}}, None).is_error
+    assert from_result({"content": []}, None) == from_result({"content": []}, None)
+    assert not from_result({"content": []}, None).is_error
+
+
+def test_malformed_blocks_are_named_not_dropped_or_raised():
+    result = from_result(
+        {
+            "content": [
+                {"type": "text", "text": "before"},
+                5,
+                {"type": "resource", "resource": "file:///etc/passwd"},
+                {"type": "text"},
+            ]
+        },
+        None,
+    )
+    assert result.text.splitlines() == [
+        "before",
+        "[malformed content block]",
+        "[resource (malformed)]",
+        "[malformed content block]",
+    ]
