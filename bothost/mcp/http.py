@@ -9,6 +9,9 @@ Streams that end early are resumed with GET and ``Last-Event-ID`` after the serv
 session, so the session is initialized again and the request sent once more. Redirects are
 followed on the server's own origin only: one to another host is refused with its target
 named, since following it would send our headers and the request to a host nobody chose.
+While the session's notification queue is full (its store failing, say) the SSE streams
+are not read before the next message: the server's writes wait in TCP, as a stdio server's
+wait on its pipe, and nothing it sent is dropped.
 """
 
 from __future__ import annotations
@@ -251,19 +254,25 @@ class HttpTransport:
                 self._deliver(data, related)
 
     def _deliver(self, data: bytes | str, related: Any) -> list[jsonrpc.Message]:
+        messages = self._decode(data)
+        size = len(data) // max(len(messages), 1)
+        for message in messages:
+            self._hand_on(message, related, size)
+        return messages
+
+    def _decode(self, data: bytes | str) -> list[jsonrpc.Message]:
         try:
-            messages = jsonrpc.decode(data)
+            return jsonrpc.decode(data)
         except jsonrpc.ProtocolError as exc:
             self.log.warning("skipped a message that is not JSON-RPC (%s): %.200r", exc, data)
             return []
-        size = len(data) // max(len(messages), 1)
-        for message in messages:
-            assert self._on_message is not None
-            try:
-                self._on_message(message, related, size)
-            except Exception:  # boundary: one bad message must not stop the stream
-                self.log.exception("handling a message failed: %.200r", message)
-        return messages
+
+    def _hand_on(self, message: jsonrpc.Message, related: Any, size: int) -> None:
+        assert self._on_message is not None
+        try:
+            self._on_message(message, related, size)
+        except Exception:  # boundary: one bad message must not stop the stream
+            self.log.exception("handling a message failed: %.200r", message)
 
     def _fail(self, related: Any, why: str) -> None:
         if related is not None and self._on_message is not None:
@@ -275,13 +284,21 @@ class HttpTransport:
         """Deliver a stream's messages; True once the answer to `related` went by."""
         try:
             async for chunk in resp.content.iter_any():
-                # a flooding stream waits in TCP, not in memory
-                if self.backlog is not None and (waiter := self.backlog()) is not None:
-                    await waiter
                 for event in parser.feed(chunk):
                     if event.event != "message" or not event.data.strip():
                         continue  # e.g. the priming event that only carries id and retry
-                    for message in self._deliver(event.data, related):
+                    messages = self._decode(event.data)
+                    size = len(event.data) // max(len(messages), 1)
+                    for message in messages:
+                        # A flooding stream waits in TCP, not in memory: while the session
+                        # holds a full queue (the store failing, say) no further message is
+                        # handed on and no further chunk read, so aiohttp stops reading the
+                        # socket and the server's writes wait, as a stdio server's do on its
+                        # full pipe. Asked before each message, not each chunk: one chunk
+                        # carries thousands of small events, past the queue's drop bound.
+                        if self.backlog is not None and (waiter := self.backlog()) is not None:
+                            await waiter
+                        self._hand_on(message, related, size)
                         if (
                             related is not None
                             and jsonrpc.is_response(message)

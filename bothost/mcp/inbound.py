@@ -18,10 +18,11 @@ Everything here is bounded, because a server may flood any of it (issue 14: a
   them by one worker that takes whatever has gathered (up to ``EVENT_BATCH``) off the queue
   at once and waits for it to be stored, so a burst costs a few group commits and no task
   per event, and the reader fills the queue again meanwhile; when the queue holds
-  ``QUEUE_HIGH`` messages or ``QUEUE_HIGH_BYTES`` bytes the stdio reader pauses (the server
-  blocks on its full pipe: nothing lost, nothing grows; with the batch being stored, at
-  most twice that is held), and a transport that cannot pause has its notifications
-  dropped past twice that;
+  ``QUEUE_HIGH`` messages or ``QUEUE_HIGH_BYTES`` bytes the readers pause before the next
+  message (stdio: the server blocks on its full pipe; Streamable HTTP: the SSE stream is
+  not read, so TCP holds the server's writes): nothing lost, nothing grows, and with the
+  batch being stored at most twice that is held. Only what arrives past twice the marks
+  in one piece the reader cannot split (a JSON-RPC batch, a JSON answer) is dropped;
 * ``notifications/tools/list_changed`` only marks the tool list stale: one re-listing runs
   at a time, at most one more is pending, and they start at most once per
   ``RELIST_INTERVAL`` however many notifications arrive;
@@ -53,9 +54,9 @@ from bothost.mcp.transport import TransportError
 CLOSE_DRAIN = 2.0  # on a graceful close, queued notifications (events!) get this long
 LIST_CHANGED_SETTLE = 0.05  # wait this long after list_changed so a burst becomes one listing
 RELIST_INTERVAL = 1.0  # re-listings start at most this often, however often list_changed comes
-QUEUE_HIGH = 1_000  # queued notifications at which the stdio reader pauses…
+QUEUE_HIGH = 1_000  # queued notifications at which the readers pause…
 QUEUE_HIGH_BYTES = 16 * 1024 * 1024  # …or queued bytes (a few big events weigh more than many)
-QUEUE_DROP_FACTOR = 2  # past this multiple of the marks a transport that cannot pause drops
+QUEUE_DROP_FACTOR = 2  # past this multiple of the marks, what arrived in one piece is dropped
 EVENT_BATCH = QUEUE_HIGH  # events handed over at once: all a paused reader has queued
 MAX_SERVER_REQUESTS = 32  # server requests handled at once; a flood beyond is dropped
 ANSWER_TIMEOUT = 10.0  # writing one answer; a server that stops reading its stdin gets none
