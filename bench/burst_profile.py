@@ -6,6 +6,9 @@ sets it, run three ways: plain, for the rate and the process's CPU time per even
 for what each event costs the event loop (tasks, futures, loop callbacks, loop iterations),
 the store jobs (batches) and the collections by generation; and under cProfile (the event
 loop's thread only: the store thread's own time is the "store" line of the counted run).
+The burst's floor (``bench/events.py``: the same producer tasks and gather awaiting a queue
+that does nothing) is run and counted the same way beside it, so the part of each event's
+cost that the shape itself takes on this machine is printed next to ours.
 
 Run: .venv/bin/python bench/burst_profile.py [--events N] [--top N]
 """
@@ -25,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/events.py beside this
 
-from events import burst, make_events, open_store  # noqa: E402
+from events import FloorQueue, burst, floor, make_events, open_store, poke  # noqa: E402
 
 from bothost import heap  # noqa: E402
 from bothost.config import TickConfig  # noqa: E402
@@ -65,7 +68,7 @@ async def counted_burst(directory: Path, count: int) -> tuple[Counter[str], floa
         return submit(fn)
 
     store.submit = job  # type: ignore[method-assign]
-    queue = EventQueue(store, TickConfig())
+    queue = EventQueue(store, TickConfig(), on_urgent=poke)
     events = make_events(count, "c")
 
     def collected(phase: str, info: dict) -> None:
@@ -87,9 +90,23 @@ async def counted_burst(directory: Path, count: int) -> tuple[Counter[str], floa
     return counts, store_time
 
 
+async def counted_floor(count: int) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    queue = FloorQueue()
+    events = make_events(count, "f")
+    originals = count_loop(counts)
+    try:
+        ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+    finally:
+        uncount_loop(originals)
+    queue.close()
+    assert len(ids) == count
+    return counts
+
+
 async def profiled_burst(directory: Path, count: int, top: int) -> None:
     store = open_store(directory, "profiled.db")
-    queue = EventQueue(store, TickConfig())
+    queue = EventQueue(store, TickConfig(), on_urgent=poke)
     events = make_events(count, "p")
     profile = cProfile.Profile()
     profile.enable()
@@ -108,7 +125,15 @@ async def main(count: int, top: int) -> None:
         rate, store = await burst(directory, count)
         cpu = time.process_time() - cpu
         store.close()
+        floor_cpu = time.process_time()
+        floor_rate = await floor(count)
+        floor_cpu = time.process_time() - floor_cpu
         print(f"burst: {rate:,.0f} events/s, process CPU {cpu / count * 1e6:.1f} µs per event")
+        print(f"floor: {floor_rate:,.0f} events/s, process CPU {floor_cpu / count * 1e6:.1f} µs"
+              f" per event (the same tasks and gather, a queue doing nothing)")  # fmt: skip
+        floor_counts = await counted_floor(count)
+        print("floor, per event: " + ", ".join(
+            f"{name} {n / count:.4f}" for name, n in sorted(floor_counts.items())))  # fmt: skip
         counts, store_cpu = await counted_burst(directory, count)
         print(f"per event ({count:,} events; the store thread's CPU in all:"
               f" {store_cpu / count * 1e6:.1f} µs per event):")  # fmt: skip

@@ -28,6 +28,11 @@ tests/postgres.py) on a unix socket, with ``synchronous_commit=off`` and fsync o
 do not wait for the disk, as SQLite's ``synchronous=NORMAL`` in WAL, and a crash loses at
 most the last moments, as there.
 
+With uvloop installed (``pip install uvloop``; bothost does not use it) the burst with its
+floor, the same-store peer and the MCP server's run are repeated on uvloop's event loop in
+the same run and printed below the rest: a choice of loop moves the floor and every path
+that runs on it, so both ways are shown side by side.
+
 Run: .venv/bin/python bench/events.py [--events N] [--store postgresql://…|auto-postgres]
 """
 
@@ -101,6 +106,11 @@ def make_events(count: int, tag: str) -> list[Event]:
     return out
 
 
+def poke() -> None:
+    """The queue's ``on_urgent`` as the host sets it (the ticker's poke): a queue with one
+    asks each stored event's priority."""
+
+
 def open_store(directory: Path | str, name: str) -> Store:
     """A fresh SQLite file in ``directory``, or the PostgreSQL database ``directory`` names
     with the tables a run fills emptied."""
@@ -133,7 +143,7 @@ async def burst(
     directory: Path | str, count: int, name: str = "burst.db", full: FullCollections | None = None
 ) -> tuple[float, Store]:
     store = open_store(directory, name)
-    queue = EventQueue(store, TickConfig())
+    queue = EventQueue(store, TickConfig(), on_urgent=poke)
     events = make_events(count, "b")
     with full or FullCollections():
         start = time.perf_counter()
@@ -213,7 +223,7 @@ async def burst_and_floor(directory: Path, count: int) -> tuple[list[float], lis
 
 async def sequential(directory: Path | str, count: int) -> float:
     store = open_store(directory, "sequential.db")
-    queue = EventQueue(store, TickConfig())
+    queue = EventQueue(store, TickConfig(), on_urgent=poke)
     events = make_events(count, "s")
     start = time.perf_counter()
     for event in events:
@@ -408,6 +418,40 @@ async def main(count: int, url: str | None = None) -> None:
         print(f"PostgreSQL tick at {events:,} events: {pg_seconds:.3f} s")
 
 
+async def on_other_loop(count: int) -> tuple[list[float], list[float], float, float]:
+    """The figures the event loop moves, again on whichever loop runs this: the burst and
+    its floor in rounds, the same-store peer, the MCP server's burst."""
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        rounds, floors, _ = await burst_and_floor(directory, count)
+        naive = await peer_naive_queue(directory, count)
+        from_server = await server_to_sqlite(directory, count)
+    return rounds, floors, naive, from_server
+
+
+def uvloop_figures(count: int) -> None:
+    """:func:`on_other_loop` on uvloop, printed; one line saying so when it is not installed."""
+    try:
+        import uvloop
+    except ImportError:
+        print("(uvloop not installed: `pip install uvloop` to see these figures on its loop too)")
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        rounds, floors, naive, from_server = runner.run(on_other_loop(count))
+    rate, floor_rate = max(rounds), max(floors)
+    print(f"on uvloop {uvloop.__version__}'s event loop, same run (bothost does not use it):")
+    print(f"ingestion, concurrent burst:      {rate:10,.0f} events/s (best of {ROUNDS})")
+    print(f"  floor, same tasks and gather, a queue doing nothing:{floor_rate:9,.0f} events/s")
+    print(f"  burst / floor:                   {rate / floor_rate:9.2f}")
+    print(
+        "  rounds (burst / floor): "
+        + ", ".join(f"{o:,.0f}/{f:,.0f}" for o, f in zip(rounds, floors, strict=True))
+    )
+    print(f"MCP server → host → SQLite:       {from_server:10,.0f} events/s (first row to last)")
+    print(f"peer: same store, 1 tx/event:     {naive:10,.0f} events/s")
+    print(f"burst vs same-store peer:         {rate / naive:10.1f}x")
+
+
 def with_cluster(count: int) -> None:
     """The run with ``--store auto-postgres``: a throwaway cluster, removed afterwards."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ of this checkout
@@ -433,3 +477,4 @@ if __name__ == "__main__":
         with_cluster(args.events)
     else:
         asyncio.run(main(args.events, args.store))
+    uvloop_figures(args.events)
