@@ -65,8 +65,9 @@ def payload(n: int) -> dict:
 
 async def blast(
     url: str, count: int, concurrency: int, secret: str | None, ids: list[str]
-) -> tuple[float, int]:
-    """POST ``count`` requests from ``concurrency`` senders; (seconds, 2xx answers)."""
+) -> tuple[float, int, list[float]]:
+    """POST ``count`` requests from ``concurrency`` senders; (seconds, 2xx answers, each
+    request's latency in seconds: from sending it to its answer read)."""
     bodies = [json.dumps(payload(n)).encode() for n in range(count)]
     headers = [{"Content-Type": "application/json"} for _ in range(count)]
     if secret:  # signed now, outside the timing: the peer's senders sign nothing
@@ -74,27 +75,31 @@ async def blast(
             headers[n].update(sign_headers(secret, ids[n], bodies[n]))
     next_index = iter(range(count))
     ok = 0
+    latencies: list[float] = []
+    clock = time.perf_counter
 
     async def sender(client: aiohttp.ClientSession) -> None:
         nonlocal ok
         for n in next_index:
+            sent = clock()
             async with client.post(url, data=bodies[n], headers=headers[n]) as response:
                 await response.read()
                 ok += 200 <= response.status < 300
+            latencies.append(clock() - sent)
 
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as client:
         started = time.perf_counter()
         await asyncio.gather(*(sender(client) for _ in range(concurrency)))
-        return time.perf_counter() - started, ok
+        return time.perf_counter() - started, ok, latencies
 
 
 async def blast_elsewhere(
     url: str, count: int, concurrency: int, secret: str | None, ids: list[str]
-) -> tuple[float, int, float, float]:
+) -> tuple[float, int, float, float, list[float]]:
     """:func:`blast` from a child process; (seconds, 2xx answers, CPU seconds of this
-    thread and of this whole process while it ran). The child's start-up and signing
-    happen while this process is idle, so they cost it no CPU."""
+    thread and of this whole process while it ran, latencies). The child's start-up and
+    signing happen while this process is idle, so they cost it no CPU."""
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         __file__,
@@ -108,8 +113,8 @@ async def blast_elsewhere(
     thread, process = time.thread_time() - thread, time.process_time() - process
     if child.returncode:
         raise SystemExit(f"the sending process failed ({child.returncode})")
-    seconds, ok = json.loads(out)
-    return seconds, ok, thread, process
+    seconds, ok, latencies = json.loads(out)
+    return seconds, ok, thread, process, latencies
 
 
 def send_from_stdin() -> None:
@@ -161,31 +166,41 @@ async def main(count: int, concurrency: int, rounds: int) -> None:
         try:
             url = f"http://127.0.0.1:{host.http.port}/webhook/events/bench"
             rates, peer_rates, ok = [], [], 0
+            waits: list[list[float]] = []  # each round's latencies, ours
+            peer_waits: list[list[float]] = []
             async with bare_peer() as peer_url:
                 # alternating rounds, each side's best: a shared machine's load changes
                 # within seconds, and one round each compared whatever load each met
                 for _ in range(rounds):
                     ids = [f"msg_{uuid.uuid4().hex}" for _ in range(count)]
-                    seconds, answered = await blast(url, count, concurrency, secret, ids)
+                    seconds, answered, latencies = await blast(url, count, concurrency, secret, ids)
                     rates.append(count / seconds)
+                    waits.append(latencies)
                     ok += answered
-                    seconds, _ = await blast(peer_url, count, concurrency, None, [""] * count)
+                    seconds, _, latencies = await blast(
+                        peer_url, count, concurrency, None, [""] * count
+                    )
                     peer_rates.append(count / seconds)
+                    peer_waits.append(latencies)
                 # the same with the senders in another process: (rate, loop CPU, process CPU)
                 apart: list[tuple[float, float, float]] = []
                 peer_apart: list[tuple[float, float, float]] = []
+                apart_waits: list[list[float]] = []
+                peer_apart_waits: list[list[float]] = []
                 for _ in range(rounds):
                     ids = [f"msg_{uuid.uuid4().hex}" for _ in range(count)]
-                    seconds, answered, thread, process = await blast_elsewhere(
+                    seconds, answered, thread, process, latencies = await blast_elsewhere(
                         url, count, concurrency, secret, ids
                     )
                     apart.append((count / seconds, thread / count, process / count))
+                    apart_waits.append(latencies)
                     ok += answered
-                    seconds, _, thread, process = await blast_elsewhere(
+                    seconds, _, thread, process, latencies = await blast_elsewhere(
                         peer_url, count, concurrency, None, [""] * count
                     )
                     peer_apart.append((count / seconds, thread / count, process / count))
-            dup_seconds, dup_ok = await blast(url, count, concurrency, secret, ids)
+                    peer_apart_waits.append(latencies)
+            dup_seconds, dup_ok, _ = await blast(url, count, concurrency, secret, ids)
             queued, recorded = await host.store.run(
                 lambda db: (
                     db.value("SELECT COUNT(*) FROM events"),
@@ -213,7 +228,10 @@ async def main(count: int, concurrency: int, rounds: int) -> None:
         "  rounds (ours / peer): "
         + ", ".join(f"{a:.0f}/{b:.0f}" for a, b in zip(rates, peer_rates, strict=True))
     )
+    print_latency(waits[rates.index(rate)], peer_waits[peer_rates.index(peer)])
     best, peer_best = max(apart), max(peer_apart)
+    best_waits = apart_waits[apart.index(best)]
+    peer_best_waits = peer_apart_waits[peer_apart.index(peer_best)]
     print("senders in another process (the server's loop serves only), best of each:")
     print(f"  accepted and queued:  {best[0]:9.0f} events/s")
     print(f"  peer, bare aiohttp:   {peer_best[0]:9.0f} requests/s")
@@ -233,6 +251,17 @@ async def main(count: int, concurrency: int, rounds: int) -> None:
         "  rounds (ours / peer): "
         + ", ".join(f"{a[0]:.0f}/{b[0]:.0f}" for a, b in zip(apart, peer_apart, strict=True))
     )
+    print_latency(best_waits, peer_best_waits)
+
+
+def print_latency(ours: list[float], peer: list[float]) -> None:
+    """One line per side: the best round's latency per request, p50 and p99, in ms (with
+    every sender waiting for its answer before sending again, the rate is the senders
+    divided by this latency, so a latency well above the CPU per request is waiting)."""
+    for name, latencies in (("ours", ours), ("peer", peer)):
+        ordered = sorted(latencies)
+        p50, p99 = ordered[len(ordered) // 2], ordered[len(ordered) * 99 // 100]
+        print(f"  latency per request, {name}:  p50 {p50 * 1e3:6.2f} ms, p99 {p99 * 1e3:6.2f} ms")
 
 
 if __name__ == "__main__":
