@@ -1,12 +1,14 @@
 """The event queue: durable intake of pushed events, deduped, batched into the store.
 
 Producers (MCP servers' ``event/*`` notifications, webhooks, ``bothost events push``) call
-``await queue.ingest(event)``. Ingestion hands the event to one writer task per event loop,
-which writes whatever has gathered in one transaction on the
-store thread: one fsync per burst instead of per event is what keeps thousands of events
-per second cheap. Inside that transaction each event is deduped against the events of the
-last ``tick.dedupe_window``. Oversized payloads are refused (and logged) before they reach
-the writer. The host runs the ``event_received`` hooks before calling ``ingest``.
+``await queue.ingest(event)``. Ingestion adds the event to the waiting rows and queues a
+writing job on the store thread unless one is queued; the job takes whatever is waiting
+when it starts and writes it in one transaction: one commit per burst instead of per event
+is what keeps thousands of events per second cheap, and the thread goes from one batch to
+the next without a round trip through the event loop (see ``_drain``). Inside that
+transaction each event is deduped against the events of the last ``tick.dedupe_window``.
+Oversized payloads are refused (and logged) before they reach the store thread. The host
+runs the ``event_received`` hooks before calling ``ingest``.
 
 Rows are isolated inside the shared transaction: an event that cannot be stored (a lone
 surrogate in its type, a payload that is not JSON, a value the database refuses) fails alone with
@@ -30,7 +32,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -113,11 +116,12 @@ class EventQueue:
         self.config = tick_config
         self.on_urgent = on_urgent  # the host sets this to ``ticker.poke``
         self.max_payload = max_payload
+        # rows waiting for the store thread: appended on the event loop, taken by the store
+        # thread when its job starts, so the lock is held by one side at a time, briefly
         self._rows: list[_Row] = []
+        self._taking = threading.Lock()
+        self._scheduled = False  # a writing job is queued on the store thread, not started
         self._inflight: list[_Row] = []  # the batch on the store thread right now
-        self._wake: asyncio.Event | None = None
-        self._writer: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def ingest(self, event: Event) -> int | None:
         """Queue one event; its row id, or None when deduped or refused."""
@@ -167,7 +171,7 @@ class EventQueue:
     ) -> asyncio.Future[list[EventOutcome]]:
         loop = asyncio.get_running_loop()
         waiter = _Waiter(loop.create_future(), len(events))
-        rows = self._rows
+        rows = []
         for index, event in enumerate(events):
             try:
                 row = self._prepare(event, waiter, index, claim)
@@ -178,10 +182,13 @@ class EventQueue:
                 waiter.settle(index, None)
             else:
                 rows.append(row)
-        if self._rows:
-            self._ensure_writer(loop)
-            assert self._wake is not None
-            self._wake.set()
+        if rows:
+            with self._taking:
+                self._rows += rows
+                if not self._scheduled:  # else the queued job takes these rows too
+                    # after one pass of the loop: producers that are ready now join it
+                    self._scheduled = True
+                    loop.call_soon(self.store.submit, self._drain)
         elif not events:
             waiter.future.set_result([])
         return waiter.future
@@ -207,45 +214,68 @@ class EventQueue:
         )
         return _Row(event, payload, dedupe_key(event, payload), urgent, waiter, index, claim)
 
-    def _ensure_writer(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._writer is None or self._writer.done() or self._loop is not loop:
-            self._loop = loop
-            self._wake = asyncio.Event()
-            self._writer = loop.create_task(self._write_loop(), name="bothost-event-writer")
+    # --- the group commit: on the store thread -------------------------------------------
+    #
+    # Each job takes the rows waiting when it starts, not when it was queued: rows arriving
+    # while the thread writes the batch before join the next one, and the thread goes from
+    # one commit to the next without waiting for the event loop to take the next batch (a
+    # busy loop answers a thread's call only after the callbacks it is running; that round
+    # trip per batch was most of a webhook's latency, issue 19). The outcomes go back to the
+    # loop in one callback per batch.
 
-    async def _write_loop(self) -> None:
-        assert self._wake is not None
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            # one pass of the loop lets producers that are ready now join this batch;
-            # later ones gather while it is written (group commit, no fixed delay)
-            await asyncio.sleep(0)
-            while self._rows:
-                batch, self._rows = self._rows[:BATCH_MAX], self._rows[BATCH_MAX:]
-                self._inflight = batch
-                try:
-                    await self._write(batch)
-                finally:
-                    self._inflight = []
-
-    async def _write(self, batch: list[_Row]) -> None:
-        window = self.config.dedupe_window
-        try:
-            ids = await self.store.run(lambda db: insert_batch(db, batch, window))
-        except asyncio.CancelledError:
-            for row in batch:
-                row.waiter.future.cancel()
-            raise
-        except Exception as exc:  # the writer outlives a failed batch; its callers see why
-            logger.exception("event batch of %d could not be written", len(batch))
-            for row in batch:
-                row.waiter.settle(row.index, exc)
+    def _drain(self, db: Conn) -> None:
+        """The store thread's job: write the rows waiting now, at most :data:`BATCH_MAX`."""
+        with self._taking:
+            self._scheduled = False
+            batch = self._rows[:BATCH_MAX]
+            del self._rows[:BATCH_MAX]
+            if self._rows:  # more than a batch: the rest next, behind other jobs
+                self._scheduled = True
+                self.store.submit(self._drain)
+            self._inflight = batch
+        if not batch:
             return
-        for row, outcome in zip(batch, ids, strict=True):
+        try:
+            outcomes = insert_batch(db, batch, self.config.dedupe_window)
+        except Exception as exc:  # the batch's callers see why; the store records the failure
+            logger.exception("event batch of %d could not be written", len(batch))
+            self._hand_back(batch, exc)
+            raise
+        else:
+            self._hand_back(batch, outcomes)
+        finally:
+            with self._taking:
+                self._inflight = []
+
+    def _hand_back(
+        self, batch: list[_Row], outcomes: Sequence[EventOutcome] | BaseException
+    ) -> None:
+        """Settle the batch's rows on their event loop, in one callback (store thread)."""
+        loops = {row.waiter.future.get_loop() for row in batch}
+        for loop in loops:  # one, unless rows of an earlier loop were waiting
+            if len(loops) == 1:
+                part, results = batch, outcomes
+            else:
+                kept = [i for i, r in enumerate(batch) if r.waiter.future.get_loop() is loop]
+                part = [batch[i] for i in kept]
+                results = (
+                    outcomes if isinstance(outcomes, BaseException) else [outcomes[i] for i in kept]
+                )
+            try:
+                loop.call_soon_threadsafe(self._settle, part, results)
+            except RuntimeError:  # the loop has closed: nobody is waiting for these rows
+                pass
+
+    def _settle(self, batch: list[_Row], outcomes: Sequence[EventOutcome] | BaseException) -> None:
+        """Hand each row its outcome (event loop); poke the ticker for an urgent one."""
+        if isinstance(outcomes, BaseException):
+            for row in batch:
+                row.waiter.settle(row.index, outcomes)
+            return
+        for row, outcome in zip(batch, outcomes, strict=True):
             row.waiter.settle(row.index, outcome)
         if self.on_urgent and any(
-            row.urgent and isinstance(i, int) for row, i in zip(batch, ids, strict=True)
+            row.urgent and isinstance(i, int) for row, i in zip(batch, outcomes, strict=True)
         ):
             try:
                 self.on_urgent()
@@ -253,19 +283,12 @@ class EventQueue:
                 logger.exception("on_urgent callback failed")
 
     async def close(self) -> None:
-        """Write whatever is waiting or being written, then stop the writer task."""
-        waiting = list(
-            {id(r.waiter): r.waiter.future for r in [*self._inflight, *self._rows]}.values()
-        )
-        if waiting and self._writer and not self._writer.done():
+        """Wait until whatever is waiting or being written has been written."""
+        with self._taking:
+            rows = [*self._inflight, *self._rows]
+        waiting = list({id(r.waiter): r.waiter.future for r in rows}.values())
+        if waiting:
             await asyncio.gather(*waiting, return_exceptions=True)
-        if self._writer and not self._writer.done():
-            self._writer.cancel()
-            try:
-                await self._writer
-            except asyncio.CancelledError:
-                pass
-        self._writer = None
 
 
 Outcome = int | None | Receipt | EventRejectedError  # one row's, as insert_batch gives it

@@ -31,15 +31,15 @@ def rows(store, table: str) -> int:
 
 
 def counting(store) -> list:
-    """Record every job the store is given from async code."""
+    """Record every job the store thread is given (``run`` submits one too)."""
     jobs: list = []
-    original = store.run
+    original = store.submit
 
-    async def run(fn):
+    def submit(fn):
         jobs.append(fn)
-        return await original(fn)
+        return original(fn)
 
-    store.run = run
+    store.submit = submit
     return jobs
 
 

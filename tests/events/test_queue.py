@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 
 import pytest
 
@@ -78,13 +79,13 @@ async def test_an_oversize_payload_is_refused_and_logged(store, config, caplog):
 
 async def test_a_concurrent_burst_is_written_in_few_transactions(queue, store):
     calls = []
-    original = store.run
+    original = store.submit
 
-    async def counting_run(fn):
+    def counting_submit(fn):  # the store thread's jobs (the queue's, each a transaction)
         calls.append(fn)
-        return await original(fn)
+        return original(fn)
 
-    store.run = counting_run
+    store.submit = counting_submit
     events = [email(n) for n in range(3000)]
     ids = await asyncio.gather(*(queue.ingest(e) for e in events))
     assert len(set(ids)) == 3000 and None not in ids
@@ -154,13 +155,13 @@ async def test_large_payloads_split_a_batch_into_bounded_statements(queue, store
 )
 async def test_a_refused_row_fails_alone_in_a_batched_burst(queue, store, bad):
     jobs = []
-    original = store.run
+    original = store.submit
 
-    async def counting_run(fn):
+    def counting_submit(fn):  # the store thread's jobs
         jobs.append(fn)
-        return await original(fn)
+        return original(fn)
 
-    store.run = counting_run
+    store.submit = counting_submit
     events = [email(n) for n in range(500)]
     events.insert(250, bad)
     events.append(email(7, at=T0 + 1))  # a repeat: still deduped after the redo
@@ -213,3 +214,80 @@ async def test_every_id_names_the_row_of_its_own_event(queue, store, config):
             )
             assert json.loads(payload) == event.payload
     assert count(store) == 2 + 5
+
+
+def gate_store(store):
+    """Hold the store thread in a job until the returned event is set (a slow commit)."""
+    gate, holding = threading.Event(), threading.Event()
+
+    def hold(db):
+        holding.set()
+        gate.wait(5)
+
+    store.submit(hold)
+    assert holding.wait(5)
+    return gate
+
+
+async def test_events_arriving_before_the_store_thread_starts_a_batch_join_it(
+    queue, store, monkeypatch
+):
+    # the store thread takes the rows when it starts the batch, not the event loop when it
+    # queues the job: what arrived while the thread was busy is one transaction
+    import bothost.events.queue as queue_module
+
+    batches = []
+    original = queue_module.insert_batch
+
+    def recording(db, batch, window):
+        batches.append(len(batch))
+        return original(db, batch, window)
+
+    monkeypatch.setattr(queue_module, "insert_batch", recording)
+    gate = gate_store(store)
+    first = asyncio.ensure_future(queue.ingest(email(1)))
+    for _ in range(20):  # the loop runs on: whatever it does with the first is done by now
+        await asyncio.sleep(0)
+    second = asyncio.ensure_future(queue.ingest(email(2)))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    gate.set()
+    async with asyncio.timeout(5):
+        assert None not in await asyncio.gather(first, second)
+    assert batches == [2]
+
+
+async def test_a_batch_behind_another_is_written_without_the_event_loop(queue, store, monkeypatch):
+    # the latency of a webhook waiting behind a commit (issue 19): the store thread goes
+    # from one batch to the next itself, with no round trip through a busy event loop
+    import bothost.events.queue as queue_module
+
+    in_first, release_first, written = threading.Event(), threading.Event(), threading.Event()
+    batches = []
+    original = queue_module.insert_batch
+
+    def recording(db, batch, window):
+        if not batches:  # the first batch: held on the store thread while the second comes
+            in_first.set()
+            release_first.wait(5)
+        outcomes = original(db, batch, window)
+        batches.append([row.event.payload["id"] for row in batch])
+        if len(batches) == 2:
+            written.set()
+        return outcomes
+
+    monkeypatch.setattr(queue_module, "insert_batch", recording)
+    first = asyncio.ensure_future(queue.ingest(email(1)))
+    async with asyncio.timeout(5):
+        while not in_first.is_set():
+            await asyncio.sleep(0)
+    second = asyncio.ensure_future(queue.ingest(email(2)))
+    for _ in range(20):  # the loop runs on: whatever it does with the second is done by now
+        await asyncio.sleep(0)
+    release_first.set()
+    # the event loop is held here, as one busy with requests would be: the second batch
+    # must not need it to start
+    assert written.wait(5), batches
+    assert batches == [["m1"], ["m2"]]
+    async with asyncio.timeout(5):
+        assert None not in await asyncio.gather(first, second)
