@@ -15,6 +15,12 @@ may only add. Calls go through the manager, with progress shown as the turn's st
 elicitations asked through the session's platform: each call carries an
 :class:`~bothost.mcp.elicitation.Asker` keyed by the session id, which is how the client
 tells which conversation a server's question belongs to.
+
+A tool's description (or its title, or its name, when it has no description) is the
+server's writing, as much as an email body its tool returns: the model reads it wrapped
+as untrusted content (:mod:`bothost.agent.untrusted`), with the server named, so a
+description cannot pass for the host's instructions. Only activated servers' tools carry
+descriptions; the groups table every turn carries holds none of a server's text.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any
 from bothost.agent.mcp_resources import resource_tools
 from bothost.agent.registry import Group
 from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolError, ToolResult
+from bothost.agent.untrusted import wrap_untrusted
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.roster import plugin_name
 
@@ -34,6 +41,7 @@ MAX_NAME = 64  # OpenAI and Anthropic both refuse longer tool names
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 META_KEY = "bothost/capabilities"
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
+MAX_DESCRIPTION = 1024  # characters of a server's tool description; real ones are < 500
 
 
 RUNS_OF_UNDERSCORES = re.compile(r"_{2,}")
@@ -165,12 +173,16 @@ class McpToolSource:
         for status in self.manager.status():
             if not status.enabled or status.state in ("shadowed", "disabled"):
                 continue
-            server = self.server_config(status.name)
-            description = getattr(server, "description", "") or status.note or status.target
+            description, third_party = self.manager.description(status.name)
+            if not description:
+                server = self.server_config(status.name)  # not running: the config file's
+                description = getattr(server, "description", "") or status.note or status.target
+                third_party = False
             out.append(
                 Group(
                     name=status.name,
                     description=description[:100],
+                    description_source=f"MCP server {status.name}" if third_party else None,
                     tool_count=status.tools,
                     status=status.state,
                     instructions=self.manager.instructions(status.name),
@@ -189,11 +201,14 @@ class McpToolSource:
             tools.append(
                 Tool(
                     name=names[raw_name],
-                    description=(
-                        text_of(definition.get("description"))
-                        or text_of(definition.get("title"))
-                        or raw_name
-                    )[:1024],
+                    description=wrap_untrusted(
+                        (
+                            text_of(definition.get("description"))
+                            or text_of(definition.get("title"))
+                            or raw_name
+                        )[:MAX_DESCRIPTION],
+                        f"MCP server {group}",
+                    ),
                     schema=mapping(definition.get("inputSchema")) or EMPTY_SCHEMA,
                     run=self.runner(group, raw_name),
                     capabilities=capabilities(

@@ -3,7 +3,9 @@
 MCP tools load lazily: instead of every tool's schema, the prompt carries a compact table of
 the groups (enabled MCP servers, and ``config`` for admins) that ``activate_tools`` opens.
 Once a session has activated a server, the server's ``instructions`` follow, wrapped as
-untrusted content (a server is a third party) and bounded in length.
+untrusted content (a server is a third party) and bounded in length. A group's description
+in the table is the operator's (config, ``mcp add``), except for a server ``mcp install``
+added (the package's words) or ``register_mcp`` (the model's): that one is marked too.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bothost.agent.interlock import UNTRUSTED_NOTE
-from bothost.agent.untrusted import wrap_untrusted
+from bothost.agent.untrusted import escape, escape_attribute, wrap_untrusted
 from bothost.config import packaged_file
 from bothost.hookcall import call_each
 from bothost.models import Session
@@ -64,8 +66,19 @@ def groups_table(
         state = "active" if g.name in granted else g.status
         # a server still starting is waited for when activated, so it is offered as ready
         note = "" if state in ("ready", "starting") else f" ({state})"
-        lines.append(f"- {g.name}{note}: {g.description}")
+        lines.append(f"- {g.name}{note}: {described(g)}")
     return "\n".join(lines)
+
+
+def described(group: Group) -> str:
+    """A group's description as the table shows it: as written when the operator wrote it;
+    else marked on its one line, as untrusted content from its source. Only a server that
+    ``mcp install`` or ``register_mcp`` added pays the tags' tokens."""
+    if group.description_source is None:
+        return group.description
+    source = escape_attribute(group.description_source)
+    text = escape(" ".join(group.description.split()))
+    return f'<untrusted-content source="{source}">{text}</untrusted-content>'
 
 
 async def system_prompt(

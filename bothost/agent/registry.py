@@ -28,6 +28,9 @@ class Group:
     status: str = "ready"
     admin_only: bool = False
     instructions: str = ""  # how to use the group, from a third party (an MCP server's own)
+    # who wrote `description` when the operator did not (an installed package, the model):
+    # the groups table marks it as untrusted content from this source
+    description_source: str | None = None
 
 
 class ToolSource(Protocol):

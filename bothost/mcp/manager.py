@@ -46,6 +46,9 @@ RELOAD_INTERVAL = 5.0  # how soon a change made by another process (the CLI) is 
 # listed once it is ready, so a hung server delays one turn by this much, once.
 START_GRACE = 5.0
 SHADOWED_NOTE = "config defines a server of the same name; it wins"
+# who wrote a stored server's description when it is not the operator: the package (mcp install)
+# or the model (register_mcp); see McpManager.description
+THIRD_PARTY_ORIGINS = frozenset({"install", "register_mcp"})
 
 
 class McpManagerError(ValueError):
@@ -85,6 +88,7 @@ class McpManager:
         self.on_login_needed = on_login_needed  # (name, why): admins told privately (a DM)
         self.runners: dict[str, ServerRunner] = {}
         self.shadowed: dict[str, stored.StoredServer] = {}
+        self.added_by: dict[str, str] = {}  # per server: config, cli, install, register_mcp…
         self.started = False
         self._only: set[str] | None = None
         self._reloader: asyncio.Task | None = None
@@ -135,6 +139,7 @@ class McpManager:
         async with self._lock:
             wanted = roster.desired_servers(self.config_servers, rows, self._only)
             self.shadowed = wanted.shadowed
+            self.added_by = {name: server.added_by for name, server in wanted.servers.items()}
             await self._apply(wanted.servers)
 
     async def _apply(self, desired: dict[str, roster.DesiredServer]) -> None:
@@ -302,6 +307,15 @@ class McpManager:
         """The server's MCP tool definitions (annotations, _meta and all), allowlist applied."""
         runner = self.runners.get(server)
         return runner.tools() if runner is not None else []
+
+    def description(self, server: str) -> tuple[str, bool]:
+        """The server's line for the agent's groups table, and whether a third party wrote it:
+        ``mcp install`` takes the package's own description and ``register_mcp`` the model's,
+        while the config file, ``mcp add`` and ``mcp import`` are the operator's words."""
+        runner = self.runners.get(server)
+        if runner is None:
+            return "", False
+        return runner.config.description, self.added_by.get(server) in THIRD_PARTY_ORIGINS
 
     def instructions(self, server: str) -> str:
         """What the server's ``initialize`` said about using it; "" unless it is ready."""
