@@ -1,8 +1,9 @@
 """Map the top-level code folders into the `bothost` namespace.
 
-`plugins/` installs as `bothost.plugins`, `mcp_servers/` as `bothost.mcp_servers` and
-`config/` (data only) as `bothost.defaults`, so a plain `pip install .` adds no generic
-top-level names to site-packages. Everything else lives in pyproject.toml.
+`plugins/` installs as `bothost.plugins`, `mcp_servers/` as `bothost.mcp_servers`,
+`config/` (data only) as `bothost.defaults` and `docs/` as `bothost.docs` (for `bothost docs`),
+so a plain `pip install .` adds no generic top-level names to site-packages. Everything
+else lives in pyproject.toml.
 
 Code folders are found by their `__init__.py` (tests/packaging checks every folder of
 modules has one). Folders of data files (prompts, the web chat's static files) are listed as
@@ -19,11 +20,19 @@ DATA = {
     "bothost.defaults": ["*.yaml"],
     "bothost.defaults.agents": ["*.md"],
     "bothost.plugins.web.static": ["*.html", "*.css", "*.js"],
+    "bothost.docs": ["*.md"],
+    "bothost.docs.servers": ["*.md"],
 }
 
 
 def mapped_packages() -> list[str]:
-    packages = ["bothost.defaults", "bothost.defaults.agents", "bothost.plugins.web.static"]
+    packages = [
+        "bothost.defaults",
+        "bothost.defaults.agents",
+        "bothost.plugins.web.static",
+        "bothost.docs",
+        "bothost.docs.servers",
+    ]
     for prefix, folder in FOLDERS.items():
         packages.append(prefix)
         packages += [f"{prefix}.{name}" for name in find_packages(folder)]
@@ -32,6 +41,6 @@ def mapped_packages() -> list[str]:
 
 setup(
     packages=mapped_packages(),
-    package_dir={**FOLDERS, "bothost.defaults": "config"},
+    package_dir={**FOLDERS, "bothost.defaults": "config", "bothost.docs": "docs"},
     package_data=DATA,
 )

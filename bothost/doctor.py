@@ -30,7 +30,7 @@ from bothost.store import StoreError
 logger = logging.getLogger(__name__)
 
 START_AFRESH = (
-    "restore bothost.db from a backup (docs/operations.md), or move it away to start afresh"
+    "restore bothost.db from a backup (`bothost docs operations`), or move it away to start afresh"
 )
 PLUGIN_CHECK_TIMEOUT = 60.0  # seconds for one plugin's checks; an outside service may be slow
 

@@ -1,11 +1,11 @@
-"""The core commands: run, chat, plugins, install, uninstall, config show, doctor."""
+"""The core commands: run, chat, plugins, install, uninstall, config show, doctor, docs."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from dataclasses import asdict
+from typing import Any
 
 import click
 import yaml
@@ -73,24 +73,92 @@ def mcp_plugins(runtime: Runtime) -> list[PluginInfo]:
     ]
 
 
-def pip(*args: str) -> None:
-    command = [sys.executable, "-m", "pip", *args]
-    click.echo("$ " + " ".join(command), err=True)
-    sys.exit(subprocess.call(command))
+@click.command()
+@click.argument("package")
+@click.option("-v", "--verbose", is_flag=True, help="Show pip's own output as it runs.")
+@click.pass_context
+def install(ctx: click.Context, package: str, verbose: bool) -> None:
+    """Install a plugin package into bothost's own Python environment, with pip.
+
+    PACKAGE is anything pip accepts: a name on PyPI, NAME==VERSION, a wheel, a folder or a
+    URL. One line per package installed says its version, where it went and the bothost
+    plugins it brings; pip's own output is shown only if pip fails (or with -v).
+    Restart `bothost run` to load a new plugin.
+
+    \b
+    Example:
+      bothost install bothost-demo
+
+    Exit status: 0 installed, else pip's (the failing command is printed to rerun).
+    """
+    from bothost import packages
+
+    result = packages.install(package, verbose or bool(global_verbose(ctx)))
+    if result.status == 0 and not result.packages:
+        name = requirement_name(package)
+        found = packages.distribution(name) if name else None
+        if found is None:
+            click.echo(f"nothing to install: pip found {package} already installed")
+        else:
+            click.echo(packages.of(found).line("already installed:"))
+    finish(result, "installed", verbose or bool(global_verbose(ctx)))
+    requested = [p for p in result.packages if p.requested and not p.plugins]
+    for package_ in requested:
+        click.echo(
+            f"note: {package_.name} brings no bothost plugin (no entry point in the group "
+            "`bothost`; see `bothost docs plugins`)",
+            err=True,
+        )
 
 
 @click.command()
 @click.argument("package")
-def install(package: str) -> None:
-    """Install a plugin package into bothost's own Python environment (pip)."""
-    pip("install", package)
+@click.option("-v", "--verbose", is_flag=True, help="Show pip's own output as it runs.")
+@click.pass_context
+def uninstall(ctx: click.Context, package: str, verbose: bool) -> None:
+    """Remove a plugin package from bothost's Python environment, with pip.
+
+    \b
+    Example:
+      bothost uninstall bothost-demo
+
+    Exit status: 0 removed (or not installed), else pip's.
+    """
+    from bothost import packages
+
+    result = packages.uninstall(package, verbose or bool(global_verbose(ctx)))
+    if result.status == 0 and not result.packages:
+        click.echo(f"{package} is not installed in {sys.prefix}")
+    finish(result, "removed", verbose or bool(global_verbose(ctx)))
 
 
-@click.command()
-@click.argument("package")
-def uninstall(package: str) -> None:
-    """Remove a plugin package from bothost's Python environment (pip)."""
-    pip("uninstall", "-y", package)
+def global_verbose(ctx: click.Context) -> int:
+    """``bothost -v …``: the group's option, before the command."""
+    return int(ctx.parent.params.get("verbose", 0)) if ctx.parent else 0
+
+
+def requirement_name(spec: str) -> str:
+    """The distribution name a requirement like ``name[extra]>=1`` starts with ('' if a path)."""
+    import re
+
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec.strip())
+    if match is None or "/" in spec or spec.endswith((".whl", ".tar.gz", ".zip")):
+        return ""
+    return match.group(0)
+
+
+def finish(result: Any, verb: str, verbose: bool) -> None:
+    """One line per package; pip's output and the command to rerun if it failed."""
+    if result.status != 0:
+        if not verbose and result.output:
+            click.echo(result.output.rstrip(), err=True)
+        click.echo(
+            f"bothost: pip failed (exit status {result.status}); to retry: {result.rerun}",
+            err=True,
+        )
+        sys.exit(result.status)
+    for package in result.packages:
+        click.echo(package.line(verb))
 
 
 @click.group()
@@ -131,4 +199,33 @@ def doctor(runtime: Runtime, as_json: bool, offline: bool) -> None:
     sys.exit(0 if all(f.ok for f in findings) else 1)
 
 
-COMMANDS = [run, chat, plugins, install, uninstall, config, doctor]
+@click.command()
+@click.argument("topic", required=False)
+def docs(topic: str | None) -> None:
+    """Print a page of the documentation installed with bothost; list them without TOPIC.
+
+    \b
+    Examples:
+      bothost docs              the topics, one line each
+      bothost docs llm          connect a language model
+      bothost docs plugins | less
+
+    Exit status: 0, or 1 for a topic with no page.
+    """
+    from bothost import manual
+
+    if topic is None:
+        listed = manual.topics()
+        width = max(len(item.name) for item in listed) + 2
+        for item in listed:
+            click.echo(f"{item.name:{width}}{item.title}")
+        return
+    try:
+        text = manual.read(topic)
+    except manual.UnknownTopicError as exc:
+        click.echo(f"bothost: {exc}", err=True)
+        sys.exit(1)
+    click.echo(text, nl=False)
+
+
+COMMANDS = [run, chat, plugins, install, uninstall, config, doctor, docs]

@@ -25,12 +25,12 @@ HELP = """I am the offline agent: no language model is configured, so I answer c
     provider: openai
     model: gpt-4.1-mini
     api_key: ${env:OPENAI_API_KEY}
-(see docs/llm.md for Anthropic and a local Ollama)."""
+For Anthropic, a local Ollama and the rest, run `bothost docs llm`."""
 # tests/docs/test_help_text.py runs the `e.g.` call on a fresh install and loads the YAML.
 
 NO_MODEL = (
     "No language model is configured, so I only understand commands "
-    "(try `help`). Set `llm.provider` in bothost.yaml to chat; see docs/llm.md."
+    "(try `help`). Set `llm.provider` in bothost.yaml to chat; `bothost docs llm` tells how."
 )
 
 # extra commands: name -> (help line, function(args text) -> tool call (name, arguments))

@@ -26,7 +26,7 @@ class AuthRequiredError(GoogleError):
     def __init__(self, server: str, why: str) -> None:
         super().__init__(
             f"{why}. Run `bothost-mcp-{server} auth` on this machine to authorize access "
-            "to Google (see docs/servers/google-setup.md).",
+            "to Google (`bothost docs google-setup` tells how).",
             status=401,
             reason="authRequired",
         )

@@ -91,7 +91,7 @@ async def identify(client: AsyncWebClient) -> Identity:
     except SlackApiError as exc:
         raise SlackStartError(
             f"platforms.slack.bot_token: Slack refused it ({exc.response.get('error')}); "
-            "use the Bot User OAuth Token (xoxb-…) of the installed app, see docs/slack.md"
+            "use the Bot User OAuth Token (xoxb-…) of the installed app, see `bothost docs slack`"
         ) from exc
     return Identity(
         user_id=auth.get("user_id", ""),
@@ -109,7 +109,7 @@ async def open_socket_url(client: AsyncWebClient, app_token: str) -> str:
         raise SlackStartError(
             f"platforms.slack.app_token: Slack refused it ({exc.response.get('error')}); "
             "use an app-level token (xapp-…) with the connections:write scope and turn on "
-            "Socket Mode, see docs/slack.md"
+            "Socket Mode, see `bothost docs slack`"
         ) from exc
     return str(response["url"])
 
@@ -124,7 +124,7 @@ async def check(config: Any) -> str | None:
         return None
     missing = missing_settings(config)
     if missing:
-        return f"{', '.join(missing)} not set (mode {config.mode}); see docs/slack.md"
+        return f"{', '.join(missing)} not set (mode {config.mode}); see `bothost docs slack`"
     client = build_client(config)
     try:
         async with asyncio.timeout(CHECK_TIMEOUT):

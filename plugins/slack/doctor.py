@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-FIX_TOKENS = "see docs/slack.md to create the app and its tokens"
+FIX_TOKENS = "see `bothost docs slack` to create the app and its tokens"
 
 
 async def doctor_checks(config: Any, offline: bool, report: Callable[..., None]) -> None:

@@ -98,7 +98,7 @@ class SlackPlatform:
         missing = missing_settings(self.config)
         if missing:
             raise SlackStartError(
-                f"{', '.join(missing)} not set (mode {self.config.mode}); see docs/slack.md"
+                f"{', '.join(missing)} not set (mode {self.config.mode}); see `bothost docs slack`"
             )
         self.access = Access(self.config)
         self.client = build_client(self.config)

@@ -387,7 +387,7 @@ def document(version: str = "0") -> dict[str, Any]:
             "title": "bothost",
             "version": version,
             "description": "Web chat API, signed webhooks and operations endpoints. "
-            "See docs/web.md and docs/webhooks.md.",
+            "`bothost docs web` and `bothost docs webhooks` describe them.",
         },
         "paths": paths(),
         "components": {

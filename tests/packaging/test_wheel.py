@@ -42,6 +42,7 @@ FOLDERS = {
     "plugins": "bothost/plugins",
     "mcp_servers": "bothost/mcp_servers",
     "config": "bothost/defaults",
+    "docs": "bothost/docs",  # `bothost docs` prints them
 }
 COPY_IGNORE = shutil.ignore_patterns(
     ".git", ".venv", ".peers", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".*_cache"
@@ -241,6 +242,17 @@ def test_chat_help_runs_from_the_wheel(installed, user_home):
     assert result.returncode == 0, result.stderr
     assert "offline agent" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_the_docs_the_offline_agent_points_at_print_from_the_wheel(installed, user_home):
+    home = str(user_home / "bh")
+    help_text = installed.run("bothost", "--home", home, "chat", "-m", "help", home=user_home)
+    assert "`bothost docs llm`" in help_text.stdout
+    page = installed.run("bothost", "docs", "llm", home=user_home)
+    assert page.returncode == 0, page.stderr
+    assert page.stdout == (installed.source / "docs" / "llm.md").read_text("utf-8")
+    readme = installed.run("bothost", "docs", "readme", home=user_home)
+    assert readme.stdout == (installed.source / "README.md").read_text("utf-8").strip() + "\n"
 
 
 def test_doctor_runs_from_the_wheel(installed, user_home):
