@@ -28,7 +28,12 @@ class UnknownTopicError(LookupError):
 
 
 def folder() -> Path:
-    docs = importlib.import_module("bothost.docs")  # docs/, mapped by package-dir
+    try:
+        docs = importlib.import_module("bothost.docs")  # docs/, mapped by package-dir
+    except ModuleNotFoundError:
+        # an editable install made before setup.py mapped docs/ knows no bothost.docs
+        # until it is reinstalled; its checkout has the folder beside the package
+        return Path(__file__).resolve().parent.parent / "docs"
     return Path(str(docs.__file__)).parent
 
 
