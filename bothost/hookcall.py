@@ -31,6 +31,14 @@ def accepted(impl: HookImpl, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 async def call_each(pm: pluggy.PluginManager, hook: str, **kwargs: Any) -> list[Any]:
     """Call every implementation of ``hook``; return the results of those that did not fail."""
+    return [result for _, result in await call_each_named(pm, hook, **kwargs)]
+
+
+async def call_each_named(
+    pm: pluggy.PluginManager, hook: str, **kwargs: Any
+) -> list[tuple[str, Any]]:
+    """:func:`call_each`, each result with the name of the plugin that gave it (so a
+    person can be told which plugin decided)."""
     results = []
     for impl in impls(pm, hook):
         try:
@@ -40,7 +48,7 @@ async def call_each(pm: pluggy.PluginManager, hook: str, **kwargs: Any) -> list[
         except Exception:
             logger.exception("plugin %s failed in hook %s", impl.plugin_name, hook)
             continue
-        results.append(result)
+        results.append((impl.plugin_name, result))
     return results
 
 

@@ -20,11 +20,13 @@ from bothost import jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.events import feedback
 from bothost.events.delivery import to_console
+from bothost.events.push import CLI_PATIENCE
 from bothost.events.tick import TickResult
 
 pass_runtime = click.make_pass_decorator(Runtime)
 STATUSES = ("pending", "claimed", "done", "failed", "snoozed")
 BUSY_EXIT = 1
+REFUSED_EXIT = 1  # an event that must change to be queued (a duplicate is not a failure)
 
 
 def when(epoch: float | None) -> str:
@@ -64,9 +66,19 @@ def list_events(runtime: Runtime, status: str | None, limit: int, as_json: bool)
 @click.argument("source")
 @click.argument("type")
 @click.argument("payload", required=False, default="{}")
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=CLI_PATIENCE,
+    show_default=True,
+    help="Seconds to keep trying while the database cannot take the event.",
+)
 @pass_runtime
-def push(runtime: Runtime, source: str, type: str, payload: str) -> None:
-    """Queue an event by hand: bothost events push gmail event/new_email '{"id": "1"}'."""
+def push(runtime: Runtime, source: str, type: str, payload: str, wait: float) -> None:
+    """Queue an event by hand: bothost events push gmail event/new_email '{"id": "1"}'.
+
+    Says why an event was not queued (a duplicate, a plugin, its size); a database that
+    cannot write is tried again for --wait seconds, then named with exit status 1."""
     try:  # bytes that are not UTF-8 arrive as lone surrogates (surrogateescape)
         for hint, text in (("SOURCE", source), ("TYPE", type)):
             jsondecode.check_text(text, hint)
@@ -74,15 +86,13 @@ def push(runtime: Runtime, source: str, type: str, payload: str) -> None:
         data = jsondecode.decode_object(payload)
     except jsondecode.JsonInputError as exc:
         raise click.BadParameter(str(exc), param_hint=hint) from None
-    row_id = runtime.run(runtime.ingest_event(source, type, data))
-    if row_id is None:
-        click.echo(
-            "Not queued: a duplicate within tick.dedupe_window, dropped by a plugin, "
-            "or over the payload size limit.",
-            err=True,
-        )
-    else:
-        click.echo(f"Queued event {row_id}.")
+    pushed = runtime.run(runtime.push_event(source, type, data, wait))
+    if pushed.event_id is not None:
+        click.echo(f"Queued event {pushed.event_id}.")
+        return
+    click.echo(f"Not queued: {pushed.why_not}.", err=True)
+    if pushed.refused:
+        sys.exit(REFUSED_EXIT)
 
 
 @events_group.command("retry")

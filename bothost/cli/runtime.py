@@ -109,6 +109,20 @@ class Runtime:
         finally:
             await host.events.close()
 
+    async def push_event(
+        self, source: str, type: str, payload: dict[str, Any], patience: float
+    ) -> Any:
+        """``bothost events push``: see :func:`bothost.events.push.push_event`."""
+        from bothost.events.push import push_event
+        from bothost.wiring import start_events
+
+        host = self.host()
+        host.events = await start_events(host, tick=False)
+        try:
+            return await push_event(host, source, type, payload, patience=patience)
+        finally:
+            await host.events.close()
+
     @asynccontextmanager
     async def recording_events(self) -> AsyncIterator[Callable[..., Any]]:
         """The ``on_events`` for a command's MCP servers: as in the host, each server's

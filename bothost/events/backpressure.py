@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from bothost.api import EventRejectedError
 from bothost.events.queue import EventOutcome, EventQueue
@@ -30,12 +31,21 @@ def store_failed(outcome: EventOutcome) -> bool:
     return isinstance(outcome, Exception) and not isinstance(outcome, EventRejectedError)
 
 
-async def ingest_until_stored(queue: EventQueue, events: list[Event]) -> list[EventOutcome]:
+async def ingest_until_stored(
+    queue: EventQueue, events: list[Event], patience: float | None = None
+) -> list[EventOutcome]:
     """:meth:`EventQueue.ingest_batch`, with what the store failed to take written again
-    until it is in (or the caller is cancelled, as at shutdown); one outcome per event."""
+    until it is in (or the caller is cancelled, as at shutdown); one outcome per event.
+
+    With ``patience`` (seconds), no try starts after that long: what is still out keeps
+    the store's error as its outcome (a command's user wants an answer, not a wait for a
+    person to free a disk)."""
+    give_up = None if patience is None else time.monotonic() + patience
     outcomes = await queue.ingest_batch(events)
     delay = FIRST_RETRY
     while failed := [i for i, outcome in enumerate(outcomes) if store_failed(outcome)]:
+        if give_up is not None and time.monotonic() + delay > give_up:
+            break
         logger.warning(
             "the store cannot take %d event(s) from %r (%s); holding them and trying again"
             " in %g s, not reading more from that source meanwhile",

@@ -1,0 +1,113 @@
+"""Events a person or a script queues from the command line, with an answer they can act on.
+
+``bothost events push`` and the events a CLI command's MCP servers push differ from the
+host's in one way: someone is waiting for the command to end. So the store's failures are
+tried again as the host does (:mod:`bothost.events.backpressure`) but only for
+``CLI_PATIENCE`` seconds; then the command ends non-zero naming the store's error, with
+nothing of the event written (its insert is one transaction). An event not queued for what
+it is gets the one reason that kept it out: a duplicate (of which event, within which
+window), a plugin's ``event_received`` (which plugin), or its size (how big, the limit).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bothost.events.backpressure import ingest_until_stored, store_failed
+from bothost.events.dedupe import canonical_json, dedupe_key
+from bothost.events.queue import EventOutcome
+from bothost.hookcall import call_each_named
+from bothost.models import Event
+from bothost.store import StoreError
+
+# Seconds a command keeps trying a store that fails: a lock, a busy writer or a failover is
+# over by then, a full disk is not, and a script wants its answer to try again itself later.
+CLI_PATIENCE = 5.0
+
+
+class EventsNotStoredError(StoreError):
+    """The store could not take events within the command's patience; none was written."""
+
+
+@dataclass
+class Pushed:
+    """What became of a pushed event: its row id, or why it was not queued."""
+
+    event_id: int | None = None
+    why_not: str | None = None
+    refused: bool = False  # the event itself must change (not a duplicate, not a plugin)
+
+
+def not_stored(count: int, outcome: EventOutcome, patience: float) -> EventsNotStoredError:
+    what = "the event" if count == 1 else f"{count} events"
+    return EventsNotStoredError(
+        f"not queued: the store could not take {what} within {patience:g} s ({outcome}); "
+        "nothing of it was written — try again later (`bothost doctor` checks the database)"
+    )
+
+
+async def push_event(
+    host: Any,
+    source: str,
+    type: str,
+    payload: dict[str, Any],
+    dedupe: str | None = None,
+    patience: float = CLI_PATIENCE,
+) -> Pushed:
+    """Queue one event through the hooks and the queue; raises EventsNotStoredError."""
+    event = Event(source=source, type=type, payload=payload, dedupe_key=dedupe)
+    for plugin, verdict in await call_each_named(host.pm, "event_received", event=event):
+        if verdict is False:
+            return Pushed(why_not=f"dropped by plugin {plugin!r} (its event_received hook)")
+    text = canonical_json(event.payload)
+    size = len(text.encode("utf-8", "replace"))  # as the queue counts it
+    limit = host.events.max_payload
+    if size > limit:
+        return Pushed(
+            why_not=f"payload too large: {size} bytes, the limit is {limit} "
+            "(keep what a briefing needs: a summary, an id, a link to the rest)",
+            refused=True,
+        )
+    (outcome,) = await ingest_until_stored(host.events, [event], patience)
+    if store_failed(outcome):
+        raise not_stored(1, outcome, patience)
+    if isinstance(outcome, Exception):
+        raise outcome  # refused for what it is (the store's own words)
+    if isinstance(outcome, int):
+        return Pushed(event_id=outcome)
+    return Pushed(why_not=await _duplicate(host, dedupe_key(event, text)))
+
+
+async def _duplicate(host: Any, key: str) -> str:
+    window = host.config.tick.dedupe_window
+    since = time.time() - window
+    found = await host.store.run(
+        lambda db: db.execute(
+            "SELECT id, received_at FROM events WHERE dedupe_key = ? AND received_at > ?"
+            " ORDER BY id DESC LIMIT 1",
+            [key, since],
+        ).fetchone()
+    )
+    of = (
+        f"of event {found[0]} (queued {datetime.fromtimestamp(found[1]):%Y-%m-%d %H:%M}) "
+        if found
+        else ""
+    )
+    return (
+        f"a duplicate {of}with the same dedupe key {key!r} within tick.dedupe_window "
+        f'({_duration(window)}); give it another payload "id" to queue it as a new event'
+    )
+
+
+def _duration(seconds: float) -> str:
+    # as the config says it (24h, 15m), days only for a week or more
+    units = (
+        (("d", 86400), ("h", 3600), ("m", 60)) if seconds >= 7 * 86400 else (("h", 3600), ("m", 60))
+    )
+    for unit, size in units:
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
