@@ -1,7 +1,8 @@
 """The Slack connection: the Web API client, the bolt ``AsyncApp``, and the token checks.
 
 One :class:`AsyncWebClient` per platform, pointed at ``platforms.slack.api_url`` (tests and
-GovSlack use another base URL) and retrying 429 answers after their ``Retry-After``. The
+GovSlack use another base URL) and retrying 429 answers after a short ``Retry-After``
+(a long one fails the call and is honoured by later calls: :mod:`.ratelimit`). The
 bolt app shares that client, so its own calls (``auth.test``, Socket Mode's
 ``apps.connections.open``) go to the same place. Tokens are checked before anything
 connects, so a bad one is one clear line at start and in ``bothost doctor``. Slack's
@@ -17,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bothost.plugins.slack.config import SlackConfig
+from bothost.plugins.slack.ratelimit import RateLimitedClient, ShortRetryHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 RATE_LIMIT_RETRIES = 3  # 429s retried per call before the error reaches the caller
@@ -58,12 +59,10 @@ class Identity:
 
 
 def build_client(config: SlackConfig) -> AsyncWebClient:
-    client = AsyncWebClient(
+    client = RateLimitedClient(
         token=config.bot_token, base_url=config.api_url, timeout=API_TIMEOUT, logger=sdk_logger
     )
-    client.retry_handlers.append(
-        AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES)
-    )
+    client.retry_handlers.append(ShortRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     return client
 
 

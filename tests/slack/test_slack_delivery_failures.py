@@ -9,7 +9,11 @@ briefing's other target.
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from bothost.events import feedback
+from bothost.events.delivery import DELIVERY_TIMEOUT
 
 CHANNEL = "C0BRIEF"
 
@@ -64,3 +68,30 @@ async def test_slack_errors_are_retried_then_reported_and_the_other_target_gets_
     web_rows = [d for d in deliveries(bot) if d["target"] == "web:briefings"]
     assert len(web_rows) == 3 and {d["status"] for d in web_rows} == {"delivered"}
     assert posts(bot) == 0
+
+
+async def test_a_long_rate_limit_fails_the_attempt_at_once_and_is_honoured_by_later_ticks(
+    start_bot,
+):
+    """A Retry-After longer than a delivery may take is not slept through (the tick would
+    wait out its whole deadline, and the next tick would post before Slack allowed): the
+    attempt fails at once naming the wait, ticks before that time do not call Slack, and the
+    first tick after it posts the briefing."""
+    bot = await start_bot(tick={"deliver_to": [f"slack:{CHANNEL}"], "enabled": False})
+    bot.fake.fail("chat.postMessage", status=429, headers={"Retry-After": "600"})
+    async with asyncio.timeout(DELIVERY_TIMEOUT / 2):  # the tick does not wait it out
+        await ticked(bot, 1)
+    [row] = deliveries(bot)
+    assert row["status"] == "pending" and row["attempts"] == 1, row
+    assert "Retry-After" in row["last_error"] and "600" in row["last_error"], row
+    called = len(bot.fake.called("chat.postMessage"))
+    async with asyncio.timeout(DELIVERY_TIMEOUT / 2):
+        await bot.host.tick_now("manual")  # before Slack allows it: not called
+    assert len(bot.fake.called("chat.postMessage")) == called
+    assert deliveries(bot)[0]["attempts"] == 2
+    assert "rate-limited" in deliveries(bot)[0]["last_error"]
+    now = time.monotonic()
+    bot.platform.client.clock = lambda: now + 601  # ten minutes later
+    await bot.host.tick_now("manual")
+    assert deliveries(bot)[0]["status"] == "delivered"
+    assert posts(bot) == 1
