@@ -25,6 +25,7 @@ from bothost.startup import RegistrationError
 from bothost.store import StoreError
 from bothost.store.dump import DumpError
 from bothost.store.errors import database_failures
+from bothost.terminal import guarded_output
 
 CONFIG_EXIT = 2
 FAILURE_EXIT = 1
@@ -149,10 +150,11 @@ add_commands()
 
 def main(argv: list[str] | None = None) -> Any:
     runtime = Runtime()
-    try:
-        return cli.main(args=argv, prog_name="bothost", standalone_mode=True, obj=runtime)
-    except Exception as exc:  # boundary: one line for the user; the traceback with -v
-        sys.exit(report(exc, runtime.verbose))
+    with guarded_output():  # third parties' text is shown on the terminal, never obeyed
+        try:
+            return cli.main(args=argv, prog_name="bothost", standalone_mode=True, obj=runtime)
+        except Exception as exc:  # boundary: one line for the user; the traceback with -v
+            sys.exit(report(exc, runtime.verbose))
 
 
 def report(exc: BaseException, verbose: int) -> int:

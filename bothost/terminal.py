@@ -1,0 +1,69 @@
+"""What the command line writes to a person's terminal: text shown, never obeyed.
+
+Much of what ``bothost`` prints was written by someone else: a tool's result, an MCP
+server's error, a pushed event's summary, a model's reply quoting a web page. A terminal
+obeys control sequences in it: OSC 52 writes the clipboard, OSC 0 the window title, CSI
+clears the screen or moves the cursor, a carriage return or a bidi override hides what came
+before it. So :func:`shown` writes every control character but newline and tab (C0, DEL and
+the C1 range, which some terminals read as 8-bit CSI) and the bidi embeddings, overrides and
+isolates as visible escapes (``\\x1b``, ``\\u202e``); the words around them stay. It applies
+to pipes too: output saved to a file is read in a terminal later. bothost itself writes no
+styling, so nothing of ours is lost.
+
+:func:`guarded_output` wraps ``sys.stdout`` and ``sys.stderr`` for the run of :func:`main`
+(click's ``echo``, ``print`` and logging's stream handler all write through them), so no
+command has to remember; JSON output keeps its own escaping (``\\u001b``), untouched.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+# bidi embeddings and overrides (U+202A-U+202E) and isolates (U+2066-U+2069): they reorder
+# what follows ("Trojan Source"); right-to-left text needs none of them to read right
+BIDI_CONTROLS = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+KEPT = {ord("\n"), ord("\t")}
+SHOWN = {
+    **{c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in KEPT},
+    **{c: f"\\u{c:04x}" for c in BIDI_CONTROLS},
+}
+
+
+def shown(text: str) -> str:
+    """``text`` with its control characters written as visible escapes (see the module)."""
+    return text.replace("\r\n", "\n").translate(SHOWN)
+
+
+class ShownStream:
+    """A text stream that writes through :func:`shown`; everything else is the wrapped one."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(shown(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextmanager
+def guarded_output() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` as :class:`ShownStream` until the block ends."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, ShownStream):
+        sys.stdout = ShownStream(sys.stdout)
+    if not isinstance(sys.stderr, ShownStream):
+        sys.stderr = ShownStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
