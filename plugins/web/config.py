@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bothost.plugins.web import callback
+
+from bothost.configschema import Unset
+
 MAX_WEBHOOK_BODY = 1_000_000  # bytes; a webhook carries one event, not a file
 
 
@@ -38,6 +42,15 @@ class WebhookConfig:
     secret: str | None = None
     targets: dict[str, WebhookTarget] = field(default_factory=dict)
     max_body: int = MAX_WEBHOOK_BODY
+    # Internal networks a sender's callback_url may reach anyway (["10.20.0.0/16"]); by
+    # default none may (see bothost.plugins.web.callback).
+    callback_allow: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        try:  # a typo must not leave a network open or a callback refused in silence
+            callback.networks([v for v in self.callback_allow if not isinstance(v, Unset)])
+        except ValueError as exc:
+            raise TypeError(str(exc)) from None
 
     def needs_env(self, key: str) -> bool:
         """Never: an unset webhook secret leaves the routes (or that target) off."""

@@ -268,7 +268,9 @@ def paths() -> dict[str, Any]:
         "/webhook/message": {
             "post": {
                 "summary": "A message from another system; the reply in the response, or "
-                "POSTed (signed the same way) to callback_url. Not an admin.",
+                "POSTed (signed the same way) to callback_url, which must reach a public "
+                "address unless platforms.webhook.callback_allow lists its network. "
+                "Not an admin.",
                 "parameters": SIGNATURE_HEADERS,
                 "requestBody": json_body(
                     {

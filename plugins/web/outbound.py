@@ -19,6 +19,7 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from bothost.plugins.web.callback import CallbackRefusedError
 from bothost.plugins.web.signing import sign_headers
 
 from bothost.api import HostApi
@@ -50,8 +51,12 @@ async def post_signed(
     *,
     attempts: int | None = None,
     first_delay: float | None = None,
+    follow_redirects: bool = True,
 ) -> int:
-    """POST ``payload`` as signed JSON; the 2xx status, or :class:`DeliveryError`."""
+    """POST ``payload`` as signed JSON; the 2xx status, or :class:`DeliveryError`.
+
+    ``follow_redirects=False`` for a URL a sender chose (a callback): where a redirect
+    points was never checked, so a 3xx is a final answer."""
     import aiohttp  # here, not at the top: every CLI command registers this platform
 
     body = json.dumps(payload, ensure_ascii=False, default=str).encode()
@@ -67,6 +72,7 @@ async def post_signed(
                 data=body,
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT),
+                allow_redirects=follow_redirects,
             ) as resp:
                 await resp.read()
                 if 200 <= resp.status < 300:
@@ -74,6 +80,10 @@ async def post_signed(
                 last = f"HTTP {resp.status}"
                 if resp.status < 500 and resp.status not in RETRY_STATUSES:
                     raise DeliveryError(f"{shown} answered {last}")
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, CallbackRefusedError):  # refused here: final
+                raise DeliveryError(f"{shown}: {exc.os_error.strerror}") from None
+            last = redact(f"{type(exc).__name__}: {exc}")
         except (aiohttp.ClientError, TimeoutError) as exc:
             last = redact(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
         if attempt < attempts:

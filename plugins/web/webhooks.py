@@ -12,7 +12,10 @@ the event (``host.ingest_webhook_event``, which joins the queue's group commit: 
 store round trip per burst of webhooks, not one per step), so a 2xx means both are committed
 and a failure records neither.
 A message sender is not an admin; its reply comes in the response, or — with
-``callback_url`` — is POSTed there later, signed with the same secret.
+``callback_url`` — is POSTed there later, signed with the same secret, to a public address
+only unless ``platforms.webhook.callback_allow`` lists its network (:mod:`callback`: the
+address is checked at the request and again on the socket that connects, redirects are
+not followed).
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
+import aiohttp
 from aiohttp import web
+from bothost.plugins.web import callback
 from bothost.plugins.web.config import WebhookConfig
 from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_signed
 from bothost.plugins.web.signing import SignatureError, TimestampError, verify
@@ -84,6 +89,7 @@ class WebhookRoutes:
         self.counters: Counter[tuple[str, ...]] = Counter()
         self.pruned_at = 0.0
         self.recent: OrderedDict[str, None] = OrderedDict()  # a sender's retry storm stays cheap
+        self.callbacks: aiohttp.ClientSession | None = None  # made at the first callback
 
     def add(self, app: web.Application) -> None:
         app.router.add_post("/webhook/message", self.message)
@@ -98,6 +104,20 @@ class WebhookRoutes:
         for task in list(self.replies):
             task.cancel()
         await asyncio.gather(*self.replies, return_exceptions=True)
+        if self.callbacks is not None:
+            await self.callbacks.close()
+
+    def callback_allow(self) -> list[callback.Network]:
+        """``platforms.webhook.callback_allow`` as networks (checked when config loaded)."""
+        return callback.networks(self.config.callback_allow)
+
+    def callback_session(self) -> aiohttp.ClientSession:
+        """The client for replies to ``callback_url``: it connects to allowed addresses only
+        (see :mod:`bothost.plugins.web.callback`); the platform's own is for targets the
+        operator configured."""
+        if self.callbacks is None or self.callbacks.closed:
+            self.callbacks = callback.session(self.callback_allow())
+        return self.callbacks
 
     # --- the shared front half: size, signature, JSON, once-only ---------------------------
 
@@ -257,7 +277,12 @@ class WebhookRoutes:
             return error(400, problem)
         user, text = data["user"], data["text"]
         channel = (data.get("channel") or user).replace(":", "_")
-        callback = data.get("callback_url")
+        callback_url = data.get("callback_url")
+        if callback_url:  # before the id is claimed: a refused request has not run
+            refused = await callback.problem(callback_url, self.callback_allow())
+            if refused:
+                self.counters["message", "callback_refused"] += 1
+                return error(400, refused)
         async with self.once(msg_id):
             # recorded before the turn: a retry mid-turn is a duplicate; and recording is the
             # claim (one insert that does nothing for a known id, not a read and then a
@@ -272,8 +297,8 @@ class WebhookRoutes:
             is_admin=False,
             meta={"webhook_id": msg_id},
         )
-        if callback:
-            task = asyncio.ensure_future(self.reply_later(message, callback, msg_id))
+        if callback_url:
+            task = asyncio.ensure_future(self.reply_later(message, callback_url, msg_id))
             self.replies.add(task)
             task.add_done_callback(self.replies.discard)
             return web.json_response({"accepted": True, "id": msg_id}, status=202)
@@ -299,7 +324,12 @@ class WebhookRoutes:
             if not secret:  # never here: the request was verified with it
                 raise DeliveryError("platforms.webhook.secret: needed to sign the reply")
             await post_signed(
-                self.platform.session(), url, secret, payload, f"rpl_{uuid.uuid4().hex}"
+                self.callback_session(),
+                url,
+                secret,
+                payload,
+                f"rpl_{uuid.uuid4().hex}",
+                follow_redirects=callback.FOLLOW_REDIRECTS,
             )
             self.counters["callback", "delivered"] += 1
         except DeliveryError as exc:
