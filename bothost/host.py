@@ -340,17 +340,21 @@ class Host:
         return await self.events.ingest_once(event, webhook_id)
 
     async def ingest_events(
-        self, source: str, items: list[tuple[str, dict[str, Any]]]
+        self,
+        source: str,
+        items: list[tuple[str, dict[str, Any]]],
+        patience: float | None = None,
     ) -> list[EventOutcome]:
         """Several events of one source at once (an MCP server's backlog of ``(type,
         payload)``): the ``event_received`` hooks run for each, the kept ones are queued
         together and awaited as one. One outcome per item, in order: the row id, None
-        (dropped by a plugin, deduped or refused), or the error that kept it out."""
+        (dropped by a plugin, deduped or refused), or the error that kept it out (the
+        store's, once ``patience`` seconds of retries ran out; without it, none runs out)."""
         events = [Event(source=source, type=type_, payload=payload) for type_, payload in items]
         # the server cannot send them again: what the store fails to take is held and
         # written again, and this await lasts as long (back-pressure on the server)
         if not self.pm.hook.event_received.get_hookimpls():  # no plugin looks: ask nothing
-            return await ingest_until_stored(self.events, events)
+            return await ingest_until_stored(self.events, events, patience)
         outcomes: list[EventOutcome] = [None] * len(events)
         kept: list[int] = []
         for position, event in enumerate(events):
@@ -359,7 +363,7 @@ class Host:
                 logger.info("event %s/%s dropped by a plugin", source, event.type)
             else:
                 kept.append(position)
-        stored = await ingest_until_stored(self.events, [events[p] for p in kept])
+        stored = await ingest_until_stored(self.events, [events[p] for p in kept], patience)
         for position, outcome in zip(kept, stored, strict=True):
             outcomes[position] = outcome
         return outcomes

@@ -162,18 +162,21 @@ def call_command(
         )  # a task's status has none
         click.echo(f"… {count}{message or ''}".rstrip(), err=True)
 
-    async def call() -> Any:
-        async with (
-            runtime.recording_events() as on_events,
-            commands.private(manager(runtime, on_events), {name}) as mgr,
-        ):
-            return await mgr.call_tool(name, tool, parsed, timeout=timeout, on_progress=progress)
+    async def call() -> tuple[Any, Exception | None]:
+        async with runtime.recording_events() as recorder:
+            async with commands.private(manager(runtime, recorder), {name}) as mgr:
+                result = await mgr.call_tool(
+                    name, tool, parsed, timeout=timeout, on_progress=progress
+                )
+            return result, recorder.error()  # once the server stopped: all it pushed is in
 
-    result = run(runtime, call())
+    result, lost = run(runtime, call())
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
         click.echo(result.text)
+    if lost is not None:  # the tool ran; what the server pushed meanwhile was not kept
+        raise lost
     if result.is_error:
         sys.exit(CALL_FAILED_EXIT)
 

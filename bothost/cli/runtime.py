@@ -10,7 +10,7 @@ command refuses a wrong plugin value or an unknown name alike, at load.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from functools import cached_property
 from pathlib import Path
@@ -124,16 +124,19 @@ class Runtime:
             await host.events.close()
 
     @asynccontextmanager
-    async def recording_events(self) -> AsyncIterator[Callable[..., Any]]:
-        """The ``on_events`` for a command's MCP servers: as in the host, each server's
-        backlog goes through ``Host.ingest_events`` at once (an event no store can take is
-        refused alone, its neighbours are kept), and all of it is written before this ends."""
+    async def recording_events(self) -> AsyncIterator[Any]:
+        """The ``on_events`` for a command's MCP servers (a
+        :class:`~bothost.events.push.Recorder`): as in the host, each server's backlog goes
+        through ``Host.ingest_events`` at once (an event no store can take is refused alone,
+        its neighbours are kept), and all of it is written before this ends; a store that
+        fails is tried for a bounded time, and ``recorder.error()`` names what it lost."""
+        from bothost.events.push import Recorder
         from bothost.wiring import start_events
 
         host = self.host()
         host.events = await start_events(host, tick=False)
         try:
-            yield host.ingest_events
+            yield Recorder(host)
         finally:
             await host.events.close()
 

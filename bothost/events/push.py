@@ -11,6 +11,7 @@ window), a plugin's ``event_received`` (which plugin), or its size (how big, the
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +21,7 @@ from bothost.events.backpressure import ingest_until_stored, store_failed
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.queue import EventOutcome
 from bothost.hookcall import call_each_named
+from bothost.mcp.inbound import CLOSE_DRAIN
 from bothost.models import Event
 from bothost.store import StoreError
 
@@ -111,3 +113,49 @@ def _duration(seconds: float) -> str:
         if seconds >= size and seconds % size == 0:
             return f"{int(seconds // size)}{unit}"
     return f"{seconds:g}s"
+
+
+# A command's MCP servers are stopped with a drain of CLOSE_DRAIN (2 s) for their last events;
+# their retries end within it, so the store's own error is what the command reports.
+SERVER_EVENT_PATIENCE = CLOSE_DRAIN / 2
+
+
+class Recorder:
+    """The ``on_events`` of a command's MCP servers: each backlog through
+    ``Host.ingest_events`` with ``SERVER_EVENT_PATIENCE``; what the store did not take is
+    counted with the store's error, for the command to report once its own result is shown
+    (the server has moved past those events: they cannot be asked for again)."""
+
+    def __init__(self, host: Any, patience: float = SERVER_EVENT_PATIENCE) -> None:
+        self.host = host
+        self.patience = patience
+        self.lost: dict[str, int] = {}  # source → events the store did not take
+        self.why = ""
+
+    async def __call__(self, source: str, items: list[tuple[str, dict[str, Any]]]) -> Any:
+        try:
+            outcomes = await self.host.ingest_events(source, items, patience=self.patience)
+        except asyncio.CancelledError:  # the command ended (its server stopped) meanwhile
+            self._lose(source, len(items), "the command ended while the store still refused them")
+            raise
+        failed = [o for o in outcomes if store_failed(o)]
+        if failed:
+            self._lose(source, len(failed), str(failed[0]))
+        return outcomes
+
+    def _lose(self, source: str, count: int, why: str) -> None:
+        self.lost[source] = self.lost.get(source, 0) + count
+        self.why = self.why or why
+
+    def error(self) -> EventsNotStoredError | None:
+        """What to tell the user about events not stored, or None when every one was."""
+        if not self.lost:
+            return None
+        counts = ", ".join(
+            f"{n} event{'s' if n != 1 else ''} {source} pushed" for source, n in self.lost.items()
+        )
+        return EventsNotStoredError(
+            f"{counts} not stored: the store did not take them within {self.patience:g} s "
+            f"({self.why}); the server has moved past them — check the database "
+            "(`bothost doctor`)"
+        )

@@ -210,3 +210,26 @@ def test_a_stored_malformed_reference_is_refused_when_the_server_starts(tmp_path
         server_headers(config, {"T": "secret"})
     with pytest.raises(UnsetVariableError, match=r"env\.B: expected \$\{env:NAME\}"):
         server_env(config, tmp_path, {"T": "secret"})
+
+
+def test_call_with_a_store_that_cannot_take_the_pushed_events_says_so_and_fails(bothost, home):
+    """The call's result is printed (the tool ran), but events the server pushed meanwhile
+    that the store kept refusing are named, with the store's error, and the exit is 1: the
+    server moved on, so they are gone, and a script must not read success."""
+    import sqlite3
+
+    from bothost.store import StoreError
+
+    bothost("events", "list")  # creates the database
+    with sqlite3.connect(home / "bothost.db") as conn:
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.source = 'paging'"
+            " BEGIN SELECT RAISE(ROLLBACK, 'disk I/O error'); END"
+        )
+    conn.close()
+    pushed = '{"count": 2, "type": "event/new_email"}'
+    result = bothost("mcp", "call", "paging", "push", pushed, code=1)
+    assert result.stdout.strip()  # the tool's result
+    assert isinstance(result.exception, StoreError)  # main() prints it as one line, exit 1
+    said = str(result.exception)
+    assert "2 events paging pushed not stored" in said and "disk I/O error" in said
