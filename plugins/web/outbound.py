@@ -4,7 +4,9 @@ Targets are ``platforms.webhook.targets.<name>: {url, secret}``; a target withou
 secret is signed with ``platforms.webhook.secret``. Every request is signed as Standard
 Webhooks (see :mod:`signing`) with a message id that stays the same across retries, so the
 receiver can drop repeats. Connection errors, timeouts, 429 and 5xx are retried with
-doubling delays; any other 4xx is final. When every attempt fails the send raises, so the
+doubling delays, never sooner than the receiver's ``Retry-After``; one longer than
+``MAX_WAIT`` fails the attempt at once, and the URL is not called again until then. Any
+other 4xx is final. When every attempt fails the send raises, so the
 tick keeps the briefing's events pending and tries again at a later tick. Webhook senders
 cannot answer questions: ``ask`` is always None (which means no).
 """
@@ -13,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import email.utils
 import json
 import logging
+import time
 import uuid
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -36,10 +40,34 @@ ATTEMPTS = 4  # one try and three retries, inside the tick's 60 s delivery deadl
 FIRST_DELAY = 0.5  # seconds before the first retry, doubling after each
 REQUEST_TIMEOUT = 10.0  # seconds per attempt
 RETRY_STATUSES = {408, 425, 429}  # plus every 5xx
+# Longest Retry-After waited inside one delivery: with the attempts' own time it stays in the
+# tick's 60 s deadline; a longer one fails the attempt and the target is left alone until then.
+MAX_WAIT = 15.0
 
 
 class DeliveryError(Exception):
-    """A signed POST did not get a 2xx (after retries, where retrying made sense)."""
+    """A signed POST did not get a 2xx (after retries, where retrying made sense);
+    ``retry_after`` is the wait the receiver asked for, when it asked for a long one."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
 
 
 async def post_signed(
@@ -80,6 +108,15 @@ async def post_signed(
                 last = f"HTTP {resp.status}"
                 if resp.status < 500 and resp.status not in RETRY_STATUSES:
                     raise DeliveryError(f"{shown} answered {last}")
+                asked = retry_after(resp.headers.get("Retry-After"))
+                if asked is not None and asked > MAX_WAIT:
+                    raise DeliveryError(
+                        f"{shown} answered {last} with Retry-After {asked:g} s, longer than a "
+                        "delivery waits; a later attempt retries after that",
+                        retry_after=asked,
+                    )
+                if asked is not None:
+                    delay = max(delay, asked)  # never earlier than the receiver asked
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, CallbackRefusedError):  # refused here: final
                 raise DeliveryError(f"{shown}: {exc.os_error.strerror}") from None
@@ -116,6 +153,7 @@ class WebhookPlatform:
         self.host: HostApi | None = None
         self.client: aiohttp.ClientSession | None = None
         self.counters: Counter[tuple[str, ...]] = Counter()
+        self.held_until: dict[str, float] = {}  # URL → when it asked to be called again
 
     def enabled(self, host: HostApi) -> bool:
         config = host.config.platforms.webhook
@@ -154,7 +192,19 @@ class WebhookPlatform:
         self, url: str, secret: str, payload: dict[str, Any], msg_id: str, label: str
     ) -> str:
         try:
-            status = await post_signed(self.session(), url, secret, payload, msg_id)
+            left = self.held_until.get(url, 0.0) - time.monotonic()
+            if left > 0:  # it asked for a long pause (Retry-After): not called before then
+                raise DeliveryError(
+                    f"{mask_url(url)}: not tried: it asked not to be called for {left:.0f} s "
+                    "more (Retry-After)"
+                )
+            self.held_until.pop(url, None)
+            try:
+                status = await post_signed(self.session(), url, secret, payload, msg_id)
+            except DeliveryError as exc:
+                if exc.retry_after is not None:
+                    self.held_until[url] = time.monotonic() + exc.retry_after
+                raise
         except DeliveryError:
             self.counters["webhook_out", label, "failed"] += 1
             raise
