@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bothost.agent.validate import validate
 from bothost.mcp import media
 
 # How the TypeScript SDK words an McpError a tool threw (bad arguments, an unknown tool) when it
@@ -88,6 +89,27 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
         media=saved,
         raw=result,
     )
+
+
+def checked(result: CallResult, tool: dict[str, Any] | None, label: str) -> CallResult:
+    """``result`` as an error when tool definition ``tool`` declares an ``outputSchema`` that
+    its structured content breaks or omits: the spec says a server MUST match it, and a
+    caller of ``result.structured`` (``mcp call --json``, a plugin) relies on the declared
+    shape. The server's text stays below the reason, for the model and the person."""
+    schema = (tool or {}).get("outputSchema")
+    if result.is_error or not isinstance(schema, dict):
+        return result
+    if result.structured is None:
+        problem = "it sent no structured content"
+    else:
+        found = validate(schema, result.structured, "")
+        if found is None:
+            return result
+        problem = found.replace("arguments: ", "the value: ", 1)
+    why = f"{label} sent a result that does not match its output schema ({problem})"
+    result.is_error = True
+    result.text = f"{why}\n{result.text}" if result.text else why
+    return result
 
 
 def _render(structured: Any) -> str:

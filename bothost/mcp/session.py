@@ -371,7 +371,8 @@ class ClientSession:
         """
         if ask is not None and not isinstance(ask, Asker):
             ask = Asker(f"call:{next(self._solo_askers)}", ask)
-        if taskcall.runs_as_task(await self._tool(name), self.capabilities):
+        tool = await self._tool(name)
+        if taskcall.runs_as_task(tool, self.capabilities):
             return await taskcall.run(
                 self,
                 name,
@@ -393,7 +394,9 @@ class ClientSession:
         except McpError as exc:  # the message, without a TypeScript SDK's code prefix
             why = content.SDK_ERROR_PREFIX.sub("", exc.message)
             return content.CallResult.failure(f"{self.name}/{name} failed: {why}")
-        return content.from_result(answer, self.media_dir)
+        return content.checked(
+            content.from_result(answer, self.media_dir), tool, f"{self.name}/{name}"
+        )
 
     async def _tool(self, name: str) -> dict[str, Any] | None:
         """The listed definition of tool `name`; a name not listed yet is looked up once

@@ -105,9 +105,26 @@ async def test_progress_reaches_the_callback_while_the_call_runs(open_paging):
 
 async def test_structured_content_wins_over_its_text_mirror(open_paging):
     session, _ = await open_paging()
+    await session.refresh_tools()  # its outputSchema is checked, and the value matches it
     result = await session.call_tool("structured")
     assert result.structured == {"temperature": 21.5, "unit": "C"}
     assert json.loads(result.text) == result.structured  # one copy, not two
+    assert not result.is_error
+
+
+async def test_structured_content_that_breaks_its_output_schema_is_an_error(open_paging):
+    # the spec: a server MUST send structured content matching the tool's outputSchema, and a
+    # client SHOULD check it; a caller reading result.structured must get the declared shape
+    session, _ = await open_paging(STRUCTURED="wrong")
+    await session.refresh_tools()  # as the runner does at start: the call knows the schema
+    result = await session.call_tool("structured")
+    assert result.is_error
+    assert "output schema" in result.text and "temperature: expected number" in result.text
+    assert '"warm"' in result.text  # what the server wrote for people is still shown
+    session, _ = await open_paging(name="paging2", STRUCTURED="missing")
+    await session.refresh_tools()
+    result = await session.call_tool("structured")
+    assert result.is_error and "no structured content" in result.text
 
 
 async def test_image_is_saved_under_media_and_linked(open_paging, home):

@@ -20,6 +20,12 @@ PAGE_SIZE = int(os.environ.get("PAGE_SIZE", "4"))
 TOOL_COUNT = int(os.environ.get("TOOL_COUNT", "10"))
 PROTOCOL = os.environ.get("PROTOCOL")  # answer initialize with this revision
 PUSH_ON_START = int(os.environ.get("PUSH_ON_START", "0"))
+STRUCTURED = os.environ.get("STRUCTURED", "")
+STRUCTURED_SCHEMA = {
+    "type": "object",
+    "properties": {"temperature": {"type": "number"}, "unit": {"type": "string"}},
+    "required": ["temperature", "unit"],
+}
 TINY_PNG = base64.b64encode(
     bytes.fromhex(
         "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -81,6 +87,9 @@ def tool_list() -> list[dict]:
         for n in FIXED_TOOLS
     ]
     tools[0]["annotations"] = {"readOnlyHint": True}
+    for tool in tools:
+        if tool["name"] == "structured":
+            tool["outputSchema"] = STRUCTURED_SCHEMA
     tools[0]["_meta"] = {"bothost/capabilities": {"private": True}}
     tools += [
         {"name": f"extra_{i}", "inputSchema": {"type": "object"}}
@@ -151,12 +160,10 @@ def call(name: str, args: dict, meta: dict) -> dict | None:
             "elicit-1",
         )
         return text(json.dumps(reply.get("result", reply)))
-    if name == "structured":
-        value = {"temperature": 21.5, "unit": "C"}
-        return {
-            "content": [{"type": "text", "text": json.dumps(value)}],
-            "structuredContent": value,
-        }
+    if name == "structured":  # STRUCTURED=wrong or missing breaks its outputSchema
+        value = {"temperature": "warm" if STRUCTURED == "wrong" else 21.5, "unit": "C"}
+        sent = {"content": [{"type": "text", "text": json.dumps(value)}]}
+        return sent if STRUCTURED == "missing" else {**sent, "structuredContent": value}
     if name == "image":
         return {
             "content": [
