@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bothost.agent.shown import shown_arguments
 from bothost.agent.tools import Tool
 from bothost.config import PermissionRule, RuleWho
 from bothost.hookcall import call_policy
@@ -45,7 +46,6 @@ REMEMBER = [
     Choice(ALLOW_CONVERSATION, "Allow for this conversation"),
     Choice(ALLOW_ALWAYS, "Always allow this exact call"),
 ]
-QUESTION_ARGS = 600  # characters of the arguments shown in a question
 
 
 @dataclass
@@ -173,11 +173,8 @@ async def ask(host: Host, session: Session, call: ToolCall, rememberable: bool =
     platform = session.platform
     if platform is None:
         return Decision(False, "nobody", "nobody to ask for approval")
-    args = json.dumps(call.arguments, ensure_ascii=False)
-    if len(args) > QUESTION_ARGS:
-        args = args[:QUESTION_ARGS] + "…"
     question = Question(
-        text=f"Allow the tool {call.name} with {args}?",
+        text=f"Allow the tool {call.name} with {shown_arguments(call.arguments)}?",
         kind="approval",
         user=session.user,
         timeout=host.config.agent.approval_timeout,
