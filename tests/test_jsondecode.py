@@ -102,3 +102,24 @@ def test_text_is_checked_for_lone_surrogates():
     assert jsondecode.check_text("café 😀") == "café 😀"
     with pytest.raises(JsonInputError):
         jsondecode.check_text("x\udcff")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"user": "bob", "user": "admin"}',
+        '{"a": {"id": 1, "id": 2}}',  # at any depth
+        '[{"k": 1}, {"k": 2, "k": 3}]',
+        '{"user": "bob", "us\\u0065r": "admin"}',  # the same key, escaped
+    ],
+)
+def test_a_key_written_twice_is_refused(data):
+    """Parsers disagree on which of two values counts (Python's json keeps the last, many
+    keep the first): a signed body or an id must mean one thing to every reader."""
+    with pytest.raises(JsonInputError) as raised:
+        decode(data)
+    assert "repeats the key" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_equal_keys_in_different_objects_are_fine():
+    assert decode('[{"k": 1}, {"k": 2}, {"a": {"k": 3}, "k": 4}]')[2] == {"a": {"k": 3}, "k": 4}

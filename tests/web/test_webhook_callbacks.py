@@ -190,3 +190,22 @@ async def test_a_name_that_resolves_anew_to_an_internal_address_gets_no_reply(
                 await asyncio.sleep(0.02)
     assert receiver.attempts == 0
     assert "internal address" in caplog.text and "retrying" not in caplog.text
+
+
+async def test_a_body_with_a_key_written_twice_is_refused_on_every_json_route(
+    guarded_host, client, secret
+):
+    """A signature covers the bytes; if a proxy or the sender's own validator reads the first
+    `user` and we the last, the two disagree on what was signed."""
+    twice = b'{"text": "help", "user": "bob", "user": "admin"}'
+    for path in ("/webhook/message", "/webhook/events/ops"):
+        body, headers = signed(secret, twice)
+        status, answer = await post(client, guarded_host, path, body, headers)
+        assert status == 400 and "repeats the key 'user'" in answer["error"], (path, answer)
+    async with client.post(
+        base_url(guarded_host) + "/api/chat",
+        data=b'{"session": "s1", "session": "s2", "text": "help"}',
+        headers={"Content-Type": "application/json"},
+    ) as response:
+        assert response.status == 400
+        assert "repeats the key 'session'" in (await response.json())["error"]
