@@ -20,6 +20,7 @@ from bothost.llm.base import (
     ToolCallRequest,
     Usage,
     explain,
+    missing_key,
     parse_arguments,
 )
 
@@ -63,6 +64,8 @@ class AnthropicProvider:
         await self.client.close()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        if (refused := missing_key(self.config, "anthropic", "ANTHROPIC_API_KEY")) is not None:
+            raise refused
         params: dict[str, Any] = {
             "model": self.model,
             "system": request.system,

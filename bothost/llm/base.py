@@ -118,6 +118,18 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str]:
     return (value, "") if isinstance(value, dict) else ({}, raw)
 
 
+def missing_key(config: Any, provider: str, variable: str, local_hint: str = "") -> LlmError | None:
+    """The error for a call to a provider's hosted API with no key (``None`` if there is a key
+    or another ``base_url``, which may need none): the API would answer only 401, or, with
+    no network, "cannot reach", which sends people to the wrong setting."""
+    if config.api_key or config.base_url:
+        return None
+    return LlmError(
+        f"{provider} needs an API key: set llm.api_key: ${{env:{variable}}} in bothost.yaml "
+        f"and export {variable}{local_hint}"
+    )
+
+
 def explain(status: int, url: str, exc: Exception) -> str:
     """One line for an HTTP error from a provider, naming the setting to check."""
     hint = {

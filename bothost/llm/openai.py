@@ -20,6 +20,7 @@ from bothost.llm.base import (
     ToolCallRequest,
     Usage,
     explain,
+    missing_key,
     parse_arguments,
 )
 
@@ -48,6 +49,15 @@ class OpenAIProvider:
         await self.client.close()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        if (
+            refused := missing_key(
+                self.config,
+                "openai",
+                "OPENAI_API_KEY",
+                " (a local server such as Ollama needs llm.base_url instead)",
+            )
+        ) is not None:
+            raise refused
         params: dict[str, Any] = {
             "model": self.model,
             "messages": to_wire(request),

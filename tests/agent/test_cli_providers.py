@@ -66,3 +66,28 @@ async def test_chat_message_exits_1_when_the_model_call_fails(tmp_path, home, fa
     assert process.returncode == 1, (out.decode(), err.decode())
     assert "check llm.api_key" in out.decode()  # the turn's one line says what to fix
     assert "Traceback" not in err.decode()
+
+
+@pytest.mark.parametrize(
+    ("provider", "variable"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")]
+)
+async def test_a_hosted_model_without_a_key_says_how_to_set_one(provider, variable):
+    """No key and no base_url: the hosted API would only answer 401 (or, offline, "cannot
+    reach"), so the call is not made and the one line names the setting and the variable."""
+    from bothost.config import LlmConfig
+    from bothost.llm.anthropic import AnthropicProvider
+    from bothost.llm.base import ChatRequest, LlmError
+    from bothost.llm.openai import OpenAIProvider
+
+    factory = OpenAIProvider if provider == "openai" else AnthropicProvider
+    model = factory(LlmConfig(provider=provider, model="m"))
+    try:
+        with pytest.raises(LlmError) as raised:
+            await model.complete(
+                ChatRequest(system="s", messages=[{"role": "user", "content": "hi"}])
+            )
+    finally:
+        await model.close()
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"llm.api_key: ${{env:{variable}}}" in message and f"export {variable}" in message
