@@ -11,9 +11,11 @@ cap keep clients that stall from taking the listener down.
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import ipaddress
 import logging
+import os
 import time
 from typing import Any
 
@@ -40,6 +42,13 @@ logger = logging.getLogger(__name__)
 
 HEALTH_TIMEOUT = 5.0  # seconds for the store to answer /healthz; longer is a failure itself
 RETRY_HEADERS = {"Retry-After": str(RETRY_AFTER)}
+# What to do when the listener cannot bind, by errno: the OS's reason alone names no setting
+LISTEN_FIXES = {
+    errno.EADDRINUSE: "; another program (or another bothost run) holds the port: stop it, "
+    "or set platforms.web.port to a free port",
+    errno.EACCES: "; ports below 1024 need privileges: set platforms.web.port above 1023",
+    errno.EADDRNOTAVAIL: "; no interface has that address: check platforms.web.host",
+}
 REFUSAL_LOG_INTERVAL = 10.0  # seconds between log lines about writes refused with 503
 
 
@@ -106,7 +115,8 @@ class HttpServer:
             self.runner = None
             raise HttpError(
                 f"platforms.web: cannot listen on {web_config.host}:"
-                f"{web_config.port}: {exc.strerror or exc}"
+                f"{web_config.port}: {os.strerror(exc.errno) if exc.errno else exc}"
+                f"{LISTEN_FIXES.get(exc.errno, '')}"
             ) from exc
         sockets = self.listener.sockets  # the real port when 0 was asked for
         self.port = int(sockets[0].getsockname()[1]) if sockets else web_config.port

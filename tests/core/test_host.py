@@ -43,6 +43,24 @@ async def test_non_loopback_bind_requires_a_token(home):
     await host.stop()
 
 
+async def test_a_port_in_use_names_the_fix(home):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        host = make_host(home, {"platforms": {"web": {"port": port}}})
+        with pytest.raises(HttpError) as raised:
+            await host.start(mcp=False, tick=False)
+        await host.stop()
+    assert str(raised.value) == (
+        f"platforms.web: cannot listen on 127.0.0.1:{port}: Address already in use; another "
+        "program (or another bothost run) holds the port: stop it, or set platforms.web.port "
+        "to a free port"
+    )
+
+
 async def test_a_failing_runtime_hook_is_isolated(home, caplog):
     host = make_host(home)
     seen = []
