@@ -106,7 +106,19 @@ class BothostGroup(click.Group):
         return sorted(names)
 
 
-@click.group(cls=BothostGroup)
+EPILOG = """\b
+Start here:
+  bothost chat -m help     what the offline agent can do (no model or key needed)
+  bothost run              serve the web chat on http://127.0.0.1:8765/
+  bothost doctor           what is wrong with this setup, and the fix for each
+  bothost docs             the documentation; bothost docs llm connects a model
+
+\b
+Exit status: 0 success; 1 failure (model, database, network, or a command's own
+"no"); 2 config, plugin or usage error (nothing was written)."""
+
+
+@click.group(cls=BothostGroup, epilog=EPILOG)
 @click.option(
     "--config",
     "config_file",

@@ -21,7 +21,19 @@ pass_runtime = click.make_pass_decorator(Runtime)
 @click.command()
 @click.pass_context
 def run(ctx: click.Context) -> None:
-    """Start everything configured and stay up until interrupted."""
+    """Start everything configured and stay up until interrupted.
+
+    Serves the web chat and API (platforms.web, default http://127.0.0.1:8765/), Slack and
+    the terminal when configured, the MCP servers and the tick. Ctrl-C (or SIGTERM) stops it.
+
+    \b
+    Example:
+      bothost run
+      bothost --config prod.yaml run
+
+    Exit status: 0 after a clean stop; 1 if it cannot start (port in use, database held
+    by another host, …: the one line says which); 2 for a config error.
+    """
     from bothost.serve import serve
 
     runtime = ctx.find_object(Runtime)
@@ -30,11 +42,20 @@ def run(ctx: click.Context) -> None:
     sys.exit(runtime.run(serve(runtime.host(), verbose)))
 
 
-@click.command()
+@click.command(short_help="Talk to the agent in the terminal.")
 @click.option("-m", "--message", help="Send one message; the reply goes to stdout.")
 @pass_runtime
 def chat(runtime: Runtime, message: str | None) -> None:
-    """Talk to the agent in the terminal."""
+    """Talk to the agent in the terminal (a prompt; Ctrl-D ends it), or send one message.
+
+    \b
+    Examples:
+      bothost chat
+      bothost chat -m help
+      bothost chat -m "what is the weather in Zurich?"
+
+    Exit status: 0, or 1 when the turn failed (the model or a tool could not answer).
+    """
     from bothost.serve import chat as chat_loop
 
     if message is not None:
@@ -45,7 +66,7 @@ def chat(runtime: Runtime, message: str | None) -> None:
     sys.exit(runtime.run(chat_loop(runtime.host(), message)))
 
 
-@click.command()
+@click.command(short_help="Every plugin found, its origin and its hooks.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def plugins(runtime: Runtime, as_json: bool) -> None:
@@ -73,7 +94,7 @@ def mcp_plugins(runtime: Runtime) -> list[PluginInfo]:
     ]
 
 
-@click.command()
+@click.command(short_help="Install a plugin package with pip.")
 @click.argument("package")
 @click.option("-v", "--verbose", is_flag=True, help="Show pip's own output as it runs.")
 @click.pass_context
@@ -111,7 +132,7 @@ def install(ctx: click.Context, package: str, verbose: bool) -> None:
         )
 
 
-@click.command()
+@click.command(short_help="Remove a plugin package with pip.")
 @click.argument("package")
 @click.option("-v", "--verbose", is_flag=True, help="Show pip's own output as it runs.")
 @click.pass_context
@@ -167,7 +188,7 @@ def config() -> None:
 
 
 @config.command("show")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def config_show(runtime: Runtime, as_json: bool) -> None:
     """Print the effective config (all sources merged) with secrets masked."""
@@ -179,12 +200,21 @@ def config_show(runtime: Runtime, as_json: bool) -> None:
         click.echo(yaml.safe_dump(masked, sort_keys=False).rstrip())
 
 
-@click.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.command(short_help="Say what is wrong and how to fix it.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--offline", is_flag=True, help="Do not contact the model or Slack.")
 @pass_runtime
 def doctor(runtime: Runtime, as_json: bool, offline: bool) -> None:
-    """Say what is wrong and how to fix it; exit non-zero if anything is."""
+    """Say what is wrong and how to fix it: config, home, database, web port, model, MCP
+    commands and plugins.
+
+    \b
+    Example:
+      bothost doctor
+      bothost doctor --offline --json
+
+    Exit status: 0 if every check is ok, 1 if any is not.
+    """
     from bothost.doctor import diagnose
 
     findings = diagnose(runtime, offline=offline)
@@ -199,7 +229,7 @@ def doctor(runtime: Runtime, as_json: bool, offline: bool) -> None:
     sys.exit(0 if all(f.ok for f in findings) else 1)
 
 
-@click.command()
+@click.command(short_help="Read the documentation installed with bothost.")
 @click.argument("topic", required=False)
 def docs(topic: str | None) -> None:
     """Print a page of the documentation installed with bothost; list them without TOPIC.

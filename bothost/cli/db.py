@@ -10,7 +10,7 @@ from bothost.cli.runtime import Runtime
 from bothost.store.dump import read_dump, write_dump
 
 
-@click.group("db")
+@click.group("db", short_help="Migrate the database, or export and import it.")
 def db_group() -> None:
     """The database (store.url): migrate it, or move it to another with export and import."""
 

@@ -33,14 +33,16 @@ def when(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M") if epoch else "-"
 
 
-@click.group("events")
+@click.group("events", short_help="The event queue: list, push, retry.")
 def events_group() -> None:
     """The event queue: what servers, webhooks and people pushed for the tick."""
 
 
 @events_group.command("list")
 @click.option("--status", type=click.Choice(STATUSES), help="Only events in this state.")
-@click.option("--limit", type=int, default=feedback.LIST_LIMIT, show_default=True)
+@click.option(
+    "--limit", type=int, default=feedback.LIST_LIMIT, show_default=True, help="At most this many."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def list_events(runtime: Runtime, status: str | None, limit: int, as_json: bool) -> None:
@@ -181,7 +183,7 @@ def report_deliveries(runtime: Runtime, result: TickResult) -> None:
 
 
 @click.command("briefings")
-@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--limit", type=int, default=20, show_default=True, help="At most this many.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def briefings_command(runtime: Runtime, limit: int, as_json: bool) -> None:

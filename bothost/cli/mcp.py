@@ -69,7 +69,7 @@ def run(runtime: Runtime, coro: Any) -> Any:
         fail(str(exc))
 
 
-@click.group("mcp")
+@click.group("mcp", short_help="MCP servers: list, add, call, logs, enable, …")
 def mcp_group() -> None:
     """MCP servers: list, tools, call, logs, add, enable, disable, remove, login, logout."""
 
@@ -183,7 +183,7 @@ def call_command(
 
 @mcp_group.command("logs")
 @click.argument("name")
-@click.option("-n", "--lines", type=int, default=50, show_default=True)
+@click.option("-n", "--lines", type=int, default=50, show_default=True, help="How many lines.")
 @pass_runtime
 def logs_command(runtime: Runtime, name: str, lines: int) -> None:
     """The end of server NAME's log (stderr, log messages, starts and exits)."""
@@ -231,7 +231,13 @@ def add_command(
     roots: tuple[str, ...],
     singleton: bool | None,
 ) -> None:
-    """Add server NAME: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
+    """Add server NAME: `add NAME -- CMD ARGS…` or `add NAME --url URL`.
+
+    \b
+    Examples:
+      bothost mcp add time -- uvx mcp-server-time
+      bothost mcp add docs --url https://host/mcp --header 'Authorization=Bearer ${env:TOKEN}'
+    """
 
     async def add() -> Any:
         config = commands.new_config(

@@ -14,8 +14,14 @@ pass_runtime = click.make_pass_decorator(Runtime)
 DEFAULT_SINCE = "30d"
 
 
-@click.command("usage")
-@click.option("--by", type=click.Choice(["day", "user", "model"]), default="day", show_default=True)
+@click.command("usage", short_help="Model tokens, cost and today's budgets.")
+@click.option(
+    "--by",
+    type=click.Choice(["day", "user", "model"]),
+    default="day",
+    show_default=True,
+    help="One row per UTC day, person or model.",
+)
 @click.option(
     "--since",
     default=DEFAULT_SINCE,
