@@ -113,10 +113,11 @@ class HttpServer:
         except OSError as exc:
             await self.runner.cleanup()
             self.runner = None
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            fix = LISTEN_FIXES.get(exc.errno, "") if exc.errno else ""
             raise HttpError(
-                f"platforms.web: cannot listen on {web_config.host}:"
-                f"{web_config.port}: {os.strerror(exc.errno) if exc.errno else exc}"
-                f"{LISTEN_FIXES.get(exc.errno, '')}"
+                f"platforms.web: cannot listen on {web_config.host}:{web_config.port}: "
+                f"{reason}{fix}"
             ) from exc
         sockets = self.listener.sockets  # the real port when 0 was asked for
         self.port = int(sockets[0].getsockname()[1]) if sockets else web_config.port
