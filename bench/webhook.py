@@ -41,6 +41,7 @@ import yaml
 from aiohttp import web
 from bothost.plugins.web.signing import new_secret, sign_headers
 
+from bothost import heap
 from bothost.config import load
 from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.host import Host
@@ -163,6 +164,7 @@ async def main(count: int, concurrency: int, rounds: int) -> None:
         load_plugins(pm, [], [])
         host = Host(config, home, pm)
         await host.start(mcp=False, tick=False)
+        heap.settle()  # the collector as `bothost run` sets it (the peer shares the process)
         try:
             url = f"http://127.0.0.1:{host.http.port}/webhook/events/bench"
             rates, peer_rates, ok = [], [], 0
