@@ -73,8 +73,9 @@ EventOutcome = int | None | Receipt | BaseException
 
 
 class _Waiter:
-    """One caller's events: their outcomes, handed over together in one future once the
-    last of them has settled (a burst of N events costs one future, not N)."""
+    """Several events of one caller (:meth:`EventQueue.ingest_batch`): their outcomes,
+    handed over together in one future once the last of them has settled (a batch of N
+    events costs one future, not N)."""
 
     __slots__ = ("future", "outcomes", "pending")
 
@@ -96,9 +97,16 @@ class _Row:
     payload: str
     key: str
     urgent: bool
-    waiter: _Waiter
-    index: int  # the event's place among its caller's
+    # who hears the outcome: one producer's own future (ingest, ingest_once: no object
+    # between it and the batch), or the waiter of a caller's several events, at ``index``
+    answer: asyncio.Future[EventOutcome] | _Waiter
+    index: int = 0
     claim: str | None = None  # the once-only id this row claims with its insert
+
+    def future(self) -> asyncio.Future[Any]:
+        """The future its caller awaits."""
+        answer = self.answer
+        return answer.future if isinstance(answer, _Waiter) else answer
 
 
 class EventQueue:
@@ -125,7 +133,7 @@ class EventQueue:
 
     async def ingest(self, event: Event) -> int | None:
         """Queue one event; its row id, or None when deduped or refused."""
-        (outcome,) = await self._submit([event])
+        outcome = await self._submit_one(event)
         if isinstance(outcome, BaseException):
             raise outcome
         assert not isinstance(outcome, Receipt)  # only a claimed row answers with one
@@ -140,7 +148,7 @@ class EventQueue:
         """
         if event.dedupe_key is None:  # the id names the occurrence: the sender's own key
             event = replace(event, dedupe_key=once_id)
-        (outcome,) = await self._submit([event], once_id)
+        outcome = await self._submit_one(event, once_id)
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome if isinstance(outcome, Receipt) else Receipt(event_id=outcome)
@@ -164,17 +172,13 @@ class EventQueue:
         order: its row id, None (deduped or refused), or the error that kept it out (an
         :class:`EventRejectedError`, or the store's own failure). Nothing is raised for an
         event: the caller sees each one's fate."""
-        return await self._submit(list(events))
-
-    def _submit(
-        self, events: list[Event], claim: str | None = None
-    ) -> asyncio.Future[list[EventOutcome]]:
+        events = list(events)
         loop = asyncio.get_running_loop()
         waiter = _Waiter(loop.create_future(), len(events))
         rows = []
         for index, event in enumerate(events):
             try:
-                row = self._prepare(event, waiter, index, claim)
+                row = self._prepare(event, waiter, index)
             except row_errors() as exc:  # this event alone: never let it reach a shared batch
                 waiter.settle(index, rejected(event, exc))
                 continue
@@ -183,18 +187,41 @@ class EventQueue:
             else:
                 rows.append(row)
         if rows:
-            with self._taking:
-                self._rows += rows
-                if not self._scheduled:  # else the queued job takes these rows too
-                    # after one pass of the loop: producers that are ready now join it
-                    self._scheduled = True
-                    loop.call_soon(self.store.submit, self._drain)
+            self._add(rows, loop)
         elif not events:
             waiter.future.set_result([])
-        return waiter.future
+        return await waiter.future
+
+    def _submit_one(self, event: Event, claim: str | None = None) -> asyncio.Future[EventOutcome]:
+        # the path of every single event (MCP notifications, webhooks, a burst's producers):
+        # its own future is what the batch settles, with no waiter or list around it
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        try:
+            row = self._prepare(event, future, 0, claim)
+        except row_errors() as exc:  # this event alone: never let it reach a shared batch
+            future.set_result(rejected(event, exc))
+            return future
+        if row is None:
+            future.set_result(None)
+        else:
+            self._add((row,), loop)
+        return future
+
+    def _add(self, rows: Iterable[_Row], loop: asyncio.AbstractEventLoop) -> None:
+        with self._taking:
+            self._rows += rows
+            if not self._scheduled:  # else the queued job takes these rows too
+                # after one pass of the loop: producers that are ready now join it
+                self._scheduled = True
+                loop.call_soon(self.store.submit, self._drain)
 
     def _prepare(
-        self, event: Event, waiter: _Waiter, index: int, claim: str | None = None
+        self,
+        event: Event,
+        answer: asyncio.Future[EventOutcome] | _Waiter,
+        index: int,
+        claim: str | None = None,
     ) -> _Row | None:
         payload = canonical_json(event.payload)
         # encoding finds a lone surrogate here, before the event can reach a shared batch;
@@ -212,7 +239,7 @@ class EventQueue:
         urgent = rule_priority(event.source, event.type, event.payload, self.config.rules) == (
             "urgent"
         )
-        return _Row(event, payload, dedupe_key(event, payload), urgent, waiter, index, claim)
+        return _Row(event, payload, dedupe_key(event, payload), urgent, answer, index, claim)
 
     # --- the group commit: on the store thread -------------------------------------------
     #
@@ -251,12 +278,13 @@ class EventQueue:
         self, batch: list[_Row], outcomes: Sequence[EventOutcome] | BaseException
     ) -> None:
         """Settle the batch's rows on their event loop, in one callback (store thread)."""
-        loops = {row.waiter.future.get_loop() for row in batch}
+        answers = (row.answer for row in batch)  # row.future(), inline: once per event
+        loops = {(a.future if isinstance(a, _Waiter) else a).get_loop() for a in answers}
         for loop in loops:  # one, unless rows of an earlier loop were waiting
             if len(loops) == 1:
                 part, results = batch, outcomes
             else:
-                kept = [i for i, r in enumerate(batch) if r.waiter.future.get_loop() is loop]
+                kept = [i for i, r in enumerate(batch) if r.future().get_loop() is loop]
                 part = [batch[i] for i in kept]
                 results = (
                     outcomes if isinstance(outcomes, BaseException) else [outcomes[i] for i in kept]
@@ -268,12 +296,17 @@ class EventQueue:
 
     def _settle(self, batch: list[_Row], outcomes: Sequence[EventOutcome] | BaseException) -> None:
         """Hand each row its outcome (event loop); poke the ticker for an urgent one."""
-        if isinstance(outcomes, BaseException):
-            for row in batch:
-                row.waiter.settle(row.index, outcomes)
-            return
+        failed = isinstance(outcomes, BaseException)
+        if isinstance(outcomes, BaseException):  # the whole batch's
+            outcomes = [outcomes] * len(batch)
         for row, outcome in zip(batch, outcomes, strict=True):
-            row.waiter.settle(row.index, outcome)
+            answer = row.answer  # inline, not a method: this runs once per event
+            if isinstance(answer, _Waiter):
+                answer.settle(row.index, outcome)
+            elif not answer.done():  # done: its caller was cancelled
+                answer.set_result(outcome)
+        if failed:
+            return
         if self.on_urgent and any(
             row.urgent and isinstance(i, int) for row, i in zip(batch, outcomes, strict=True)
         ):
@@ -286,7 +319,7 @@ class EventQueue:
         """Wait until whatever is waiting or being written has been written."""
         with self._taking:
             rows = [*self._inflight, *self._rows]
-        waiting = list({id(r.waiter): r.waiter.future for r in rows}.values())
+        waiting = list({id(f): f for f in (r.future() for r in rows)}.values())
         if waiting:
             await asyncio.gather(*waiting, return_exceptions=True)
 
