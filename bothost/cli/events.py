@@ -154,12 +154,18 @@ def tick_command(runtime: Runtime, as_json: bool) -> None:
         )
     elif result.status == "busy":
         click.echo("Another tick is running (the host, or another `bothost tick`).", err=True)
+    elif result.status == "lost":
+        click.echo(
+            "Another tick took this one's lease over (a clock jump, or a long stall); it"
+            " delivers what this one had not.",
+            err=True,
+        )
     else:
         for briefing in result.briefings:
             if not to_console(briefing):  # those were printed as they were delivered
                 click.echo(briefing.text + "\n")
         report_deliveries(runtime, result)
-    if result.status == "busy":
+    if result.status in ("busy", "lost"):
         sys.exit(BUSY_EXIT)
 
 

@@ -61,13 +61,21 @@ async def deliver_briefing(
     clock: Callable[[], float],
     max_attempts: int,
     renew: Callable[[], Awaitable[None]],
+    owner: str,
     timeout: float | None = None,
     unanswered: dict[str, str] | None = None,
 ) -> str:
     """Try every outstanding target once, record each outcome; the briefing's new status.
 
     ``unanswered`` (target → error), shared by the deliveries of one tick, collects the
-    targets that let a deadline pass; they are not tried again while it is shared."""
+    targets that let a deadline pass; they are not tried again while it is shared.
+
+    ``renew`` renews the tick's lease and raises
+    :class:`~bothost.events.lease.LeaseLostError` when another runner holds it: it runs
+    before every send, so a tick whose lease was taken over sends nothing more (the new
+    holder sends what is outstanding), and after every recorded outcome. A delivery that
+    did happen is recorded whoever holds the lease: it is a fact, and it spares the new
+    holder a second copy."""
     assert briefing.id is not None
     timeout = DELIVERY_TIMEOUT if timeout is None else timeout
     bid = briefing.id
@@ -79,6 +87,7 @@ async def deliver_briefing(
             # briefing still reaches max_attempts and is reported
             error = f"not tried: {unanswered[target]} earlier in this tick"
         else:
+            await renew()  # the fence: only the lease's holder sends
             kill_point("sending")
             try:
                 async with asyncio.timeout(timeout):
@@ -102,6 +111,6 @@ async def deliver_briefing(
         )
         kill_point("delivery-recorded")
         await renew()
-    status = await store.run(lambda db: ledger.finish_briefing(db, bid))
+    status = await store.run(lambda db: ledger.finish_briefing(db, bid, owner))
     kill_point("settled")
     return status

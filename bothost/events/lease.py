@@ -12,6 +12,17 @@ process or connection dies: whoever then gets the lock takes the lease at once, 
 waiting for the dead holder's row to expire. The row stays the authority otherwise — an
 expired row is taken over even while a hung holder keeps its lock, and owners inside one
 process (which share the connection, and so the lock) are told apart by it.
+
+The owner id is unique per holding (:func:`new_owner`), so it is also a **fencing token**:
+every step of a tick that decides something (claiming, recording triage, settling a
+briefing) and every send checks, in its own write transaction, that the row still names it
+(:func:`fence`, :func:`renew`). Wall clocks decide only when a row counts as expired, and
+they jump: a forward jump bigger than ``tick.lease`` (or a holder's clock set back) lets
+another runner take a live holder's lease. The holder then learns it at its next step and
+stops; at most the one send already in flight goes out twice. Renewing never shortens the
+expiry others were promised, and a row expiring more than one lease after our reading —
+written by a clock ahead of ours, or before ours went back — is cut to one lease from now
+rather than honoured for as long as the jump.
 """
 
 from __future__ import annotations
@@ -23,6 +34,10 @@ import uuid
 from bothost.store.conn import POSTGRESQL, Conn
 
 TICK_LOCK = "tick"
+
+
+class LeaseLostError(Exception):
+    """Another runner holds the lease now: this one must stop deciding and sending."""
 
 
 def new_owner() -> str:
@@ -43,6 +58,11 @@ def acquire(
         inherited = conn.try_lock(name) and not held and conn.dialect == POSTGRESQL
         row = conn.execute("SELECT owner, expires_at FROM locks WHERE name = ?", (name,)).fetchone()
         if row and row[0] != owner and row[1] > now and not inherited and not force:
+            if row[1] > now + ttl:  # no holder agreeing with our clock wrote this: see above
+                conn.execute(
+                    "UPDATE locks SET expires_at = ? WHERE name = ? AND owner = ?",
+                    (now + ttl, name, row[0]),
+                )
             return False
         conn.execute(
             "INSERT INTO locks (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name)"
@@ -50,6 +70,27 @@ def acquire(
             (name, owner, now + ttl),
         )
     return True
+
+
+def renew(db: Conn, name: str, owner: str, now: float, ttl: float) -> bool:
+    """Extend our lease to ``now + ttl`` (never shorter than it was); False if the row no
+    longer names ``owner`` — someone took it over, or it was released."""
+    with db.transaction() as conn:
+        return bool(
+            conn.execute(
+                "UPDATE locks SET expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ?"
+                " END WHERE name = ? AND owner = ?",
+                (now + ttl, now + ttl, name, owner),
+            ).rowcount
+        )
+
+
+def fence(conn: Conn, name: str, owner: str) -> None:
+    """Raise :class:`LeaseLostError` unless ``owner`` holds the lease; call it inside the
+    write transaction whose writes it guards (writers are serialised on both backends, so
+    no takeover can fall between the check and the writes)."""
+    if conn.value("SELECT owner FROM locks WHERE name = ?", (name,)) != owner:
+        raise LeaseLostError(f"the {name} lease is no longer held by {owner}")
 
 
 def release(db: Conn, name: str, owner: str) -> None:

@@ -1,15 +1,23 @@
 """The state transitions of events, briefings and deliveries, as store-thread functions.
 
 Every function takes the store's :class:`~bothost.store.Conn` and runs on its thread, each
-step in its own short transaction so a crash leaves a state the next tick understands:
+step in its own short transaction so a crash leaves a state the next tick understands. The
+steps that decide (claim, record, release, settle) take the tick's lease owner and check it
+in their transaction (:func:`bothost.events.lease.fence`): a tick whose lease was taken over
+raises :class:`~bothost.events.lease.LeaseLostError` instead of writing.
 
-* ``claim``: snoozed events whose time has come and claims of a dead tick (``claimed_until``
-  passed) return to ``pending``; then pending events are claimed with a lease. Pending events
+* ``claim``: snoozed events whose time has come return to ``pending``, and so does every
+  event still ``claimed``: only the lease holder claims, and the holder is us, so those are
+  claims of a tick that died or lost the lease. Then pending events are claimed. A claim
+  holds as long as its tick holds the lease: renewing the lease (one row) renews them all,
+  so a slow tick never rewrites its events to keep them; ``claimed_until`` records the
+  lease's expiry when they were claimed. Pending events
   that belong to a briefing with deliveries still outstanding are claimed as a *retry* of
   that same briefing, not triaged again, so no target gets a second, different copy.
 * ``record``: priorities are written, dropped and muted events are ``done``, held ones
-  (quiet hours) go back to ``pending``, and the briefing with one ``deliveries`` row per
-  target is stored before anything is sent.
+  (quiet hours) go back to ``pending``, and the briefing's events name it — one UPDATE per
+  distinct outcome, so each event row is written once — and the briefing with one
+  ``deliveries`` row per target is stored before anything is sent.
 * ``record_delivery`` / ``finish_briefing``: only a delivery recorded as delivered lets the
   briefing's events become ``done``; a failed one returns them to ``pending`` with
   ``attempts + 1``, and a target that failed ``max_attempts`` times is ``failed``.
@@ -20,6 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from bothost.events.lease import TICK_LOCK, fence
 from bothost.events.queue import decode_payload
 from bothost.events.render import from_structure, to_structure
 from bothost.events.triage import Mute, QueuedEvent
@@ -40,6 +49,8 @@ class Claim:
 def start_tick(db: Conn, trigger: str, now: float, owner: str | None = None) -> int:
     """A ``ticks`` row for the tick starting now, naming the process (``owner``) running it."""
     with db.transaction() as conn:
+        if owner is not None:
+            fence(conn, TICK_LOCK, owner)
         # we hold the lease, so a tick still marked running died without finishing; what it
         # did record (its briefings, delivered or waiting for a retry) is still its own
         conn.execute(
@@ -78,18 +89,18 @@ def last_tick_started(db: Conn) -> float | None:
     return row[0] if row else None
 
 
-def claim(db: Conn, now: float, ttl: float, limit: int) -> Claim:
+def claim(db: Conn, now: float, ttl: float, limit: int, owner: str) -> Claim:
+    """Claim up to ``limit`` pending events (and the retries) for the tick ``owner`` runs."""
     result = Claim()
     with db.transaction() as conn:
+        fence(conn, TICK_LOCK, owner)
         conn.execute(
             "UPDATE events SET status = 'pending', snoozed_until = NULL"
             " WHERE status = 'snoozed' AND snoozed_until <= ?",
             (now,),
         )
         conn.execute(
-            "UPDATE events SET status = 'pending', claimed_until = NULL"
-            " WHERE status = 'claimed' AND claimed_until <= ?",
-            (now,),
+            "UPDATE events SET status = 'pending', claimed_until = NULL WHERE status = 'claimed'"
         )
         # a briefing waiting for a retry whose events were all acknowledged or snoozed
         # meanwhile has nothing left to say: it is not sent again
@@ -126,14 +137,10 @@ def claim(db: Conn, now: float, ttl: float, limit: int) -> Claim:
     return result
 
 
-def renew_claims(db: Conn, until: float) -> None:
-    with db.transaction() as conn:
-        conn.execute("UPDATE events SET claimed_until = ? WHERE status = 'claimed'", (until,))
-
-
-def release(db: Conn, event_ids: list[int]) -> None:
+def release(db: Conn, event_ids: list[int], owner: str) -> None:
     """Claimed events back to pending, untouched otherwise (held, or a tick that failed)."""
     with db.transaction() as conn:
+        fence(conn, TICK_LOCK, owner)
         conn.execute(
             "UPDATE events SET status = 'pending', claimed_until = NULL"
             f" WHERE status = 'claimed' AND id IN ({conn.ids})",
@@ -141,8 +148,12 @@ def release(db: Conn, event_ids: list[int]) -> None:
         )
 
 
-def release_all(db: Conn) -> None:
+def release_all(db: Conn, owner: str) -> None:
+    """Every claim back to pending, if ``owner`` still holds the lease (else the claims are
+    the new holder's, and its to settle)."""
     with db.transaction() as conn:
+        if conn.value("SELECT owner FROM locks WHERE name = ?", (TICK_LOCK,)) != owner:
+            return
         conn.execute(
             "UPDATE events SET status = 'pending', claimed_until = NULL WHERE status = 'claimed'"
         )
@@ -165,45 +176,68 @@ def record(
     held: list[int],
     briefing: Briefing | None,
     now: float,
+    owner: str,
 ) -> None:
     """Write the triage outcome and the briefing (with its deliveries) in one transaction."""
     with db.transaction() as conn:
-        conn.executemany(
-            "UPDATE events SET priority = ? WHERE id = ?", [(p, i) for i, p in priorities.items()]
-        )
-        conn.execute(
-            "UPDATE events SET status = 'done', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({conn.ids})",
-            (json.dumps(done),),
-        )
-        conn.execute(
-            "UPDATE events SET status = 'pending', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({conn.ids})",
-            (json.dumps(held),),
-        )
-        if briefing is None:
-            return
-        briefing.id = conn.value(
-            "INSERT INTO briefings (tick_id, created_at, structure, text, targets, event_count,"
-            " status) VALUES (?, ?, ?, ?, ?, ?, 'pending') RETURNING id",
-            (
-                tick_id,
-                now,
-                json.dumps(to_structure(briefing)),
-                briefing.text,
-                json.dumps(briefing.targets),
-                len(briefing.event_ids),
-            ),
-        )
-        conn.executemany(
-            "INSERT INTO deliveries (briefing_id, target, status, attempts) VALUES (?, ?,"
-            " 'pending', 0)",
-            [(briefing.id, t) for t in dict.fromkeys(briefing.targets)],
-        )
-        conn.execute(
-            f"UPDATE events SET briefing_id = ? WHERE id IN ({conn.ids})",
-            (briefing.id, json.dumps(briefing.event_ids)),
-        )
+        fence(conn, TICK_LOCK, owner)
+        if briefing is not None:
+            briefing.id = conn.value(
+                "INSERT INTO briefings (tick_id, created_at, structure, text, targets,"
+                " event_count, status) VALUES (?, ?, ?, ?, ?, ?, 'pending') RETURNING id",
+                (
+                    tick_id,
+                    now,
+                    json.dumps(to_structure(briefing)),
+                    briefing.text,
+                    json.dumps(briefing.targets),
+                    len(briefing.event_ids),
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO deliveries (briefing_id, target, status, attempts) VALUES (?, ?,"
+                " 'pending', 0)",
+                [(briefing.id, t) for t in dict.fromkeys(briefing.targets)],
+            )
+        for (priority, status, in_briefing), ids in outcomes(
+            priorities, done, held, briefing.event_ids if briefing else []
+        ).items():
+            sets: list[str] = []
+            params: list[str | int | None] = []
+            if priority is not None:
+                sets.append("priority = ?")
+                params.append(priority)
+            if status is not None:
+                sets.append("status = ?, claimed_until = NULL")
+                params.append(status)
+            if in_briefing:
+                sets.append("briefing_id = ?")
+                params.append(briefing.id if briefing else None)
+            # a status changes only on a claim (ours: the fence above); the rest as before
+            where = " AND status = 'claimed'" if status is not None else ""
+            conn.execute(
+                f"UPDATE events SET {', '.join(sets)} WHERE id IN ({conn.ids}){where}",
+                (*params, json.dumps(ids)),
+            )
+
+
+Outcome = tuple[str | None, str | None, bool]  # priority, new status, named by the briefing
+
+
+def outcomes(
+    priorities: dict[int, str], done: list[int], held: list[int], in_briefing: list[int]
+) -> dict[Outcome, list[int]]:
+    """The events grouped by everything ``record`` writes to them: one UPDATE per group
+    writes each event row once, where a statement per column (and one per event for the
+    priority) rewrote every row several times — on PostgreSQL each time a new row version."""
+    status = {i: "done" for i in done} | {i: "pending" for i in held}
+    named = set(in_briefing)
+    groups: dict[Outcome, list[int]] = {}
+    for i in sorted(set(priorities) | set(status) | named):
+        key = (priorities.get(i), status.get(i), i in named)
+        if key != (None, None, False):
+            groups.setdefault(key, []).append(i)
+    return groups
 
 
 def load_briefing(db: Conn, briefing_id: int) -> Briefing:
@@ -247,7 +281,7 @@ def record_delivery(
             )
 
 
-def finish_briefing(db: Conn, briefing_id: int) -> str:
+def finish_briefing(db: Conn, briefing_id: int, owner: str) -> str:
     """Settle the briefing and its claimed events from its deliveries; the new status.
 
     All delivered → ``delivered`` and events ``done``. Some target still to retry →
@@ -256,6 +290,7 @@ def finish_briefing(db: Conn, briefing_id: int) -> str:
     ``failed``, listed and retryable).
     """
     with db.transaction() as conn:
+        fence(conn, TICK_LOCK, owner)
         rows = conn.execute(
             "SELECT status, last_error FROM deliveries WHERE briefing_id = ?", (briefing_id,)
         ).fetchall()

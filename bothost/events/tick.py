@@ -8,6 +8,9 @@ parts in one place, :func:`bothost.wiring.build_ticker`. The order of steps is w
 guarantee hold: the briefing and its deliveries are recorded before anything is sent, and
 events become ``done`` only once a delivery of their briefing is recorded (see
 :mod:`bothost.events.ledger`). A tick that dies leaves claims that expire with the lease.
+A tick whose lease another runner took over (a clock jump, a long stall) finds out at its
+next step — every decision and every send checks the lease in the store first — and ends
+with status ``lost``, leaving the rest to the new holder (:mod:`bothost.events.lease`).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ Clock = Callable[[], float]
 
 @dataclass
 class TickResult:
-    """What one tick did; ``status`` is ``ok``, ``busy`` (another tick holds the lease)."""
+    """What one tick did; ``status`` is ``ok``, ``busy`` (another tick holds the lease) or
+    ``lost`` (another runner took the lease over mid-way and finishes the work)."""
 
     status: str
     tick_id: int | None = None
@@ -75,29 +79,41 @@ async def run_tick(
     kill_point("leased")
 
     async def renew() -> None:
-        def step(db: Any) -> bool:
-            if not lease.acquire(db, lease.TICK_LOCK, owner, clock(), config.lease):
-                return False  # someone took over: their claims are not ours to extend
-            ledger.renew_claims(db, clock() + config.lease)
-            return True
+        # one row: the claims hold as long as the lease does (bothost.events.ledger)
+        if not await store.run(
+            lambda db: lease.renew(db, lease.TICK_LOCK, owner, clock(), config.lease)
+        ):
+            raise lease.LeaseLostError("another runner took the tick lease over")
 
-        if not await store.run(step):
-            logger.warning("tick lease lost to another process; finishing without renewing")
-
-    tick_id = await store.run(lambda db: ledger.start_tick(db, trigger, now, owner))
+    try:
+        tick_id = await store.run(lambda db: ledger.start_tick(db, trigger, now, owner))
+    except lease.LeaseLostError:  # taken over already (a stall right after taking it)
+        return TickResult("lost")
     kill_point("started")
     result = TickResult("ok", tick_id)
     # a slow model or platform must not let the lease lapse while this tick still works
     keeper = asyncio.create_task(_keep_alive(renew, config.lease / RENEWALS_PER_LEASE))
     try:
         with attribution.for_tick(tick_id):  # the tick agent's model calls are this tick's
-            await _tick(store, config, deliver, llm_triage, clock, on_briefing, renew, result)
+            await _tick(
+                store, config, deliver, llm_triage, clock, on_briefing, renew, owner, result
+            )
+    except lease.LeaseLostError as exc:
+        # expected when clocks jump: the new holder re-claims our events and sends what we
+        # had not; our claims and briefings are its to settle now
+        logger.warning("tick %s stopped: %s", tick_id, exc)
+        result.status, reason = "lost", str(exc)
+        await store.run(
+            lambda db: ledger.end_tick(
+                db, tick_id, clock(), "lost", result.events, len(result.briefings), reason
+            )
+        )
     except BaseException as exc:
         if isinstance(exc, Exception):
             logger.exception("tick %s failed", tick_id)
         # give the claims back now rather than at lease expiry; briefings keep their events
         error = repr(exc)
-        await store.run(ledger.release_all)
+        await store.run(lambda db: ledger.release_all(db, owner))
         await store.run(
             lambda db: ledger.end_tick(
                 db, tick_id, clock(), "error", result.events, len(result.briefings), error
@@ -118,10 +134,14 @@ async def run_tick(
 
 
 async def _keep_alive(renew: Callable[[], Awaitable[None]], period: float) -> None:
+    # the period is monotonic time (asyncio's clock): a wall clock jump neither hurries
+    # nor delays a renewal
     while True:
         await asyncio.sleep(period)
         try:
             await renew()
+        except lease.LeaseLostError:
+            return  # the tick's next step finds out too, and stops
         except Exception:  # a failed renewal is retried next period; the tick goes on
             logger.exception("renewing the tick lease failed")
 
@@ -134,11 +154,14 @@ async def _tick(
     clock: Clock,
     on_briefing: Callable[[Briefing], Any] | None,
     renew: Callable[[], Awaitable[None]],
+    owner: str,
     result: TickResult,
 ) -> None:
     schedule = Schedule(config)
     now = clock()
-    claim = await store.run(lambda db: ledger.claim(db, now, config.lease, MAX_EVENTS_PER_TICK))
+    claim = await store.run(
+        lambda db: ledger.claim(db, now, config.lease, MAX_EVENTS_PER_TICK, owner)
+    )
     kill_point("claimed")
     quiet = schedule.is_quiet(now)
     result.events = len(claim.fresh) + sum(len(v) for v in claim.retries.values())
@@ -154,6 +177,7 @@ async def _tick(
             clock=clock,
             max_attempts=config.max_attempts,
             renew=renew,
+            owner=owner,
             unanswered=unanswered,
         )
         result.briefings.append(briefing)
@@ -161,7 +185,7 @@ async def _tick(
     for briefing_id, event_ids in claim.retries.items():
         briefing = await store.run(lambda db, b=briefing_id: ledger.load_briefing(db, b))
         if quiet and not any(item.priority == "urgent" for item in briefing.items):
-            await store.run(lambda db, ids=event_ids: ledger.release(db, ids))
+            await store.run(lambda db, ids=event_ids: ledger.release(db, ids, owner))
             result.held += len(event_ids)
             continue
         await send(briefing)
@@ -201,6 +225,7 @@ async def _tick(
             held=held,
             briefing=briefing,
             now=now,
+            owner=owner,
         )
     )
     kill_point("recorded")
@@ -329,9 +354,10 @@ class Ticker:
             not_before = self.clock() + RETRY_AFTER if retry else 0.0
 
     async def _run_tick(self, trigger: str) -> bool:
-        """One tick of the loop; True when it should be tried again soon (busy or failed)."""
+        """One tick of the loop; True when it should be tried again soon (busy, lost or
+        failed)."""
         try:
-            return (await self.tick(trigger)).status == "busy"
+            return (await self.tick(trigger)).status in ("busy", "lost")
         except Exception:  # a scheduled run fails alone; the next one still comes
             logger.exception("scheduled tick failed")
             return True

@@ -229,7 +229,7 @@ def test_a_hung_holder_loses_an_expired_lease_and_cannot_renew_it(store_target, 
         other.close()
 
 
-def test_claimers_on_two_connections_claim_each_event_once(store_target, store):
+def test_only_the_lease_holder_claims_on_either_connection(store_target, store):
     from bothost.events import events_migrations, ledger
 
     migrations = core_migrations() + [Migration("notes", 1, sql(NOTES)), *events_migrations()]
@@ -243,11 +243,21 @@ def test_claimers_on_two_connections_claim_each_event_once(store_target, store):
                      "dedupe_key": f"k{n}"},
                 )
             )  # fmt: skip
+        assert first.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:1:a", 2.0, 300))
         futures = [
-            s.submit(lambda db: ledger.claim(db, 2.0, 300, 15)) for s in (first, second, first)
+            s.submit(lambda db, o=o: ledger.claim(db, 2.0, 300, 15, o))
+            for s, o in ((first, "h:1:a"), (second, "h:2:b"))
         ]
-        claimed = [e.id for f in futures for e in f.result().fresh]
-        assert len(claimed) == len(set(claimed)) == 40
+        claimed = [e.id for e in futures[0].result().fresh]
+        assert len(claimed) == len(set(claimed)) == 15
+        with pytest.raises(lease.LeaseLostError):
+            futures[1].result()
+        states = first.call(
+            lambda db: db.execute(
+                "SELECT status, count(*) FROM events GROUP BY status ORDER BY status"
+            ).fetchall()
+        )
+        assert [tuple(r) for r in states] == [("claimed", 15), ("pending", 25)]
     finally:
         first.close()
         second.close()
