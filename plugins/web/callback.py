@@ -111,9 +111,12 @@ async def problem(url: str, allow: Sequence[Network]) -> str | None:
         return f"callback_url's host {host!r} does not resolve: {type(exc).__name__}"
     for info in infos:
         address = literal(str(info[4][0]))
-        wrong = refusal(address, allow) if address is not None else "callback_url: no address"
-        if wrong:
-            return wrong
+        if address is None or refusal(address, allow):
+            # not which address: the sender need not learn what our resolver knows
+            return (
+                f"callback_url's host {host!r} resolves to an internal address "
+                "(allowlist its network in platforms.webhook.callback_allow)"
+            )
     return None
 
 
