@@ -129,6 +129,7 @@ class EventQueue:
         self._rows: list[_Row] = []
         self._taking = threading.Lock()
         self._scheduled = False  # a writing job is queued on the store thread, not started
+        self._queuing_on: asyncio.AbstractEventLoop | None = None  # the loop to queue it
         self._inflight: list[_Row] = []  # the batch on the store thread right now
 
     async def ingest(self, event: Event) -> int | None:
@@ -211,10 +212,12 @@ class EventQueue:
     def _add(self, rows: Iterable[_Row], loop: asyncio.AbstractEventLoop) -> None:
         with self._taking:
             self._rows += rows
-            if not self._scheduled:  # else the queued job takes these rows too
+            # else the queued job takes these rows too; unless another loop was to queue it,
+            # which may have stopped before it did
+            if not self._scheduled or self._queuing_on not in (None, loop):
                 # after one pass of the loop: producers that are ready now join it
-                self._scheduled = True
-                loop.call_soon(self.store.submit, self._drain)
+                self._scheduled, self._queuing_on = True, loop
+                loop.call_soon(self._queue_job, loop)
 
     def _prepare(
         self,
@@ -249,6 +252,12 @@ class EventQueue:
     # busy loop answers a thread's call only after the callbacks it is running; that round
     # trip per batch was most of a webhook's latency, issue 19). The outcomes go back to the
     # loop in one callback per batch.
+
+    def _queue_job(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._taking:
+            if self._queuing_on is loop:
+                self._queuing_on = None
+        self.store.submit(self._drain)
 
     def _drain(self, db: Conn) -> None:
         """The store thread's job: write the rows waiting now, at most :data:`BATCH_MAX`."""

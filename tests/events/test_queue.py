@@ -291,3 +291,22 @@ async def test_a_batch_behind_another_is_written_without_the_event_loop(queue, s
     assert batches == [["m1"], ["m2"]]
     async with asyncio.timeout(5):
         assert None not in await asyncio.gather(first, second)
+
+
+def test_a_queue_outlives_a_loop_closed_before_its_job_was_queued(store, config):
+    # the job is queued after one pass of the loop; a loop that stops first must not leave
+    # the queue believing a job is on its way (every later event would wait forever)
+    queue = EventQueue(store, config)
+
+    loop = asyncio.new_event_loop()
+    loop.call_soon(loop.stop)  # the loop's last pass: an event comes in during it
+    loop.call_soon(lambda: queue.ingest_batch([email(1)]).send(None))
+    loop.run_forever()
+    loop.close()
+
+    async def later():
+        async with asyncio.timeout(5):
+            return await queue.ingest(email(2))
+
+    assert asyncio.run(later()) is not None
+    assert count(store) == 2
