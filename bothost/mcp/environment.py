@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from bothost.config import ENV_LEFTOVER, ENV_PATTERN, McpServerConfig
+from bothost.config import ENV_PATTERN, McpServerConfig
 
 BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "BOTHOST_HOME", "USER", "LOGNAME", "TMPDIR")
 # Without the proxy and CA names, every npx/uvx server behind a corporate proxy or a private
@@ -40,6 +40,9 @@ NETWORK = (
 )
 ALLOWED = BASE + NETWORK
 ENV_REF = ENV_PATTERN  # one syntax for config files and run-time servers
+# a broken reference as its error quotes it: up to its brace, a space or 40 characters (a
+# name is short; what follows a space is the rest of the value, perhaps a credential)
+BROKEN_REF = re.compile(r"\$\{env[^\s}]{0,40}\}?")
 
 
 class UnsetVariableError(ValueError):
@@ -47,10 +50,15 @@ class UnsetVariableError(ValueError):
 
 
 def reference_problem(value: str, where: str) -> str | None:
-    """Why ``value`` holds a ``${env…`` that is not a well-formed ``${env:NAME}``, or None."""
-    if ENV_LEFTOVER in ENV_REF.sub("", value):
-        return f"{where}: expected ${{env:NAME}} (NAME of letters, digits and _), got {value!r}"
-    return None
+    """Why ``value`` holds a ``${env…`` that is not a well-formed ``${env:NAME}``, or None.
+
+    The message quotes the broken reference alone: the rest of a header value may be a
+    credential pasted beside it, and this text reaches terminals, logs and ``mcp list``."""
+    found = BROKEN_REF.search(ENV_REF.sub("", value))
+    if found is None:
+        return None
+    broken = found.group(0)
+    return f"{where}: expected ${{env:NAME}} (NAME of letters, digits and _), got {broken!r}"
 
 
 def config_problem(config: McpServerConfig) -> str | None:

@@ -233,3 +233,11 @@ def test_call_with_a_store_that_cannot_take_the_pushed_events_says_so_and_fails(
     assert isinstance(result.exception, StoreError)  # main() prints it as one line, exit 1
     said = str(result.exception)
     assert "2 events paging pushed not stored" in said and "disk I/O error" in said
+
+
+def test_the_refusal_shows_the_reference_not_the_rest_of_the_value(bothost):
+    """The value may hold a pasted credential beside the broken reference; the error goes to
+    terminals, logs and `mcp list`, so it quotes the reference alone."""
+    value = "X=Bearer sk-live-0123456789 ${env:TOKEN"
+    out = bothost("mcp", "add", "r", "--url", "http://127.0.0.1:9/mcp", "--header", value, code=2)
+    assert "${env:TOKEN" in out.output and "sk-live-0123456789" not in out.output
