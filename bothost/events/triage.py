@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from email.utils import parseaddr
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Any
 
 from bothost.config import TickRule
@@ -138,8 +139,29 @@ def candidates(value: Any) -> list[str]:
         return [json.dumps(value)] + [t for item in value for t in candidates(item)]
     if not isinstance(value, str):
         return [json.dumps(value)]
-    address = parseaddr(value)[1]
+    address = bare_address(value)
     return [value, address] if address and address != value else [value]
+
+
+# Texts up to this long have their parse kept: a header with a name and an address fits, and
+# a long summary (a payload field may be 256 KiB) is never pinned in the cache.
+ADDRESS_CACHED_CHARS = 320
+ADDRESS_CACHE = 4096  # distinct senders, sources and types kept; a tick repeats a few of them
+
+
+def bare_address(value: str) -> str:
+    """The bare address of a mail header (``Ana <ana@corp.com>`` → ``ana@corp.com``), or ''.
+
+    The rules try it on every event's matched fields and grouping on every sender: parsing
+    was most of an offline tick's time (10,000 events, 20,000 parses of a few texts)."""
+    if len(value) > ADDRESS_CACHED_CHARS:
+        return parseaddr(value)[1]
+    return _cached_address(value)
+
+
+@lru_cache(maxsize=ADDRESS_CACHE)
+def _cached_address(value: str) -> str:
+    return parseaddr(value)[1]
 
 
 def rule_priority(
@@ -219,7 +241,7 @@ def who(event: QueuedEvent) -> tuple[str, str] | None:
         value = event.payload.get(key)
         if isinstance(value, str) and value.strip():
             if key in ADDRESS_FIELDS:  # "Ana <ana@corp.com>" groups and reads as the address
-                value = parseaddr(value)[1] or value
+                value = bare_address(value) or value
             return preposition, one_line(value.lower() if "@" in value else value, 80)
     return None
 
