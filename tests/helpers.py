@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
+from aiohttp import web
 
 from bothost.config import load
 from bothost.discovery import load_plugins, new_plugin_manager
@@ -48,6 +50,18 @@ async def until(predicate, timeout: float = 10.0) -> None:
             await asyncio.sleep(0.02)
 
 
+async def serve_app(
+    app: web.Application, host: str = "127.0.0.1", **runner_options: Any
+) -> tuple[web.AppRunner, str]:
+    """Serve ``app`` on a free port of ``host``; the runner (``await runner.cleanup()`` stops
+    it) and the base URL, ``http://HOST:PORT``."""
+    runner = web.AppRunner(app, **runner_options)
+    await runner.setup()
+    await web.TCPSite(runner, host, 0).start()
+    bound, port = runner.addresses[0][:2]
+    return runner, f"http://{bound}:{port}"
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago (for servers that need a number)."""
     with socket.socket() as sock:
@@ -55,11 +69,50 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+COMMAND_SECONDS = 120.0  # one CLI command to its end on a loaded 2-core machine
+
+
+def run_bothost(
+    *args: str,
+    home: Path | None = None,
+    config: Path | str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = COMMAND_SECONDS,
+    text: bool = True,
+    prefix: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[Any]:
+    """``python -m bothost [--home HOME] [--config CONFIG] ARGS`` run to its end as a person
+    runs it from a script (no stdin, output captured); ``env`` replaces this process's
+    environment, ``prefix`` goes before the interpreter (e.g. setpriv)."""
+    argv = [*prefix, sys.executable, "-m", "bothost"]
+    if home is not None:
+        argv += ["--home", str(home)]
+    if config is not None:
+        argv += ["--config", str(config)]
+    return subprocess.run(
+        [*argv, *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=text,
+        timeout=timeout,
+        env=env,
+    )
+
+
 async def bothost_process(
-    home: Path, config: Path, *args: str, stdout: int = asyncio.subprocess.PIPE, **env: str
+    home: Path,
+    config: Path,
+    *args: str,
+    stdout: Any = asyncio.subprocess.PIPE,
+    stdin: Any = asyncio.subprocess.DEVNULL,
+    stderr: Any = asyncio.subprocess.PIPE,
+    without: tuple[str, ...] = (),
+    **env: str,
 ) -> asyncio.subprocess.Process:
     """``python -m bothost --config CONFIG ARGS`` with ``home`` as its home, as a person
-    starts it (no stdin; stderr piped), ``env`` added to this process's environment."""
+    starts it (no stdin, stderr piped unless asked otherwise); its environment is this
+    process's without the names in ``without``, with ``env`` added."""
+    inherited = {k: v for k, v in os.environ.items() if k not in without}
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -67,8 +120,30 @@ async def bothost_process(
         "--config",
         str(config),
         *args,
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=stdin,
         stdout=stdout,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home), **env},
+        stderr=stderr,
+        env={**inherited, "BOTHOST_HOME": str(home), **env},
     )
+
+
+MCP_PROTOCOL = "2025-11-25"  # the protocol version the test clients ask for
+
+
+def initialize_params(client: str = "test") -> dict[str, Any]:
+    """The params of the MCP ``initialize`` request a plain client opens with."""
+    return {
+        "protocolVersion": MCP_PROTOCOL,
+        "capabilities": {},
+        "clientInfo": {"name": client, "version": "0"},
+    }
+
+
+def initialize_request(client: str = "test", request_id: int = 1) -> dict[str, Any]:
+    """The MCP ``initialize`` request, as one JSON-RPC message."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": initialize_params(client),
+    }

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
 
 from bothost import jsondecode
 from bothost.jsondecode import JsonInputError, decode, decode_object
+from tests.helpers import run_bothost
 
 DEEP = "[" * 1000 + "]" * 1000
 
@@ -67,12 +67,7 @@ def test_an_object_is_required_where_asked():
 
 def bothost(home, *args: str) -> subprocess.CompletedProcess[bytes]:
     # argv as bytes: what a shell passes when the text is not UTF-8
-    return subprocess.run(
-        [sys.executable, "-m", "bothost", *args],
-        capture_output=True,
-        timeout=60,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
-    )
+    return run_bothost(*args, env={**os.environ, "BOTHOST_HOME": str(home)}, timeout=60, text=False)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ the host as a platform does, and once through the terminal (``bothost chat -m``)
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import textwrap
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from bothost import prompt_command
 from bothost.agent.untrusted import UNTRUSTED_OPEN
 from bothost.models import Address, IncomingMessage
-from tests.helpers import make_host
+from tests.helpers import bothost_process, make_host
 
 SURFACE = str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "surface_server.py")
 
@@ -106,11 +105,7 @@ async def test_the_terminal_routes_it(home, tmp_path, fake_llm):
                          s: {{command: '{sys.executable}', args: ['{SURFACE}']}}}}}}
         """)
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config), "chat", "-m", "/prompt s",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
-    )  # fmt: skip
+    process = await bothost_process(home, config, "chat", "-m", "/prompt s")
     async with asyncio.timeout(60):
         out, err = await process.communicate()
     assert process.returncode == 0, err.decode()

@@ -6,10 +6,11 @@ line; the conversation ends on ``exit`` (or Ctrl-C at the prompt, as before).
 """
 
 import asyncio
-import os
 import signal
-import sys
 import textwrap
+from asyncio.subprocess import PIPE, STDOUT
+
+from tests.helpers import bothost_process
 
 # Starting a Python process that imports the host and loads a plugin, on a loaded machine.
 STEP_SECONDS = 60
@@ -51,12 +52,9 @@ async def test_ctrl_c_stops_the_turn_and_the_chat_goes_on(tmp_path, home):
     config.write_text(
         f"plugins: {{dirs: ['{plugins}']}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
     )
-    env = {**os.environ, "BOTHOST_HOME": str(home), "SLOW_MARKER": str(marker)}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config), "chat",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, env=env,
-    )  # fmt: skip
+    process = await bothost_process(
+        home, config, "chat", stdin=PIPE, stderr=STDOUT, SLOW_MARKER=str(marker)
+    )
     assert process.stdin and process.stdout
     try:
         process.stdin.write(b"call slow {}\n")
@@ -81,11 +79,7 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path, home):
     """Before, the thread reading the prompt was joined at exit: the chat hung until Enter."""
     config = tmp_path / "c.yaml"
     config.write_text("mcp: {servers: {weather: {enabled: false}}}\n")
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config), "chat",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, env={**os.environ, "BOTHOST_HOME": str(home)},
-    )  # fmt: skip
+    process = await bothost_process(home, config, "chat", stdin=PIPE, stderr=STDOUT)
     assert process.stdin and process.stdout
     try:
         await read_until(process.stdout, b"you> ")

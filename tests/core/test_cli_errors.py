@@ -12,13 +12,13 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from bothost.store import Store, core_migrations
+from tests.helpers import run_bothost
 
 QUIET = (
     "platforms: {web: {port: 0}, console: {enabled: false}}\n"
@@ -29,13 +29,7 @@ CORE_SCHEMA = max(m.number for m in core_migrations())  # the newest core schema
 
 
 def bothost(*args: str, home: Path, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "bothost", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_bothost(*args, home=home, timeout=COMMAND_TIMEOUT, prefix=prefix)
 
 
 def no_overrides() -> tuple[str, ...]:

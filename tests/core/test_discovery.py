@@ -1,11 +1,10 @@
 import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from bothost.discovery import DiscoveryError, load_plugins, new_plugin_manager
+from tests.helpers import run_bothost
 
 TOOL_PLUGIN = textwrap.dedent('''
     from bothost.hookspecs import hookimpl
@@ -90,12 +89,7 @@ def test_entry_point_plugins(tmp_path, monkeypatch):
 
 
 def bothost(home, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "bothost", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_bothost(*args, home=home, timeout=60)
 
 
 def test_directory_tool_listed_and_callable_from_the_cli(tmp_path, home):

@@ -10,16 +10,11 @@ import sys
 import pytest
 
 from tests.fakes.llm import FakeLlm
-from tests.helpers import free_port
+from tests.helpers import free_port, run_bothost
 
 
 def doctor(home, config):
-    return subprocess.run(
-        [sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), "doctor"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_bothost("doctor", home=home, config=config, timeout=120)
 
 
 def test_doctor_passes_on_a_healthy_setup(home, tmp_path):

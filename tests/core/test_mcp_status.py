@@ -10,24 +10,17 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import subprocess
 import sys
 
 import aiohttp
 
-from tests.helpers import free_port, until
+from tests.helpers import free_port, run_bothost, until
 
 HEALTH_WAIT = 60.0  # the weather server starts as a child of the host
 
 
 def bothost(home, config, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_bothost(*args, home=home, config=config, timeout=120)
 
 
 async def test_cli_commands_leave_the_running_hosts_status_alone(tmp_path, home):

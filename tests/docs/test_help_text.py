@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import sys
 import textwrap
 
 from bothost.config import load
+from tests.helpers import run_bothost
 
 # One CLI command: imports, migrations, the turn.
 COMMAND_SECONDS = 120
@@ -17,14 +17,7 @@ COMMAND_SECONDS = 120
 def bothost(home, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOTHOST_")}
     env["HOME"] = str(home.parent)
-    return subprocess.run(
-        [sys.executable, "-m", "bothost", "--home", str(home), *argv],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env=env,
-        timeout=COMMAND_SECONDS,
-    )
+    return run_bothost(*argv, home=home, env=env, timeout=COMMAND_SECONDS)
 
 
 def help_text(home) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import run_bothost
 
 COMMAND_TIMEOUT = 60  # one CLI command: imports, migrations, one offline turn
 
@@ -55,14 +56,7 @@ def site(tmp_path) -> Path:
 
 def bothost(site: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(site)}
-    return subprocess.run(
-        [sys.executable, "-m", "bothost", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
+    return run_bothost(*args, home=home, env=env, timeout=COMMAND_TIMEOUT)
 
 
 def test_the_plugin_is_found_by_its_entry_point(site, home):

@@ -31,6 +31,7 @@ from typing import Any
 from aiohttp import web
 
 from bothost.llm.openai import TOOL_ERROR_MARK
+from tests.helpers import serve_app
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 CHUNK = 7  # characters per streamed text delta, small enough to see several deltas
@@ -95,11 +96,8 @@ class FakeLlm:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self.openai)
         app.router.add_post("/v1/messages", self.anthropic)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
+        self.runner, _ = await serve_app(app)
+        self.port = self.runner.addresses[0][1]
         return self
 
     async def stop(self) -> None:

@@ -16,6 +16,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.helpers import serve_app
+
 KNOWN_CURRENT = {
     "temperature_2m",
     "relative_humidity_2m",
@@ -177,12 +179,7 @@ class FakeOpenMeteo:
         app.router.add_get("/v1/search", self._search)
         app.router.add_get("/v1/forecast", self._forecast)
         app.router.add_get("/v1/air-quality", self._air)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base = f"http://127.0.0.1:{port}"
+        self._runner, self.base = await serve_app(app, access_log=None)
         return self
 
     async def stop(self) -> None:

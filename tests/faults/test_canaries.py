@@ -36,7 +36,7 @@ import pytest
 import yaml
 from bothost.plugins.web.signing import sign_headers
 
-from tests.helpers import free_port
+from tests.helpers import free_port, run_bothost
 from tests.slack import fake_slack
 from tests.slack.fake_slack import BOT_USER, TEAM, FakeSlack
 
@@ -279,13 +279,7 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries, slack):
     token = canaries["web.token"]
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        done = subprocess.run(
-            [sys.executable, "-m", "bothost", "--config", str(config), *args],
-            capture_output=True,
-            env=env,
-            timeout=STEP_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
+        done = run_bothost(*args, config=config, env=env, timeout=STEP_TIMEOUT, text=False)
         seen.add(f"bothost {' '.join(args)} stdout", done.stdout)
         seen.add(f"bothost {' '.join(args)} stderr", done.stderr)
         return done

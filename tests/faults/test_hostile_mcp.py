@@ -27,7 +27,7 @@ import aiohttp
 import pytest
 import yaml
 
-from tests.helpers import free_port, until
+from tests.helpers import free_port, run_bothost, until
 
 HOSTILE = Path(__file__).with_name("hostile_server.py")
 MAX_RSS_KB = 150 * 1024  # the bound for a host under a hostile server's flood
@@ -347,14 +347,8 @@ def test_chat_waits_only_for_servers_its_turn_lists(tmp_path, home):
     config.write_text(yaml.safe_dump({"mcp": {"servers": servers}}))
 
     def chat(text: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "bothost", "--config", str(config), "chat", "-m", text],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "BOTHOST_HOME": str(home)},
-        )
+        env = {**os.environ, "BOTHOST_HOME": str(home)}
+        return run_bothost("chat", "-m", text, config=config, env=env, timeout=60)
 
     helped = chat("help")
     assert helped.returncode == 0 and "offline agent" in helped.stdout, helped.stderr

@@ -12,23 +12,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 
 from tests.faults.http_host import RunningHost
+from tests.helpers import run_bothost
 
 START_TIMEOUT = 60.0  # seconds for a refused `bothost run` to exit; ~1 s on an idle machine
 
 
 def second_run(host: RunningHost, tmp_path) -> subprocess.CompletedProcess[str]:
     other = RunningHost(host.home, tmp_path / "second")  # its own port and config file
-    return subprocess.run(
-        [sys.executable, "-m", "bothost", "--config", str(other.config), "run"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "BOTHOST_HOME": str(host.home)},
-        timeout=START_TIMEOUT,
-    )
+    env = {**os.environ, "BOTHOST_HOME": str(host.home)}
+    return run_bothost("run", config=other.config, env=env, timeout=START_TIMEOUT)
 
 
 async def test_a_second_host_on_one_sqlite_file_is_refused_until_the_first_is_gone(tmp_path):
@@ -46,13 +40,8 @@ async def test_a_second_host_on_one_sqlite_file_is_refused_until_the_first_is_go
         assert str(home / "bothost.db") in lines[0] and f"pid {first.process.pid}" in lines[0]
         assert "PostgreSQL" in lines[0] and "Traceback" not in refused.stderr
 
-        listed = subprocess.run(
-            [sys.executable, "-m", "bothost", "--config", str(first.config), "events", "list"],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "BOTHOST_HOME": str(home)},
-            timeout=START_TIMEOUT,
-        )
+        env = {**os.environ, "BOTHOST_HOME": str(home)}
+        listed = run_bothost("events", "list", config=first.config, env=env, timeout=START_TIMEOUT)
         assert listed.returncode == 0, listed.stderr  # commands still share the file
         assert first.process.poll() is None
     finally:

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +25,12 @@ from aiohttp import web
 from bothost.events.faults import KILL_ENV, STEPS
 from bothost.events.queue import EventQueue
 from bothost.models import Event
-from tests.helpers import make_host, write_config
+from tests.helpers import bothost_process, make_host, serve_app, write_config
 from tests.slack.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
+
+# not passed on to the ticks the test starts: the kill step is the test's to set, and a
+# developer's own config file must not change the host under test
+SCRUBBED = (KILL_ENV, "BOTHOST_CONFIG")
 
 SECRET = "whsec_" + "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 CHANNEL = "C0BRIEFS"
@@ -53,12 +55,8 @@ class Receiver:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/hook", self.hook)
-        self.runner = web.AppRunner(app, access_log=None)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = self.runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}/hook"
+        self.runner, base = await serve_app(app, access_log=None)
+        self.url = f"{base}/hook"
 
     async def hook(self, request: web.Request) -> web.Response:
         self.requests.append((request.headers["webhook-id"], await request.json()))
@@ -113,21 +111,8 @@ async def seed(home: Path, config: dict[str, Any], count: int) -> None:
 
 
 async def bothost_tick(home: Path, config_file: Path, kill_at: str | None) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in (KILL_ENV, "BOTHOST_CONFIG")}
-    env["BOTHOST_HOME"] = str(home)
-    if kill_at:
-        env[KILL_ENV] = kill_at
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--config",
-        str(config_file),
-        "tick",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
+    kill = {KILL_ENV: kill_at} if kill_at else {}
+    process = await bothost_process(home, config_file, "tick", without=SCRUBBED, **kill)
     try:
         out, err = await asyncio.wait_for(process.communicate(), RUN_TIMEOUT)
     except TimeoutError:
@@ -233,12 +218,7 @@ async def test_a_tick_killed_during_its_model_call_loses_no_event_and_its_row_sa
     }
     config_file = write_config(tmp_path / "bothost.yaml", config)
     await seed(home, config, count=6)
-    env = {k: v for k, v in os.environ.items() if k not in (KILL_ENV, "BOTHOST_CONFIG")}
-    env["BOTHOST_HOME"] = str(home)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bothost", "--config", str(config_file), "tick",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
-    )  # fmt: skip
+    process = await bothost_process(home, config_file, "tick", without=SCRUBBED)
     try:
         await until(lambda: len(fake.requests) == 1, timeout=RUN_TIMEOUT)
     finally:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sys
 import time
@@ -30,7 +29,7 @@ import pytest
 import yaml
 from bothost.plugins.web.signing import sign_headers
 
-from tests.helpers import free_port
+from tests.helpers import bothost_process, free_port
 
 pytestmark = pytest.mark.timeout(240)  # three hosts on a loaded machine
 
@@ -63,13 +62,14 @@ class RunningHost:
             self.process = await self._spawn(repo, stderr)
 
     async def _spawn(self, repo: Path, stderr: Any) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bothost", "--config", str(self.config), "run",
-            stdin=asyncio.subprocess.DEVNULL,
+        return await bothost_process(
+            self.home,
+            self.config,
+            "run",
             stdout=asyncio.subprocess.DEVNULL,  # briefings to console: are counted in the store
             stderr=stderr,
-            env={**os.environ, "BOTHOST_HOME": str(self.home), "PYTHONPATH": str(repo)},
-        )  # fmt: skip
+            PYTHONPATH=str(repo),
+        )
 
     @property
     def base(self) -> str:

@@ -16,7 +16,7 @@ from aiohttp import web
 from interop_cases import ARTICLE, ROBOTS, SDK_SERVER, Places, prepare, servers
 from peers import server_everything
 
-from tests.helpers import free_port
+from tests.helpers import free_port, serve_app
 from tests.mcp.mcp_helpers import listening_process
 
 
@@ -56,12 +56,8 @@ async def pages():
     app.router.add_get("/article", article)
     app.router.add_get("/robots.txt", robots)
     app.router.add_get("/private/{rest:.*}", private)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield f"http://127.0.0.1:{port}"
+    runner, url = await serve_app(app)
+    yield url
     await runner.cleanup()
 
 

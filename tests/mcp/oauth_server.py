@@ -18,6 +18,8 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
+from tests.helpers import serve_app
+
 TOOLS = [
     {"name": "read_note", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
     {"name": "write_note", "inputSchema": {"type": "object"}},
@@ -50,11 +52,7 @@ class OAuthMcpServer:
         app.router.add_get("/authorize", self.authorize)
         app.router.add_post("/token", self.token)
         app.router.add_post("/mcp", self.mcp)
-        self.runner = web.AppRunner(app, access_log=None)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.base = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
+        self.runner, self.base = await serve_app(app, access_log=None)
 
     async def stop(self) -> None:
         if self.runner is not None:

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from bothost.config import McpServerConfig
+from tests.helpers import serve_app
 from tests.mcp.test_mcp_manager import make_manager, state, store  # noqa: F401 (fixtures)
 
 SECRET = "s3cret-api-key"
@@ -54,12 +55,9 @@ async def site():
     async def serve(routes, host="127.0.0.1"):
         app = web.Application()
         app.add_routes(routes)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, host, 0).start()
+        runner, url = await serve_app(app, host)
         runners.append(runner)
-        bound, port = runner.addresses[0][:2]
-        return f"http://{bound}:{port}"
+        return url
 
     yield serve
     for runner in runners:

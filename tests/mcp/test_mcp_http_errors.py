@@ -6,6 +6,7 @@ import pytest
 from aiohttp import web
 
 from bothost.config import McpServerConfig
+from tests.helpers import serve_app
 from tests.mcp.test_mcp_manager import make_manager, state, store  # noqa: F401 (fixtures)
 
 PAGE = (
@@ -20,13 +21,9 @@ async def site():
     async def serve(routes):
         app = web.Application()
         app.add_routes(routes)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        tcp = web.TCPSite(runner, "127.0.0.1", 0)
-        await tcp.start()
+        runner, url = await serve_app(app)
         runners.append(runner)
-        host, port = runner.addresses[0][:2]
-        return f"http://{host}:{port}"
+        return url
 
     yield serve
     for runner in runners:

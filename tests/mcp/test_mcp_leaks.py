@@ -26,6 +26,7 @@ from bothost.mcp.manager import McpManager
 from bothost.mcp.serverlog import close_server_logger, server_logger
 from bothost.mcp.session import ClientSession
 from bothost.store import Store, core_migrations
+from tests.helpers import serve_app
 
 ECHO_SERVER = Path(__file__).resolve().parents[1] / "mcp_servers" / "echo_server.py"
 LEAKS = ("never retrieved", "Unclosed", "unclosed", "was destroyed but it is pending")
@@ -137,12 +138,8 @@ async def hanging_delete():
 
     app = web.Application()
     app.add_routes([web.post("/mcp", post), web.delete("/mcp", delete)])
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    yield f"http://{host}:{port}/mcp", deleting
+    runner, url = await serve_app(app)
+    yield f"{url}/mcp", deleting
     released.set()
     await runner.cleanup()
 

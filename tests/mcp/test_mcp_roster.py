@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from bothost.config import McpServerConfig
 from bothost.mcp import stored
 from bothost.mcp.roster import desired_servers, name_problem
+from tests.helpers import run_bothost
 
 
 def row(name, origin="cli", enabled=True, command="other"):
@@ -44,12 +43,7 @@ def test_a_server_name_is_checked_in_one_place():
 
 def test_plugins_and_mcp_list_agree_on_shadowed_and_overridden_servers(home):
     def bothost(*args):
-        done = subprocess.run(
-            [sys.executable, "-m", "bothost", "--home", str(home), *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = run_bothost(*args, home=home, timeout=60)
         assert done.returncode == 0, done.stderr
         return done.stdout
 

@@ -7,11 +7,9 @@ when the registry cannot be reached.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
+from tests.helpers import run_bothost
 from tests.mcp_install.support import CLI_TIMEOUT
 
 
@@ -28,12 +26,6 @@ def bothost(home):
     """Run `python -m bothost --home HOME ARGS…` and return the finished process."""
 
     def run(*args: str, timeout: float = CLI_TIMEOUT, env: dict | None = None):
-        return subprocess.run(
-            [sys.executable, "-m", "bothost", "--home", str(home), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-        )
+        return run_bothost(*args, home=home, env=env, timeout=timeout)
 
     return run

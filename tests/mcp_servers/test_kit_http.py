@@ -9,20 +9,11 @@ import aiohttp
 import pytest
 from mcp import types
 
-from tests.helpers import free_port
+from tests.helpers import free_port, initialize_request
 
 # Generous: a loaded CI machine can take seconds to start Python with aiohttp.
 STARTUP = 30.0
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
+INIT = initialize_request("raw")
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import initialize_params
+
 SNAPSHOT = Path(__file__).with_name("tool_listings.json")
 SERVERS = ("weather", "gmail", "gcal", "ssh")
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,11 +72,7 @@ async def list_tools(name: str, home: Path) -> list[dict[str, Any]]:
         await proc.wait()
 
 
-_INIT = {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {},
-    "clientInfo": {"name": "listing-test", "version": "0"},
-}
+_INIT = initialize_params("listing-test")
 
 
 async def _send(stdin: asyncio.StreamWriter, request_id: int, method: str, params: dict) -> None:

@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 from peers import missing
 
+from tests.helpers import MCP_PROTOCOL, initialize_request
+
 ROOT = Path(__file__).resolve().parents[2]
 # Building and installing the wheel with all its dependencies on a loaded 2-core machine.
 pytestmark = [pytest.mark.packaging, pytest.mark.timeout(900)]
@@ -277,16 +279,7 @@ def test_tick_runs_from_the_wheel(installed, user_home):
 
 @pytest.mark.parametrize("server", SERVERS)
 def test_bundled_server_answers_initialize(installed, user_home, server):
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "wheel-test", "version": "0"},
-        },
-    }
+    request = initialize_request("wheel-test")
     proc = subprocess.Popen(
         [str(installed.venv / "bin" / f"bothost-mcp-{server}")],
         cwd=installed.workdir,
@@ -314,7 +307,7 @@ def test_bundled_server_answers_initialize(installed, user_home, server):
     response = json.loads(line)
     assert response["id"] == 1
     assert response["result"]["serverInfo"]["name"], response
-    assert response["result"]["protocolVersion"] == "2025-11-25"
+    assert response["result"]["protocolVersion"] == MCP_PROTOCOL
     assert "Traceback" not in stderr
 
 

@@ -21,6 +21,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.helpers import serve_app
+
 BOT_TOKEN = "xoxb-test-token"
 APP_TOKEN = "xapp-test-token"
 BOT_USER, BOT_ID, TEAM = "UBOT", "BBOT", "T0TEAM"
@@ -60,11 +62,8 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self.api)
         app.router.add_get("/link", self.link)
-        self.runner = web.AppRunner(app, access_log=None)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001
+        self.runner, _ = await serve_app(app, access_log=None)
+        self.port = self.runner.addresses[0][1]
 
     async def stop(self) -> None:
         for ws in list(self.sockets):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bothost.store import Store, StoreError, core_migrations
 from bothost.store.target import store_target
+from tests.helpers import run_bothost
 
 COMMAND_TIMEOUT = 120  # one CLI process: imports, plugins, migrations on a loaded machine
 PASSWORD = "pg-Secret-4711"
@@ -21,13 +21,7 @@ QUIET = (
 
 
 def bothost(home: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bothost", "--home", str(home), "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_bothost(*args, home=home, config=config, timeout=COMMAND_TIMEOUT)
 
 
 def config_with(tmp_path: Path, url: str) -> Path:

@@ -11,6 +11,7 @@ import pytest
 
 from bothost.store import Migration, Store, StoreBusyError, core_migrations, sql
 from tests.conftest import both_backends
+from tests.helpers import serve_app
 
 pytestmark = both_backends
 
@@ -75,15 +76,11 @@ async def test_a_request_whose_job_was_withdrawn_is_answered_503_naming_it(store
 
     app = web.Application(middlewares=[StoreFailures().middleware])
     app.router.add_post("/note", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, url = await serve_app(app)
     release = threading.Event()
     blocker = store.submit(lambda db: release.wait(RELEASE_BOUND))
     try:
-        async with ClientSession() as client, client.post(f"http://127.0.0.1:{port}/note") as r:
+        async with ClientSession() as client, client.post(f"{url}/note") as r:
             status, headers, body = r.status, r.headers, await r.json()
     finally:
         release.set()

@@ -12,7 +12,7 @@ from bothost.plugins.web.signing import verify
 from bothost.models import Briefing, BriefingItem
 from bothost.wiring import tick_once
 from tests.conftest import both_backends
-from tests.helpers import make_host
+from tests.helpers import make_host, serve_app
 from tests.store_faults import refuse_disk_events
 from tests.web.conftest import base_url, host_config, signed
 
@@ -217,11 +217,8 @@ class Receiver:
     async def __aenter__(self):
         app = web.Application()
         app.router.add_post("/hook", self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/hook"
+        self.runner, base = await serve_app(app)
+        self.url = f"{base}/hook"
         return self
 
     async def __aexit__(self, *exc):

@@ -14,6 +14,8 @@ import itertools
 
 from aiohttp import web
 
+from tests.helpers import serve_app
+
 from .calendar import CalendarFake
 from .gmail import GmailFake, parse_sent
 from .oauth import OAuthFake
@@ -39,12 +41,7 @@ class FakeGoogle(OAuthFake, GmailFake, CalendarFake):
         self._oauth_routes(app)
         self._gmail_routes(app)
         self._calendar_routes(app)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self._runner, self.url = await serve_app(app, access_log=None)
         return self.url
 
     async def close(self) -> None:
