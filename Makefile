@@ -45,11 +45,13 @@ $(RUNTIME): pyproject.toml setup.py | $(PY)
 # tool fetch"; seen in CI with two test workers). Its Node half is installed here, once.
 READABILIPY_JS = $$($(PY) -c 'import os, readabilipy; print(os.path.dirname(readabilipy.__file__))')/javascript
 
-$(STAMP): $(RUNTIME)
+# The test extra includes the runtime, so it is one pip run (resolving and building bothost
+# once), not the runtime's run and then the extra's; the runtime's stamp is set with it.
+$(STAMP): pyproject.toml setup.py | $(PY)
 	$(PIP) -e '.[test]'
 	if command -v npm >/dev/null; then \
 		cd "$(READABILIPY_JS)" && npm install --no-audit --no-fund --silent; fi
-	touch $@
+	touch $(RUNTIME) $@
 
 run: $(RUNTIME)
 	$(VENV)/bin/bothost run
