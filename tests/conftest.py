@@ -71,13 +71,29 @@ def pytest_collection_modifyitems(config, items):
     start the packaging tests (the longest: venvs and pip) first, so they do not end the run
     on one worker while the other idles. Without xdist the order alone changes."""
     shared = {"module", "package"}
+    grouping = bool(getattr(config.option, "loadgroup", False))  # set on xdist's workers
     for item in items:
         defs = getattr(item, "_fixtureinfo", None)
         scopes = {d.scope for ds in (defs.name2fixturedefs.values() if defs else ()) for d in ds}
         module = item.nodeid.split("::", 1)[0]
         if item.get_closest_marker("packaging") or scopes & shared:
-            item.add_marker(pytest.mark.xdist_group(module))
+            if grouping:
+                in_group(item, module)
     items.sort(key=lambda item: item.get_closest_marker("packaging") is None)
+
+
+def in_group(item, group: str) -> None:
+    """Put ``item`` in xdist's loadgroup ``group``: its node id ends in ``@group``, which is
+    how the scheduler on the controller, seeing only ids, tells groups. pytest-xdist (3.8)
+    writes that id to ``_nodeid`` for an ``xdist_group`` mark, which pytest 9 no longer reads
+    (the id is ``_id``, a NodeId), so its marks grouped nothing: both workers built the wheel."""
+    grouped = f"{item.nodeid}@{group}"
+    try:
+        from _pytest.nodeid import NodeId  # pytest >= 9
+    except ImportError:
+        item._nodeid = grouped
+    else:
+        item._id = NodeId.parse(grouped)
 
 
 def _escaped(text: str) -> str:
