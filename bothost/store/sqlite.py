@@ -1,8 +1,5 @@
 """The SQLite backend: one file in the home, WAL, ``busy_timeout``, checked before use.
 
-WAL checkpoints run on a thread of their own (:mod:`bothost.store.checkpoint`), not inside
-the writer's commits.
-
 Opening refuses a directory, a file that is not SQLite or is corrupt, a read-only file and
 a database written by a newer bothost before anything is written; then it migrates.
 """
@@ -14,7 +11,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bothost.store.checkpoint import Checkpointer
 from bothost.store.conn import SQLITE, Conn, SqliteConn
 from bothost.store.errors import StoreError
 from bothost.store.health import WriteHealth, probe
@@ -32,7 +28,6 @@ class SqliteBackend:
         self.label = str(path)
         self.health = WriteHealth()
         self.applied: list[str] = []  # the migrations this open applied
-        self.checkpointer: Checkpointer | None = None
 
     def open(self, migrations: Iterable[Migration]) -> SqliteConn:
         migrations = list(migrations)
@@ -49,7 +44,6 @@ class SqliteBackend:
             check_writable(raw)
             raw.execute("PRAGMA journal_mode = WAL")
             raw.execute("PRAGMA synchronous = NORMAL")
-            raw.execute("PRAGMA wal_autocheckpoint = 0")  # the Checkpointer's thread runs them
             raw.execute("PRAGMA foreign_keys = ON")
             conn = SqliteConn(raw)
             self.applied = apply_migrations(conn, migrations)
@@ -57,13 +51,7 @@ class SqliteBackend:
         except BaseException:
             raw.close()
             raise
-        self.checkpointer = Checkpointer(self.path)
         return conn
-
-    def wrote(self) -> None:
-        """A job committed a write (store thread): its pages are the checkpointer's now."""
-        if self.checkpointer is not None:
-            self.checkpointer.wrote()
 
     def reopen(self, conn: Conn) -> Conn:
         return conn
@@ -73,9 +61,7 @@ class SqliteBackend:
 
     def close(self, conn: Conn) -> None:
         assert isinstance(conn, SqliteConn)
-        if self.checkpointer is not None:
-            self.checkpointer.stop()
-        conn.raw.close()  # the last connection: SQLite checkpoints the rest and drops the WAL
+        conn.raw.close()
 
     def explain(self, exc: BaseException) -> str:
         return explain(exc) if isinstance(exc, sqlite3.Error) else str(exc)
