@@ -7,7 +7,7 @@ threads): per request, from the handler's start to its submit into the event que
 front half: body, signature, JSON), the wait until the queue's writer takes its row into a
 batch, the batch's store job (queued on the store thread, run there, and handed back to
 the loop), and from the batch's outcome to the handler's answer; per batch, its rows and
-the store thread's wall and CPU time, and the WAL checkpoints SQLite ran on that thread.
+the store thread's wall and CPU time.
 The client's latency per request (from send to answer read) is printed beside the server's
 own time, so what is left is spent outside the handler: aiohttp's parsing and writing, the
 loop running other requests, and the client.
@@ -57,9 +57,9 @@ class Timings:
 
 def instrument(timings: Timings) -> Callable[[], None]:
     """Wrap the steps to time; the function that puts the originals back."""
-    event, submit, insert = (
+    event, add, insert = (
         webhooks.WebhookRoutes.event,
-        queue.EventQueue._submit,
+        queue.EventQueue._add,
         queue.insert_batch,
     )
 
@@ -71,22 +71,21 @@ def instrument(timings: Timings) -> Callable[[], None]:
         mark["end"] = clock()
         return response
 
-    def timed_submit(self: Any, events: Any, claim: Any = None) -> Any:
-        mark = CURRENT.get()
+    def timed_add(self: Any, rows: Any, loop: Any) -> Any:
+        mark = CURRENT.get({})
         mark["submit"] = clock()
-        future = submit(self, events, claim)
-        timings.current[id(future)] = mark
-        future.add_done_callback(lambda f: mark.__setitem__("settled", clock()))
-        return future
+        for row in rows:
+            future = row.future()
+            timings.current[id(future)] = mark
+            future.add_done_callback(lambda f: mark.__setitem__("settled", clock()))
+        return add(self, rows, loop)
 
     def timed_insert(db: Any, batch: list[Any], window: float) -> Any:
         stats: dict[str, float] = {"rows": len(batch)}
-        marks = [timings.current.get(id(row.waiter.future), {}) for row in batch]
+        marks = [timings.current.get(id(row.future()), {}) for row in batch]
         stats["thread_start"], cpu = clock(), time.thread_time()
-        pages = wal_pages(db)
         outcomes = insert(db, batch, window)
         stats["thread_end"], stats["cpu"] = clock(), time.thread_time() - cpu
-        stats["checkpointed"] = float(wal_pages(db) < pages)
         for mark in marks:
             mark["thread_start"], mark["thread_end"] = stats["thread_start"], stats["thread_end"]
         stats["marks"] = marks  # type: ignore[assignment]
@@ -94,22 +93,15 @@ def instrument(timings: Timings) -> Callable[[], None]:
         return outcomes
 
     webhooks.WebhookRoutes.event = timed_event  # type: ignore[method-assign]
-    queue.EventQueue._submit = timed_submit  # type: ignore[method-assign]
+    queue.EventQueue._add = timed_add  # type: ignore[method-assign]
     queue.insert_batch = timed_insert
 
     def restore() -> None:
         webhooks.WebhookRoutes.event = event  # type: ignore[method-assign]
-        queue.EventQueue._submit = submit  # type: ignore[method-assign]
+        queue.EventQueue._add = add  # type: ignore[method-assign]
         queue.insert_batch = insert
 
     return restore
-
-
-def wal_pages(db: Any) -> int:
-    """Pages in the WAL now (a checkpoint that reset it shows as fewer than before)."""
-    path = db.raw.execute("PRAGMA database_list").fetchone()[2]
-    wal = Path(path + "-wal")
-    return wal.stat().st_size // 4096 if wal.exists() else 0
 
 
 def percentiles(values: list[float]) -> str:
@@ -202,11 +194,6 @@ def report(
     print(f"  {'written to settled on the loop':34s}{percentiles(backs)}")
     gaps = [b["thread_start"] - a["thread_end"] for a, b in zip(batches, batches[1:], strict=False)]
     print(f"  {'one batch written to next started':34s}{percentiles(gaps)}")
-    checkpoints = [b for b in batches if b["checkpointed"]]
-    print(
-        f"  batches that ran a WAL checkpoint: {len(checkpoints)}, their store wall "
-        f"{percentiles([b['thread_end'] - b['thread_start'] for b in checkpoints])}"
-    )
 
 
 if __name__ == "__main__":
