@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 ALLOW_CONVERSATION = "conversation"  # allow this tool for the rest of the conversation
 ALLOW_ALWAYS = "always"  # always allow this exact call
 
+# The longest the host waits for one ``send`` of a briefing: a platform slower than this is
+# failing, and a later tick retries the delivery (a platform that waits out a peer's rate
+# limit must stay well within it)
+SEND_DEADLINE = 60.0
+
 
 @dataclass(frozen=True)
 class Choice:

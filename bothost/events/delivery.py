@@ -24,11 +24,12 @@ from typing import Any
 from bothost.events import ledger
 from bothost.events.faults import kill_point
 from bothost.models import Address, Briefing
+from bothost.platform import SEND_DEADLINE
 
 logger = logging.getLogger(__name__)
 
 Deliver = Callable[[str, Briefing], Awaitable[Any]]
-DELIVERY_TIMEOUT = 60.0  # a platform slower than this is failing; the next tick retries
+DELIVERY_TIMEOUT = SEND_DEADLINE  # a platform slower than this is failing; the next tick retries
 
 
 class UnknownTargetError(Exception):

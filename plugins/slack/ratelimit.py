@@ -21,11 +21,11 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bothost.events.delivery import DELIVERY_TIMEOUT
+from bothost.platform import SEND_DEADLINE
 
 # Longest Retry-After slept inside one call: well within a delivery's deadline, so a wait
 # the deadline would cut anyway is not started (and its retry would come too early).
-MAX_WAIT = DELIVERY_TIMEOUT / 4
+MAX_WAIT = SEND_DEADLINE / 4
 RATE_LIMITED = 429
 
 

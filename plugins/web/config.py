@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 
 from bothost.plugins.web import callback
 
-from bothost.configschema import Unset
-
 MAX_WEBHOOK_BODY = 1_000_000  # bytes; a webhook carries one event, not a file
 
 
@@ -48,7 +46,8 @@ class WebhookConfig:
 
     def __post_init__(self) -> None:
         try:  # a typo must not leave a network open or a callback refused in silence
-            callback.networks([v for v in self.callback_allow if not isinstance(v, Unset)])
+            # an unset ${env:…} entry reads as "" here; an empty entry allows nothing
+            callback.networks([v for v in self.callback_allow if v])
         except ValueError as exc:
             raise TypeError(str(exc)) from None
 
