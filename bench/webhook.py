@@ -148,21 +148,26 @@ async def bare_peer() -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+def bench_host(tmp: str) -> tuple[Host, str]:
+    """A host (not started) with the webhook routes on, in ``tmp``; and its webhook secret."""
+    home = Path(tmp) / "home"
+    home.mkdir(mode=0o700)
+    secret = new_secret()
+    config_file = Path(tmp) / "bench.yaml"
+    config_file.write_text(
+        yaml.safe_dump(
+            {**CONFIG, "platforms": {**CONFIG["platforms"], "webhook": {"secret": secret}}}
+        )
+    )
+    pm = new_plugin_manager()
+    config = load(config_file, home)
+    load_plugins(pm, [], [])
+    return Host(config, home, pm), secret
+
+
 async def main(count: int, concurrency: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        home.mkdir(mode=0o700)
-        secret = new_secret()
-        config_file = Path(tmp) / "bench.yaml"
-        config_file.write_text(
-            yaml.safe_dump(
-                {**CONFIG, "platforms": {**CONFIG["platforms"], "webhook": {"secret": secret}}}
-            )
-        )
-        pm = new_plugin_manager()
-        config = load(config_file, home)
-        load_plugins(pm, [], [])
-        host = Host(config, home, pm)
+        host, secret = bench_host(tmp)
         await host.start(mcp=False, tick=False)
         heap.settle()  # the collector as `bothost run` sets it (the peer shares the process)
         try:

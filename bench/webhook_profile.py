@@ -31,16 +31,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/webhook.py beside this
 
-import yaml  # noqa: E402
 from bothost.plugins.web import webhooks  # noqa: E402
-from bothost.plugins.web.signing import new_secret  # noqa: E402
-from webhook import CONFIG, blast_elsewhere  # noqa: E402
+from webhook import bench_host, blast_elsewhere  # noqa: E402
 
 from bothost import heap  # noqa: E402
-from bothost.config import load  # noqa: E402
-from bothost.discovery import load_plugins, new_plugin_manager  # noqa: E402
 from bothost.events import queue  # noqa: E402
-from bothost.host import Host  # noqa: E402
 
 clock = time.perf_counter
 CURRENT: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("mark")
@@ -115,19 +110,7 @@ def percentiles(values: list[float]) -> str:
 
 async def main(count: int, concurrency: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        home.mkdir(mode=0o700)
-        secret = new_secret()
-        config_file = Path(tmp) / "bench.yaml"
-        config_file.write_text(
-            yaml.safe_dump(
-                {**CONFIG, "platforms": {**CONFIG["platforms"], "webhook": {"secret": secret}}}
-            )
-        )
-        pm = new_plugin_manager()
-        config = load(config_file, home)
-        load_plugins(pm, [], [])
-        host = Host(config, home, pm)
+        host, secret = bench_host(tmp)
         timings = Timings()
         restore = instrument(timings)  # before the routes are added: they bind the handler
         try:

@@ -19,3 +19,15 @@ def refuse_disk_events(db) -> None:
     db.execute(
         "CREATE TRIGGER refuse BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse()"
     )
+
+
+def disk_numbers(host) -> list[int]:
+    """The ``n`` of every stored event from source ``disk``, in order."""
+    return host.store.call(
+        lambda db: [
+            int(r[0])
+            for r in db.execute(
+                "SELECT json_extract(payload, '$.n') FROM events WHERE source = 'disk' ORDER BY 1"
+            ).fetchall()
+        ]
+    )

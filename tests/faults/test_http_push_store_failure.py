@@ -17,22 +17,12 @@ from pathlib import Path
 
 from tests.helpers import free_port, make_host, until
 from tests.mcp.mcp_helpers import listening_process
+from tests.store_faults import disk_numbers as numbers
 from tests.store_faults import refuse_disk_events
 
 FLOOD = Path(__file__).with_name("flood_server.py")
 TOTAL = 4_000  # twice the notification queue's drop bound (2 × 1,000), so a drop shows
 WAIT = 30.0  # seconds for each condition; a few on an idle machine
-
-
-def numbers(host) -> list[int]:
-    return host.store.call(
-        lambda db: [
-            int(r[0])
-            for r in db.execute(
-                "SELECT json_extract(payload, '$.n') FROM events WHERE source = 'disk' ORDER BY 1"
-            ).fetchall()
-        ]
-    )
 
 
 async def test_http_server_events_are_held_not_dropped_while_the_store_fails(

@@ -18,21 +18,11 @@ import sys
 from pathlib import Path
 
 from tests.helpers import make_host, until
+from tests.store_faults import disk_numbers as numbers
 from tests.store_faults import refuse_disk_events
 
 COUNTER = Path(__file__).parents[1] / "integration" / "counter_server.py"
 WAIT = 60.0  # seconds for each condition; a few on an idle machine
-
-
-def numbers(host) -> list[int]:
-    return host.store.call(
-        lambda db: [
-            int(r[0])
-            for r in db.execute(
-                "SELECT json_extract(payload, '$.n') FROM events WHERE source = 'disk' ORDER BY 1"
-            ).fetchall()
-        ]
-    )
 
 
 async def test_events_a_failing_store_could_not_take_are_kept_and_written_later(home, caplog):
