@@ -12,6 +12,7 @@ uses one can check for it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -29,6 +30,24 @@ ALLOW_ALWAYS = "always"  # always allow this exact call
 # failing, and a later tick retries the delivery (a platform that waits out a peer's rate
 # limit must stay well within it)
 SEND_DEADLINE = 60.0
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds a peer's ``Retry-After`` asks for (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    import email.utils  # here: only a peer that sends a date needs it
+
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
 
 
 @dataclass(frozen=True)

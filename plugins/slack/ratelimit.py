@@ -21,7 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bothost.platform import SEND_DEADLINE
+from bothost.platform import SEND_DEADLINE, retry_after_seconds
 
 # Longest Retry-After slept inside one call: well within a delivery's deadline, so a wait
 # the deadline would cut anyway is not started (and its retry would come too early).
@@ -34,10 +34,7 @@ def retry_after(headers: Any) -> float | None:
     for key, value in dict(headers or {}).items():
         if key.lower() == "retry-after":
             text = value[0] if isinstance(value, list | tuple) and value else value
-            try:
-                return max(float(text), 0.0)
-            except (TypeError, ValueError):
-                return None
+            return retry_after_seconds(text if isinstance(text, str) else None)
     return None
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import email.utils
 import json
 import logging
 import time
@@ -28,7 +27,7 @@ from bothost.plugins.web.signing import sign_headers
 
 from bothost.api import HostApi
 from bothost.models import Address, Briefing
-from bothost.platform import Question
+from bothost.platform import Question, retry_after_seconds
 from bothost.redact import mask_url, redact
 
 if TYPE_CHECKING:
@@ -52,22 +51,6 @@ class DeliveryError(Exception):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
 
 
 async def post_signed(
@@ -108,7 +91,7 @@ async def post_signed(
                 last = f"HTTP {resp.status}"
                 if resp.status < 500 and resp.status not in RETRY_STATUSES:
                     raise DeliveryError(f"{shown} answered {last}")
-                asked = retry_after(resp.headers.get("Retry-After"))
+                asked = retry_after_seconds(resp.headers.get("Retry-After"))
                 if asked is not None and asked > MAX_WAIT:
                     raise DeliveryError(
                         f"{shown} answered {last} with Retry-After {asked:g} s, longer than a "
