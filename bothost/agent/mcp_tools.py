@@ -19,8 +19,11 @@ tells which conversation a server's question belongs to.
 A tool's description (or its title, or its name, when it has no description) is the
 server's writing, as much as an email body its tool returns: the model reads it wrapped
 as untrusted content (:mod:`bothost.agent.untrusted`), with the server named, so a
-description cannot pass for the host's instructions. Only activated servers' tools carry
-descriptions; the groups table every turn carries holds none of a server's text.
+description cannot pass for the host's instructions. The prose of its input schema
+(parameter descriptions, titles, enum names, at any depth) is the server's too: it is taken
+out of the schema and carried inside that same wrapper, one line per parameter
+(:mod:`bothost.agent.mcp_schema`). Only activated servers' tools carry descriptions; the
+groups table every turn carries holds none of a server's text.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import re
 from typing import Any
 
 from bothost.agent.mcp_resources import resource_tools
+from bothost.agent.mcp_schema import notes_text, split
 from bothost.agent.registry import Group
 from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolError, ToolResult
 from bothost.agent.untrusted import wrap_untrusted
@@ -198,18 +202,20 @@ class McpToolSource:
         names = tool_names(group, [d["name"] for d in definitions])
         for definition in definitions:
             raw_name = definition["name"]
+            schema, notes = split(mapping(definition.get("inputSchema")) or EMPTY_SCHEMA)
+            text = (
+                text_of(definition.get("description"))
+                or text_of(definition.get("title"))
+                or raw_name
+            )[:MAX_DESCRIPTION]
             tools.append(
                 Tool(
                     name=names[raw_name],
                     description=wrap_untrusted(
-                        (
-                            text_of(definition.get("description"))
-                            or text_of(definition.get("title"))
-                            or raw_name
-                        )[:MAX_DESCRIPTION],
+                        "\n\n".join(filter(None, (text, notes_text(notes)))),
                         f"MCP server {group}",
                     ),
-                    schema=mapping(definition.get("inputSchema")) or EMPTY_SCHEMA,
+                    schema=schema,
                     run=self.runner(group, raw_name),
                     capabilities=capabilities(
                         definition, extra.get(raw_name, []) + extra.get("*", [])
