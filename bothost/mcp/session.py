@@ -373,7 +373,7 @@ class ClientSession:
             ask = Asker(f"call:{next(self._solo_askers)}", ask)
         tool = await self._tool(name)
         if taskcall.runs_as_task(tool, self.capabilities):
-            return await taskcall.run(
+            result = await taskcall.run(
                 self,
                 name,
                 arguments or {},
@@ -382,6 +382,20 @@ class ClientSession:
                 on_progress=on_progress,
                 asker=ask,
             )
+        else:
+            result = await self._call_plain(name, arguments, timeout, max_timeout, on_progress, ask)
+        # one check for both ways a call runs: the spec's outputSchema rule does not care
+        return content.checked(result, tool, f"{self.name}/{name}")
+
+    async def _call_plain(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        timeout: float,
+        max_timeout: float,
+        on_progress: Callback | None,
+        ask: Asker | None,
+    ) -> content.CallResult:
         try:
             answer = await self.request(
                 "tools/call",
@@ -394,9 +408,7 @@ class ClientSession:
         except McpError as exc:  # the message, without a TypeScript SDK's code prefix
             why = content.SDK_ERROR_PREFIX.sub("", exc.message)
             return content.CallResult.failure(f"{self.name}/{name} failed: {why}")
-        return content.checked(
-            content.from_result(answer, self.media_dir), tool, f"{self.name}/{name}"
-        )
+        return content.from_result(answer, self.media_dir)
 
     async def _tool(self, name: str) -> dict[str, Any] | None:
         """The listed definition of tool `name`; a name not listed yet is looked up once

@@ -110,6 +110,18 @@ async def test_a_failed_task_is_an_error_result_a_person_can_read(tasks_of):
         assert "-326" not in failed.text  # no JSON-RPC codes for people
 
 
+async def test_a_task_result_is_checked_against_the_output_schema_like_a_plain_call(tasks_of):
+    manager = await tasks_of(t={})
+    fine = await manager.call_tool("t", "measured")
+    assert not fine.is_error and fine.structured == {"temperature": 21.5}, fine.text
+    wrong = await manager.call_tool("t", "measured", {"shape": "wrong"})
+    assert wrong.is_error, wrong.text
+    assert "output schema" in wrong.text and "temperature: expected number" in wrong.text
+    assert wrong.text.endswith("\nwarm")  # what the server wrote for people stays below
+    missing = await manager.call_tool("t", "measured", {"shape": "missing"})
+    assert missing.is_error and "no structured content" in missing.text, missing.text
+
+
 async def test_input_required_asks_the_person_through_tasks_result(tasks_of):
     manager = await tasks_of(t={})
     questions = []

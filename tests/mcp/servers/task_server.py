@@ -12,6 +12,9 @@ It declares ``tasks.cancel`` and ``tasks.requests.tools.call``. Tools that requi
   ``elicitation/create`` (naming the task) to the client, then completes with the answer;
 * ``lost`` — creates a task that ``tasks/get`` then does not know (an expired task).
 
+``measured`` declares an ``outputSchema`` (a number ``temperature``) and completes with
+structured content that matches it, or with ``shape`` "wrong" a string, "missing" none.
+
 ``either`` accepts a task or a plain call (``taskSupport: optional``) and says which it got;
 ``plain`` has no ``execution`` at all; ``seen`` (plain) tells what the server saw: the
 task ids it was asked to cancel, the ``tasks/get`` count per task, and the task
@@ -125,6 +128,12 @@ def work(task_id: str, name: str, args: dict) -> None:
         update(task_id, "completed", None, result=text(f"chose {json.dumps(answer.get('result'))}"))
     elif name == "either":
         update(task_id, "completed", None, result=text("ran as a task"))
+    elif name == "measured":
+        value = {"ok": {"temperature": 21.5}, "wrong": {"temperature": "warm"}}
+        answer = text("warm")
+        if args.get("shape", "ok") in value:
+            answer["structuredContent"] = value[args.get("shape", "ok")]
+        update(task_id, "completed", None, result=answer)
 
 
 def create(id_: object, name: str, args: dict, params: dict) -> None:
@@ -159,8 +168,14 @@ def tool(name: str, support: str | None = "required") -> dict:
     return definition
 
 
+MEASURED = {
+    "type": "object",
+    "properties": {"temperature": {"type": "number"}},
+    "required": ["temperature"],
+}
 TOOLS = [
     *(tool(n) for n in ("research", "stuck", "broken", "ask", "lost")),
+    {**tool("measured"), "outputSchema": MEASURED},
     tool("either", "optional"),
     tool("plain", None),
     tool("seen", None),
