@@ -19,24 +19,37 @@ HASH_CHARS = 32  # 128 bits of sha256: collisions are not a practical concern
 
 
 # one encoder for every event: json.dumps with options builds a new one per call
-CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str, allow_nan=False
+)
 # The same encoding through CPython's C encoder built once: JSONEncoder.encode builds one per
 # call, which was a third of the encoding's cost in a burst's profile. No circular-reference
 # markers (a shared set would keep stale ids after a failed call): a payload that contains
 # itself fails with RecursionError instead of ValueError, an event error all the same.
 _make_encoder = getattr(encoder, "c_make_encoder", None)  # None without the C accelerator
 _C_CANONICAL = (
-    _make_encoder(None, str, encoder.encode_basestring, None, ":", ",", True, False, True)
+    _make_encoder(None, str, encoder.encode_basestring, None, ":", ",", True, False, False)
     if _make_encoder is not None
     else None
 )
 
 
 def canonical_json(payload: Any) -> str:
-    """The payload as compact JSON with sorted keys: equal payloads give equal text."""
-    if _C_CANONICAL is None or isinstance(payload, str):  # a str is its own one chunk
-        return CANONICAL.encode(payload)
-    return "".join(_C_CANONICAL(payload, 0))
+    """The payload as compact JSON with sorted keys: equal payloads give equal text.
+
+    Raises :class:`ValueError` for a float that JSON has no number for (NaN, Infinity):
+    Python's json reads them from a peer (an MCP server's notification), but stored they
+    would make every later reader of the payload (``events list --json``, a dashboard)
+    hand on text that is not JSON.
+    """
+    try:
+        if _C_CANONICAL is None or isinstance(payload, str):  # a str is its own one chunk
+            return CANONICAL.encode(payload)
+        return "".join(_C_CANONICAL(payload, 0))
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+        raise ValueError("the payload is not JSON: NaN and Infinity are not JSON numbers") from None
 
 
 def dedupe_key(event: Event, canonical: str | None = None) -> str:

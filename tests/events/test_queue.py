@@ -310,3 +310,19 @@ def test_a_queue_outlives_a_loop_closed_before_its_job_was_queued(store, config)
 
     assert asyncio.run(later()) is not None
     assert count(store) == 2
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), -float("inf")])
+async def test_a_payload_with_nan_or_infinity_is_refused_not_stored_as_broken_json(
+    queue, store, number
+):
+    # found from outside: an MCP server's `event/x` with `"summary": NaN` (Python's json
+    # reads it) was stored as `NaN`, so `bothost events list --json` printed text no JSON
+    # reader takes; every other way in (webhooks, `events push`) refuses NaN already
+    outcomes = await queue.ingest_batch([email(1), email(2, level=number), email(3)])
+    refused = outcomes[1]
+    assert isinstance(refused, EventRejectedError), refused
+    assert "not JSON" in str(refused) and "NaN and Infinity" in str(refused)
+    assert all(isinstance(i, int) for i in (outcomes[0], outcomes[2]))
+    rows = store.call(lambda db: db.execute("SELECT payload FROM events").fetchall())
+    assert [json.loads(p, parse_constant=pytest.fail)["id"] for (p,) in rows] == ["m1", "m3"]
