@@ -147,3 +147,15 @@ def initialize_request(client: str = "test", request_id: int = 1) -> dict[str, A
         "method": "initialize",
         "params": initialize_params(client),
     }
+
+
+def age_lease(store: Any, name: str, seconds: float) -> None:
+    """Bring the lease ``name`` ``seconds`` nearer its end on PostgreSQL, where leases expire
+    by the server's clock, as a test's injected clock moved forward as far does on SQLite
+    (there nothing is written: the clock is what moves)."""
+    if store.dialect == "postgresql":
+        store.call(
+            lambda db: db.execute(
+                "UPDATE locks SET expires_at = expires_at - ? WHERE name = ?", (seconds, name)
+            )
+        )

@@ -17,12 +17,17 @@ The owner id is unique per holding (:func:`new_owner`), so it is also a **fencin
 every step of a tick that decides something (claiming, recording triage, settling a
 briefing) and every send checks, in its own write transaction, that the row still names it
 (:func:`fence`, :func:`renew`). Wall clocks decide only when a row counts as expired, and
-they jump: a forward jump bigger than ``tick.lease`` (or a holder's clock set back) lets
-another runner take a live holder's lease. The holder then learns it at its next step and
-stops; at most the one send already in flight goes out twice. Renewing never shortens the
-expiry others were promised, and a row expiring more than one lease after our reading —
-written by a clock ahead of ours, or before ours went back — is cut to one lease from now
-rather than honoured for as long as the jump.
+a holder that stalls longer than ``tick.lease`` (a suspended VM, a hung disk) comes back to a
+lease another runner has taken. The holder then learns it at its next step and stops; at
+most the one send already in flight goes out twice.
+
+Expiry is judged by one clock for everyone who shares the row (:func:`store_time`): on
+PostgreSQL the database server's, so hosts whose own clocks disagree by more than a lease do
+not keep taking the lease from each other; on SQLite the caller's injected clock, since every
+process on one file reads the same machine's clock. That clock jumps too: renewing never
+shortens the expiry others were promised, and a row expiring more than one lease after our
+reading — written before the clock went back, or by a host of an older bothost that judged by
+its own clock — is cut to one lease from now rather than honoured for as long as the jump.
 """
 
 from __future__ import annotations
@@ -51,8 +56,10 @@ def acquire(
     """Take or renew the lease ``name`` until ``now + ttl``; False if another owner holds it.
 
     With ``force`` the lease is taken whoever holds it (a SQLite host, the only one on its
-    file, is always the leader: see :mod:`bothost.events.leadership`)."""
+    file, is always the leader: see :mod:`bothost.events.leadership`). ``now`` is the
+    caller's clock, read only on SQLite (:func:`store_time`)."""
     with db.transaction() as conn:
+        now = store_time(conn, now)
         held = conn.holds(name)
         # newly locked: whoever held the lock before us is gone, and so is their lease
         inherited = conn.try_lock(name) and not held and conn.dialect == POSTGRESQL
@@ -74,8 +81,10 @@ def acquire(
 
 def renew(db: Conn, name: str, owner: str, now: float, ttl: float) -> bool:
     """Extend our lease to ``now + ttl`` (never shorter than it was); False if the row no
-    longer names ``owner`` — someone took it over, or it was released."""
+    longer names ``owner`` — someone took it over, or it was released (``now``: as for
+    :func:`acquire`)."""
     with db.transaction() as conn:
+        now = store_time(conn, now)
         return bool(
             conn.execute(
                 "UPDATE locks SET expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ?"
@@ -108,6 +117,18 @@ def process_of(owner: str) -> str:
 
 
 def holder(db: Conn, name: str, now: float) -> str | None:
-    """Who holds the lease right now, if anyone."""
+    """Who holds the lease right now, if anyone (``now``: as for :func:`acquire`)."""
     row = db.execute("SELECT owner, expires_at FROM locks WHERE name = ?", (name,)).fetchone()
-    return row[0] if row and row[1] > now else None
+    return row[0] if row and row[1] > store_time(db, now) else None
+
+
+def store_time(conn: Conn, local: float) -> float:
+    """The time leases expire by, in seconds since the epoch: the database server's clock on
+    PostgreSQL, shared by every host on it whatever their own clocks say; ``local`` (the
+    caller's clock, injected in tests) on SQLite, whose processes share one machine's clock.
+    """
+    if conn.dialect != POSTGRESQL:
+        return local
+    # clock_timestamp(), not now(): now() is when the transaction began, before its wait
+    # for the write lock, and a lease written from it would be shorter by that wait
+    return float(conn.value("SELECT extract(epoch FROM clock_timestamp())"))

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bothost.events import lease
 from bothost.events.leadership import LEADER_LOCK
 from bothost.store.conn import Conn
 
@@ -98,7 +99,7 @@ def save(db: Conn, server: str, files: Files, owner: str, now: float) -> bool:
         row = conn.execute(
             "SELECT owner, expires_at FROM locks WHERE name = ?", (LEADER_LOCK,)
         ).fetchone()
-        if row is None or row[0] != owner or row[1] <= now:
+        if row is None or row[0] != owner or row[1] <= lease.store_time(conn, now):
             return False
         conn.execute(
             "INSERT INTO mcp_state (server, files, owner, updated_at) VALUES (?, ?, ?, ?)"

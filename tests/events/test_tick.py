@@ -14,6 +14,7 @@ from bothost.events import feedback, lease
 from bothost.events.tick import run_tick
 from bothost.models import Event
 from tests.conftest import both_backends
+from tests.helpers import age_lease
 
 pytestmark = both_backends
 
@@ -169,6 +170,7 @@ async def test_a_held_lease_makes_a_second_tick_busy(queue, store, config, recor
     busy = await run_tick(store, config, recorder, clock=at(MORNING + 10))
     assert busy.status == "busy" and recorder.sent == []
     assert statuses(store) == {"pending": 1}
+    age_lease(store, lease.TICK_LOCK, 301)
     expired = await run_tick(store, config, recorder, clock=at(MORNING + 301))
     assert expired.status == "ok" and len(recorder.sent) == 2
     assert store.call(lambda db: lease.holder(db, lease.TICK_LOCK, MORNING + 302)) is None

@@ -17,7 +17,7 @@ from bothost.mcp.manager import McpManager
 from bothost.mcp.placement import is_singleton
 from bothost.store import Store, core_migrations
 from tests.conftest import both_backends
-from tests.helpers import until
+from tests.helpers import age_lease, until
 
 ECHO = Path(__file__).parents[1] / "mcp_servers" / "echo_server.py"
 COUNTER = Path(__file__).parents[1] / "integration" / "counter_server.py"
@@ -94,6 +94,7 @@ def test_state_is_saved_only_by_the_leader_and_restored_exactly(store_target, tm
         assert not store.call(lambda db: handover.save(db, "w", files, "b", 101.0))
         assert store.call(lambda db: handover.load(db, "w")) is None
         assert store.call(lambda db: handover.save(db, "w", files, "a", 101.0))
+        age_lease(store, LEADER_LOCK, 60)
         assert not store.call(lambda db: handover.save(db, "w", {}, "a", 161.0))  # expired
         target.mkdir()
         (target / "stale.json").write_text("old")

@@ -11,6 +11,7 @@ import pytest
 from bothost.events import lease
 from bothost.store import Migration, Store, StoreError, core_migrations, sql
 from tests.conftest import both_backends
+from tests.helpers import age_lease
 
 pytestmark = both_backends
 
@@ -188,6 +189,7 @@ def test_two_stores_on_one_database_share_it_and_one_lease(store_target, store):
         assert store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "one", 100.0, 300))
         assert not other.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "two", 101.0, 300))
         assert other.call(lambda db: lease.holder(db, lease.TICK_LOCK, 102.0)) == "one"
+        age_lease(store, lease.TICK_LOCK, 301)
         assert other.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "two", 401.0, 300))
     finally:
         other.close()
@@ -219,6 +221,7 @@ def test_a_hung_holder_loses_an_expired_lease_and_cannot_renew_it(store_target, 
     other = Store(store_target, core_migrations() + [Migration("notes", 1, sql(NOTES))])
     try:
         assert store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:1:a", 100.0, 300))
+        age_lease(store, lease.TICK_LOCK, 301)
         assert other.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:2:b", 401.0, 300))
         assert not store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "h:1:a", 402.0, 300))
         store.call(lambda db: lease.release(db, lease.TICK_LOCK, "h:1:a"))  # not its own: kept
