@@ -28,6 +28,7 @@ from bothost.mcp import media
 SDK_ERROR_PREFIX = re.compile(r"^MCP error -?\d+: ")
 MALFORMED_RESULT = "the server's result had no content (a malformed tools/call answer)"
 MALFORMED_BLOCK = "[malformed content block]"
+BLOCK_TYPE = re.compile(r"[a-z_]{1,32}")  # an unknown block type shown only if a plain word
 
 
 @dataclass
@@ -139,13 +140,16 @@ def _describe(block: dict[str, Any], media_dir: Path | None, saved: list[Path]) 
                 "resource", resource["blob"], resource.get("mimeType"), media_dir, saved, uri
             )
         return f"[resource {uri}]"
-    return f"[unsupported content type {kind!r}]"
+    if isinstance(kind, str) and BLOCK_TYPE.fullmatch(kind):
+        return f"[unsupported content type {kind!r}]"
+    return "[unsupported content block]"  # the server's words are not echoed
 
 
 def _save(
-    kind: str, data: Any, mime: str | None, media_dir: Path | None, saved: list[Path], uri: str = ""
+    kind: str, data: Any, given: Any, media_dir: Path | None, saved: list[Path], uri: str = ""
 ) -> str:
     origin = f" {uri}" if uri else ""
+    mime = media.known_type(given)  # a server's own text never reaches the note
     if media_dir is None or not isinstance(data, str):
         return f"[{kind}{origin} ({mime or 'unknown type'}) not saved]"
     try:
