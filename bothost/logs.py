@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bothost import redact
 from bothost.config import Config
+from bothost.terminal import ShownFormatter
 
 MAX_LOG_BYTES = 5 * 1024 * 1024
 
@@ -48,7 +49,8 @@ def setup(config: Config, home: Path, verbose: int = 0) -> None:
         # must not turn a log line into an error
         errors="backslashreplace",
     )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # escaped as the command line escapes what it prints: the file is read in a terminal
+    handler.setFormatter(ShownFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     redact.remember(secret_values(config))
     for h in root.handlers:

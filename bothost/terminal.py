@@ -13,10 +13,12 @@ styling, so nothing of ours is lost.
 :func:`guarded_output` wraps ``sys.stdout`` and ``sys.stderr`` for the run of :func:`main`
 (click's ``echo``, ``print`` and logging's stream handler all write through them), so no
 command has to remember; JSON output keeps its own escaping (``\\u001b``), untouched.
+:class:`ShownFormatter` does the same for the log files (the host's and each MCP server's).
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,6 +55,14 @@ class ShownStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+class ShownFormatter(logging.Formatter):
+    """Each log record, traceback included, through :func:`shown`: for log files, which an
+    operator reads with ``tail`` or ``less`` in a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return shown(super().format(record))
 
 
 @contextmanager

@@ -5,6 +5,11 @@ lifecycle lines about it (started, exited, restarted) all go to one file, so ``b
 logs NAME`` shows the whole story of a server. One logger per server, not propagated to the
 host's log, so a chatty server cannot flood it. The file gets the host log's redaction
 filter (:mod:`bothost.redact`): a server that prints its own token writes ``***``.
+
+What a server writes is escaped on the way into the file as the command line escapes what
+it prints (:func:`bothost.terminal.shown`: control characters but newline and tab, and
+bidi controls, as ``\\x1b``-style text), so an operator who ``tail``s or ``less``es the
+file gets no OSC 52 clipboard write or cleared screen; the file stays plain UTF-8 text.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 from typing import cast
 
 from bothost import redact
+from bothost.terminal import ShownFormatter
 
 MAX_BYTES = 5 * 1024 * 1024  # DESIGN: rotate at 5 MB
 BACKUPS = 1  # one backup: <name>.log.1
@@ -70,7 +76,7 @@ def server_logger(home: Path | None, name: str) -> logging.Logger:
         delay=True,
         errors="backslashreplace",  # what a server sends may hold lone surrogates
     )
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.setFormatter(ShownFormatter(LOG_FORMAT))
     logger.addHandler(redact.protect(handler))
     logger.propagate = False
     return logger

@@ -36,3 +36,23 @@ def test_the_host_log_writes_a_lone_surrogate_escaped(home, capsys):
             handler.close()
     assert "mcp\\udcff" in (Path(home) / "logs" / "bothost.log").read_text()
     assert "Logging error" not in capsys.readouterr().err
+
+
+def test_the_host_log_writes_escape_sequences_escaped(home):
+    from pathlib import Path
+
+    from bothost.logs import setup
+
+    root = logging.getLogger()
+    before = list(root.handlers)
+    setup(load(None, home), home)
+    try:
+        # a server's error or a sender's name, logged: tail on the file must not obey it
+        logging.getLogger("test.osc").warning("server said %s", "x\x1b]52;c;cHduZWQ=\x07\u202ey")
+    finally:
+        for handler in set(root.handlers) - set(before):
+            root.removeHandler(handler)
+            handler.close()
+    raw = (Path(home) / "logs" / "bothost.log").read_text()
+    assert "\x1b" not in raw and "\x07" not in raw and "\u202e" not in raw
+    assert "server said x\\x1b]52;c;cHduZWQ=\\x07\\u202ey\n" in raw

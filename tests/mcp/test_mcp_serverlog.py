@@ -30,3 +30,23 @@ def test_a_lone_surrogate_is_written_escaped_not_a_logging_error(home, capsys):
         close_server_logger("odd")
     assert "event/\\ud800" in log_path(home, "odd").read_text()
     assert "Logging error" not in capsys.readouterr().err
+
+
+OSC_52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # sets the clipboard of a terminal that shows it
+
+
+def test_escape_sequences_are_written_escaped_so_tailing_the_file_is_safe(home):
+    from bothost.mcp.serverlog import log_message
+
+    log = server_logger(home, "hostile")
+    try:
+        log.info("[stderr] %s", f"ready{OSC_52}\x1b[2J\rhidden \u202eevil\u202c done\tok")
+        log_message(log, {"level": "error", "logger": f"db{OSC_52}", "data": "two\nlines"})
+    finally:
+        close_server_logger("hostile")
+    raw = log_path(home, "hostile").read_text()
+    assert "\x1b" not in raw and "\x07" not in raw and "\r" not in raw
+    assert "\u202e" not in raw and "\u202c" not in raw
+    assert "ready\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b[2J\\x0dhidden \\u202eevil\\u202c" in raw
+    assert "done\tok" in raw  # a tab stays a tab, and a message's lines stay lines
+    assert "[message db\\x1b]52;c;ZWNobyBwd25lZA==\\x07] two\nlines\n" in raw
