@@ -6,7 +6,9 @@ obeys control sequences in it: OSC 52 writes the clipboard, OSC 0 the window tit
 clears the screen or moves the cursor, a carriage return or a bidi override hides what came
 before it. So :func:`shown` writes every control character but newline and tab (C0, DEL and
 the C1 range, which some terminals read as 8-bit CSI) and the bidi embeddings, overrides and
-isolates as visible escapes (``\\x1b``, ``\\u202e``); the words around them stay. It applies
+isolates as visible escapes (``\\x1b``, ``\\u202e``); the words around them stay. Which
+characters are hidden is :mod:`bothost.hidden`'s one list; this is the terminal's choice
+from it. It applies
 to pipes too: output saved to a file is read in a terminal later. bothost itself writes no
 styling, so nothing of ours is lost.
 
@@ -24,14 +26,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-# bidi embeddings and overrides (U+202A-U+202E) and isolates (U+2066-U+2069): they reorder
-# what follows ("Trojan Source"); right-to-left text needs none of them to read right
-BIDI_CONTROLS = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-KEPT = {ord("\n"), ord("\t")}
-SHOWN = {
-    **{c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in KEPT},
-    **{c: f"\\u{c:04x}" for c in BIDI_CONTROLS},
-}
+from bothost import hidden
+
+KEPT = {ord("\n"), ord("\t")}  # a terminal's own layout
+# the hidden characters (bothost.hidden) that drive a terminal or reorder text; the other
+# format characters (a joiner inside an emoji, a soft hyphen) render as text needs them
+SHOWN = hidden.table((hidden.CONTROLS - KEPT) | hidden.REORDERING)
 
 
 def shown(text: str) -> str:

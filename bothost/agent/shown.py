@@ -2,33 +2,32 @@
 
 The arguments come from a model that may be steered by text a third party wrote (a web
 page, an email), so the question must not let them hide anything: invisible and reordering
-characters (bidi overrides and isolates, zero-width marks, C1 controls, line separators)
-are written as ``\\uXXXX``; a run of one repeated whitespace character is written as its
-count (``[2000 spaces]``), so padding cannot push the rest out of sight; and an argument
-text still over the limit shows its head and its tail with the count of what is between,
-because what runs is often at the end.
+characters (bidi overrides and isolates, zero-width marks, C1 controls, line separators:
+all of :mod:`bothost.hidden`) are written as ``\\uXXXX``; a run of one repeated whitespace
+character is written as its count (``[2000 spaces]``), so padding cannot push the rest out
+of sight; and an argument text still over the limit shows its head and its tail with the
+count of what is between, because what runs is often at the end.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from typing import Any
 
+from bothost import hidden
+
 LIMIT = 600  # characters of arguments a question shows; a person reads this, not a program
-# Unicode categories a reader cannot see, or which change how the text around them reads:
-# format (bidi, zero-width), control (C1: JSON escapes only C0), line/paragraph separators
-HIDDEN_CATEGORIES = {"Cf", "Cc", "Zl", "Zp"}
+# every hidden character (bothost.hidden: format, control, line/paragraph separators),
+# written as JSON writes an escape; JSON itself has already escaped C0
+HIDDEN = hidden.table(style="json")
 RUN = re.compile(r"([^\S\n])\1{7,}")  # eight or more of one whitespace character
 
 
 def shown_arguments(arguments: Any) -> str:
     """``arguments`` as JSON a person can read whole (see the module)."""
     text = json.dumps(arguments, ensure_ascii=False)
-    text = "".join(
-        f"\\u{ord(c):04x}" if unicodedata.category(c) in HIDDEN_CATEGORIES else c for c in text
-    )
+    text = text.translate(HIDDEN)
     text = RUN.sub(_run, text)
     if len(text) <= LIMIT:
         return text

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from bothost import hidden
+
 UNTRUSTED_OPEN = '<untrusted-content source="{source}">'
 UNTRUSTED_CLOSE = "</untrusted-content>"
 UNTRUSTED_NOTE = (
@@ -21,9 +23,9 @@ UNTRUSTED_NOTE = (
 )
 
 # "<" and its look-alikes (full-width, small form), then what may sit before the name
-# (whitespace, "/", zero-width characters), then the name with a space, "_", a dash of any
-# kind or nothing for its hyphen.
-INVISIBLE = "\u00ad\u200b-\u200f\u2060\ufeff"
+# (whitespace, "/", any hidden character of bothost.hidden), then the name with a space,
+# "_", a dash of any kind or nothing for its hyphen.
+INVISIBLE = hidden.CLASS
 TAG_LIKE = re.compile(
     rf"[<\uff1c\ufe64](?=[\s/\\{INVISIBLE}]*untrusted[\s_\-\u2010-\u2015{INVISIBLE}]*content)",
     re.IGNORECASE,
