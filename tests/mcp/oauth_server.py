@@ -38,6 +38,8 @@ class OAuthMcpServer:
         self.authorizations: list[dict[str, str]] = []  # query of every authorization request
         self.bearers: list[str] = []  # every Authorization header /mcp received
         self.token_outage = False  # the token endpoint answers 503 (a passing failure)
+        # Retry-After values: each token request takes the first and answers 503 with it
+        self.token_busy: list[str] = []
         self.runner: web.AppRunner | None = None
 
     @property
@@ -110,6 +112,11 @@ class OAuthMcpServer:
         self.grants.append(grant)
         if self.token_outage:
             return web.Response(status=503, text="down for maintenance")
+        if self.token_busy:
+            headers = {"Retry-After": self.token_busy.pop(0)}
+            return web.json_response(
+                {"error": "temporarily_unavailable"}, status=503, headers=headers
+            )
         if grant == "authorization_code":
             asked = self.codes.pop(form.get("code", ""), None)
             verifier = form.get("code_verifier", "").encode()

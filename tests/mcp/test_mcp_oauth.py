@@ -149,6 +149,60 @@ async def test_an_authorization_server_outage_is_not_a_dead_login(
     assert (result.is_error, result.text) == (False, "read_note done")
 
 
+class FakeTime:
+    """The OAuth's clock and sleep: a wait moves the clock, and is recorded."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+
+async def test_a_busy_token_endpoints_retry_after_is_waited_within_the_refresh_deadline(
+    store, home, protected, make_manager
+):
+    await log_in(store, home, protected)
+    manager = await make_manager()
+    oauth = manager.runners["notes"].session.transport.auth
+    fake = FakeTime()
+    oauth.clock, oauth.sleep = fake.clock, fake.sleep
+    protected.revoke_access()
+    protected.token_busy = ["7"]
+    result = await manager.call_tool("notes", "read_note", {})
+    assert (result.is_error, result.text) == (False, "read_note done")
+    assert fake.waits == [7.0]  # as asked, not a backoff of our own
+    assert protected.grants == ["authorization_code", "refresh_token", "refresh_token"]
+
+
+async def test_a_retry_after_past_the_deadline_fails_now_and_holds_back_refreshes(
+    store, home, protected, make_manager
+):
+    await log_in(store, home, protected)
+    manager = await make_manager()
+    oauth = manager.runners["notes"].session.transport.auth
+    fake = FakeTime()
+    oauth.clock, oauth.sleep = fake.clock, fake.sleep
+    protected.revoke_access()
+    protected.token_busy = ["120"]
+    failed = await manager.call_tool("notes", "read_note", {})
+    assert failed.is_error and "retry after 120 s" in failed.text, failed.text
+    assert fake.waits == []
+    asked = len(protected.grants)
+    again = await manager.call_tool("notes", "read_note", {})  # the server is not asked
+    assert again.is_error and "wait before the next refresh" in again.text, again.text
+    assert len(protected.grants) == asked
+    fake.now += 121
+    result = await manager.call_tool("notes", "read_note", {})
+    assert (result.is_error, result.text) == (False, "read_note done")
+    assert manager.status()[0].state == "ready"
+
+
 async def test_dead_refresh_token_means_login_needed_and_one_admin_notice(
     store, home, protected, make_manager, events
 ):

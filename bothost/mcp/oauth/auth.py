@@ -10,6 +10,9 @@ says whether to send the request again:
   the authorization code grant needs an :class:`Authorizer` (the person behind
   ``bothost mcp login``, or the conformance driver). Without one the server is left in the
   "login needed" state: :class:`LoginRequiredError`, and ``on_login_needed`` is told once.
+- a refresh answered 429 or 503 with ``Retry-After`` is sent again after that wait when it
+  ends within ``REFRESH_DEADLINE``; a longer wait fails the refresh at once, and refreshes
+  before it has passed fail without asking the server (:meth:`OAuth._token_request`).
 - 403 ``insufficient_scope`` (step-up): log in again asking for the scopes held plus those
   the challenge names — unless they are held already, since asking again cannot help. The
   transport bounds the retries of one request (``MAX_AUTH_RETRIES``).
@@ -26,7 +29,7 @@ import dataclasses
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from typing import Any, Protocol
 
@@ -46,6 +49,10 @@ OAUTH_TIMEOUT = 15.0  # seconds for one discovery, registration or token request
 # (`bothost mcp login` / `logout` while the host runs) reaches this connection
 RELOAD_AFTER = 5.0
 DEAD_GRANT_ERRORS = ("invalid_grant", "invalid_client", "unauthorized_client")
+# seconds one refresh may take, waits its server asks for (Retry-After) included: a request
+# waits on it, so it gets what one token request gets
+REFRESH_DEADLINE = OAUTH_TIMEOUT
+REFRESH_TRIES = 3  # token requests one refresh sends at most (a Retry-After of 0 each time)
 
 OnLoginNeeded = Callable[[str], Any]
 
@@ -73,6 +80,8 @@ class OAuth:
         log: logging.Logger,
         authorizer: Authorizer | None = None,
         on_login_needed: OnLoginNeeded | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.name = name
         self.server_url = server_url
@@ -85,6 +94,8 @@ class OAuth:
         self._loaded = False
         self._loaded_at = 0.0
         self._lock = asyncio.Lock()
+        self.clock, self.sleep = clock, sleep
+        self._refresh_not_before = 0.0  # by `clock`: the token endpoint's Retry-After
 
     # -- what the transport asks -------------------------------------------------------
 
@@ -173,8 +184,7 @@ class OAuth:
         if record.get("resource"):
             form["resource"] = record["resource"]
         try:
-            async with self._http() as http:
-                answer = await flow.token_request(http, server, client, form)
+            answer = await self._token_request(server, client, form)
         except OAuthError as exc:
             self.log.warning("refreshing the access token failed: %s", exc)
             if exc.code not in DEAD_GRANT_ERRORS:
@@ -186,6 +196,39 @@ class OAuth:
         self.log.info("access token refreshed")
         await self._keep(answer, record, record.get("scopes") or [])
         return True
+
+    async def _token_request(
+        self, server: AuthServer, client: flow.Client, form: dict[str, str]
+    ) -> dict[str, Any]:
+        """A refresh's token request, sent again when a 429 or 503 names a Retry-After that
+        ends within REFRESH_DEADLINE. A longer one fails the refresh at once and holds back
+        the next ones until it has passed, so a busy server is not asked again early."""
+        now = self.clock()
+        if now < self._refresh_not_before:
+            raise OAuthError(
+                f"{server.token_endpoint} asked to wait before the next refresh; "
+                f"{self._refresh_not_before - now:.0f} s left"
+            )
+        deadline, tries = now + REFRESH_DEADLINE, 0
+        while True:
+            tries += 1
+            try:
+                async with self._http() as http:
+                    return await flow.token_request(http, server, client, form)
+            except OAuthError as exc:
+                wait = exc.retry_after
+                if wait is None:
+                    raise
+                if tries == REFRESH_TRIES or self.clock() + wait > deadline:
+                    self._refresh_not_before = self.clock() + wait
+                    raise OAuthError(
+                        f"{exc}; it asks to retry after {wait:.0f} s, which the refresh "
+                        f"cannot wait (it has {REFRESH_DEADLINE:.0f} s)",
+                        exc.code,
+                        wait,
+                    ) from None
+                self.log.info("the token endpoint is busy; retrying after %.1f s", wait)
+                await self.sleep(wait)
 
     async def _obtain(self, found: Challenge, scopes: list[str] | None, why: str) -> None:
         if self.config.grant == "authorization_code" and self.authorizer is None:

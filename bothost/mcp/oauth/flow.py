@@ -23,10 +23,12 @@ import aiohttp
 
 from bothost.mcp.oauth.discovery import AuthServer
 from bothost.mcp.oauth.errors import OAuthError
+from bothost.platform import retry_after_seconds
 
 CLIENT_NAME = "bothost"
 MAX_RESPONSE_BYTES = 256 * 1024  # a token or registration answer is a few hundred bytes
 ERROR_CHARS = 200
+BUSY = (429, 503)  # statuses whose Retry-After says when to ask again (RFC 6585, RFC 9110)
 ASSERTION_LIFETIME = 300  # seconds a private_key_jwt assertion is valid (RFC 7523 says short)
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -111,9 +113,15 @@ async def post_form(
         ) as resp:
             body = await resp.content.read(MAX_RESPONSE_BYTES + 1)
             status = resp.status
+            wait = retry_after_seconds(resp.headers.get("Retry-After"))
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
         raise OAuthError(f"POST {url}: {exc or type(exc).__name__}") from None
-    return answer(url, status, body, expect)
+    try:
+        return answer(url, status, body, expect)
+    except OAuthError as exc:
+        if status in BUSY:
+            exc.retry_after = wait
+        raise
 
 
 def answer(url: str, status: int, body: bytes, expect: tuple[int, ...]) -> dict[str, Any]:
