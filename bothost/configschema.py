@@ -49,10 +49,17 @@ class Unset(str):
 
 
 def parse_duration(value: Any) -> float:
-    """Seconds from ``90``, ``"300s"``, ``"15m"``, ``"24h"``, ``"1d"`` or ``"250ms"``."""
-    if isinstance(value, bool):
+    """Seconds from ``90``, ``"300s"``, ``"15m"``, ``"24h"``, ``"1d"`` or ``"250ms"``.
+
+    A number is taken as seconds, but not NaN (YAML's ``.nan``) and not a negative one:
+    either loaded before, and every turn or call it bounded then stopped at once. ``0``
+    stays (``tick.interval: 0`` turns the interval off), and so does ``.inf`` (never).
+    """
+    if isinstance(value, bool) or value != value:  # NaN is the one value unequal to itself
         raise ValueError("a duration such as 30s, 15m or 24h")
     if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("a duration that is not negative (seconds, or 30s, 15m, 24h)")
         return float(value)
     match = DURATION.match(str(value))
     if not match:

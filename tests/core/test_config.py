@@ -52,6 +52,12 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
         ("plugins: {dirs: notalist}", "plugins.dirs", "a list"),
         ("mcp: {servers: {x: {command: a, url: http://b}}}", "mcp.servers.x", "exactly one"),
         ("tick: {deliver_to: [nowhere]}", "tick.deliver_to[0]", "platform:channel"),
+        # found from outside: these loaded, then every turn stopped at once ("the turn took
+        # longer than -1 s") and every MCP call "timed out after nan s"
+        ("agent: {turn_timeout: -1}", "agent.turn_timeout", "not negative"),
+        ("agent: {tool_timeout: -0.5}", "agent.tool_timeout", "not negative"),
+        ("mcp: {servers: {weather: {timeout: .nan}}}", "mcp.servers.weather.timeout", "a duration"),
+        ("tick: {interval: .NaN}", "tick.interval", "a duration"),
     ],
 )
 def test_type_errors_name_the_key_path(home, tmp_path, text, path, expected):
