@@ -72,6 +72,8 @@ class LlmConfig:
     # (Ollama's and llama.cpp's own defaults are smaller: set theirs); larger costs more.
     context_tokens: int = 32000
 
+    RANGES = {"temperature": (0, 2)}  # the widest any provider takes (OpenAI's; Anthropic's 0-1)
+
 
 @dataclass
 class AgentConfig:
@@ -84,6 +86,8 @@ class AgentConfig:
     prompt: str | None = None
 
     CHOICES = {"approval": ("ask", "allow", "read-only")}
+    # at least one round, or no turn can call a tool; past 1,000 a turn is a runaway loop
+    RANGES = {"max_rounds": (1, 1000)}
 
 
 @dataclass
@@ -162,6 +166,9 @@ class TickConfig:
     rules: list[TickRule] = field(default_factory=list)
     max_attempts: int = 5
     lease: float = parse_duration("5m")
+
+    # at least one try, or no briefing is ever sent; 1,000 ticks of 15 minutes is 10 days
+    RANGES = {"max_attempts": (1, 1000)}
 
 
 @dataclass

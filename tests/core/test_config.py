@@ -58,6 +58,12 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
         ("agent: {tool_timeout: -0.5}", "agent.tool_timeout", "not negative"),
         ("mcp: {servers: {weather: {timeout: .nan}}}", "mcp.servers.weather.timeout", "a duration"),
         ("tick: {interval: .NaN}", "tick.interval", "a duration"),
+        # found from outside: these loaded too; then every turn stopped before its first
+        # round ("Stopped after -1 rounds"), and a NaN temperature went to the provider
+        ("agent: {max_rounds: 0}", "agent.max_rounds", "expected 1 to"),
+        ("tick: {max_attempts: -1}", "tick.max_attempts", "expected 1 to"),
+        ("llm: {temperature: .nan}", "llm.temperature", "expected 0 to 2"),
+        ("llm: {temperature: 7}", "llm.temperature", "expected 0 to 2"),
     ],
 )
 def test_type_errors_name_the_key_path(home, tmp_path, text, path, expected):
