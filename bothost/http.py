@@ -99,7 +99,11 @@ class HttpServer:
         # aiohttp's keep-alive timeout runs from the last answer until a complete request:
         # the deadline for a served client's next headers (the guard times the first ones)
         self.runner = web.AppRunner(
-            self.build(), access_log=None, handle_signals=False, keepalive_timeout=KEEPALIVE_TIMEOUT
+            self.build(),
+            access_log=None,
+            handle_signals=False,
+            keepalive_timeout=KEEPALIVE_TIMEOUT,
+            logger=self.guard.bad_requests,  # a request it cannot parse: no traceback each
         )
         await self.runner.setup()
         assert self.runner.server is not None

@@ -21,6 +21,9 @@ body that stops. Left alone, each holds a file descriptor until the process runs
 
 Accept errors that still happen (other parts of the process used the descriptors) are
 logged as one line per :data:`ACCEPT_LOG_INTERVAL` with a count, never a traceback each.
+Requests aiohttp cannot parse (a header line over 8 KiB, a bad ``Content-Length``) are
+answered 400 by aiohttp and logged by :class:`BadRequests`: one warning line per
+:data:`BAD_REQUEST_LOG_INTERVAL`, with a count, never a traceback each.
 """
 
 from __future__ import annotations
@@ -28,9 +31,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+import time
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestHandler
 
 logger = logging.getLogger(__name__)
@@ -49,6 +55,7 @@ FD_RESERVE_SHARE = 2
 MIN_FD_RESERVE = 2 * 128 + 64  # two bursts of BACKLOG and the process's own descriptors
 BACKLOG = 128  # the kernel's queue and asyncio's accepts per wake-up (aiohttp's default)
 ACCEPT_LOG_INTERVAL = 60.0  # seconds between the lines that count failed accepts
+BAD_REQUEST_LOG_INTERVAL = 60.0  # seconds between the lines that count unparsable requests
 
 REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
@@ -105,7 +112,9 @@ class ConnectionGuard:
             "refused": 0,
             "header_timeout": 0,
             "body_timeout": 0,
+            "bad_request": 0,
         }
+        self.bad_requests = BadRequests(self.counts)
 
     def attach(self, server: web.Server) -> None:
         self.server = server
@@ -210,6 +219,50 @@ class ConnectionGuard:
             request.content.set_exception(
                 BodyTimeoutError(f"the request body did not arrive within {self.body_timeout:g} s")
             )
+
+
+class BadRequests(logging.LoggerAdapter):
+    """The aiohttp server's logger (its ``logger=``): a request it cannot parse is one
+    warning line per interval, with a count, instead of an ERROR with a traceback each.
+
+    aiohttp answers such a request 400 itself and logs ``Error handling request`` with the
+    parser's exception; that is the client's mistake, and one any client can repeat to
+    fill the log. Everything else is passed on to ``aiohttp.server`` unchanged.
+    """
+
+    def __init__(
+        self,
+        counts: dict[str, int],
+        clock: Callable[[], float] = time.monotonic,
+        interval: float = BAD_REQUEST_LOG_INTERVAL,
+    ) -> None:
+        super().__init__(logging.getLogger("aiohttp.server"), {})
+        self.counts, self.clock, self.interval = counts, clock, interval
+        self.next_line = float("-inf")
+        self.unlogged = 0  # counted since the last line
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info")
+        if not isinstance(exc, HttpProcessingError):
+            super().log(level, msg, *args, **kwargs)
+            return
+        self.counts["bad_request"] += 1
+        now = self.clock()
+        if now < self.next_line:
+            self.unlogged += 1
+            return
+        remote = args[0] if args else "?"
+        reason = " ".join(str(exc.message).split())[:160]  # the parser's text: one line
+        more = f" ({self.unlogged} more since the last line)" if self.unlogged else ""
+        logger.warning(
+            "HTTP listener: malformed HTTP request from %s answered 400: %s%s; further ones "
+            "are counted and logged every %g s",
+            remote,
+            reason,
+            more,
+            self.interval,
+        )
+        self.next_line, self.unlogged = now + self.interval, 0
 
 
 def request_waiting(handler: RequestHandler) -> bool:

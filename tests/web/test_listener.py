@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import socket
@@ -175,3 +176,32 @@ async def test_accept_failures_are_one_counted_line_per_interval_never_traceback
     log = stderr_path.read_text()
     assert "Traceback" not in log and "out of system resource" not in log
     assert len(log.splitlines()) < 20
+
+
+async def test_a_request_aiohttp_cannot_parse_is_one_warning_line_per_interval_no_traceback(
+    small_host, caplog
+):
+    # found from outside: every request with a header line over 8 KiB (or a bad
+    # Content-Length, a NUL in the method, ...) was logged by aiohttp as ERROR with an
+    # 11-line traceback; any client could fill the host's log with them
+    now = [1000.0]
+    small_host.http.guard.bad_requests.clock = lambda: now[0]
+
+    async def malformed() -> bytes:
+        reader, writer = await connect(small_host.http.port)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"a" * 9000 + b"\r\n\r\n")
+        answer = await read_all(reader)
+        writer.close()
+        return answer
+
+    caplog.set_level(logging.DEBUG)
+    for _ in range(3):
+        assert (await malformed()).startswith(b"HTTP/1.0 400")
+    now[0] += 61
+    assert (await malformed()).startswith(b"HTTP/1.0 400")
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert all(r.exc_info is None and r.exc_text is None for r in caplog.records)
+    assert [r.levelname for r in lines] == ["WARNING", "WARNING"], [r.getMessage() for r in lines]
+    assert "malformed HTTP request" in lines[0].getMessage()
+    assert "2 more since" in lines[1].getMessage() and "\n" not in lines[1].getMessage()
+    assert small_host.http.guard.counts["bad_request"] == 4
