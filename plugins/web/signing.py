@@ -20,6 +20,7 @@ from functools import lru_cache
 
 SECRET_PREFIX = "whsec_"
 TOLERANCE = 300  # seconds either side of now; the spec's five minutes
+MAX_TIMESTAMP_DIGITS = 12  # seconds since 1970 have 10 digits until the year 2286
 HEADER_ID = "webhook-id"
 HEADER_TIMESTAMP = "webhook-timestamp"
 HEADER_SIGNATURE = "webhook-signature"
@@ -85,10 +86,12 @@ def verify(secret: str, headers: Mapping[str, str], body: bytes, now: float | No
     sent = headers.get(HEADER_SIGNATURE, "")
     if not msg_id or not raw_ts or not sent:
         raise SignatureError("missing webhook-id, webhook-timestamp or webhook-signature")
-    try:
-        timestamp = int(raw_ts)
-    except ValueError:
-        raise TimestampError("webhook-timestamp must be whole seconds since the epoch") from None
+    # ASCII digits only, at most MAX_TIMESTAMP_DIGITS: int() also takes "1_000", "+1000"
+    # and other scripts' digits, and a number too large for a float made the check below
+    # raise OverflowError (a 500 for an unsigned request)
+    if not (raw_ts.isascii() and raw_ts.isdigit() and len(raw_ts) <= MAX_TIMESTAMP_DIGITS):
+        raise TimestampError("webhook-timestamp must be whole seconds since the epoch")
+    timestamp = int(raw_ts)
     now = time.time() if now is None else now
     if abs(now - timestamp) > TOLERANCE:
         raise TimestampError(f"webhook-timestamp is more than {TOLERANCE} s from now")

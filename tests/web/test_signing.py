@@ -54,11 +54,25 @@ def test_any_change_breaks_the_signature(change):
         verify(secret, headers, body, now=1000)
 
 
-@pytest.mark.parametrize("timestamp", ["1000", "abc", "1000.5"])
+@pytest.mark.parametrize(
+    "timestamp",
+    [
+        "1000",
+        "abc",
+        "1000.5",
+        # found from outside: 400 digits made `now - timestamp` raise OverflowError, an
+        # unsigned request's 500 with a traceback; and int() took these as 1000, so a
+        # request signed for "1000" verified with any of them
+        "1" + "0" * 400,
+        "1_000",
+        "+1000",
+        "\u0661\u0660\u0660\u0660",  # ARABIC-INDIC DIGITs: 1000 to int()
+    ],
+)
 def test_timestamps_outside_five_minutes_or_malformed_are_refused(timestamp):
     headers = sign_headers(SPEC_SECRET, "msg_1", b"{}", now=1000)
     headers["webhook-timestamp"] = timestamp
-    now = 1000 + 301 if timestamp == "1000" else 1000
+    now = 1000.0 + 301 if timestamp == "1000" else 1000.0  # a float, as time.time() is
     with pytest.raises(TimestampError):
         verify(SPEC_SECRET, headers, b"{}", now=now)
 
