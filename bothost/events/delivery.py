@@ -65,11 +65,14 @@ async def deliver_briefing(
     owner: str,
     timeout: float | None = None,
     unanswered: dict[str, str] | None = None,
+    shown: Mapping[int, str | None] | None = None,
 ) -> str:
     """Try every outstanding target once, record each outcome; the briefing's new status.
 
     ``unanswered`` (target → error), shared by the deliveries of one tick, collects the
     targets that let a deadline pass; they are not tried again while it is shared.
+    ``shown`` (event id → priority) are the events of a briefing the tick has just made,
+    which are settled with it (:func:`bothost.events.ledger.finish_briefing`).
 
     ``renew`` renews the tick's lease and raises
     :class:`~bothost.events.lease.LeaseLostError` when another runner holds it: it runs
@@ -112,6 +115,6 @@ async def deliver_briefing(
         )
         kill_point("delivery-recorded")
         await renew()
-    status = await store.run(lambda db: ledger.finish_briefing(db, bid, owner))
+    status = await store.run(lambda db: ledger.finish_briefing(db, bid, owner, shown))
     kill_point("settled")
     return status

@@ -3,7 +3,7 @@
 These are the host functions behind the platforms' buttons ([Ack] [Snooze] [Mute]) and the
 ``bothost events`` commands. Each is idempotent — a button pressed twice, or a Slack retry
 of the same action, leaves the same state — and each is one short transaction, so it is
-safe while a tick runs: the tick only settles events it still holds as ``claimed``.
+safe while a tick runs: the tick only settles events that are still ``pending``.
 """
 
 from __future__ import annotations

@@ -6,26 +6,34 @@ steps that decide (claim, record, release, settle) take the tick's lease owner a
 in their transaction (:func:`bothost.events.lease.fence`): a tick whose lease was taken over
 raises :class:`~bothost.events.lease.LeaseLostError` instead of writing.
 
-* ``claim``: snoozed events whose time has come return to ``pending``, and so does every
-  event still ``claimed``: only the lease holder claims, and the holder is us, so those are
-  claims of a tick that died or lost the lease. Then pending events are claimed. A claim
-  holds as long as its tick holds the lease: renewing the lease (one row) renews them all,
-  so a slow tick never rewrites its events to keep them; ``claimed_until`` records the
-  lease's expiry when they were claimed. Pending events
-  that belong to a briefing with deliveries still outstanding are claimed as a *retry* of
-  that same briefing, not triaged again, so no target gets a second, different copy.
+* ``claim``: no event row is written. Only the lease holder claims, decides and sends, and
+  every deciding step checks the lease in its transaction, so the lease *is* the claim: the
+  pending events the holder read are its own until it settles them or loses the lease,
+  and a tick that dies leaves them ``pending`` for the next holder, with nothing to expire.
+  (Marking each row ``claimed`` and back again cost PostgreSQL a row version and an index
+  entry per event per tick.) Snoozed events whose time has come return to ``pending``; rows
+  an older bothost left ``claimed`` do too. Pending events that belong to a briefing with
+  deliveries still outstanding are claimed as a *retry* of that same briefing, not triaged
+  again, so no target gets a second, different copy; a briefing whose tick died between
+  recording it and settling it (so none of its events name it yet) first adopts its
+  still-pending events from the ids it stored.
 * ``record``: priorities are written, dropped and muted events are ``done``, held ones
-  (quiet hours) go back to ``pending``, and the briefing's events name it — one UPDATE per
-  distinct outcome, so each event row is written once — and the briefing with one
-  ``deliveries`` row per target is stored before anything is sent.
+  (quiet hours) keep ``pending`` with their priority, and the briefing with one
+  ``deliveries`` row per target is stored before anything is sent — one UPDATE per distinct
+  outcome. The briefing's own events are not written here but when it is settled.
 * ``record_delivery`` / ``finish_briefing``: only a delivery recorded as delivered lets the
-  briefing's events become ``done``; a failed one returns them to ``pending`` with
-  ``attempts + 1``, and a target that failed ``max_attempts`` times is ``failed``.
+  briefing's events become ``done`` (with their priority and the briefing's id, in the one
+  write each gets in a tick); a failed one leaves them ``pending``, naming the briefing,
+  with ``attempts + 1``, and a target that failed ``max_attempts`` times is ``failed``.
+
+Each event row is therefore written at most once per tick, on either backend: by ``record``
+(dropped, muted, held) or by ``finish_briefing`` (shown).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bothost.events.lease import TICK_LOCK, fence
@@ -33,11 +41,7 @@ from bothost.events.queue import decode_payload
 from bothost.events.render import from_structure, to_structure
 from bothost.events.triage import Mute, QueuedEvent
 from bothost.models import Briefing
-from bothost.store.conn import POSTGRESQL, Conn
-
-# PostgreSQL: rows another transaction is claiming are passed over instead of waited for, so
-# claimers on several hosts never block on (or claim twice) the same events
-SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
+from bothost.store.conn import Conn
 
 
 @dataclass
@@ -89,73 +93,72 @@ def last_tick_started(db: Conn) -> float | None:
     return row[0] if row else None
 
 
-def claim(db: Conn, now: float, ttl: float, limit: int, owner: str) -> Claim:
-    """Claim up to ``limit`` pending events (and the retries) for the tick ``owner`` runs."""
+def claim(db: Conn, now: float, limit: int, owner: str) -> Claim:
+    """Up to ``limit`` pending events (and the retries) for the tick ``owner`` runs; the
+    lease it holds is the claim, so nothing is written to the events it reads."""
     result = Claim()
     with db.transaction() as conn:
         fence(conn, TICK_LOCK, owner)
+        # an older bothost marked the events it claimed; the lease is ours, so its tick ended
+        conn.execute(
+            "UPDATE events SET status = 'pending', claimed_until = NULL WHERE status = 'claimed'"
+        )
+        # before snoozed events return: one snoozed out of a briefing stays out of it
+        adopt_unsettled(conn)
         conn.execute(
             "UPDATE events SET status = 'pending', snoozed_until = NULL"
             " WHERE status = 'snoozed' AND snoozed_until <= ?",
             (now,),
         )
-        conn.execute(
-            "UPDATE events SET status = 'pending', claimed_until = NULL WHERE status = 'claimed'"
-        )
         # a briefing waiting for a retry whose events were all acknowledged or snoozed
         # meanwhile has nothing left to say: it is not sent again
-        orphans = (
-            "SELECT id FROM briefings b WHERE status = 'pending' AND NOT EXISTS"
-            " (SELECT 1 FROM events e WHERE e.briefing_id = b.id"
-            " AND e.status IN ('pending', 'claimed'))"
-        )
         conn.execute(
             f"UPDATE deliveries SET status = 'cancelled' WHERE status = 'pending'"
-            f" AND briefing_id IN ({orphans})"
+            f" AND briefing_id IN ({ORPHANS})"
         )
-        conn.execute(f"UPDATE briefings SET status = 'cancelled' WHERE id IN ({orphans})")
+        conn.execute(f"UPDATE briefings SET status = 'cancelled' WHERE id IN ({ORPHANS})")
         for event_id, briefing_id in conn.execute(
             "SELECT e.id, e.briefing_id FROM events e JOIN briefings b ON b.id = e.briefing_id"
             " WHERE e.status = 'pending' AND b.status = 'pending' ORDER BY e.id"
         ):
             result.retries.setdefault(briefing_id, []).append(event_id)
         rows = conn.execute(
-            "SELECT id, source, type, payload, received_at, attempts FROM events"
-            " WHERE status = 'pending' AND (briefing_id IS NULL OR briefing_id NOT IN"
-            " (SELECT id FROM briefings WHERE status = 'pending')) ORDER BY id LIMIT ?"
-            + (SKIP_LOCKED if conn.dialect == POSTGRESQL else ""),
+            f"SELECT id, source, type, payload, received_at, attempts FROM events"
+            f" WHERE status = 'pending' AND {UNNAMED} ORDER BY id LIMIT ?",
             (limit,),
         ).fetchall()
         result.fresh = [
             QueuedEvent(r[0], r[1], r[2], decode_payload(r[3]), r[4], r[5]) for r in rows
         ]
-        ids = [e.id for e in result.fresh] + [i for v in result.retries.values() for i in v]
-        conn.execute(
-            f"UPDATE events SET status = 'claimed', claimed_until = ? WHERE id IN ({conn.ids})",
-            (now + ttl, json.dumps(ids)),
-        )
     return result
 
 
-def release(db: Conn, event_ids: list[int], owner: str) -> None:
-    """Claimed events back to pending, untouched otherwise (held, or a tick that failed)."""
-    with db.transaction() as conn:
-        fence(conn, TICK_LOCK, owner)
-        conn.execute(
-            "UPDATE events SET status = 'pending', claimed_until = NULL"
-            f" WHERE status = 'claimed' AND id IN ({conn.ids})",
-            (json.dumps(event_ids),),
-        )
+# pending briefings none of whose pending events name them: settled for a retry and then
+# acknowledged or snoozed away, or never settled (their tick died after recording them)
+ORPHANS = (
+    "SELECT id FROM briefings b WHERE status = 'pending' AND NOT EXISTS"
+    " (SELECT 1 FROM events e WHERE e.briefing_id = b.id AND e.status = 'pending')"
+)
+# an event that no briefing waiting for a retry names: triaged afresh
+UNNAMED = (
+    "(briefing_id IS NULL OR briefing_id NOT IN (SELECT id FROM briefings WHERE status ="
+    " 'pending'))"
+)
 
 
-def release_all(db: Conn, owner: str) -> None:
-    """Every claim back to pending, if ``owner`` still holds the lease (else the claims are
-    the new holder's, and its to settle)."""
-    with db.transaction() as conn:
-        if conn.value("SELECT owner FROM locks WHERE name = ?", (TICK_LOCK,)) != owner:
-            return
+def adopt_unsettled(conn: Conn) -> None:
+    """Name each orphaned briefing on the pending events it stored that no other pending
+    briefing names: a briefing whose tick died (or lost the lease) between ``record`` and
+    ``finish_briefing`` is then retried like any other, its delivered targets not sent
+    again. A briefing that was settled names its pending events already, so those left
+    unnamed were snoozed out of it (and are not pending yet: snoozes return after this)."""
+    for briefing_id, structure in conn.execute(
+        f"SELECT id, structure FROM briefings WHERE id IN ({ORPHANS})"
+    ).fetchall():
         conn.execute(
-            "UPDATE events SET status = 'pending', claimed_until = NULL WHERE status = 'claimed'"
+            f"UPDATE events SET briefing_id = ? WHERE status = 'pending' AND {UNNAMED}"
+            f" AND id IN ({conn.ids})",
+            (briefing_id, json.dumps(json.loads(structure)["event_ids"])),
         )
 
 
@@ -173,14 +176,16 @@ def record(
     tick_id: int,
     priorities: dict[int, str],
     done: list[int],
-    held: list[int],
     briefing: Briefing | None,
     now: float,
     owner: str,
 ) -> None:
-    """Write the triage outcome and the briefing (with its deliveries) in one transaction."""
+    """Write the triage outcome and the briefing (with its deliveries) in one transaction:
+    ``done`` events (dropped, muted) and the priorities of the events the briefing does not
+    show (held for quiet hours); the shown ones are written once, when it is settled."""
     with db.transaction() as conn:
         fence(conn, TICK_LOCK, owner)
+        shown: set[int] = set()
         if briefing is not None:
             briefing.id = conn.value(
                 "INSERT INTO briefings (tick_id, created_at, structure, text, targets,"
@@ -199,38 +204,64 @@ def record(
                 " 'pending', 0)",
                 [(briefing.id, t) for t in dict.fromkeys(briefing.targets)],
             )
+            shown = set(briefing.event_ids) - set(done)
+        named = [i for i in briefing.event_ids if i not in shown] if briefing else []
         for (priority, status, in_briefing), ids in outcomes(
-            priorities, done, held, briefing.event_ids if briefing else []
+            {i: p for i, p in priorities.items() if i not in shown}, done, named
         ).items():
-            sets: list[str] = []
-            params: list[str | int | None] = []
-            if priority is not None:
-                sets.append("priority = ?")
-                params.append(priority)
-            if status is not None:
-                sets.append("status = ?, claimed_until = NULL")
-                params.append(status)
-            if in_briefing:
-                sets.append("briefing_id = ?")
-                params.append(briefing.id if briefing else None)
-            # a status changes only on a claim (ours: the fence above); the rest as before
-            where = " AND status = 'claimed'" if status is not None else ""
-            conn.execute(
-                f"UPDATE events SET {', '.join(sets)} WHERE id IN ({conn.ids}){where}",
-                (*params, json.dumps(ids)),
+            update_events(
+                conn,
+                ids,
+                priority=priority,
+                status=status,
+                briefing_id=briefing.id if in_briefing and briefing else None,
             )
+
+
+def update_events(
+    conn: Conn,
+    ids: list[int],
+    *,
+    priority: str | None = None,
+    status: str | None = None,
+    briefing_id: int | None = None,
+    delivery: tuple[int, str | None] | None = None,
+) -> None:
+    """One UPDATE of the pending events among ``ids``, setting each column given;
+    ``delivery`` (attempts to add, the last error) is a briefing's outcome. Only pending
+    rows are written: an event acknowledged or snoozed while the tick ran keeps what the
+    person did."""
+    sets: list[str] = []
+    params: list[str | int | None] = []
+    if priority is not None:
+        sets.append("priority = ?")
+        params.append(priority)
+    if status is not None:
+        sets.append("status = ?")
+        params.append(status)
+    if delivery is not None:
+        sets.append("attempts = attempts + ?, last_error = ?")
+        params.extend(delivery)
+    if briefing_id is not None:
+        sets.append("briefing_id = ?")
+        params.append(briefing_id)
+    if sets:
+        conn.execute(
+            f"UPDATE events SET {', '.join(sets)} WHERE status = 'pending' AND id IN ({conn.ids})",
+            (*params, json.dumps(ids)),
+        )
 
 
 Outcome = tuple[str | None, str | None, bool]  # priority, new status, named by the briefing
 
 
 def outcomes(
-    priorities: dict[int, str], done: list[int], held: list[int], in_briefing: list[int]
+    priorities: Mapping[int, str], done: list[int], in_briefing: list[int]
 ) -> dict[Outcome, list[int]]:
-    """The events grouped by everything ``record`` writes to them: one UPDATE per group
+    """The events grouped by everything one step writes to them: one UPDATE per group
     writes each event row once, where a statement per column (and one per event for the
     priority) rewrote every row several times — on PostgreSQL each time a new row version."""
-    status = {i: "done" for i in done} | {i: "pending" for i in held}
+    status = dict.fromkeys(done, "done")
     named = set(in_briefing)
     groups: dict[Outcome, list[int]] = {}
     for i in sorted(set(priorities) | set(status) | named):
@@ -281,13 +312,17 @@ def record_delivery(
             )
 
 
-def finish_briefing(db: Conn, briefing_id: int, owner: str) -> str:
-    """Settle the briefing and its claimed events from its deliveries; the new status.
+def finish_briefing(
+    db: Conn, briefing_id: int, owner: str, shown: Mapping[int, str | None] | None = None
+) -> str:
+    """Settle the briefing and its events from its deliveries; the new status.
 
     All delivered → ``delivered`` and events ``done``. Some target still to retry →
-    ``pending``, events back to ``pending`` with ``attempts + 1``. Every target settled but
+    ``pending``, events stay ``pending`` with ``attempts + 1``. Every target settled but
     some failed → ``partial`` (events ``done``: someone got them) or ``failed`` (events
-    ``failed``, listed and retryable).
+    ``failed``, listed and retryable). The events are those naming the briefing (a retry)
+    and, for the briefing a tick has just made, ``shown`` (event id → priority), which are
+    named by it now, in the same write.
     """
     with db.transaction() as conn:
         fence(conn, TICK_LOCK, owner)
@@ -306,8 +341,19 @@ def finish_briefing(db: Conn, briefing_id: int, owner: str) -> str:
             status, events, bump = "failed", "failed", 1
         conn.execute("UPDATE briefings SET status = ? WHERE id = ?", (status, briefing_id))
         conn.execute(
-            "UPDATE events SET status = ?, claimed_until = NULL, attempts = attempts + ?,"
-            " last_error = ? WHERE briefing_id = ? AND status = 'claimed'",
+            "UPDATE events SET status = ?, attempts = attempts + ?, last_error = ?"
+            " WHERE briefing_id = ? AND status = 'pending'",
             (events, bump, error, briefing_id),
         )
+        for (priority, _, _), ids in outcomes(
+            {i: p for i, p in (shown or {}).items() if p is not None}, [], list(shown or ())
+        ).items():
+            update_events(
+                conn,
+                ids,
+                priority=priority,
+                status=events,
+                briefing_id=briefing_id,
+                delivery=(bump, error),
+            )
     return status

@@ -7,7 +7,8 @@ callable, an optional LLM triage, a clock); ``Ticker`` runs it on the timetable 
 parts in one place, :func:`bothost.wiring.build_ticker`. The order of steps is what makes the
 guarantee hold: the briefing and its deliveries are recorded before anything is sent, and
 events become ``done`` only once a delivery of their briefing is recorded (see
-:mod:`bothost.events.ledger`). A tick that dies leaves claims that expire with the lease.
+:mod:`bothost.events.ledger`). The lease is the tick's claim on the events it read: a tick
+that dies leaves them pending for the next holder.
 A tick whose lease another runner took over (a clock jump, a long stall) finds out at its
 next step — every decision and every send checks the lease in the store first — and ends
 with status ``lost``, leaving the rest to the new holder (:mod:`bothost.events.lease`).
@@ -111,9 +112,8 @@ async def run_tick(
     except BaseException as exc:
         if isinstance(exc, Exception):
             logger.exception("tick %s failed", tick_id)
-        # give the claims back now rather than at lease expiry; briefings keep their events
+        # its events are still pending (the lease was the claim) and go to the next tick
         error = repr(exc)
-        await store.run(lambda db: ledger.release_all(db, owner))
         await store.run(
             lambda db: ledger.end_tick(
                 db, tick_id, clock(), "error", result.events, len(result.briefings), error
@@ -159,16 +159,14 @@ async def _tick(
 ) -> None:
     schedule = Schedule(config)
     now = clock()
-    claim = await store.run(
-        lambda db: ledger.claim(db, now, config.lease, MAX_EVENTS_PER_TICK, owner)
-    )
+    claim = await store.run(lambda db: ledger.claim(db, now, MAX_EVENTS_PER_TICK, owner))
     kill_point("claimed")
     quiet = schedule.is_quiet(now)
     result.events = len(claim.fresh) + sum(len(v) for v in claim.retries.values())
 
     unanswered: dict[str, str] = {}  # targets that let a deadline pass in this tick
 
-    async def send(briefing: Briefing) -> None:
+    async def send(briefing: Briefing, shown: dict[int, str | None] | None = None) -> None:
         await _observe(on_briefing, briefing)
         await deliver_briefing(
             store,
@@ -179,14 +177,14 @@ async def _tick(
             renew=renew,
             owner=owner,
             unanswered=unanswered,
+            shown=shown,
         )
         result.briefings.append(briefing)
 
     for briefing_id, event_ids in claim.retries.items():
         briefing = await store.run(lambda db, b=briefing_id: ledger.load_briefing(db, b))
         if quiet and not any(item.priority == "urgent" for item in briefing.items):
-            await store.run(lambda db, ids=event_ids: ledger.release(db, ids, owner))
-            result.held += len(event_ids)
+            result.held += len(event_ids)  # they stay pending, as they are
             continue
         await send(briefing)
 
@@ -222,7 +220,6 @@ async def _tick(
             tick_id=tick_id,
             priorities=triage.priorities,
             done=silenced,
-            held=held,
             briefing=briefing,
             now=now,
             owner=owner,
@@ -232,7 +229,11 @@ async def _tick(
     result.held += len(held)
     result.silenced = len(silenced)
     if briefing is not None:
-        await send(briefing)
+        done = set(silenced)
+        await send(
+            briefing,
+            {i: triage.priorities.get(i) for i in briefing.event_ids if i not in done},
+        )
 
 
 async def _llm_triage(

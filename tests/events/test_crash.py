@@ -93,10 +93,10 @@ async def test_a_killed_tick_loses_no_event(store, queue, recorder, tmp_path, mo
 
     run_child_until_killed(store.path, work, mode)
 
-    claimed = store.call(
-        lambda db: db.execute("SELECT count(*) FROM events WHERE status = 'claimed'").fetchone()[0]
+    pending = store.call(
+        lambda db: db.execute("SELECT count(*) FROM events WHERE status = 'pending'").fetchone()[0]
     )
-    assert claimed == 50  # held by the dead tick until its lease runs out
+    assert pending == 50  # the dead tick's lease was its claim: nothing to give back
     config = TickConfig(deliver_to=["slack:C1"], lease=300)
     early = await run_tick(store, config, recorder)
     assert early.status == "busy"  # the dead tick's lease has not run out yet
