@@ -13,23 +13,28 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .auth import load_credentials, save_credentials, token_path
-from .errors import AuthRequiredError, GoogleError, from_http_error
+from .errors import UNREACHABLE, AuthRequiredError, GoogleError, from_http_error
 
 if TYPE_CHECKING:
     from google.oauth2.credentials import Credentials
 
 logger = logging.getLogger(__name__)
 
-# Socket timeout of one HTTP exchange; the whole call (retries included) gets CALL_DEADLINE.
+# Socket timeout of one HTTP exchange; the whole call (retries and waits) gets CALL_DEADLINE.
 HTTP_TIMEOUT = 20.0
 CALL_DEADLINE = 45.0
-# googleapiclient retries 429/5xx with exponential backoff; two retries stay inside the deadline.
+# Retries of a call Google refused for now (429, 5xx, a 403 rate limit) or did not answer:
+# after its Retry-After when it sent one, else after googleapiclient's own backoff (up to
+# 2**n s); two retries stay inside the deadline. googleapiclient's own retrying is off
+# (num_retries=0): it sleeps its backoff and never reads Retry-After.
 NUM_RETRIES = 2
 
 # 403 reasons meaning "authorized, but not for this": a token made for the other server.
@@ -50,22 +55,54 @@ def api_endpoint(api: str) -> str | None:
 class GoogleClient:
     """Calls one Google API on behalf of one bundled server (`gmail` or `gcal`)."""
 
-    def __init__(self, server: str, api: str, version: str, token_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        server: str,
+        api: str,
+        version: str,
+        token_file: Path | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.server = server
         self.api = api
         self.version = version
         self.token_file = token_file or token_path(server)
+        self.clock, self.sleep = clock, sleep
         self._credentials: Credentials | None = None
         self._service: Any = None
         self._lock = threading.Lock()
 
     async def call(self, build_request: Callable[[Any], Any]) -> Any:
-        """Run `build_request(service).execute()` in a thread; raise `GoogleError` on failure."""
-        try:
-            async with asyncio.timeout(CALL_DEADLINE):
-                return await asyncio.to_thread(self._execute, build_request)
-        except TimeoutError:
-            raise GoogleError(f"Google did not answer within {CALL_DEADLINE:.0f} s") from None
+        """Run `build_request(service).execute()` in a thread; raise `GoogleError` on failure.
+
+        A refusal for now is tried again (see NUM_RETRIES) while the wait it asks for ends
+        within the call's deadline; one that asks for longer fails at once, saying so."""
+        deadline, retry = self.clock() + CALL_DEADLINE, 0
+        while True:
+            try:
+                async with asyncio.timeout(max(deadline - self.clock(), 0.0)):
+                    return await asyncio.to_thread(self._execute, build_request)
+            except TimeoutError:
+                raise GoogleError(f"Google did not answer within {CALL_DEADLINE:.0f} s") from None
+            except GoogleError as error:
+                if not error.passing or retry == NUM_RETRIES:
+                    raise
+                wait = error.retry_after
+                if wait is None:
+                    wait = random.random() * 2 ** (retry + 1)  # googleapiclient's backoff
+                elif self.clock() + wait > deadline:
+                    raise GoogleError(
+                        f"{error}; Google asks to retry after {wait:.0f} s, past this call's "
+                        f"{CALL_DEADLINE:.0f} s: try again later",
+                        error.status,
+                        error.reason,
+                        wait,
+                    ) from None
+                logger.info("%s; retrying in %.1f s", error, wait)
+                await self.sleep(wait)
+                retry += 1
 
     def _execute(self, build_request: Callable[[Any], Any]) -> Any:
         credentials, service = self._ready()
@@ -81,7 +118,7 @@ class GoogleClient:
         transport = httplib2.Http(timeout=HTTP_TIMEOUT)
         http = google_auth_httplib2.AuthorizedHttp(credentials, http=transport)
         try:
-            return build_request(service).execute(http=http, num_retries=NUM_RETRIES)
+            return build_request(service).execute(http=http, num_retries=0)  # see call()
         except HttpError as error:
             problem = from_http_error(error)
             if problem.status == 401:
@@ -96,7 +133,7 @@ class GoogleClient:
             self._forget()
             raise self._revoked(error) from None
         except (TransportError, httplib2.HttpLib2Error, OSError) as error:
-            raise GoogleError(f"Could not reach Google: {error}") from None
+            raise GoogleError(f"Could not reach Google: {error}", reason=UNREACHABLE) from None
         finally:
             transport.close()
             # AuthorizedHttp refreshes on a 401 by itself; keep what it got.

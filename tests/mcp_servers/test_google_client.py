@@ -83,3 +83,83 @@ def test_token_files_are_private_in_private_directories(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
+
+
+class FakeTime:
+    """The client's clock and sleep: a wait moves the clock, and is recorded."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+
+def timed_client(fake: FakeGoogle, tmp_path, time: FakeTime) -> GoogleClient:
+    token = write_token(fake, tmp_path / "t.json")
+    return GoogleClient(
+        "gmail", "gmail", "v1", token_file=token, clock=time.clock, sleep=time.sleep
+    )
+
+
+@pytest.mark.parametrize("code", [429, 503, 403])
+async def test_a_busy_answers_retry_after_is_waited_then_the_call_succeeds(fake, tmp_path, code):
+    time = FakeTime()
+    client = timed_client(fake, tmp_path, time)
+    fake.busy = [(code, "7"), (code, "3")]
+    profile = await client.call(lambda api: api.users().getProfile(userId="me"))
+    assert profile["emailAddress"] == "me@example.com"
+    assert time.waits == [7.0, 3.0]  # what Google asked for, not a backoff of our own
+    assert fake.count("GET", "/profile") == 3
+
+
+async def test_an_http_date_retry_after_is_read_too(fake, tmp_path):
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    time = FakeTime()
+    client = timed_client(fake, tmp_path, time)
+    fake.busy = [(429, format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True))]
+    await client.call(lambda api: api.users().getProfile(userId="me"))
+    assert len(time.waits) == 1 and 10 < time.waits[0] <= 20
+
+
+async def test_a_retry_after_past_the_deadline_fails_at_once_saying_when(fake, tmp_path):
+    time = FakeTime()
+    client = timed_client(fake, tmp_path, time)
+    fake.busy = [(429, "3600")]
+    with pytest.raises(GoogleError) as caught:
+        await client.call(lambda api: api.users().getProfile(userId="me"))
+    assert time.waits == []
+    assert caught.value.status == 429 and caught.value.retry_after == 3600
+    assert "retry after 3600 s" in str(caught.value) and "Too many concurrent" in str(caught.value)
+    assert fake.count("GET", "/profile") == 1
+
+
+async def test_retries_stop_after_two_and_a_refusal_is_not_retried(fake, tmp_path):
+    time = FakeTime()
+    client = timed_client(fake, tmp_path, time)
+    fake.busy = [(503, None)] * 3  # no Retry-After: googleapiclient's backoff, bounded
+    with pytest.raises(GoogleError, match="503"):
+        await client.call(lambda api: api.users().getProfile(userId="me"))
+    assert len(time.waits) == 2 and all(0 <= w <= 4 for w in time.waits)
+    time.waits.clear()
+    with pytest.raises(GoogleError) as caught:  # a 404 is an answer, not "not now"
+        await client.call(lambda api: api.users().messages().get(userId="me", id="nope"))
+    assert caught.value.status == 404 and time.waits == []
+
+
+@pytest.mark.parametrize(
+    "value", [None, "", "0", "7", " 120 ", "-3", "1.5", "soon", "Wed, 21 Oct 2015 07:28:00 GMT"]
+)
+def test_the_servers_retry_after_reads_as_the_hosts(value):
+    from bothost.mcp_servers.google.errors import retry_after_seconds
+
+    from bothost.platform import retry_after_seconds as hosts
+
+    assert retry_after_seconds(value) == hosts(value)

@@ -19,7 +19,7 @@ from tests.helpers import serve_app
 from .calendar import CalendarFake
 from .gmail import GmailFake, parse_sent
 from .oauth import OAuthFake
-from .wire import CLIENT_ID, CLIENT_SECRET, ME
+from .wire import CLIENT_ID, CLIENT_SECRET, ME, busy
 
 __all__ = ["CLIENT_ID", "CLIENT_SECRET", "ME", "FakeGoogle", "parse_sent"]
 
@@ -32,6 +32,8 @@ class FakeGoogle(OAuthFake, GmailFake, CalendarFake):
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
         self.requests: list[tuple[str, str, dict[str, str]]] = []
+        # (status, Retry-After or None): each API request takes the first and is refused so
+        self.busy: list[tuple[int, str | None]] = []
         self._init_oauth()
         self._init_gmail()
         self._init_calendar()
@@ -55,6 +57,8 @@ class FakeGoogle(OAuthFake, GmailFake, CalendarFake):
             refused = self._refuse_bearer(request)
             if refused is not None:
                 return refused
+            if self.busy:
+                return busy(*self.busy.pop(0))
         return await handler(request)
 
     def count(self, method: str, path_end: str) -> int:

@@ -42,3 +42,19 @@ def not_found() -> web.Response:
 
 def bad_request(message: str) -> web.Response:
     return google_error(400, message, "invalid", "INVALID_ARGUMENT")
+
+
+# How Google words its "not now" answers (Gmail and Calendar, v1/v3 JSON error format).
+BUSY = {
+    429: ("Too many concurrent requests for user", "rateLimitExceeded", "RESOURCE_EXHAUSTED"),
+    403: ("User-rate limit exceeded", "userRateLimitExceeded", "PERMISSION_DENIED"),
+    503: ("The service is currently unavailable.", "backendError", "UNAVAILABLE"),
+}
+
+
+def busy(code: int, retry_after: str | None) -> web.Response:
+    """A rate-limit or unavailable answer, with a Retry-After header when one is given."""
+    response = google_error(code, *BUSY[code])
+    if retry_after is not None:
+        response.headers["Retry-After"] = retry_after
+    return response
