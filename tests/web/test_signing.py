@@ -1,7 +1,11 @@
+import hashlib
+import hmac
+
 import pytest
 from bothost.plugins.web.signing import (
     SignatureError,
     TimestampError,
+    mac,
     secret_bytes,
     sign_headers,
     signature,
@@ -86,3 +90,19 @@ def test_secrets_without_the_prefix_are_their_utf8_bytes():
     assert secret_bytes("plain") == b"plain"
     with pytest.raises(ValueError, match="base64"):
         secret_bytes("whsec_not base64!")
+
+
+@pytest.mark.parametrize("length", [1, 24, 63, 64, 65, 200])
+def test_the_precomputed_hmac_is_hmac_sha256_for_any_key_length(length):
+    # the inner and outer pads are hashed once per secret (signing.keyed): a key up to the
+    # block is padded, a longer one hashed first, as RFC 2104 says; the message may come
+    # in parts, which are not copied together
+    secret = "é" + "k" * (length - 2) if length > 1 else "k"  # é is two bytes in UTF-8
+    key = secret_bytes(secret)
+    assert len(key) == length
+    for message in (b"", b"msg_1.1000.{}", bytes(range(256)) * 300):
+        expected = hmac.digest(key, message, hashlib.sha256)
+        assert mac(secret, message) == expected
+        assert mac(secret, message[:7], message[7:]) == expected
+        assert mac(secret, message) == expected  # a second message from the same states
+    assert mac(SPEC_SECRET, b"x") == hmac.digest(secret_bytes(SPEC_SECRET), b"x", "sha256")
