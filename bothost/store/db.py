@@ -88,7 +88,10 @@ class Store:
                 conn = self.backend.reopen(conn)  # PostgreSQL: a dropped connection, again
                 before = conn.changes
                 future.set_result(fn(conn))
-                self.health.observe(conn.changes != before, None)
+                wrote = conn.changes != before
+                self.health.observe(wrote, None)
+                if wrote:
+                    self.backend.wrote(conn)
             except BaseException as exc:  # handed to the caller, who decides
                 self.health.observe(False, exc)
                 future.set_exception(exc)
