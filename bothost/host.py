@@ -150,8 +150,6 @@ class Host:
         self.events = await start_events(self, tick=tick)
         if mcp:
             self.mcp = await start_mcp(self, one_shot=not serve_http)
-        if self.leadership is not None:
-            await start_leadership(self, self.leadership)
         await call_each(self.pm, "startup", host=self)
         if platforms:
             for name, platform in self.platforms.items():
@@ -160,6 +158,12 @@ class Host:
         web = self.config.platforms.get("web")  # declared by the web plugin, if loaded
         if serve_http and web is not None and web.enabled:
             await self.http.start()
+        if self.leadership is not None:
+            # last: the lease is renewed only once the host is up, and start-up's own work
+            # (imports, platforms, the listener) can keep the loop from renewing for longer
+            # than a lease on a loaded machine — another host then took the lease while this
+            # one still ran the singleton servers it had started, both at once
+            await start_leadership(self, self.leadership)
         self.started = True
         if platforms and self.mcp is not None:
             self.supervise("login notices", self._tell_pending_logins)

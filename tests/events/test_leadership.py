@@ -134,3 +134,37 @@ async def test_a_follower_ticks_only_for_urgent_events_and_the_leader_on_its_tim
     store.close()
     assert triggers[0] == "urgent" and set(triggers[1:]) == {"interval"}, triggers
     assert all(owners)  # each tick names the process that ran it
+
+
+async def test_a_host_takes_leadership_only_once_it_has_started(home, store_target, backend):
+    """Start-up (hooks, platforms, the listener) can hold the event loop for longer than a
+    lease on a loaded machine, when no renewal runs: a host that had taken the lease before
+    it came back to renew found another host leading, both running the singleton servers
+    (the three-host test's counter on two hosts). So the lease is taken last."""
+    from bothost.hookspecs import hookimpl
+    from tests.helpers import free_port, make_host
+
+    data: dict = {"platforms": {"web": {"port": free_port()}}}
+    if backend == "postgresql":
+        data["store"] = {"url": store_target}
+    host = make_host(home, data)
+    during: list[tuple[bool, object]] = []
+
+    def look() -> None:
+        row = host.store.call(
+            lambda db: db.value("SELECT owner FROM locks WHERE name = ?", (LEADER_LOCK,))
+        )
+        during.append((host.leadership.leading, row))
+
+    class Watcher:
+        @hookimpl
+        def startup(self, host):
+            look()
+
+    host.pm.register(Watcher(), name="watcher")
+    await host.start(mcp=False, tick=False)
+    try:
+        assert during == [(False, None)]  # neither leading nor holding the row yet
+        assert host.leadership.leading
+    finally:
+        await host.stop()
