@@ -32,7 +32,8 @@ stayed 503 (issue 19). Hence:
 
 When even the writer cannot copy everything — a reader (a backup, another process) holds an
 old snapshot, or the disk is full — the WAL grows; :class:`WalBound` logs a warning at most
-once per :data:`WARN_EVERY`.
+once per :data:`WARN_EVERY` and keeps the reason (``stuck``) for ``/healthz``'s
+``store.wal``, beside ``store.wal_bytes``; writes still work, so the store stays ``ok``.
 """
 
 from __future__ import annotations

@@ -75,7 +75,11 @@ class SqliteBackend:
         return conn
 
     def probe(self, conn: Conn) -> dict[str, Any]:
-        return probe(conn, self.path, self.health)
+        report = probe(conn, self.path, self.health)
+        report["wal_bytes"] = wal_bytes(self.path)
+        if self.wal_bound.stuck is not None:  # writes still work: a detail, not a failure
+            report["wal"] = f"cannot be reset: {self.wal_bound.stuck}"
+        return report
 
     def close(self, conn: Conn) -> None:
         assert isinstance(conn, SqliteConn)

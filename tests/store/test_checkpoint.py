@@ -95,3 +95,67 @@ def test_the_wal_starts_over_though_every_commit_races_a_checkpoint(tmp_path, mo
         assert again.call(lambda db: db.value("SELECT count(*) FROM notes")) == 200
     finally:
         again.close()
+
+
+def plain_write(db) -> None:
+    db.execute("INSERT INTO notes (body) VALUES (?)", ["x" * 8000])
+
+
+def test_a_reader_holding_a_snapshot_is_named_and_the_wal_starts_over_when_it_ends(
+    tmp_path, monkeypatch, caplog
+):
+    # a long read (a backup, another process) pins the frames after its snapshot: no
+    # checkpoint can copy them, so the WAL grows; the host says so instead of growing quietly
+    monkeypatch.setattr(checkpoint, "WAL_BOUND_BYTES", 256 * 1024)
+    monkeypatch.setattr(sqlite_backend, "WAL_HURRY_BYTES", 128 * 1024)  # journal_size_limit
+    path = tmp_path / "bothost.db"
+    store = Store(path, [*core_migrations(), Migration("notes", 1, sql(NOTES))])
+    reader = sqlite3.connect(path, isolation_level=None)
+    try:
+        store.backend.checkpointer.stop()  # the writer's bound alone, deterministic
+        store.backend.wal_bound.clock = lambda: 0.0  # one warning per minute: this is one
+        store.call(plain_write)  # the migrations' WAL: past the bound, cut back
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM notes").fetchone()  # holds this snapshot
+        for _ in range(60):  # 480 kB of rows, past the bound
+            store.call(plain_write)
+        assert checkpoint.wal_bytes(path) > 256 * 1024
+        report = store.call(store.probe)
+        assert report["ok"] is True  # writes work: a detail, not a failure
+        assert report["wal_bytes"] > 256 * 1024
+        assert "held by a reader's older snapshot" in report["wal"]
+        warnings = [r for r in caplog.records if "cannot be reset" in r.getMessage()]
+        assert len(warnings) == 1, warnings
+
+        reader.execute("ROLLBACK")  # the read ends
+        store.call(plain_write)  # the writer copies the rest...
+        store.call(plain_write)  # ...so this write starts the WAL over, the file cut back
+        assert checkpoint.wal_bytes(path) <= 128 * 1024
+        report = store.call(store.probe)
+        assert "wal" not in report
+    finally:
+        reader.close()
+        store.close()
+
+
+class FullDisk:
+    """A connection whose checkpoint fails as one on a full disk does."""
+
+    def execute(self, sql):
+        raise sqlite3.OperationalError("database or disk is full")
+
+
+def test_a_failing_checkpoint_is_a_warning_a_minute_never_the_writes_failure(tmp_path, caplog):
+    now = [0.0]
+    bound = checkpoint.WalBound(tmp_path / "bothost.db", clock=lambda: now[0])
+    past = checkpoint.WAL_BOUND_BYTES + 1
+    for _ in range(3):
+        bound.wrote(FullDisk(), past)  # never raises: the job has committed
+    assert bound.stuck == "a checkpoint failed: database or disk is full"
+    now[0] = checkpoint.WARN_EVERY
+    bound.wrote(FullDisk(), past)
+    warnings = [r.getMessage() for r in caplog.records if "cannot be reset" in r.getMessage()]
+    assert len(warnings) == 2, warnings
+    assert "database or disk is full" in warnings[0]
+    bound.wrote(FullDisk(), checkpoint.WAL_BOUND_BYTES)  # under the bound again: nothing stuck
+    assert bound.stuck is None
