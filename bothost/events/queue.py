@@ -2,10 +2,12 @@
 
 Producers (MCP servers' ``event/*`` notifications, webhooks, ``bothost events push``) call
 ``await queue.ingest(event)``. Ingestion adds the event to the waiting rows and queues a
-writing job on the store thread unless one is queued; the job takes whatever is waiting
-when it starts and writes it in one transaction: one commit per burst instead of per event
-is what keeps thousands of events per second cheap, and the thread goes from one batch to
-the next without a round trip through the event loop (see ``_drain``). Inside that
+writing job on the store thread unless one is queued (after the loop's pass, or at once
+when :data:`EARLY_ROWS` are waiting, so a large burst is written while the loop still takes
+it in); the job takes whatever is waiting when it starts and writes it in one transaction:
+one commit per burst instead of per event is what keeps thousands of events per second
+cheap, and the thread goes from one batch to the next without a round trip through the
+event loop (see ``_drain``). Inside that
 transaction each event is deduped against the events of the last ``tick.dedupe_window``.
 Oversized payloads are refused (and logged) before they reach the store thread. The host
 runs the ``event_received`` hooks before calling ``ingest``.
@@ -49,6 +51,13 @@ logger = logging.getLogger(__name__)
 
 MAX_PAYLOAD_BYTES = 256 * 1024  # a briefing needs a summary, not a mailbox; bigger is a bug
 BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock for long
+# Rows waiting that queue a job at once instead of after the loop's pass: a burst of
+# thousands of producers is taken in during one pass, and its first rows are written (the
+# GIL released inside SQLite, on the other core) while the loop prepares the rest, where
+# the whole burst used to wait for the pass to end and the loop then sat idle through the
+# first commit. Large enough that a batch's fixed cost (a dozen statements, each waiting
+# for the GIL up to the switch interval while the loop is busy) is spread over many rows.
+EARLY_ROWS = 1000
 DUPLICATE = Receipt(duplicate=True)  # a once-only id claimed before: nothing queued
 # Rows per multi-row INSERT on SQLite: 5 parameters each stay under 999, the lowest limit a
 # SQLite build may have; one statement (not one step per row, as executemany takes) is what
@@ -128,8 +137,9 @@ class EventQueue:
         # thread when its job starts, so the lock is held by one side at a time, briefly
         self._rows: list[_Row] = []
         self._taking = threading.Lock()
-        self._scheduled = False  # a writing job is queued on the store thread, not started
-        self._queuing_on: asyncio.AbstractEventLoop | None = None  # the loop to queue it
+        self._queued = False  # a writing job is queued on the store thread, not started
+        self._passing = False  # a loop is to queue one after its pass
+        self._queuing_on: asyncio.AbstractEventLoop | None = None  # that loop
         self._inflight: list[_Row] = []  # the batch on the store thread right now
 
     async def ingest(self, event: Event) -> int | None:
@@ -212,11 +222,15 @@ class EventQueue:
     def _add(self, rows: Iterable[_Row], loop: asyncio.AbstractEventLoop) -> None:
         with self._taking:
             self._rows += rows
-            # else the queued job takes these rows too; unless another loop was to queue it,
-            # which may have stopped before it did
-            if not self._scheduled or self._queuing_on not in (None, loop):
-                # after one pass of the loop: producers that are ready now join it
-                self._scheduled, self._queuing_on = True, loop
+            if self._queued:  # the queued job takes these rows too
+                return
+            if len(self._rows) >= EARLY_ROWS:  # a burst: write what is here during the pass
+                self._queued = True
+                self.store.submit(self._drain)
+            # else after one pass of the loop (producers that are ready now join it), unless
+            # that pass is to come; or another loop was to queue it and may have stopped first
+            elif not self._passing or self._queuing_on not in (None, loop):
+                self._passing, self._queuing_on = True, loop
                 loop.call_soon(self._queue_job, loop)
 
     def _prepare(
@@ -256,17 +270,20 @@ class EventQueue:
     def _queue_job(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._taking:
             if self._queuing_on is loop:
-                self._queuing_on = None
+                self._passing, self._queuing_on = False, None
+            if self._queued or not self._rows:  # a job queued during the pass takes them
+                return
+            self._queued = True
         self.store.submit(self._drain)
 
     def _drain(self, db: Conn) -> None:
         """The store thread's job: write the rows waiting now, at most :data:`BATCH_MAX`."""
         with self._taking:
-            self._scheduled = False
+            self._queued = False
             batch = self._rows[:BATCH_MAX]
             del self._rows[:BATCH_MAX]
             if self._rows:  # more than a batch: the rest next, behind other jobs
-                self._scheduled = True
+                self._queued = True
                 self.store.submit(self._drain)
             self._inflight = batch
         if not batch:

@@ -89,7 +89,7 @@ async def test_a_concurrent_burst_is_written_in_few_transactions(queue, store):
     events = [email(n) for n in range(3000)]
     ids = await asyncio.gather(*(queue.ingest(e) for e in events))
     assert len(set(ids)) == 3000 and None not in ids
-    assert len(calls) <= 3  # one per gathered burst, never one per event
+    assert len(calls) <= 3  # one per gathered burst or EARLY_ROWS of it, never one per event
     assert count(store, "status = 'pending'") == 3000
 
 
@@ -326,3 +326,49 @@ async def test_a_payload_with_nan_or_infinity_is_refused_not_stored_as_broken_js
     assert all(isinstance(i, int) for i in (outcomes[0], outcomes[2]))
     rows = store.call(lambda db: db.execute("SELECT payload FROM events").fetchall())
     assert [json.loads(p, parse_constant=pytest.fail)["id"] for (p,) in rows] == ["m1", "m3"]
+
+
+async def test_a_large_burst_is_written_while_the_loop_still_takes_it_in(queue, store):
+    # a burst of thousands of producers is taken in during one pass of the loop: its first
+    # rows go to the store thread during that pass, so SQLite writes them (on the other
+    # core, the GIL released) while the loop prepares the rest, not after (issue 19)
+    from bothost.events.queue import EARLY_ROWS
+
+    submitted = []
+    original = store.submit
+
+    def counting_submit(fn):
+        submitted.append(fn)
+        return original(fn)
+
+    store.submit = counting_submit
+    events = [email(n) for n in range(2 * EARLY_ROWS)]
+    tasks = [asyncio.ensure_future(queue.ingest(e)) for e in events]
+    during_the_pass = []
+    asyncio.get_running_loop().call_soon(lambda: during_the_pass.append(len(submitted)))
+    ids = await asyncio.gather(*tasks)
+    assert during_the_pass in ([1], [2]), during_the_pass
+    assert None not in ids and len(set(ids)) == len(events)
+    # few transactions all the same: a job is queued early only for EARLY_ROWS waiting rows
+    assert len(submitted) <= 2
+    assert count(store) == len(events)
+
+
+async def test_a_small_burst_waits_for_the_pass_to_end(queue, store):
+    # below EARLY_ROWS the job is queued after the loop's pass, so everything ready in it
+    # is one transaction
+    from bothost.events.queue import EARLY_ROWS
+
+    submitted = []
+    original = store.submit
+
+    def counting_submit(fn):
+        submitted.append(fn)
+        return original(fn)
+
+    store.submit = counting_submit
+    tasks = [asyncio.ensure_future(queue.ingest(email(n))) for n in range(EARLY_ROWS - 1)]
+    during_the_pass = []
+    asyncio.get_running_loop().call_soon(lambda: during_the_pass.append(len(submitted)))
+    assert None not in await asyncio.gather(*tasks)
+    assert during_the_pass == [0] and len(submitted) == 1
