@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -59,10 +60,14 @@ BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock
 # for the GIL up to the switch interval while the loop is busy) is spread over many rows.
 EARLY_ROWS = 1000
 DUPLICATE = Receipt(duplicate=True)  # a once-only id claimed before: nothing queued
-# Rows per multi-row INSERT on SQLite: 5 parameters each stay under 999, the lowest limit a
-# SQLite build may have; one statement (not one step per row, as executemany takes) is what
-# lets the store thread hold the GIL only a few times per batch.
+# Rows per multi-row INSERT on SQLite at least: 5 parameters each stay under 999, the lowest
+# limit a SQLite build may have; a build's own limit (32,766 since SQLite 3.32) is read and
+# used, so a batch of 5,000 is one statement. Each statement is the store thread taking the
+# GIL back from the event loop after SQLite's work, which a busy loop gives up only every
+# switch interval (5 ms): 26 statements per batch were that many waits, where one step per
+# row (executemany) would be thousands.
 ROWS_PER_INSERT = 199
+COLUMNS_PER_ROW = 5
 # Characters of payload per INSERT on PostgreSQL, where a batch's rows travel as one JSON
 # parameter: 5,000 rows of the largest payloads allowed would be over a gigabyte, past what
 # the server takes in one value; a typical burst of 5,000 small events is one statement.
@@ -454,8 +459,9 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
     # count over the new ids confirms (a trigger adding rows, or ids drawn at random once
     # the largest is taken, fail the check and the batch goes in row by row instead).
     before = conn.value("SELECT max(id) FROM events") or 0
-    for start in range(0, len(fresh), ROWS_PER_INSERT):
-        chunk = [batch[p] for p in fresh[start : start + ROWS_PER_INSERT]]
+    per_insert = rows_per_insert(conn)
+    for start in range(0, len(fresh), per_insert):
+        chunk = [batch[p] for p in fresh[start : start + per_insert]]
         conn.execute(
             "INSERT INTO events (source, type, payload, received_at, dedupe_key, status, attempts)"
             " VALUES " + ", ".join(["(?, ?, ?, ?, ?, 'pending', 0)"] * len(chunk)),
@@ -480,6 +486,16 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
     for position, row_id in zip(fresh, ids, strict=True):
         outcomes[position] = row_id
     return outcomes
+
+
+def rows_per_insert(conn: Conn) -> int:
+    """Rows of :data:`COLUMNS_PER_ROW` parameters one SQLite statement may bind here."""
+    raw = getattr(conn, "raw", None)  # the driver's connection (SQLite's)
+    try:
+        limit = raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)  # type: ignore[union-attr]
+    except (AttributeError, sqlite3.Error):  # an older driver, or no SQLite connection here
+        return ROWS_PER_INSERT
+    return max(ROWS_PER_INSERT, limit // COLUMNS_PER_ROW)
 
 
 def _insert_returning(
