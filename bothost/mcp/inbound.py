@@ -140,7 +140,8 @@ class Inbound:
         self._tasks = TaskSet(self.log)
         self._handlers: dict[Any, asyncio.Future[Any]] = {}  # server request id -> its task
         self._requests = 0  # server requests being handled now
-        self._queue: deque[tuple[jsonrpc.Message, int]] = deque()  # (message, its bytes)
+        self._queue: deque[tuple[str, dict[str, Any]]] = deque()  # event/* (method, params)
+        self._sizes: deque[int] = deque()  # the bytes of each, in the same order
         self._queued_bytes = 0
         self._arrived = asyncio.Event()  # the worker's wake-up
         self._unhandled = 0  # queued or in the batch being handled (what close drains)
@@ -245,7 +246,7 @@ class Inbound:
         method = message["method"]
         params = jsonrpc.params_of(message)
         if method.startswith("event/"):  # first: a flood of events is the common case
-            self._enqueue(message, size)
+            self._enqueue(method, params, size)
         elif method == "notifications/progress":
             self._progress(params)
         elif method == "notifications/cancelled":
@@ -265,7 +266,7 @@ class Inbound:
         else:
             self.ignored.add(f"{method[:100]} (not used)")
 
-    def _enqueue(self, message: jsonrpc.Message, size: int) -> None:
+    def _enqueue(self, method: str, params: dict[str, Any], size: int) -> None:
         if self._closed:
             return  # after the close drain: nobody would handle it
         count, size = len(self._queue), max(size, 0)
@@ -273,13 +274,16 @@ class Inbound:
             count >= QUEUE_HIGH * QUEUE_DROP_FACTOR
             or self._queued_bytes >= QUEUE_HIGH_BYTES * QUEUE_DROP_FACTOR
         ):
-            self.dropped.add(f"{message['method'][:100]} beyond the notification queue's bound")
+            self.dropped.add(f"{method[:100]} beyond the notification queue's bound")
             return
-        self._queue.append((message, size))
+        self._queue.append((method, params))  # as the owner takes them: no copy per batch
+        self._sizes.append(size)
         self._queued_bytes += size
+        if not self._unhandled:
+            self._drained.clear()
         self._unhandled += 1
-        self._drained.clear()
-        self._arrived.set()
+        if not count:  # the worker waits only on an empty queue
+            self._arrived.set()
         if count + 1 >= QUEUE_HIGH or self._queued_bytes >= QUEUE_HIGH_BYTES:
             self._room.clear()
         if self._worker is None:
@@ -291,11 +295,17 @@ class Inbound:
         caught up); a plain check first, as the stdio reader asks after every message."""
         return None if self._room.is_set() else self._room.wait()
 
-    def _take(self) -> list[tuple[jsonrpc.Message, int]]:
+    def _take(self) -> list[tuple[str, dict[str, Any]]]:
         """The next batch off the queue; the reader may go on while it is handled."""
-        queue = self._queue
-        batch = [queue.popleft() for _ in range(min(len(queue), EVENT_BATCH))]
-        self._queued_bytes -= sum(size for _, size in batch)
+        queue, sizes = self._queue, self._sizes
+        if len(queue) <= EVENT_BATCH:  # the usual case: all of it, copied at C speed
+            batch = list(queue)
+            queue.clear()
+            sizes.clear()
+            self._queued_bytes = 0
+        else:
+            batch = [queue.popleft() for _ in range(EVENT_BATCH)]
+            self._queued_bytes -= sum(sizes.popleft() for _ in range(EVENT_BATCH))
         if len(queue) < QUEUE_HIGH // 2 and self._queued_bytes < QUEUE_HIGH_BYTES // 2:
             self._room.set()
         return batch
@@ -349,7 +359,7 @@ class Inbound:
                 await self._arrived.wait()
             batch = self._take()
             try:
-                await self.owner.events([(m["method"], jsonrpc.params_of(m)) for m, _ in batch])
+                await self.owner.events(batch)
             except Exception:  # boundary: one batch's handling must not stop the next
                 self.log.exception("handling %d event notifications failed", len(batch))
             finally:

@@ -88,8 +88,21 @@ def encode(message: Message) -> bytes:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
+# Python's own JSON scanner, called directly: ``json.loads`` on bytes first guesses the
+# encoding among UTF-8/16/32 and ``JSONDecoder.decode`` matches whitespace at both ends with
+# regular expressions, together as much again as the parse of an event's line (issue 19).
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+JSON_SPACE = " \t\n\r"  # what JSON allows around a value (str.isspace() allows more)
+ID_TYPES = (str, int, type(None))  # tuples: isinstance with a union is slower
+PARAMS_TYPES = (dict, list)
+
+
 def decode(data: bytes | str) -> list[Message]:
     """Parse one frame: a message or a batch of them. Raises :class:`ProtocolError`.
+
+    A frame is UTF-8 JSON text starting with its value (MCP's framing); one that is not
+    quite (leading space, a byte order mark, another encoding, or not JSON) is read as
+    ``json.loads`` reads it, which says what is wrong.
 
     A key written twice is taken as Python's json takes it (the last wins), unlike HTTP
     bodies (:mod:`bothost.jsondecode`). There a signature binds a sender to the bytes, and
@@ -100,30 +113,39 @@ def decode(data: bytes | str) -> list[Message]:
     the tool-call path (issue 19).
     """
     try:
-        value = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"not JSON: {exc}") from None
-    except RecursionError:  # nesting deeper than the parser's stack: a hostile line
-        raise ProtocolError("not JSON: nested too deeply") from None
+        text = data.decode() if isinstance(data, bytes) else data
+        value, end = _scan(text, 0)
+        if end != len(text) and text[end:].strip(JSON_SPACE):
+            raise ValueError("extra data")
+    except Exception:  # the exact reason: from json.loads, which reads what this may not
+        value = _loads(data)
     items = value if isinstance(value, list) else [value]
     for item in items:
         if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
             raise ProtocolError("not a JSON-RPC 2.0 message")
-        if (
-            "id" in item
-            and not isinstance(item["id"], str | int | None)
-            or isinstance(item.get("id"), bool)
-        ):
-            raise ProtocolError(f"bad id {item.get('id')!r}")
+        if "id" in item:
+            id_ = item["id"]
+            if not isinstance(id_, ID_TYPES) or isinstance(id_, bool):
+                raise ProtocolError(f"bad id {id_!r}")
         if "method" in item and not isinstance(item["method"], str):
             raise ProtocolError(f"method is not a string: {item['method']!r:.80}")
-        if "params" in item and not isinstance(item["params"], dict | list):
+        if "params" in item and not isinstance(item["params"], PARAMS_TYPES):
             raise ProtocolError("params is neither an object nor an array")
-        if not ("method" in item or "result" in item or "error" in item):
-            raise ProtocolError("neither a request, a notification nor a response")
-        if "method" not in item and "id" not in item:  # no call could ever claim it
-            raise ProtocolError("an answer without an id")
+        if "method" not in item:
+            if not ("result" in item or "error" in item):
+                raise ProtocolError("neither a request, a notification nor a response")
+            if "id" not in item:  # no call could ever claim it
+                raise ProtocolError("an answer without an id")
     return items
+
+
+def _loads(data: bytes | str) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"not JSON: {exc}") from None
+    except RecursionError:  # nesting deeper than the parser's stack: a hostile line
+        raise ProtocolError("not JSON: nested too deeply") from None
 
 
 def params_of(message: Message) -> dict[str, Any]:

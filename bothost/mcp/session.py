@@ -426,7 +426,12 @@ class ClientSession:
     # -- incoming ----------------------------------------------------------------------
 
     def _on_message(self, message: jsonrpc.Message, related: Any, size: int = 0) -> None:
-        if jsonrpc.is_response(message):
+        if "method" in message:  # a server's notification (events: the flood) or request
+            if "id" in message:
+                self.inbound.on_request(message, related)
+            else:
+                self.inbound.on_notification(message, size)
+        elif jsonrpc.is_response(message):
             pending = self._find(message["id"])
             if pending is None:
                 self.log.debug("answer to unknown request %r ignored", message["id"])
@@ -436,10 +441,6 @@ class ClientSession:
                 else:
                     answer = message.get("result")
                     pending.future.set_result(answer if isinstance(answer, dict) else {})
-        elif jsonrpc.is_request(message):
-            self.inbound.on_request(message, related)
-        elif jsonrpc.is_notification(message):
-            self.inbound.on_notification(message, size)
 
     # -- what the inbound side asks ------------------------------------------------------
 

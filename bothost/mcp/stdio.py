@@ -164,24 +164,31 @@ class StdioTransport:
     def _feed(self, chunk: bytes) -> None:
         """Split ``chunk`` into lines and hand each on; stop reading while the backlog is
         full (the rest of the chunk waits in ``_held``)."""
-        buffer, start = self._buffer, 0
-        while (end := chunk.find(b"\n", start)) != -1:
-            buffer += chunk[start:end]
-            start = end + 1
-            if self._refused is not None:
-                self._refused_end(self._refused, bytes(buffer[-EDGE_BYTES:]))
-                self._refused = None
-            elif len(buffer) > self.max_line:
-                head = bytes(buffer[:EDGE_BYTES])
-                if not self._refused_start(head):
-                    self._refused_end(head, bytes(buffer[-EDGE_BYTES:]))
+        buffer, start, find = self._buffer, 0, chunk.find
+        while (end := find(b"\n", start)) != -1:
+            if not buffer and self._refused is None and end - start <= self.max_line:
+                line = chunk[start:end]  # the whole line in this chunk: its one copy
+                start = end + 1
             else:
-                self._line(bytes(buffer))
+                buffer += chunk[start:end]
+                start = end + 1
+                if self._refused is not None:
+                    self._refused_end(self._refused, bytes(buffer[-EDGE_BYTES:]))
+                    self._refused = None
+                    buffer.clear()
+                    continue
+                if len(buffer) > self.max_line:
+                    head = bytes(buffer[:EDGE_BYTES])
+                    if not self._refused_start(head):
+                        self._refused_end(head, bytes(buffer[-EDGE_BYTES:]))
+                    buffer.clear()
+                    continue
+                line = bytes(buffer)
                 buffer.clear()
-                if self.backlog is not None and (waiter := self.backlog()) is not None:
-                    self._pause(waiter, chunk[start:])  # a flood waits in the server's pipe
-                    return
-            buffer.clear()
+            self._line(line)
+            if self.backlog is not None and (waiter := self.backlog()) is not None:
+                self._pause(waiter, chunk[start:])  # a flood waits in the server's pipe
+                return
         buffer += chunk[start:]
         if self._refused is None and len(buffer) > self.max_line:
             head = bytes(buffer[:EDGE_BYTES])
@@ -225,7 +232,7 @@ class StdioTransport:
         self._stdout_done.set()
 
     def _line(self, line: bytes) -> None:
-        if not line.strip():
+        if not line or line.isspace():  # (strip() would copy every line to ask)
             return
         try:
             messages = jsonrpc.decode(line)

@@ -1,0 +1,95 @@
+"""The stdio read path without a server: bytes split into lines, decoded, dispatched, and
+``event/*`` notifications queued and handed over in batches (issue 19's fast path)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import pytest
+
+from bothost.mcp import jsonrpc
+from bothost.mcp.inbound import EVENT_BATCH, Inbound
+from bothost.mcp.session import ClientSession
+from bothost.mcp.stdio import StdioTransport
+
+LOG = logging.getLogger("test-read-path")
+
+
+def event_line(n: int) -> bytes:
+    message = jsonrpc.notification("event/test", {"id": f"e{n}"})
+    return json.dumps(message).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","method":"event/x"}\r',  # a server that writes CRLF
+        b'  {"jsonrpc":"2.0","method":"event/x"}  ',
+        b'\xef\xbb\xbf{"jsonrpc":"2.0","method":"event/x"}',  # a UTF-8 byte order mark
+        '{"jsonrpc":"2.0","method":"event/x"}'.encode("utf-16"),
+        '{"jsonrpc":"2.0","method":"event/x"}',
+    ],
+)
+def test_decode_reads_what_json_loads_reads(line):
+    assert jsonrpc.decode(line) == [{"jsonrpc": "2.0", "method": "event/x"}]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b'{"jsonrpc":"2.0","method":"event/x"}{}', "Extra data"),
+        (b'{"jsonrpc":"2.0","method":"event/x"} \x0b', "Extra data"),  # not JSON's space
+        (b'{"jsonrpc":"2.0","method":"event/x"', "Expecting"),
+        (b'{"jsonrpc":"2.0","method":"\xff"}', "not JSON"),
+        (b"", "Expecting value"),
+    ],
+)
+def test_decode_says_why_a_line_is_not_json(line, reason):
+    with pytest.raises(jsonrpc.ProtocolError, match=reason):
+        jsonrpc.decode(line)
+
+
+class Owner:
+    """The inbound side's session, taking event batches as they are handed over."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[tuple[str, dict]]] = []
+
+    async def events(self, items):
+        self.batches.append(list(items))
+
+
+async def test_a_backlog_over_a_batch_is_handed_over_in_order_and_its_bytes_released():
+    owner = Owner()
+    inbound = Inbound(owner, name="t", log=LOG, roots=[])  # type: ignore[arg-type]
+    count = EVENT_BATCH + EVENT_BATCH // 2
+    for n in range(count):  # all queued before the worker first runs
+        inbound.on_notification(jsonrpc.notification("event/t", {"id": n}), size=10)
+    room = inbound.room()  # past the high mark: the reader would pause until it has room
+    assert room is not None
+    await asyncio.wait_for(room, 10)
+    await asyncio.wait_for(inbound.drain(), 10)
+    assert [len(b) for b in owner.batches] == [EVENT_BATCH, EVENT_BATCH // 2]
+    assert [p["id"] for b in owner.batches for _m, p in b] == list(range(count))
+    assert owner.batches[0][0] == ("event/t", {"id": 0})
+    assert inbound.room() is None and inbound._queued_bytes == 0
+    await inbound.close()
+
+
+async def test_lines_split_across_chunks_each_reach_the_session_once():
+    got: list[tuple[str, dict]] = []
+
+    async def on_events(source, items):
+        got.extend(items)
+
+    transport = StdioTransport("unused", [], {}, log=LOG)
+    session = ClientSession(transport, name="t", log=LOG, on_events=on_events)
+    transport._on_message = session._on_message
+    data = b"".join(event_line(n) for n in range(50)) + b"\n   \n"
+    for start in range(0, len(data), 7):  # lines cut at every place a pipe could cut them
+        transport._feed(data[start : start + 7])
+    await asyncio.wait_for(session.inbound.drain(), 10)
+    assert [params["id"] for _m, params in got] == [f"e{n}" for n in range(50)]
+    await session.inbound.close()
