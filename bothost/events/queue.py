@@ -146,6 +146,11 @@ class EventQueue:
         self._passing = False  # a loop is to queue one after its pass
         self._queuing_on: asyncio.AbstractEventLoop | None = None  # that loop
         self._inflight: list[_Row] = []  # the batch on the store thread right now
+        # the loop of the rows waiting, unless some are of another one (a loop that stopped
+        # and a new one, as a test or a restarted host has): checked once per add, so a
+        # batch needs no look at each row's loop to be handed back
+        self._rows_loop: asyncio.AbstractEventLoop | None = None
+        self._mixed = False
 
     async def ingest(self, event: Event) -> int | None:
         """Queue one event; its row id, or None when deduped or refused."""
@@ -226,6 +231,10 @@ class EventQueue:
 
     def _add(self, rows: Iterable[_Row], loop: asyncio.AbstractEventLoop) -> None:
         with self._taking:
+            if not self._rows:
+                self._rows_loop, self._mixed = loop, False
+            elif loop is not self._rows_loop:  # rows of two loops waiting (a rare case)
+                self._mixed = True
             self._rows += rows
             if self._queued:  # the queued job takes these rows too
                 return
@@ -287,6 +296,7 @@ class EventQueue:
             self._queued = False
             batch = self._rows[:BATCH_MAX]
             del self._rows[:BATCH_MAX]
+            loop = None if self._mixed else self._rows_loop  # None: each row's own
             if self._rows:  # more than a batch: the rest next, behind other jobs
                 self._queued = True
                 self.store.submit(self._drain)
@@ -297,21 +307,30 @@ class EventQueue:
             outcomes = insert_batch(db, batch, self.config.dedupe_window)
         except Exception as exc:  # the batch's callers see why; the store records the failure
             logger.exception("event batch of %d could not be written", len(batch))
-            self._hand_back(batch, exc)
+            self._hand_back(batch, exc, loop)
             raise
         else:
-            self._hand_back(batch, outcomes)
+            self._hand_back(batch, outcomes, loop)
         finally:
             with self._taking:
                 self._inflight = []
 
     def _hand_back(
-        self, batch: list[_Row], outcomes: Sequence[EventOutcome] | BaseException
+        self,
+        batch: list[_Row],
+        outcomes: Sequence[EventOutcome] | BaseException,
+        loop: asyncio.AbstractEventLoop | None,
     ) -> None:
-        """Settle the batch's rows on their event loop, in one callback (store thread)."""
-        answers = (row.answer for row in batch)  # row.future(), inline: once per event
-        loops = {(a.future if isinstance(a, _Waiter) else a).get_loop() for a in answers}
-        for loop in loops:  # one, unless rows of an earlier loop were waiting
+        """Settle the batch's rows on their event loop, in one callback (store thread);
+        ``loop`` is every row's, or None to look at each row's (rows of two loops)."""
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._settle, batch, outcomes)
+            except RuntimeError:  # the loop has closed: nobody is waiting for these rows
+                pass
+            return
+        loops = {row.future().get_loop() for row in batch}
+        for loop in loops:
             if len(loops) == 1:
                 part, results = batch, outcomes
             else:

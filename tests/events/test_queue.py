@@ -401,3 +401,38 @@ async def test_a_batch_stores_each_value_exactly_as_given(queue, store):
         )
         key = f"{event.source}:{event.type}:{event.payload['id']}"
         assert stored[row_id] == (event.source, event.type, payload, event.received_at, key)
+
+
+async def test_a_batch_of_rows_from_two_loops_settles_each_on_its_own(queue, store, monkeypatch):
+    # rows of two event loops (a host restarted in one process, a thread with a loop of its
+    # own) can wait in one batch: each caller is answered on its own loop
+    import bothost.events.queue as queue_module
+
+    batches = []
+    original = queue_module.insert_batch
+
+    def recording(db, batch, window):
+        batches.append(len(batch))
+        return original(db, batch, window)
+
+    monkeypatch.setattr(queue_module, "insert_batch", recording)
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever, daemon=True)
+    thread.start()
+    try:
+        gate = gate_store(store)  # both rows wait behind this job, then go in one batch
+        theirs = asyncio.run_coroutine_threadsafe(queue.ingest(email(1)), other)
+        ours = asyncio.ensure_future(queue.ingest(email(2)))
+        while len(queue._rows) < 2:  # noqa: ASYNC110 - the other loop's row, on its way
+            await asyncio.sleep(0.001)
+        gate.set()
+        async with asyncio.timeout(5):
+            mine = await ours
+            their = await asyncio.wrap_future(theirs)
+        assert batches == [2] and None not in (mine, their) and mine != their
+        while queue._inflight:  # the store thread's job ends after it hands the batch back
+            await asyncio.sleep(0.001)  # (queue.close cannot wait for another loop's rows)
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        thread.join(5)
+        other.close()
