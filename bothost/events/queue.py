@@ -46,6 +46,7 @@ from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.triage import rule_priority
 from bothost.models import Event
 from bothost.store.conn import POSTGRESQL, SQLITE, Conn
+from bothost.store.errors import database_failures
 from bothost.store.errors import row_errors as database_row_errors
 
 logger = logging.getLogger(__name__)
@@ -306,7 +307,18 @@ class EventQueue:
         try:
             outcomes = insert_batch(db, batch, self.config.dedupe_window)
         except Exception as exc:  # the batch's callers see why; the store records the failure
-            logger.exception("event batch of %d could not be written", len(batch))
+            # the database failing (a full disk, a lock, a server gone) is each caller's to
+            # report in its own words (a 503, a retry's warning, a command's last line): its
+            # traceback goes to the host's log file and a command's -v, not to a terminal at
+            # every retry. Anything else is a bug of ours, and loud.
+            failing = isinstance(exc, database_failures())
+            logger.log(
+                logging.INFO if failing else logging.ERROR,
+                "event batch of %d could not be written: %s",
+                len(batch),
+                exc,
+                exc_info=True,
+            )
             self._hand_back(batch, exc, loop)
             raise
         else:

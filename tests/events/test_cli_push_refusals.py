@@ -119,3 +119,28 @@ async def test_a_store_that_keeps_failing_is_named_with_a_non_zero_exit_and_noth
     assert last.startswith("bothost: ") and "disk I/O error" in last
     assert "not queued" in last and "nothing of it was written" in last
     assert rows(home) == []
+
+
+async def test_a_failing_store_is_one_line_per_try_and_its_traceback_only_with_v(home, tmp_path):
+    # each try that the store refused printed the queue's traceback before the command's
+    # clear last line; a person sees the retries' one-line warnings and the last line, and
+    # the traceback (a detail of the database failing, not a bug) only with -v
+    failing_store(home)
+    config = tmp_path / "empty.yaml"
+    config.write_text("{}\n")
+    args = ("events", "push", "--wait", "1", "disk", "event/full", '{"id": "1"}')
+    for verbose in ((), ("-v",)):
+        proc = await bothost_process(home, config, *verbose, *args)
+        async with asyncio.timeout(30):
+            _, err = await proc.communicate()
+        assert proc.returncode == 1
+        text = err.decode()
+        lines = text.strip().splitlines()
+        assert lines[-1].startswith("bothost: ") and "not queued" in lines[-1]
+        if verbose:
+            assert "Traceback" in text and "disk I/O error" in text
+            continue
+        assert "Traceback" not in text, text
+        tries = lines[:-1]
+        assert tries and all("trying again" in line for line in tries), text
+    assert rows(home) == []

@@ -26,7 +26,7 @@ WAIT = 60.0  # seconds for each condition; a few on an idle machine
 
 
 async def test_events_a_failing_store_could_not_take_are_kept_and_written_later(home, caplog):
-    caplog.set_level(logging.WARNING)
+    caplog.set_level(logging.INFO)  # the queue logs a failing store at INFO
     host = make_host(
         home,
         {
