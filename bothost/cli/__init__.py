@@ -146,6 +146,10 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     for handler in set(logging.getLogger().handlers) - before:
+        # stderr shows what -v asks for, whatever level the log file is set to (log_level:
+        # `bothost run` lowers the root logger's to `info` for its file): by default a
+        # person sees warnings and the one "bothost is running" line README promises
+        handler.setLevel(max(level, logging.DEBUG))
         redact.protect(handler)  # the secrets of the config, once it is read
     ctx.call_on_close(runtime.close)
 

@@ -17,7 +17,8 @@ async def test_run_serves_until_sigterm(tmp_path, home):
     )
     process = await bothost_process(home, config, "run")
     banner = await asyncio.wait_for(process.stderr.readline(), 30)
-    assert f"http://127.0.0.1:{port}/" in banner.decode()
+    # the one line README promises, first and alone: the log's INFO lines go to its file
+    assert banner.decode().startswith(f"bothost is running: http://127.0.0.1:{port}/"), banner
     async with aiohttp.ClientSession() as client:
         async with client.get(f"http://127.0.0.1:{port}/healthz") as response:
             assert response.status == 200
@@ -41,6 +42,25 @@ async def test_run_freezes_its_start_up_heap(tmp_path, home):
         log = (home / "logs" / "bothost.log").read_text()
         frozen = re.search(r"start-up heap frozen \((\d+) objects\)", log)
         assert frozen and int(frozen.group(1)) > 10_000, log
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+
+
+async def test_run_with_v_shows_the_log_on_stderr_too(tmp_path, home):
+    port = free_port()
+    config = write_config(
+        tmp_path / "c.yaml",
+        {"platforms": {"web": {"port": port}}, "mcp": {"servers": {"weather": {"enabled": False}}}},
+    )
+    process = await bothost_process(home, config, "-v", "run", stdout=asyncio.subprocess.DEVNULL)
+    lines = []
+    try:
+        async with asyncio.timeout(30):
+            while b"bothost is running" not in (line := await process.stderr.readline()):
+                assert not process.stderr.at_eof(), "bothost run exited early"
+                lines.append(line.decode())
+        assert any(f"INFO bothost.http: listening on http://127.0.0.1:{port}/" in x for x in lines)
     finally:
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 30) == 0
