@@ -11,7 +11,13 @@ import os
 import subprocess
 import sys
 
-NOT_FOR_A_TERMINAL_CHAT = ("aiohttp", "slack_bolt", "slack_sdk", "psycopg", "croniter")
+NOT_FOR_A_TERMINAL_CHAT = (
+    *("aiohttp", "slack_bolt", "slack_sdk", "psycopg", "croniter"),
+    *("openai", "anthropic"),  # LLM SDKs: `help` is the offline agent's, no model is asked
+    *("googleapiclient", "paramiko"),  # the bundled servers' own: they run in their process
+    "cryptography",  # OAuth client assertions, for an MCP login the chat does not make
+    "sqlite_utils",  # the bench's peer; bothost uses none of it
+)
 # the commands `chat` is not: their modules load when one of them runs (or --help lists them)
 OTHER_COMMANDS = (
     "bothost.cli.db",
