@@ -12,6 +12,7 @@ from typing import Any
 
 import anthropic
 
+from bothost import redact
 from bothost.llm.base import (
     ChatRequest,
     ChatResponse,
@@ -53,6 +54,8 @@ class AnthropicProvider:
         self.config = config
         self.model = config.model or "claude-sonnet-4-5"
         self.base_url = config.base_url or "https://api.anthropic.com"
+        # in messages (a chat, doctor, a Slack channel): no password or key= it may carry
+        self.shown_url = redact.mask_url(self.base_url)
         self.client = anthropic.AsyncAnthropic(
             api_key=config.api_key or "",
             base_url=self.base_url,
@@ -87,13 +90,13 @@ class AnthropicProvider:
         try:
             stream = await self.client.messages.create(**params)
         except anthropic.APIStatusError as exc:
-            raise LlmError(explain(exc.status_code, self.base_url, exc)) from None
+            raise LlmError(explain(exc.status_code, self.shown_url, exc)) from None
         except anthropic.APIConnectionError as exc:
-            raise LlmError(f"cannot reach {self.base_url}: {exc}; check llm.base_url") from None
+            raise LlmError(f"cannot reach {self.shown_url}: {exc}; check llm.base_url") from None
         try:
-            return await collect(stream, request, self.base_url)
+            return await collect(stream, request, self.shown_url)
         except STREAM_ERRORS as exc:  # the server was reached, so the URL is not at fault
-            raise StreamCutError(self.base_url, str(exc) or type(exc).__name__) from None
+            raise StreamCutError(self.shown_url, str(exc) or type(exc).__name__) from None
 
 
 async def collect(stream: Any, request: ChatRequest, url: str = "") -> ChatResponse:

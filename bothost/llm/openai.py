@@ -12,6 +12,7 @@ from typing import Any
 
 import openai
 
+from bothost import redact
 from bothost.llm.base import (
     ChatRequest,
     ChatResponse,
@@ -38,6 +39,8 @@ class OpenAIProvider:
         self.config = config
         self.model = config.model or "gpt-4.1-mini"
         self.base_url = config.base_url or "https://api.openai.com/v1"
+        # in messages (a chat, doctor, a Slack channel): no password or key= it may carry
+        self.shown_url = redact.mask_url(self.base_url)
         self.client = openai.AsyncOpenAI(
             api_key=config.api_key or NO_KEY,
             base_url=self.base_url,
@@ -72,14 +75,14 @@ class OpenAIProvider:
         try:
             stream = await self.client.chat.completions.create(**params)
         except openai.APIStatusError as exc:
-            raise LlmError(explain(exc.status_code, self.base_url, exc)) from None
+            raise LlmError(explain(exc.status_code, self.shown_url, exc)) from None
         except openai.APIConnectionError as exc:
-            raise LlmError(f"cannot reach {self.base_url}: {exc}; check llm.base_url") from None
+            raise LlmError(f"cannot reach {self.shown_url}: {exc}; check llm.base_url") from None
         try:
             return await self.collect(stream, request)
         except openai.APIError as exc:  # the SDK's word for a body that broke off, or an
             # error event in the stream: the server was reached, so the URL is not at fault
-            raise StreamCutError(self.base_url, str(exc) or type(exc).__name__) from None
+            raise StreamCutError(self.shown_url, str(exc) or type(exc).__name__) from None
 
     async def collect(self, stream: Any, request: ChatRequest) -> ChatResponse:
         text: list[str] = []
@@ -103,7 +106,7 @@ class OpenAIProvider:
                 if choice.finish_reason:
                     response.stop_reason = choice.finish_reason
         if not response.stop_reason:  # every choice ends with a finish_reason, even "length"
-            raise StreamCutError(self.base_url, "the stream ended with no finish_reason")
+            raise StreamCutError(self.shown_url, "the stream ended with no finish_reason")
         response.text = "".join(text)
         for index in sorted(calls):
             slot = calls[index]

@@ -91,3 +91,34 @@ async def test_a_hosted_model_without_a_key_says_how_to_set_one(provider, variab
     message = str(raised.value)
     assert "\n" not in message
     assert f"llm.api_key: ${{env:{variable}}}" in message and f"export {variable}" in message
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_an_unreachable_base_url_is_named_without_its_password_or_key(provider):
+    """Found from outside: `bothost doctor` and a chat's error printed
+    "cannot reach http://bob:hunter2pass@127.0.0.1:9/v1?key=QSECRET" whole — to a Slack
+    channel, too — while `mcp list` masks the same parts of a server's URL."""
+    import socket
+
+    from bothost.config import LlmConfig
+    from bothost.llm.anthropic import AnthropicProvider
+    from bothost.llm.base import ChatRequest, LlmError
+    from bothost.llm.openai import OpenAIProvider
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://bob:hunter2pass@127.0.0.1:{port}/v1?key=QSECRET"
+    factory = OpenAIProvider if provider == "openai" else AnthropicProvider
+    model = factory(LlmConfig(provider=provider, model="m", base_url=url, timeout=5))
+    model.client = model.client.with_options(max_retries=0)
+    try:
+        with pytest.raises(LlmError) as raised:
+            await model.complete(
+                ChatRequest(system="s", messages=[{"role": "user", "content": "hi"}])
+            )
+    finally:
+        await model.close()
+    message = str(raised.value)
+    assert "cannot reach" in message and f"bob:***@127.0.0.1:{port}" in message
+    assert "hunter2pass" not in message and "QSECRET" not in message
