@@ -23,6 +23,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from bothost import redact
 from bothost.mcp import jsonrpc
 from bothost.mcp.oauth.auth import OAuth
 from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
@@ -71,6 +72,8 @@ class HttpTransport:
         auth: OAuth | None = None,
     ) -> None:
         self.url = url
+        # in errors (a tool result the model reads, `mcp call`): no password or token= in it
+        self.shown_url = redact.mask_url(url)
         self.headers = dict(headers or {})
         self.auth = auth  # OAuth: the Authorization header, and what to do on 401/403
         self.log = log
@@ -132,15 +135,15 @@ class HttpTransport:
         try:
             resp = await self._request("POST", headers, jsonrpc.encode(message))
         except RedirectRefused as exc:
-            raise TransportError(f"POST {self.url}: {exc}") from None
+            raise TransportError(f"POST {self.shown_url}: {exc}") from None
         except (aiohttp.ClientConnectorError, OSError) as exc:
             # nobody answers at that address any more: the server is gone, as when a stdio
             # process exits, so pending calls fail now and the manager dials again later
             reason = f"unreachable: {exc or type(exc).__name__}"
             self._report(reason)
-            raise TransportError(f"POST {self.url}: {reason}") from None
+            raise TransportError(f"POST {self.shown_url}: {reason}") from None
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise TransportError(f"POST {self.url}: {exc or type(exc).__name__}") from None
+            raise TransportError(f"POST {self.shown_url}: {exc or type(exc).__name__}") from None
         if resp.status >= 400:
             body = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
             resp.release()
@@ -165,7 +168,7 @@ class HttpTransport:
             if resp.status != 202 and related is not None:  # a web page, not an answer
                 self._fail(
                     related,
-                    f"HTTP {resp.status} from {self.url}: answered "
+                    f"HTTP {resp.status} from {self.shown_url}: answered "
                     f"{kind or 'no content type'}, not an MCP endpoint",
                 )
         elif kind == "application/json":
@@ -207,7 +210,7 @@ class HttpTransport:
 
     async def _refusal(self, status: int, content_type: str, body: str) -> str:
         """One line a person can act on for an HTTP error answer, never a pasted page."""
-        where = f"HTTP {status} from {self.url}"
+        where = f"HTTP {status} from {self.shown_url}"
         if status == 405 and await self._speaks_legacy_sse():
             return (
                 f"{where}: this URL speaks the legacy SSE transport, which bothost does "

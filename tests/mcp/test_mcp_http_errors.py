@@ -66,3 +66,24 @@ async def test_a_page_answered_200_fails_at_once_not_after_the_timeout(site, mak
     manager = await make_manager({"home": config}, retry=False)
     error = state(manager, "home").error
     assert error is not None and "not an MCP endpoint" in error
+
+
+@pytest.mark.parametrize("answer", ["unreachable", "404"])
+async def test_the_error_names_the_url_without_its_password_or_token(site, make_manager, answer):  # noqa: F811
+    """Found from outside: `bothost mcp call` (and a turn's tool result, which the model
+    reads) said "not running (failed: POST http://bob:hunter2pass@…/mcp?token=QSECRET:
+    unreachable …)"; only `mcp list` and doctor masked the URL."""
+    if answer == "unreachable":
+        base = "http://127.0.0.1:9"  # the discard port: nothing listens
+    else:
+
+        async def page(request):
+            return web.Response(status=404, text="no")
+
+        base = await site([web.post("/mcp", page), web.get("/mcp", page)])
+    url = base.replace("://", "://bob:hunter2pass@") + "/mcp?token=QSECRET"
+    manager = await make_manager({"r": McpServerConfig(url=url)}, retry=False)
+    result = await manager.call_tool("r", "x", {})
+    error = state(manager, "r").error
+    for text in (error, result.text):
+        assert "bob:***@127.0.0.1" in text and "hunter2pass" not in text and "QSECRET" not in text
