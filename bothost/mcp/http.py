@@ -144,6 +144,8 @@ class HttpTransport:
             raise TransportError(f"POST {self.shown_url}: {reason}") from None
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise TransportError(f"POST {self.shown_url}: {exc or type(exc).__name__}") from None
+        except ValueError as exc:  # aiohttp refuses to build it: the config is at fault
+            raise TransportError(f"POST {self.shown_url}: {self._unsendable(exc)}") from None
         if resp.status >= 400:
             body = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
             resp.release()
@@ -175,6 +177,16 @@ class HttpTransport:
             await self._json_body(resp, related)
         else:
             self._tasks.spawn(self._call_stream(resp, related))
+
+    def _unsendable(self, exc: ValueError) -> str:
+        """Why aiohttp would not build the request, as the setting to change."""
+        named = {key.lower() for key in self._headers("")}
+        if URL(self.url).user is not None and "authorization" in named:
+            return (
+                "the url carries a user name and password and an Authorization header is "
+                "set too (headers, or the server's OAuth login): keep one of them"
+            )
+        return str(exc) or type(exc).__name__
 
     async def _request(
         self, method: str, headers: dict[str, str], data: bytes | None = None

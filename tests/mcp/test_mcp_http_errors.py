@@ -87,3 +87,19 @@ async def test_the_error_names_the_url_without_its_password_or_token(site, make_
     error = state(manager, "r").error
     for text in (error, result.text):
         assert "bob:***@127.0.0.1" in text and "hunter2pass" not in text and "QSECRET" not in text
+
+
+async def test_credentials_in_the_url_beside_an_authorization_header_are_one_clear_line(
+    make_manager,  # noqa: F811
+    caplog,
+):
+    """Found from outside: `mcp add r --url http://bob:pw@host/mcp --header
+    'Authorization=Bearer …'` made aiohttp raise ValueError at every start: 'MCP server r
+    failed to start' with a 20-line traceback, in every CLI command's output."""
+    config = McpServerConfig(
+        url="http://bob:pw@127.0.0.1:9/mcp", headers={"Authorization": "Bearer t"}
+    )
+    manager = await make_manager({"r": config}, retry=False)
+    error = state(manager, "r").error
+    assert "Authorization" in error and "bob:***@" in error and "pw@" not in error
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
