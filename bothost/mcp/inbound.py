@@ -246,7 +246,12 @@ class Inbound:
         method = message["method"]
         params = jsonrpc.params_of(message)
         if method.startswith("event/"):  # first: a flood of events is the common case
-            self._enqueue(method, params, size)
+            # positional params (MCP has none) became {}: an empty event says nothing;
+            # a non-empty params is an object, so the usual event pays one truth test
+            if params or isinstance(message.get("params", params), dict):
+                self._enqueue(method, params, size)
+            else:
+                self.dropped.add(f"{method[:100]} with params that are not an object")
         elif method == "notifications/progress":
             self._progress(params)
         elif method == "notifications/cancelled":

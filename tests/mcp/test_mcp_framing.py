@@ -81,3 +81,28 @@ def test_elicitation_defaults_fill_only_missing_fields():
 )
 def test_refused_id_is_found_at_either_end_of_a_top_level_answer(head, tail, expected):
     assert refused_id(head, tail) == expected
+
+
+async def test_an_event_whose_params_are_not_an_object_is_dropped_not_queued_empty(caplog):
+    # found from outside: a hostile server's `event/x` with params ["not", "an", "object"]
+    # became an event with the payload {} (params_of's stand-in), which a briefing then
+    # listed with nothing to say; MCP has no positional params
+    import logging
+
+    from bothost.mcp.inbound import Inbound
+
+    got: list = []
+
+    class Owner:
+        async def events(self, items):
+            got.extend(items)
+
+    inbound = Inbound(Owner(), name="h", log=logging.getLogger("test.h"), roots=[])
+    caplog.set_level(logging.WARNING)
+    inbound.on_notification({"jsonrpc": "2.0", "method": "event/x", "params": ["a", "b"]})
+    inbound.on_notification({"jsonrpc": "2.0", "method": "event/x", "params": {"id": "b"}})
+    inbound.on_notification({"jsonrpc": "2.0", "method": "event/y"})  # no params: an event
+    await inbound.drain()
+    await inbound.close()
+    assert got == [("event/x", {"id": "b"}), ("event/y", {})]
+    assert "params that are not an object" in caplog.text
