@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+from tests.helpers import run_bothost
+
 NOT_FOR_A_TERMINAL_CHAT = (
     *("aiohttp", "slack_bolt", "slack_sdk", "psycopg", "croniter"),
     *("openai", "anthropic"),  # LLM SDKs: `help` is the offline agent's, no model is asked
@@ -32,6 +34,8 @@ OTHER_COMMANDS = (
 def imported(tmp_path, *argv: str, full: bool = False) -> set[str]:
     """Top-level modules imported by ``bothost ARGV`` (from ``python -X importtime``); every
     dotted name with `full`."""
+    # started by hand, not with tests.helpers.run_bothost: the interpreter's own option
+    # (-X importtime) is what the test reads
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "bothost", *argv],
         capture_output=True,
@@ -61,18 +65,10 @@ def test_terminal_chat_imports_no_other_command(tmp_path):
 
 
 def test_every_command_is_still_offered_and_runs(tmp_path):
-    import subprocess as sp
-
     env = {**os.environ, "BOTHOST_HOME": str(tmp_path / "home")}
 
     def bothost(*argv: str) -> str:
-        done = sp.run(
-            [sys.executable, "-m", "bothost", *argv],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-        )
+        done = run_bothost(*argv, env=env, timeout=60)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
 

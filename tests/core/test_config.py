@@ -1,10 +1,9 @@
 import os
-import subprocess
-import sys
 
 import pytest
 
 from bothost.config import ConfigError, load, mask_secrets
+from tests.helpers import run_bothost
 
 
 def write(path, text):
@@ -113,22 +112,8 @@ def test_secrets_are_masked():
 def test_cli_config_error_exits_2_and_writes_nothing(tmp_path):
     home = tmp_path / "fresh-home"
     bad = write(tmp_path / "bad.yaml", "llm:\n  provder: openai\n")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bothost",
-            "--config",
-            str(bad),
-            "--home",
-            str(home),
-            "chat",
-            "-m",
-            "hi",
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
+    result = run_bothost(
+        "chat", "-m", "hi", home=home, config=bad, env={**os.environ, "BOTHOST_HOME": str(home)}
     )
     assert result.returncode == 2
     assert "llm.provder" in result.stderr and "did you mean 'provider'" in result.stderr

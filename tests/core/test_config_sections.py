@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 import textwrap
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from click.testing import CliRunner
 from bothost.cli import cli
 from bothost.config import ConfigError, load
 from tests.core.test_cli_errors import QUIET, assert_one_line, bothost
-from tests.helpers import make_host, until
+from tests.helpers import bothost_process, make_host, until
 
 TOKEN = "discord-canary-5f1e0c9a"  # a value that must never show in `config show`
 
@@ -287,19 +286,7 @@ async def test_bothost_run_starts_the_platform_with_its_section(home, tmp_path, 
         tmp_path / "c.yaml",
         config_text(plugin_dir, f"{{enabled: true, token: {TOKEN}, guilds: [g1], reconnect: 5s}}"),
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--home",
-        str(home),
-        "--config",
-        str(config),
-        "run",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
     try:
         async with asyncio.timeout(60):
             while b"bothost is running" not in await process.stderr.readline():

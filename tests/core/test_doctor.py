@@ -4,13 +4,11 @@ import shutil
 import signal
 import socket
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
 from tests.fakes.llm import FakeLlm
-from tests.helpers import free_port, run_bothost
+from tests.helpers import bothost_process, free_port, run_bothost
 
 
 def doctor(home, config):
@@ -53,22 +51,7 @@ QUIET = (
 def run_doctor(home, tmp_path, text, *options, base=QUIET):
     config = tmp_path / "d.yaml"
     config.write_text(base + text)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bothost",
-            "--home",
-            str(home),
-            "--config",
-            str(config),
-            "doctor",
-            *options,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_bothost("doctor", *options, home=home, config=config, timeout=120)
 
 
 def line(out, check):
@@ -159,19 +142,7 @@ async def test_doctor_accepts_the_port_of_the_running_host(home, tmp_path):
     port = free_port()
     config = tmp_path / "run.yaml"
     config.write_text(QUIET.replace("port: 0", f"port: {port}"))
-    host = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--home",
-        str(home),
-        "--config",
-        str(config),
-        "run",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    host = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
     try:
         async with asyncio.timeout(60):
             while b"bothost is running" not in await host.stderr.readline():
@@ -193,23 +164,13 @@ def test_doctor_reports_a_home_it_cannot_write(tmp_path):
     os.chown(home, 65534, 65534)
     config = tmp_path / "d.yaml"
     config.write_text(QUIET)
-    result = subprocess.run(
-        [
-            "setpriv",
-            "--bounding-set=-dac_override,-dac_read_search,-fowner",
-            sys.executable,
-            "-m",
-            "bothost",
-            "--home",
-            str(home),
-            "--config",
-            str(config),
-            "doctor",
-            "--offline",
-        ],
-        capture_output=True,
-        text=True,
+    result = run_bothost(
+        "doctor",
+        "--offline",
+        home=home,
+        config=config,
         timeout=120,
+        prefix=("setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"),
     )
     assert result.returncode == 1, result.stderr
     assert "not writable" in line(result.stdout, "home"), result.stdout

@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 
 import aiohttp
 
-from tests.helpers import free_port, run_bothost, until
+from tests.helpers import bothost_process, free_port, run_bothost, until
 
 HEALTH_WAIT = 60.0  # the weather server starts as a child of the host
 
@@ -32,19 +31,7 @@ async def test_cli_commands_leave_the_running_hosts_status_alone(tmp_path, home)
         f"'http://127.0.0.1:{free_port()}'}}}}}}}}\n"
     )
     log = (tmp_path / "run.log").open("wb")
-    host = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--home",
-        str(home),
-        "--config",
-        str(config),
-        "run",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-    )
+    host = await bothost_process(home, config, "run", stdout=log, stderr=log)
     try:
         seen: dict = {}
 

@@ -62,6 +62,8 @@ def start(tmp_path, home):
         f"plugins: {{dirs: ['{plugins}']}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
     )
     env = {**os.environ, "BOTHOST_HOME": str(home)}
+    # started by hand, not with tests.helpers.run_bothost: on a pseudo-terminal, which is the
+    # point of the test (the helper gives no stdin and pipes the output)
     return Terminal([sys.executable, "-m", "bothost", "--config", str(config), "chat"], env)
 
 

@@ -35,6 +35,8 @@ def run(tmp_path, home, *args, expect="E"):
         f"plugins: {{dirs: ['{plugins}']}}\nmcp: {{servers: {{weather: {{enabled: false}}}}}}\n"
     )
     env = {**os.environ, "BOTHOST_HOME": str(home)}
+    # on a pseudo-terminal (tests/core/test_terminal.py), not with tests.helpers.run_bothost:
+    # what the terminal shows is the point of the test
     term = Terminal([sys.executable, "-m", "bothost", "--config", str(config), *args], env)
     assert term.process.wait(timeout=60) == 0
     term.expect(expect)

@@ -69,6 +69,8 @@ class RunningHost:
 
     async def start(self) -> None:
         with open(self.stderr_path, "wb") as stderr:
+            # by hand, not with tests.helpers.bothost_process: the host's own open-file limit
+            # (preexec_fn) is the point of these tests
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "bothost", "--config", str(self.config), "run"],
                 stdin=subprocess.DEVNULL,

@@ -286,6 +286,8 @@ def test_no_canary_leaves_the_config(tmp_path, home, canaries, slack):
 
     host_out, host_err = tmp_path / "run.stdout", tmp_path / "run.stderr"
     with host_out.open("wb") as out, host_err.open("wb") as err:
+        # by hand, not with tests.helpers.bothost_process (asyncio's): this test is synchronous
+        # and reads the host's -vv output from files once it has stopped
         host = subprocess.Popen(
             [sys.executable, "-m", "bothost", "--config", str(config), "-vv", "run"],
             stdin=subprocess.DEVNULL,

@@ -27,7 +27,7 @@ import aiohttp
 import pytest
 import yaml
 
-from tests.helpers import free_port, run_bothost, until
+from tests.helpers import bothost_process, free_port, run_bothost, until
 
 HOSTILE = Path(__file__).with_name("hostile_server.py")
 MAX_RSS_KB = 150 * 1024  # the bound for a host under a hostile server's flood
@@ -132,18 +132,7 @@ async def bothost_run(
             }
         )
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--config",
-        str(config),
-        "run",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
-    )
+    process = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
     try:
         banner = await asyncio.wait_for(process.stderr.readline(), start_bound)
         assert f":{port}/" in banner.decode(), banner
@@ -298,40 +287,19 @@ async def test_a_stuck_server_delays_neither_the_listener_nor_chat_tools(tmp_pat
         assert host.status()["stuck"]["state"] == "starting"
         await ready(host, "polite")
         await polite_still_answers(host)
-        chat = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bothost",
-            "--config",
-            str(tmp_path / "hostile.yaml"),
-            "chat",
-            "-m",
-            "tools",
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "BOTHOST_HOME": str(home)},
-        )
+        env = {**os.environ, "BOTHOST_HOME": str(home)}
+        config = tmp_path / "hostile.yaml"
         # bounded below the old 15 s: a one-shot command lists what is ready and says the rest
-        out, err = await asyncio.wait_for(chat.communicate(), 12)
-        assert chat.returncode == 0, err
-        assert "mcp__polite__echo" in out.decode()
-        assert "stuck" in err.decode() and "not ready" in err.decode()
-        listing = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bothost",
-            "--config",
-            str(tmp_path / "hostile.yaml"),
-            "mcp",
-            "tools",
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "BOTHOST_HOME": str(home)},
+        chat = await asyncio.to_thread(
+            run_bothost, "chat", "-m", "tools", config=config, env=env, timeout=12
         )
-        out, err = await asyncio.wait_for(listing.communicate(), 12)
-        assert "polite/echo" in out.decode() and "stuck: starting" in err.decode()
+        assert chat.returncode == 0, chat.stderr
+        assert "mcp__polite__echo" in chat.stdout
+        assert "stuck" in chat.stderr and "not ready" in chat.stderr
+        listing = await asyncio.to_thread(
+            run_bothost, "mcp", "tools", config=config, env=env, timeout=12
+        )
+        assert "polite/echo" in listing.stdout and "stuck: starting" in listing.stderr
         assert listing.returncode != 0  # not everything it was asked for could be listed
         # the stuck one is recorded with its error and tried again, the host serving all along
         await until(lambda: "initialize" in (host.status()["stuck"].get("error") or ""), 60)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bothost.wiring import tick_once
 from tests.fakes.llm import FakeLlm
-from tests.helpers import make_host, until, write_config
+from tests.helpers import make_host, run_bothost, until, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 ECHO = str(ROOT / "tests" / "mcp_servers" / "echo_server.py")
@@ -43,20 +43,11 @@ async def test_server_push_is_queued_and_bothost_tick_posts_it(home, tmp_path, m
     row = db.execute("SELECT source, type, status FROM events").fetchone()
     assert row == ("echo", "event/echo_tick", "pending")
     config = write_config(tmp_path / "tick.yaml", {"tick": {"deliver_to": ["console:"]}})
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--config",
-        str(config),
-        "tick",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
+    tick = await asyncio.to_thread(
+        run_bothost, "tick", config=config, env={**os.environ, "BOTHOST_HOME": str(home)}
     )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
-    assert "Briefing" in out.decode() and "1 event" in out.decode()
+    assert tick.returncode == 0, tick.stderr
+    assert "Briefing" in tick.stdout and "1 event" in tick.stdout
     assert db.execute("SELECT status FROM events").fetchone() == ("done",)
 
 

@@ -7,16 +7,14 @@ briefing to ``web:briefings``, where the web chat shows it.
 
 import asyncio
 import json
-import os
 import signal
 import sqlite3
-import sys
 
 import aiohttp
 import yaml
 
 from tests.fakes.open_meteo import ZURICH, FakeOpenMeteo
-from tests.helpers import free_port
+from tests.helpers import bothost_process, free_port
 
 # A delivery's final states (bothost/events/ledger.py); `pending` is the host's, mid-send.
 SETTLED = {"delivered", "failed", "cancelled"}
@@ -63,18 +61,7 @@ async def test_rain_alert_becomes_a_briefing_in_the_web_chat(tmp_path, home):
             }
         )
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bothost",
-        "--config",
-        str(config),
-        "run",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "BOTHOST_HOME": str(home)},
-    )
+    process = await bothost_process(home, config, "run")
     try:
         # the host writes the delivery row `pending` before it sends: wait for the outcome
         async with asyncio.timeout(60):
