@@ -58,7 +58,8 @@ run: $(RUNTIME)
 
 # Two pytest-xdist workers: most tests wait on subprocesses, sockets and servers more than
 # they compute, so two workers on CI's 2 cores halve the suite (TEST_JOBS=0: one process).
-# loadgroup keeps tests that share an expensive fixture (the built wheel) on one worker.
+# loadgroup keeps tests that share an expensive fixture (the built wheel) on one worker;
+# tests/conftest.py hands the work out longest first (the packaging tests, then the groups).
 TEST_JOBS ?= 2
 
 # The type check runs beside the suite, not before it: cold (a fresh clone has no cache) it

@@ -65,21 +65,62 @@ def store_target(backend, tmp_path, request):
 # -- running on pytest-xdist workers (`make test`: -n 2 --dist loadgroup) ------------------------
 
 
+def pytest_configure(config):
+    """Keep the order given below on `make test`'s workers. pytest-xdist hands out the work
+    units (a group, or one ungrouped test) in collection order only with
+    --no-loadscope-reorder; by default it sorts them by their number of tests, so the wheel's
+    14 tests started after the 29 generated requests of tests/web/test_fuzz.py and the 26 of
+    tests/interop/test_interop_agent.py, and `make run` in a fresh copy (one test, the longest)
+    after every group. The controller schedules; a worker (whose `dist` xdist has set to
+    "no" by now) is told too, so that its tests see what the run does. No-op without xdist."""
+    option = config.option
+    if getattr(option, "dist", "no") == "loadgroup" or getattr(option, "loadgroup", False):
+        option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config, items):
-    """Keep each module that shares a module- or session-scoped fixture of its own (a built
-    wheel, a Chromium, reference servers) on one worker, so the fixture is made once, and
-    start the packaging tests (the longest: venvs and pip) first, so they do not end the run
-    on one worker while the other idles. Without xdist the order alone changes."""
-    shared = {"module", "package"}
+    """Keep what shares an expensive fixture on one worker, so the fixture is made once: a
+    module using a module- or package-scoped fixture (a built wheel, a Chromium), and a folder
+    using a session-scoped fixture of its own conftest (the reference servers of
+    tests/interop, started once, not once per worker). Order the work longest first, so that
+    no long unit starts late and ends the run on one worker while the other idles: the
+    packaging tests (venvs and pip), then the other groups, then the single tests. Without
+    xdist the order alone changes."""
     grouping = bool(getattr(config.option, "loadgroup", False))  # set on xdist's workers
+    grouped: set[int] = set()
     for item in items:
-        defs = getattr(item, "_fixtureinfo", None)
-        scopes = {d.scope for ds in (defs.name2fixturedefs.values() if defs else ()) for d in ds}
-        module = item.nodeid.split("::", 1)[0]
-        if item.get_closest_marker("packaging") or scopes & shared:
+        group = shared_group(item)
+        if group is not None:
+            grouped.add(id(item))
             if grouping:
-                in_group(item, module)
-    items.sort(key=lambda item: item.get_closest_marker("packaging") is None)
+                in_group(item, group)
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("packaging") is None,
+            id(item) not in grouped,
+        )
+    )
+
+
+def shared_group(item) -> str | None:
+    """The group ``item`` must run in (a folder of tests/, or a module), or None."""
+    defs = getattr(item, "_fixtureinfo", None)
+    fixtures = [d for ds in (defs.name2fixturedefs.values() if defs else ()) for d in ds]
+    # a session fixture of a sub-folder's conftest; tests/conftest.py's own (the PostgreSQL
+    # cluster) is used all over and made once per worker
+    folders = sorted(
+        d.baseid
+        for d in fixtures
+        if d.scope == "session"
+        and d.baseid not in ("", "tests")
+        and "::" not in d.baseid
+        and not d.baseid.endswith(".py")
+    )
+    if folders:
+        return folders[0]
+    if item.get_closest_marker("packaging") or {"module", "package"} & {d.scope for d in fixtures}:
+        return item.nodeid.split("::", 1)[0]
+    return None
 
 
 def in_group(item, group: str) -> None:

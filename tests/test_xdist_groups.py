@@ -21,3 +21,33 @@ def test_a_module_sharing_a_fixture_is_one_worker_group(request, shared):
     if not getattr(request.config.option, "loadgroup", False):
         pytest.skip("checks the groups of `make test` (-n 2 --dist loadgroup) only")
     assert request.node.nodeid.endswith("@tests/test_xdist_groups.py"), request.node.nodeid
+
+
+def test_work_is_handed_out_longest_first(request):
+    """The scheduler keeps conftest's order (packaging, the other groups, the single tests):
+    by default pytest-xdist sorts the units by their number of tests, which started
+    `make run` in a fresh copy, one test and the longest, after every group."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("checks the order of `make test` (-n 2 --dist loadgroup) only")
+    assert request.config.option.loadscopereorder is False
+    items = request.session.items
+    packaging = [bool(item.get_closest_marker("packaging")) for item in items]
+    assert packaging == sorted(packaging, reverse=True)  # every packaging test first
+    grouped = [item.nodeid.rfind("@") > item.nodeid.rfind("]") for item in items]
+    assert grouped == sorted(grouped, reverse=True)  # then the other groups, then the rest
+
+
+def test_the_interop_tests_share_their_reference_servers(request):
+    """tests/interop's two modules share session-scoped servers (server-everything, the SDK's
+    HTTP server): one group, so they start once, not on both workers."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("checks the groups of `make test` (-n 2 --dist loadgroup) only")
+    sharing = ("tests/interop/test_interop_agent.py", "tests/interop/test_interop_cli.py")
+    groups = {
+        item.nodeid.split("@")[-1]
+        for item in request.session.items
+        if item.nodeid.startswith(sharing)
+    }
+    if not groups:
+        pytest.skip("no test of tests/interop collected in this run")
+    assert groups == {"tests/interop"}, groups
