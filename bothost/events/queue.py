@@ -401,7 +401,7 @@ def insert_batch(db: Conn, batch: list[_Row], window: float) -> list[Outcome]:
         try:
             with db.transaction() as conn:
                 return _insert_together(conn, batch, window)
-        except _IdsUnsure:
+        except _RowByRow:
             pass
         except row_errors():
             pass  # rolled back whole: again, each row on its own savepoint
@@ -411,7 +411,7 @@ def insert_batch(db: Conn, batch: list[_Row], window: float) -> list[Outcome]:
         try:
             with conn.transaction():  # a savepoint: a refused row undoes only this attempt
                 return _insert_together(conn, batch, window)
-        except _IdsUnsure:
+        except _RowByRow:
             pass  # undone: the rows go in one by one, each with its own id
         except row_errors():
             # the database rolled back the whole transaction: the failure is the store's
@@ -420,8 +420,20 @@ def insert_batch(db: Conn, batch: list[_Row], window: float) -> list[Outcome]:
         return _insert_each(conn, batch, window)
 
 
-class _IdsUnsure(Exception):
-    """The rows went in, but their ids cannot be told apart (the batch is redone per row)."""
+class _RowByRow(Exception):
+    """The batch is redone row by row: its rows went in but their ids cannot be told apart,
+    or its keys cannot be looked up as one JSON list."""
+
+
+def json_list(values: list[str]) -> str:
+    """Keys or ids as the one JSON parameter ``conn.texts`` reads. A NUL in one would be
+    cut there by SQLite's JSON functions (``a\\0b`` looked up as ``a``: a duplicate let in,
+    or a different key taken for it): such a batch is redone row by row, each key bound
+    whole (PostgreSQL's text holds no NUL: such a row is refused there either way)."""
+    text = json.dumps(values)
+    if "\\u0000" in text:  # also matches an escaped backslash before u0000: only slower
+        raise _RowByRow
+    return text
 
 
 def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outcome]:
@@ -435,7 +447,7 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
         conn.execute(
             f"SELECT dedupe_key, max(received_at) FROM events WHERE dedupe_key IN ({texts})"
             " AND received_at > ? GROUP BY dedupe_key",
-            (json.dumps([row.key for row in batch]), oldest),
+            (json_list([row.key for row in batch]), oldest),
         ).fetchall()
     )
     claims = [row.claim for row in batch if row.claim is not None]
@@ -444,7 +456,7 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
         taken = {
             i
             for (i,) in conn.execute(
-                f"SELECT id FROM webhook_ids WHERE id IN ({texts})", (json.dumps(claims),)
+                f"SELECT id FROM webhook_ids WHERE id IN ({texts})", (json_list(claims),)
             )
         }
     new_claims: list[tuple[str, float]] = []
@@ -513,7 +525,7 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
         "SELECT count(*), min(id), max(id) FROM events WHERE id > ?", [before]
     ).fetchone()
     if tuple(found) != (len(ids), ids[0], ids[-1]):
-        raise _IdsUnsure
+        raise _RowByRow
     for position, row_id in zip(fresh, ids, strict=True):
         outcomes[position] = row_id
     return outcomes
@@ -572,7 +584,7 @@ def _insert_json(
     ).fetchall()
     returned.sort()
     if [key for _, key in returned] != [row.key for row in chunk]:
-        raise _IdsUnsure
+        raise _RowByRow
     for position, (row_id, _) in zip(positions, returned, strict=True):
         outcomes[position] = row_id
 
