@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 
@@ -153,3 +155,37 @@ def pytest_runtest_makereport(item, call):
         text = str(report.longrepr)
         if _escaped(text) != text:
             report.longrepr = _escaped(text)
+
+
+# -- how the work ended on each worker (printed after `make test`'s summary) ------------------
+
+WORKER_ENDS: dict[str, float] = {}  # worker id -> when its last test ended (monotonic)
+SESSION_START: list[float] = []
+
+
+def pytest_sessionstart(session):
+    SESSION_START.append(time.monotonic())
+
+
+def pytest_runtest_logreport(report):
+    """On xdist's controller each report names the worker that ran it."""
+    node = getattr(report, "node", None)
+    if node is not None and report.when == "teardown":
+        WORKER_ENDS[node.gateway.id] = time.monotonic()
+
+
+def worker_ends_line(ends: dict[str, float], start: float) -> str:
+    """One line: when each worker ran out of work, and how long the first then idled (a
+    long tail says a long test or group started late: see pytest_collection_modifyitems)."""
+    if len(ends) < 2:
+        return ""
+    times = {worker: end - start for worker, end in sorted(ends.items())}
+    each = ", ".join(f"{worker} +{seconds:.0f} s" for worker, seconds in times.items())
+    tail = max(times.values()) - min(times.values())
+    return f"workers' last tests ended at {each} after the start: {tail:.0f} s of tail"
+
+
+def pytest_terminal_summary(terminalreporter):
+    line = worker_ends_line(WORKER_ENDS, SESSION_START[0] if SESSION_START else 0.0)
+    if line:
+        terminalreporter.write_line(line)

@@ -51,3 +51,13 @@ def test_the_interop_tests_share_their_reference_servers(request):
     if not groups:
         pytest.skip("no test of tests/interop collected in this run")
     assert groups == {"tests/interop"}, groups
+
+
+def test_the_summary_says_when_each_worker_ran_out_of_work():
+    from tests.conftest import worker_ends_line
+
+    line = worker_ends_line({"gw1": 100.0 + 530.4, "gw0": 100.0 + 512.2}, 100.0)
+    assert line == (
+        "workers' last tests ended at gw0 +512 s, gw1 +530 s after the start: 18 s of tail"
+    )
+    assert worker_ends_line({"gw0": 5.0}, 0.0) == ""  # one process: nothing to compare
