@@ -118,3 +118,16 @@ def test_a_key_written_twice_is_refused(data):
 
 def test_equal_keys_in_different_objects_are_fine():
     assert decode('[{"k": 1}, {"k": 2}, {"a": {"k": 3}, "k": 4}]')[2] == {"a": {"k": 3}, "k": 4}
+
+
+def test_only_text_with_an_escape_is_searched_for_escaped_surrogates():
+    # the search runs only when a \u escape is in the text (jsondecode.decode): a surrogate
+    # escape anywhere is still found, a pair or a plain escape passes, and the text of a
+    # backslash followed by "ud800" is no escape
+    assert decode(b'{"a": [{"b": "x\\ud83d\\ude00"}], "c": "\\u0041"}') == {
+        "a": [{"b": "x\U0001f600"}],
+        "c": "A",
+    }
+    assert decode(b'"\\\\ud800"') == "\\ud800"
+    with pytest.raises(JsonInputError, match="lone surrogate"):
+        decode(b'{"a": [{"b": "ok"}, {"c": "\\ude00"}]}')
