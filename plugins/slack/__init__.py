@@ -27,7 +27,7 @@ def register_platforms(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 def register_routes(app: Any) -> None:
-    from bothost.plugins.slack.http_mode import add_routes  # slack_bolt: only when listening
+    from bothost.plugins.slack.http_mode import add_routes
 
     add_routes(app)
 

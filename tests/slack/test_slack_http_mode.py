@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from urllib.parse import urlencode
 
@@ -102,3 +104,20 @@ async def test_buttons_work_over_http(start_bot):
     headers = dict(signed(form), **{"Content-Type": "application/x-www-form-urlencoded"})
     assert (await post(bot, form, headers))[0] == 200
     await bot.wait_reply(GENERAL, root, "wiped db-2")
+
+
+def test_adding_the_route_leaves_slack_bolt_unimported():
+    # every host adds the route, Slack or not: slack_bolt and slack_sdk were a third of a
+    # `bothost run` start's imports; the first request the route takes imports them
+    program = (
+        "import sys\n"
+        "from aiohttp import web\n"
+        "from bothost.plugins.slack import register_routes\n"
+        "register_routes(app=web.Application())\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'slack_bolt', 'slack_sdk'}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
