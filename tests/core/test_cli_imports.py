@@ -77,3 +77,12 @@ def test_every_command_is_still_offered_and_runs(tmp_path):
         assert f"  {name} " in listed, listed
     assert "import" in bothost("mcp", "--help")  # mcp_install's commands join the group
     assert "permission rules" in bothost("rules", "list").lower()  # a lazy command runs
+
+
+def test_reading_the_config_imports_no_mcp_client(tmp_path):
+    # bothost.configcheck reads bothost.mcp.roots; the package once imported its whole
+    # client (session, inbound, importlib.metadata) with it, for every command that reads
+    # the config
+    modules = imported(tmp_path, "config", "show", full=True)
+    assert "bothost.mcp.roots" in modules
+    assert not modules & {"bothost.mcp.session", "bothost.mcp.inbound", "bothost.mcp.content"}
