@@ -12,8 +12,8 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Awaitable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from bothost import heap
 from bothost.api import Outcome
@@ -22,6 +22,7 @@ from bothost.logs import setup as setup_logging
 from bothost.models import Address
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 async def serve(host: Any, verbose: int = 0) -> int:
@@ -113,31 +114,37 @@ async def interruptible(host: Any, turn: Awaitable[Any]) -> None:
 
 
 async def read_line(prompt: str) -> str:
-    """``input(prompt)`` without holding the process: read in a daemon thread.
+    """``input(prompt)`` without holding the process: see :func:`in_daemon_thread`."""
+    return await in_daemon_thread(lambda: input(prompt), "chat-input")
 
-    An executor thread blocked in ``input()`` is joined at exit, so Ctrl-C at the prompt
-    used to leave the chat hanging until a line was typed; a daemon thread is not joined.
+
+async def in_daemon_thread(read: Callable[[], T], name: str = "terminal-input") -> T:
+    """``read()`` (a blocking read of the terminal) in a daemon thread; its result or error.
+
+    An executor thread blocked in ``input()`` is joined at exit (``asyncio.run`` shuts the
+    default executor down), so Ctrl-C at a prompt used to leave the command hanging until
+    a line was typed; a daemon thread is not joined.
     """
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[str] = loop.create_future()
+    future: asyncio.Future[T] = loop.create_future()
 
-    def settle(line: str | None, error: BaseException | None) -> None:
+    def settle(value: Any, error: BaseException | None) -> None:
         if future.done():
             return
         if error is not None:
             future.set_exception(error)
         else:
-            future.set_result(line or "")
+            future.set_result(value)
 
-    def read() -> None:
+    def run() -> None:
         try:
-            line, error = input(prompt), None
-        except (EOFError, OSError, ValueError) as exc:  # end of input, a closed stdin
-            line, error = None, exc
+            value, error = read(), None
+        except Exception as exc:  # the caller's to handle, on its loop
+            value, error = None, exc
         try:
-            loop.call_soon_threadsafe(settle, line, error)
+            loop.call_soon_threadsafe(settle, value, error)
         except RuntimeError:
-            pass  # the chat ended (its loop closed) while this line was being read
+            pass  # the command ended (its loop closed) while this was being read
 
-    threading.Thread(target=read, name="chat-input", daemon=True).start()
+    threading.Thread(target=run, name=name, daemon=True).start()
     return await future

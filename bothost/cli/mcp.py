@@ -9,7 +9,6 @@ applies them within seconds.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -59,7 +58,9 @@ async def terminal_ask(question: Question) -> dict[str, Any] | None:
             )
         return values
 
-    return await asyncio.to_thread(prompt)
+    from bothost.serve import in_daemon_thread  # only when a server asks
+
+    return await in_daemon_thread(prompt)  # not an executor thread: Ctrl-C must not wait
 
 
 def run(runtime: Runtime, coro: Any) -> Any:

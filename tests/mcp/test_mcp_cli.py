@@ -241,3 +241,39 @@ def test_the_refusal_shows_the_reference_not_the_rest_of_the_value(bothost):
     value = "X=Bearer sk-live-0123456789 ${env:TOKEN"
     out = bothost("mcp", "add", "r", "--url", "http://127.0.0.1:9/mcp", "--header", value, code=2)
     assert "${env:TOKEN" in out.output and "sk-live-0123456789" not in out.output
+
+
+async def test_ctrl_c_at_a_servers_question_ends_mcp_call_at_once(home, tmp_path):
+    """Found from outside: Ctrl-C at `mcp call`'s elicitation prompt ("Answer? [Y/n]")
+    left the command hanging until Enter: the prompt read stdin in an executor thread,
+    which asyncio.run joins on the way out."""
+    import asyncio
+    import os
+    import pty
+    import signal
+
+    from tests.helpers import bothost_process
+
+    config = tmp_path / "bothost.yaml"
+    server = {"command": sys.executable, "args": [str(PAGING_SERVER)]}
+    config.write_text(
+        yaml.safe_dump({"mcp": {"servers": {"paging": server, "weather": {"enabled": False}}}})
+    )
+    controller, terminal = pty.openpty()  # the prompt is offered to a terminal only
+    process = await bothost_process(
+        home, config, "mcp", "call", "paging", "elicit", "{}", stdin=terminal, stderr=terminal
+    )
+    os.close(terminal)
+    seen = b""
+    try:
+        async with asyncio.timeout(60):
+            while b"Answer?" not in seen:
+                seen += await asyncio.to_thread(os.read, controller, 4096)
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(15):  # generous: it ends in well under a second
+            assert await process.wait() != 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        os.close(controller)
