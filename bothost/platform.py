@@ -12,14 +12,19 @@ uses one can check for it.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from bothost.models import Address, Briefing
 
 if TYPE_CHECKING:
     from bothost.api import HostApi
+
+T = TypeVar("T")
 
 
 # The choices an approval may offer besides yes and no (core writes the rule they stand for)
@@ -30,6 +35,38 @@ ALLOW_ALWAYS = "always"  # always allow this exact call
 # failing, and a later tick retries the delivery (a platform that waits out a peer's rate
 # limit must stay well within it)
 SEND_DEADLINE = 60.0
+
+
+async def in_daemon_thread(read: Callable[[], T], name: str = "terminal-input") -> T:
+    """``read()`` (a blocking read of the terminal) in a daemon thread; its result or error.
+
+    An executor thread blocked in ``input()`` is joined at exit (``asyncio.run`` shuts the
+    default executor down), so Ctrl-C at a prompt used to leave the command hanging until
+    a line was typed; a daemon thread is not joined.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def run() -> None:
+        try:
+            value, error = read(), None
+        except Exception as exc:  # the caller's to handle, on its loop
+            value, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:
+            pass  # the command ended (its loop closed) while this was being read
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await future
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -11,18 +11,17 @@ import asyncio
 import logging
 import signal
 import sys
-import threading
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable
+from typing import Any
 
 from bothost import heap
 from bothost.api import Outcome
 from bothost.configschema import ConfigError
 from bothost.logs import setup as setup_logging
 from bothost.models import Address
+from bothost.platform import in_daemon_thread
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
 async def serve(host: Any, verbose: int = 0) -> int:
@@ -116,35 +115,3 @@ async def interruptible(host: Any, turn: Awaitable[Any]) -> None:
 async def read_line(prompt: str) -> str:
     """``input(prompt)`` without holding the process: see :func:`in_daemon_thread`."""
     return await in_daemon_thread(lambda: input(prompt), "chat-input")
-
-
-async def in_daemon_thread(read: Callable[[], T], name: str = "terminal-input") -> T:
-    """``read()`` (a blocking read of the terminal) in a daemon thread; its result or error.
-
-    An executor thread blocked in ``input()`` is joined at exit (``asyncio.run`` shuts the
-    default executor down), so Ctrl-C at a prompt used to leave the command hanging until
-    a line was typed; a daemon thread is not joined.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(value: Any, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)
-
-    def run() -> None:
-        try:
-            value, error = read(), None
-        except Exception as exc:  # the caller's to handle, on its loop
-            value, error = None, exc
-        try:
-            loop.call_soon_threadsafe(settle, value, error)
-        except RuntimeError:
-            pass  # the command ended (its loop closed) while this was being read
-
-    threading.Thread(target=run, name=name, daemon=True).start()
-    return await future

@@ -18,7 +18,7 @@ import click
 from bothost.cli.runtime import Runtime
 from bothost.mcp import commands
 from bothost.mcp.manager import McpManagerError
-from bothost.platform import Question
+from bothost.platform import Question, in_daemon_thread
 
 pass_runtime = click.make_pass_decorator(Runtime)
 USAGE_EXIT = 2
@@ -57,8 +57,6 @@ async def terminal_ask(question: Question) -> dict[str, Any] | None:
                 hide_input=question.secret,
             )
         return values
-
-    from bothost.serve import in_daemon_thread  # only when a server asks
 
     return await in_daemon_thread(prompt)  # not an executor thread: Ctrl-C must not wait
 

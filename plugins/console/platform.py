@@ -16,7 +16,7 @@ from typing import Any
 
 from bothost.api import HostApi, Reply
 from bothost.models import Address, Briefing, IncomingMessage
-from bothost.platform import Choice, Question
+from bothost.platform import Choice, Question, in_daemon_thread
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ class ConsolePlatform:
     async def read_loop(self) -> None:
         while True:
             try:
-                line = await asyncio.to_thread(input, PROMPT)
+                # a daemon thread: Ctrl-C on `bothost run` must not wait for a line
+                line = await in_daemon_thread(lambda: input(PROMPT), "console-input")
             except EOFError:
                 logger.info("console input ended; the host keeps running")
                 return
@@ -72,7 +73,7 @@ class ConsolePlatform:
         if not sys.stdin.isatty():
             return None
         async with self.lock:
-            return await asyncio.to_thread(ask_terminal, question)
+            return await in_daemon_thread(lambda: ask_terminal(question), "console-ask")
 
 
 def ask_terminal(question: Question) -> Any:

@@ -64,3 +64,46 @@ async def test_run_with_v_shows_the_log_on_stderr_too(tmp_path, home):
     finally:
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 30) == 0
+
+
+async def test_ctrl_c_stops_run_in_a_terminal_at_once(tmp_path, home):
+    """Found from outside: `bothost run` in a terminal (the console platform reads it)
+    printed "bothost: stopping" at Ctrl-C and then hung until Enter: the console's prompt
+    read stdin in an executor thread, which asyncio.run joins on the way out."""
+    import fcntl
+    import os
+    import pty
+    import sys
+    import termios
+
+    config = write_config(
+        tmp_path / "c.yaml",
+        {
+            "platforms": {"web": {"port": free_port()}, "console": {"enabled": True}},
+            "mcp": {"servers": {"weather": {"enabled": False}}},
+        },
+    )
+    controller, terminal = pty.openpty()
+
+    def own_terminal() -> None:  # the pty as its controlling terminal, as in a shell
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bothost", "--config", str(config), "run",
+        stdin=terminal, stdout=terminal, stderr=terminal, preexec_fn=own_terminal,
+        env={**os.environ, "BOTHOST_HOME": str(home)},
+    )  # fmt: skip
+    os.close(terminal)
+    seen = b""
+    try:
+        async with asyncio.timeout(30):
+            while b"bothost is running" not in seen or b"you> " not in seen:
+                seen += await asyncio.to_thread(os.read, controller, 4096)
+        os.write(controller, b"\x03")  # Ctrl-C, typed
+        assert await asyncio.wait_for(process.wait(), 15) is not None  # it ends in < 1 s
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        os.close(controller)
