@@ -111,9 +111,12 @@ async def test_a_burst_takes_a_few_statements_not_one_per_event(queue, store, mo
     monkeypatch.undo()
     assert None not in ids[:1000] and len(set(ids[:1000])) == 1000 and ids[1000:] == [None] * 10
     assert len(statements) <= 20, statements[:5]
-    # one INSERT for the burst's rows: on SQLite each statement is the store thread taking
-    # the GIL back from a busy loop, up to a switch interval's wait (issue 19)
-    assert sum(sql.startswith("INSERT INTO events") for sql in statements) == 1, statements
+    # on SQLite each statement is the store thread taking the GIL back from a busy loop, up
+    # to a switch interval's wait, and a statement of a new size is prepared anew: the rows
+    # go in as chunks of powers of two, a few sizes the driver's cache keeps (issue 19)
+    if store.dialect == "sqlite":
+        sizes = [sql.count("(?") for sql in statements if sql.startswith("INSERT INTO events")]
+        assert sizes == [512, 256, 128, 64, 32, 8], sizes
     assert count(store) == 1000
     rows = store.call(lambda db: db.execute("SELECT id, payload FROM events").fetchall())
     assert {row_id: json.loads(p)["id"] for row_id, p in rows} == {
