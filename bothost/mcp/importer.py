@@ -87,6 +87,8 @@ def read_servers(path: Path) -> tuple[str, dict[str, Any]]:
         raise ImportFileError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ImportFileError(f"{path} is not JSON: {exc}") from None
+    except RecursionError:  # deeper than the decoder's stack: no client writes that
+        raise ImportFileError(f"{path} is not JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise ImportFileError(f"{path}: expected a JSON object at the top")
     for key, found in (

@@ -196,6 +196,10 @@ def test_file_without_servers_is_an_error(run, tmp_path):
     assert "has no MCP servers" in result.stderr
     result = run("mcp", "import", write(tmp_path, "y.json", "{not json"), code=2)
     assert "is not JSON" in result.stderr
+    # found from outside: a file nested 100,000 deep ended in "unexpected RecursionError"
+    deep = '{"mcpServers": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    result = run("mcp", "import", write(tmp_path, "z.json", deep), code=2)
+    assert "is not JSON" in result.stderr and "nested too deeply" in result.stderr
 
 
 def test_a_tools_allowlist_is_kept_and_a_missing_tool_is_warned_about(bothost, home, tmp_path):
