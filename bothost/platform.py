@@ -13,6 +13,8 @@ uses one can check for it.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +37,36 @@ ALLOW_ALWAYS = "always"  # always allow this exact call
 # failing, and a later tick retries the delivery (a platform that waits out a peer's rate
 # limit must stay well within it)
 SEND_DEADLINE = 60.0
+
+
+def terminal_input(prompt: str) -> str:
+    """``input(prompt)`` that a daemon thread may be left waiting in when the process ends.
+
+    On a terminal this is ``input()`` itself (line editing; CPython reads the terminal
+    directly, not through ``sys.stdin``'s buffer). From a pipe or a file ``input()`` reads
+    through that buffer and holds its lock while it waits, and a process that ended with a
+    thread waiting there (Ctrl-C at ``you>`` with stdin piped) aborted at shutdown: "Fatal
+    Python error: _enter_buffered_busy", SIGABRT. So a pipe is read from its file
+    descriptor, a byte at a time up to the newline: no lock, and nothing read past the line,
+    so the next prompt starts where this one ended. ``EOFError`` at the end of the input,
+    as ``input()``.
+    """
+    stdin = sys.stdin
+    try:
+        fd = stdin.fileno() if stdin is not None and not stdin.isatty() else -1
+    except (OSError, ValueError):  # not a real file (a test's StringIO), or closed
+        fd = -1
+    if fd < 0:
+        return input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = bytearray()
+    while (byte := os.read(fd, 1)) and byte != b"\n":
+        line += byte
+    if not byte and not line:
+        raise EOFError
+    encoding = getattr(stdin, "encoding", None) or "utf-8"
+    return line.decode(encoding, errors="replace").removesuffix("\r")
 
 
 async def in_daemon_thread(read: Callable[[], T], name: str = "terminal-input") -> T:

@@ -19,7 +19,7 @@ from bothost.api import Outcome
 from bothost.configschema import ConfigError
 from bothost.logs import setup as setup_logging
 from bothost.models import Address
-from bothost.platform import in_daemon_thread
+from bothost.platform import in_daemon_thread, terminal_input
 
 logger = logging.getLogger(__name__)
 
@@ -114,4 +114,4 @@ async def interruptible(host: Any, turn: Awaitable[Any]) -> None:
 
 async def read_line(prompt: str) -> str:
     """``input(prompt)`` without holding the process: see :func:`in_daemon_thread`."""
-    return await in_daemon_thread(lambda: input(prompt), "chat-input")
+    return await in_daemon_thread(lambda: terminal_input(prompt), "chat-input")

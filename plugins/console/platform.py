@@ -16,7 +16,7 @@ from typing import Any
 
 from bothost.api import HostApi, Reply
 from bothost.models import Address, Briefing, IncomingMessage
-from bothost.platform import Choice, Question, in_daemon_thread
+from bothost.platform import Choice, Question, in_daemon_thread, terminal_input
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class ConsolePlatform:
         while True:
             try:
                 # a daemon thread: Ctrl-C on `bothost run` must not wait for a line
-                line = await in_daemon_thread(lambda: input(PROMPT), "console-input")
+                line = await in_daemon_thread(lambda: terminal_input(PROMPT), "console-input")
             except EOFError:
                 logger.info("console input ended; the host keeps running")
                 return

@@ -1,0 +1,45 @@
+"""bothost.platform.terminal_input: a prompted line from a pipe, read without stdin's buffer."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+
+from bothost.platform import terminal_input
+
+
+@pytest.fixture
+def piped(monkeypatch):
+    """Stdin a pipe; the end the test writes to."""
+    read, write = os.pipe()
+    stdin = open(read, encoding="utf-8")  # noqa: SIM115 - closed below
+    monkeypatch.setattr("sys.stdin", stdin)
+    yield write
+    stdin.close()
+
+
+def test_lines_written_at_once_come_one_prompt_each_then_eof(piped, capsys):
+    write = piped
+    os.write(write, "first\r\nsecond ünï\nlast without newline".encode())
+    os.close(write)
+    said = [terminal_input("you> ") for _ in range(3)]
+    assert said == ["first", "second ünï", "last without newline"]
+    with pytest.raises(EOFError):
+        terminal_input("you> ")
+    assert capsys.readouterr().out == "you> " * 4
+
+
+def test_an_empty_line_is_not_the_end(piped):
+    write = piped
+    os.write(write, b"\n\nexit\n")
+    os.close(write)
+    assert [terminal_input("") for _ in range(3)] == ["", "", "exit"]
+    with pytest.raises(EOFError):
+        terminal_input("")
+
+
+def test_a_stdin_that_is_no_file_is_read_with_input(monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("typed\n"))
+    assert terminal_input("? ") == "typed"
