@@ -7,8 +7,7 @@ threads): per request, from the handler's start to its submit into the event que
 front half: body, signature, JSON), the wait until the queue's writer takes its row into a
 batch, the batch's store job (queued on the store thread, run there, and handed back to
 the loop), and from the batch's outcome to the handler's answer; per batch, its rows and
-the store thread's wall and CPU time (``--checkpoint-on-writer``: with SQLite's own WAL
-checkpoints inside the store thread's commits, as before issue 19's change).
+the store thread's wall and CPU time.
 The client's latency per request (from send to answer read) is printed beside the server's
 own time, so what is left is spent outside the handler: aiohttp's parsing and writing, the
 loop running other requests, and the client.
@@ -109,7 +108,7 @@ def percentiles(values: list[float]) -> str:
     return f"mean {mean * 1e3:6.2f}  p50 {p50 * 1e3:6.2f}  p99 {p99 * 1e3:6.2f} ms"
 
 
-async def main(count: int, concurrency: int, checkpoint_on_writer: bool) -> None:
+async def main(count: int, concurrency: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         host, secret = bench_host(tmp)
         timings = Timings()
@@ -117,9 +116,6 @@ async def main(count: int, concurrency: int, checkpoint_on_writer: bool) -> None
         try:
             await host.start(mcp=False, tick=False)
             heap.settle()
-            if checkpoint_on_writer:  # as before issue 19's change: SQLite's own, in commits
-                host.store.backend.checkpointer.stop()
-                host.store.call(lambda db: db.execute("PRAGMA wal_autocheckpoint = 1000"))
             url = f"http://127.0.0.1:{host.http.port}/webhook/events/bench"
             try:
                 ids = [f"msg_{uuid.uuid4().hex}" for _ in range(count)]
@@ -190,12 +186,7 @@ if __name__ == "__main__":
     parser.add_argument(
         "--switch-interval", type=float, help="sys.setswitchinterval for the server, seconds"
     )
-    parser.add_argument(
-        "--checkpoint-on-writer",
-        action="store_true",
-        help="WAL checkpoints inside the store thread's commits (SQLite's default)",
-    )
     args = parser.parse_args()
     if args.switch_interval is not None:
         sys.setswitchinterval(args.switch_interval)
-    asyncio.run(main(args.events, args.concurrency, args.checkpoint_on_writer))
+    asyncio.run(main(args.events, args.concurrency))

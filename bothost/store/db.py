@@ -88,10 +88,7 @@ class Store:
                 conn = self.backend.reopen(conn)  # PostgreSQL: a dropped connection, again
                 before = conn.changes
                 future.set_result(fn(conn))
-                wrote = conn.changes != before
-                self.health.observe(wrote, None)
-                if wrote:
-                    self.backend.wrote(conn)
+                self.health.observe(conn.changes != before, None)
             except BaseException as exc:  # handed to the caller, who decides
                 self.health.observe(False, exc)
                 future.set_exception(exc)

@@ -121,9 +121,6 @@ class PostgresBackend:
             raise
         return conn
 
-    def wrote(self, conn: Conn) -> None:
-        """A job committed a write: nothing to do here (the server checkpoints itself)."""
-
     def reopen(self, conn: Conn) -> Conn:
         assert isinstance(conn, PostgresConn)
         if not (conn.raw.closed or conn.raw.broken):

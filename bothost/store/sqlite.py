@@ -1,8 +1,5 @@
 """The SQLite backend: one file in the home, WAL, ``busy_timeout``, checked before use.
 
-WAL checkpoints run on a thread of their own (:mod:`bothost.store.checkpoint`), not inside
-the writer's commits; the writer checkpoints only to start a WAL past its bound over.
-
 Opening refuses a directory, a file that is not SQLite or is corrupt, a read-only file and
 a database written by a newer bothost before anything is written; then it migrates.
 """
@@ -14,7 +11,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bothost.store.checkpoint import WAL_HURRY_BYTES, Checkpointer, WalBound, wal_bytes
 from bothost.store.conn import SQLITE, Conn, SqliteConn
 from bothost.store.errors import StoreError
 from bothost.store.health import WriteHealth, probe
@@ -32,8 +28,6 @@ class SqliteBackend:
         self.label = str(path)
         self.health = WriteHealth()
         self.applied: list[str] = []  # the migrations this open applied
-        self.checkpointer: Checkpointer | None = None
-        self.wal_bound = WalBound(path)
 
     def open(self, migrations: Iterable[Migration]) -> SqliteConn:
         migrations = list(migrations)
@@ -50,8 +44,6 @@ class SqliteBackend:
             check_writable(raw)
             raw.execute("PRAGMA journal_mode = WAL")
             raw.execute("PRAGMA synchronous = NORMAL")
-            raw.execute("PRAGMA wal_autocheckpoint = 0")  # the Checkpointer's thread runs them
-            raw.execute(f"PRAGMA journal_size_limit = {WAL_HURRY_BYTES}")  # space given back
             raw.execute("PRAGMA foreign_keys = ON")
             conn = SqliteConn(raw)
             self.applied = apply_migrations(conn, migrations)
@@ -59,33 +51,17 @@ class SqliteBackend:
         except BaseException:
             raw.close()
             raise
-        self.checkpointer = Checkpointer(self.path)
         return conn
-
-    def wrote(self, conn: Conn) -> None:
-        """A job committed a write (store thread): its pages are the checkpointer's now,
-        unless the WAL is past its bound (then the writer starts it over)."""
-        assert isinstance(conn, SqliteConn)
-        size = wal_bytes(self.path)
-        if self.checkpointer is not None:
-            self.checkpointer.wrote(size)
-        self.wal_bound.wrote(conn.raw, size)
 
     def reopen(self, conn: Conn) -> Conn:
         return conn
 
     def probe(self, conn: Conn) -> dict[str, Any]:
-        report = probe(conn, self.path, self.health)
-        report["wal_bytes"] = wal_bytes(self.path)
-        if self.wal_bound.stuck is not None:  # writes still work: a detail, not a failure
-            report["wal"] = f"cannot be reset: {self.wal_bound.stuck}"
-        return report
+        return probe(conn, self.path, self.health)
 
     def close(self, conn: Conn) -> None:
         assert isinstance(conn, SqliteConn)
-        if self.checkpointer is not None:
-            self.checkpointer.stop()
-        conn.raw.close()  # the last connection: SQLite checkpoints the rest and drops the WAL
+        conn.raw.close()
 
     def explain(self, exc: BaseException) -> str:
         return explain(exc) if isinstance(exc, sqlite3.Error) else str(exc)
