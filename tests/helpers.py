@@ -159,3 +159,19 @@ def age_lease(store: Any, name: str, seconds: float) -> None:
                 "UPDATE locks SET expires_at = expires_at - ? WHERE name = ?", (seconds, name)
             )
         )
+
+
+class FakeTime:
+    """An injected clock and sleep for retry tests: a wait moves the clock at once, and is
+    recorded in ``waits`` (so a test asserts what was waited, never waits it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds

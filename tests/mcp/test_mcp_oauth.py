@@ -29,6 +29,7 @@ from bothost.mcp.oauth.auth import OAuth
 from bothost.mcp.oauth.tokens import MemoryTokens, load_record
 from bothost.mcp.serverlog import log_path
 from bothost.store import Store, core_migrations
+from tests.helpers import FakeTime
 
 WAIT = 10.0
 
@@ -147,21 +148,6 @@ async def test_an_authorization_server_outage_is_not_a_dead_login(
     protected.token_outage = False
     result = await manager.call_tool("notes", "read_note", {})
     assert (result.is_error, result.text) == (False, "read_note done")
-
-
-class FakeTime:
-    """The OAuth's clock and sleep: a wait moves the clock, and is recorded."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.waits: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        self.now += seconds
 
 
 async def test_a_busy_token_endpoints_retry_after_is_waited_within_the_refresh_deadline(

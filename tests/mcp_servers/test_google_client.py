@@ -11,6 +11,7 @@ from bothost.mcp_servers.google.client import GoogleClient
 from bothost.mcp_servers.google.errors import AuthRequiredError, GoogleError
 
 from tests.fakes.google_api import FakeGoogle
+from tests.helpers import FakeTime
 
 
 @pytest.fixture
@@ -83,21 +84,6 @@ def test_token_files_are_private_in_private_directories(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
-
-
-class FakeTime:
-    """The client's clock and sleep: a wait moves the clock, and is recorded."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.waits: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        self.now += seconds
 
 
 def timed_client(fake: FakeGoogle, tmp_path, time: FakeTime) -> GoogleClient:
