@@ -38,3 +38,16 @@ class AskingPlatform:
     async def ask(self, address, question):
         self.questions.append(question)
         return self.answer
+
+
+class ListingManager:
+    """Just enough of the MCP manager for McpToolSource.tools: one server's definitions."""
+
+    def __init__(self, definitions):
+        self.definitions = definitions
+
+    def tools(self, group):
+        return self.definitions
+
+    def capabilities(self, group):
+        return {}

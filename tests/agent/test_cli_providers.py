@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from tests.fakes.llm import last_tool_result
-from tests.helpers import bothost_process
+from tests.helpers import bothost_process, free_port
 
 PLUGIN = textwrap.dedent('''
     from bothost.hookspecs import hookimpl
@@ -75,20 +75,8 @@ async def test_a_hosted_model_without_a_key_says_how_to_set_one(provider, variab
     """No key and no base_url: the hosted API would only answer 401 (or, offline, "cannot
     reach"), so the call is not made and the one line names the setting and the variable."""
     from bothost.config import LlmConfig
-    from bothost.llm.anthropic import AnthropicProvider
-    from bothost.llm.base import ChatRequest, LlmError
-    from bothost.llm.openai import OpenAIProvider
 
-    factory = OpenAIProvider if provider == "openai" else AnthropicProvider
-    model = factory(LlmConfig(provider=provider, model="m"))
-    try:
-        with pytest.raises(LlmError) as raised:
-            await model.complete(
-                ChatRequest(system="s", messages=[{"role": "user", "content": "hi"}])
-            )
-    finally:
-        await model.close()
-    message = str(raised.value)
+    message = await failed_completion(LlmConfig(provider=provider, model="m"))
     assert "\n" not in message
     assert f"llm.api_key: ${{env:{variable}}}" in message and f"export {variable}" in message
 
@@ -98,20 +86,26 @@ async def test_an_unreachable_base_url_is_named_without_its_password_or_key(prov
     """Found from outside: `bothost doctor` and a chat's error printed
     "cannot reach http://bob:hunter2pass@127.0.0.1:9/v1?key=QSECRET" whole — to a Slack
     channel, too — while `mcp list` masks the same parts of a server's URL."""
-    import socket
-
     from bothost.config import LlmConfig
+
+    port = free_port()  # nothing listens on it
+    url = f"http://bob:hunter2pass@127.0.0.1:{port}/v1?key=QSECRET"
+    config = LlmConfig(provider=provider, model="m", base_url=url, timeout=5)
+    message = await failed_completion(config, max_retries=0)
+    assert "cannot reach" in message and f"bob:***@127.0.0.1:{port}" in message
+    assert "hunter2pass" not in message and "QSECRET" not in message
+
+
+async def failed_completion(config, **client_options) -> str:
+    """The one line of the LlmError that ``config``'s provider raises for a plain request."""
     from bothost.llm.anthropic import AnthropicProvider
     from bothost.llm.base import ChatRequest, LlmError
     from bothost.llm.openai import OpenAIProvider
 
-    with socket.socket() as closed:  # a port nothing listens on
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    url = f"http://bob:hunter2pass@127.0.0.1:{port}/v1?key=QSECRET"
-    factory = OpenAIProvider if provider == "openai" else AnthropicProvider
-    model = factory(LlmConfig(provider=provider, model="m", base_url=url, timeout=5))
-    model.client = model.client.with_options(max_retries=0)
+    factory = OpenAIProvider if config.provider == "openai" else AnthropicProvider
+    model = factory(config)
+    if client_options:
+        model.client = model.client.with_options(**client_options)
     try:
         with pytest.raises(LlmError) as raised:
             await model.complete(
@@ -119,6 +113,4 @@ async def test_an_unreachable_base_url_is_named_without_its_password_or_key(prov
             )
     finally:
         await model.close()
-    message = str(raised.value)
-    assert "cannot reach" in message and f"bob:***@127.0.0.1:{port}" in message
-    assert "hunter2pass" not in message and "QSECRET" not in message
+    return str(raised.value)

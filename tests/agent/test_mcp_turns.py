@@ -9,7 +9,7 @@ import pytest
 
 from bothost.agent.mcp_tools import capabilities, tool_name
 from bothost.models import Address, IncomingMessage
-from tests.agent.conftest import AskingPlatform
+from tests.agent.conftest import AskingPlatform, ListingManager
 from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host
 
@@ -264,19 +264,6 @@ async def test_an_activated_servers_tool_descriptions_reach_the_model_marked_as_
     )
     activate = tool_spec(fake_llm.requests[1], "activate_tools")  # ours stays as written
     assert "untrusted" not in activate["description"]
-
-
-class ListingManager:
-    """Just enough of the MCP manager for McpToolSource.tools: one server's definitions."""
-
-    def __init__(self, definitions):
-        self.definitions = definitions
-
-    def tools(self, group):
-        return self.definitions
-
-    def capabilities(self, group):
-        return {}
 
 
 def test_a_description_cannot_end_its_marking_and_a_title_is_marked_too():

@@ -334,20 +334,26 @@ async def test_a_payload_with_nan_or_infinity_is_refused_not_stored_as_broken_js
     assert [json.loads(p, parse_constant=pytest.fail)["id"] for (p,) in rows] == ["m1", "m3"]
 
 
-async def test_a_large_burst_is_written_while_the_loop_still_takes_it_in(queue, store):
+@pytest.fixture
+def submitted(store):
+    """The jobs handed to the store thread, in order (each still runs)."""
+    jobs = []
+    original = store.submit
+
+    def counting_submit(fn):
+        jobs.append(fn)
+        return original(fn)
+
+    store.submit = counting_submit
+    return jobs
+
+
+async def test_a_large_burst_is_written_while_the_loop_still_takes_it_in(queue, store, submitted):
     # a burst of thousands of producers is taken in during one pass of the loop: its first
     # rows go to the store thread during that pass, so SQLite writes them (on the other
     # core, the GIL released) while the loop prepares the rest, not after (issue 19)
     from bothost.events.queue import EARLY_ROWS
 
-    submitted = []
-    original = store.submit
-
-    def counting_submit(fn):
-        submitted.append(fn)
-        return original(fn)
-
-    store.submit = counting_submit
     events = [email(n) for n in range(2 * EARLY_ROWS)]
     tasks = [asyncio.ensure_future(queue.ingest(e)) for e in events]
     during_the_pass = []
@@ -360,19 +366,11 @@ async def test_a_large_burst_is_written_while_the_loop_still_takes_it_in(queue, 
     assert count(store) == len(events)
 
 
-async def test_a_small_burst_waits_for_the_pass_to_end(queue, store):
+async def test_a_small_burst_waits_for_the_pass_to_end(queue, submitted):
     # below EARLY_ROWS the job is queued after the loop's pass, so everything ready in it
     # is one transaction
     from bothost.events.queue import EARLY_ROWS
 
-    submitted = []
-    original = store.submit
-
-    def counting_submit(fn):
-        submitted.append(fn)
-        return original(fn)
-
-    store.submit = counting_submit
     tasks = [asyncio.ensure_future(queue.ingest(email(n))) for n in range(EARLY_ROWS - 1)]
     during_the_pass = []
     asyncio.get_running_loop().call_soon(lambda: during_the_pass.append(len(submitted)))
