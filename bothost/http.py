@@ -24,7 +24,7 @@ from aiohttp import web
 from bothost.api import HOST  # kept importable from here for older plugins
 from bothost.events import lease
 from bothost.events.leadership import LEADER_LOCK
-from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard
+from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard, Throttle
 from bothost.mcp.oauth.links import START_PATH, start_route
 from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
 from bothost.mcp.placement import STANDBY
@@ -202,8 +202,7 @@ class StoreFailures:
     """
 
     def __init__(self) -> None:
-        self.refused = 0  # since the last log line
-        self.logged_at = -REFUSAL_LOG_INTERVAL
+        self.lines = Throttle(REFUSAL_LOG_INTERVAL)
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -226,17 +225,15 @@ class StoreFailures:
             )
 
     def log(self, what: str, reason: str) -> None:
-        self.refused += 1
-        now = time.monotonic()
-        if now - self.logged_at >= REFUSAL_LOG_INTERVAL:
+        unlogged = self.lines.due()
+        if unlogged is not None:
             logger.warning(
                 "%s: the store cannot write (%s): %d request(s) answered 503 "
                 "since the last such line",
                 what,
                 reason,
-                self.refused,
+                unlogged + 1,
             )
-            self.refused, self.logged_at = 0, now
 
 
 async def health(host: Any) -> dict[str, Any]:

@@ -221,6 +221,26 @@ class ConnectionGuard:
             )
 
 
+class Throttle:
+    """One log line per ``interval`` for something any client or a full disk can repeat
+    without end: :meth:`due` is called at each occurrence and says whether to log this one,
+    and how many went unlogged before it (the first is logged at once)."""
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval, self.clock = interval, clock
+        self.next_line = float("-inf")
+        self.unlogged = 0  # occurrences since the last line
+
+    def due(self) -> int | None:
+        """None: counted, not to be logged; else log it now, with this many unlogged before."""
+        now = self.clock()
+        if now < self.next_line:
+            self.unlogged += 1
+            return None
+        unlogged, self.unlogged, self.next_line = self.unlogged, 0, now + self.interval
+        return unlogged
+
+
 class BadRequests(logging.LoggerAdapter):
     """The aiohttp server's logger (its ``logger=``): a request it cannot parse is one
     warning line per interval, with a count, instead of an ERROR with a traceback each.
@@ -237,9 +257,8 @@ class BadRequests(logging.LoggerAdapter):
         interval: float = BAD_REQUEST_LOG_INTERVAL,
     ) -> None:
         super().__init__(logging.getLogger("aiohttp.server"), {})
-        self.counts, self.clock, self.interval = counts, clock, interval
-        self.next_line = float("-inf")
-        self.unlogged = 0  # counted since the last line
+        self.counts, self.interval = counts, interval
+        self.throttle = Throttle(interval, clock)
 
     def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info")
@@ -247,13 +266,12 @@ class BadRequests(logging.LoggerAdapter):
             super().log(level, msg, *args, **kwargs)
             return
         self.counts["bad_request"] += 1
-        now = self.clock()
-        if now < self.next_line:
-            self.unlogged += 1
+        unlogged = self.throttle.due()
+        if unlogged is None:
             return
         remote = args[0] if args else "?"
         reason = " ".join(str(exc.message).split())[:160]  # the parser's text: one line
-        more = f" ({self.unlogged} more since the last line)" if self.unlogged else ""
+        more = f" ({unlogged} more since the last line)" if unlogged else ""
         logger.warning(
             "HTTP listener: malformed HTTP request from %s answered 400: %s%s; further ones "
             "are counted and logged every %g s",
@@ -262,7 +280,6 @@ class BadRequests(logging.LoggerAdapter):
             more,
             self.interval,
         )
-        self.next_line, self.unlogged = now + self.interval, 0
 
 
 def request_waiting(handler: RequestHandler) -> bool:

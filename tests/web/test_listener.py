@@ -14,7 +14,7 @@ import textwrap
 import aiohttp
 import pytest
 
-from bothost.listener import connection_cap
+from bothost.listener import Throttle, connection_cap
 from tests.faults.http_host import limit_files
 from tests.helpers import make_host, until
 from tests.web.conftest import host_config
@@ -185,7 +185,7 @@ async def test_a_request_aiohttp_cannot_parse_is_one_warning_line_per_interval_n
     # Content-Length, a NUL in the method, ...) was logged by aiohttp as ERROR with an
     # 11-line traceback; any client could fill the host's log with them
     now = [1000.0]
-    small_host.http.guard.bad_requests.clock = lambda: now[0]
+    small_host.http.guard.bad_requests.throttle.clock = lambda: now[0]
 
     async def malformed() -> bytes:
         reader, writer = await connect(small_host.http.port)
@@ -205,3 +205,15 @@ async def test_a_request_aiohttp_cannot_parse_is_one_warning_line_per_interval_n
     assert "malformed HTTP request" in lines[0].getMessage()
     assert "2 more since" in lines[1].getMessage() and "\n" not in lines[1].getMessage()
     assert small_host.http.guard.counts["bad_request"] == 4
+
+
+def test_a_throttle_logs_the_first_at_once_then_one_line_per_interval_with_the_count():
+    now = [100.0]
+    throttle = Throttle(60.0, clock=lambda: now[0])
+    assert throttle.due() == 0  # the first: at once, nothing unlogged before it
+    assert [throttle.due() for _ in range(3)] == [None, None, None]
+    now[0] += 59.9
+    assert throttle.due() is None
+    now[0] += 0.1
+    assert throttle.due() == 4  # the four counted since the last line
+    assert throttle.due() is None
