@@ -382,11 +382,25 @@ class EventQueue:
 
     async def close(self) -> None:
         """Wait until whatever is waiting or being written has been written."""
+        loop = asyncio.get_running_loop()
         with self._taking:
             rows = [*self._inflight, *self._rows]
         waiting = list({id(f): f for f in (r.future() for r in rows)}.values())
-        if waiting:
-            await asyncio.gather(*waiting, return_exceptions=True)
+        ours = [f for f in waiting if f.get_loop() is loop]
+        if ours:
+            await asyncio.gather(*ours, return_exceptions=True)
+        if len(ours) < len(waiting):  # another loop's rows: answered there, if it still runs
+            await self._written({id(r) for r in rows})
+
+    async def _written(self, rows: set[int]) -> None:
+        """Wait until the store thread has taken and written the rows of these ids: a job
+        queued behind theirs runs after them (one thread, jobs in order)."""
+        while True:
+            self._queue_job(asyncio.get_running_loop())  # theirs, if their loop stopped first
+            await self.store.run(lambda db: None)
+            with self._taking:
+                if not any(id(r) in rows for r in (*self._inflight, *self._rows)):
+                    return
 
 
 Outcome = int | None | Receipt | EventRejectedError  # one row's, as insert_batch gives it

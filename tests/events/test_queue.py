@@ -450,3 +450,37 @@ async def test_keys_with_a_nul_dedupe_as_the_whole_key(queue, store):
     assert first is not None and again is None and other is not None
     keys = store.call(lambda db: [k for (k,) in db.execute("SELECT dedupe_key FROM events")])
     assert sorted(keys) == ["s:event/x:a\x00b", "s:event/x:a\x00c"]
+
+
+@pytest.mark.parametrize("ours_too", [False, True], ids=["theirs-only", "both-loops"])
+async def test_close_waits_for_rows_of_another_loop(store, config, ours_too):
+    # queue.close() gathered every waiting row's future on the running loop: with a row put
+    # from another loop waiting (a thread with its own loop, a host restarted in one process)
+    # it failed (a future of a different loop) instead of waiting for the row to be written
+    queue = EventQueue(store, config)
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever, daemon=True)
+    thread.start()
+    try:
+        gate = gate_store(store)  # the rows wait behind this job
+        theirs = asyncio.run_coroutine_threadsafe(queue.ingest(email(1)), other)
+        ours = asyncio.ensure_future(queue.ingest(email(2))) if ours_too else None
+        async with asyncio.timeout(5):
+            while len(queue._rows) < 1 + ours_too:  # noqa: ASYNC110 - the rows, on their way
+                await asyncio.sleep(0.001)
+        closing = asyncio.ensure_future(queue.close())
+        for _ in range(20):  # the loop runs on: close is waiting for the gated write
+            await asyncio.sleep(0)
+        assert not closing.done()
+        gate.set()
+        async with asyncio.timeout(5):
+            await closing
+        assert count(store) == 1 + ours_too  # written by the time close returned
+        if ours is not None:
+            assert ours.done() and ours.result() is not None
+        async with asyncio.timeout(5):
+            assert await asyncio.wrap_future(theirs) is not None
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        thread.join(5)
+        other.close()
