@@ -79,8 +79,8 @@ WEB_ERRORS = {
 }
 HOOK_ERRORS = {
     "400": answer(
-        "Stale timestamp, webhook-id over 256 characters, or JSON that "
-        "is not valid, too deep or holds a lone surrogate",
+        "Stale timestamp, a signature header given twice, webhook-id over 256 characters, "
+        "or JSON that is not valid, too deep or holds a lone surrogate",
         ERROR,
     ),
     "401": answer("Bad or missing signature", ERROR),

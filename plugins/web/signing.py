@@ -34,7 +34,11 @@ class SignatureError(Exception):
     """The request is not signed by someone holding the secret (answer 401)."""
 
 
-class TimestampError(Exception):
+class MalformedError(Exception):
+    """The signature headers are malformed (answer 400)."""
+
+
+class TimestampError(MalformedError):
     """The timestamp is malformed or outside the tolerance (answer 400)."""
 
 
@@ -107,16 +111,37 @@ def sign_headers(secret: str, msg_id: str, body: bytes, now: float | None = None
     }
 
 
+def only(headers: Mapping[str, str], name: str) -> str:
+    """The one value of header ``name`` ("" when absent).
+
+    Given twice it is refused, whichever copy would verify: a proxy, a logger or a second
+    reader in front that takes the other copy would see another id, time or signature than
+    the one we checked (the reason duplicate keys in a JSON body are refused too). Several
+    signatures go space-separated in one ``webhook-signature``, as the specification says.
+    """
+    getall = getattr(headers, "getall", None)  # a plain dict (tests, callers) has one each
+    if getall is None:
+        return headers.get(name, "")
+    values = getall(name, ())
+    if len(values) > 1:
+        raise MalformedError(
+            f"{name} given twice; send it once (several signatures go in one "
+            f"{HEADER_SIGNATURE}, separated by spaces)"
+        )
+    return values[0] if values else ""
+
+
 def verify(secret: str, headers: Mapping[str, str], body: bytes, now: float | None = None) -> str:
     """Check a request's signature headers; return its ``webhook-id``.
 
     Raises:
         SignatureError: a header is missing or no signature matches.
-        TimestampError: the timestamp is not an integer or is outside :data:`TOLERANCE`.
+        MalformedError: a header is given twice (:class:`TimestampError`: the timestamp is
+            not an integer or is outside :data:`TOLERANCE`).
     """
-    msg_id = headers.get(HEADER_ID, "")
-    raw_ts = headers.get(HEADER_TIMESTAMP, "")
-    sent = headers.get(HEADER_SIGNATURE, "")
+    msg_id = only(headers, HEADER_ID)
+    raw_ts = only(headers, HEADER_TIMESTAMP)
+    sent = only(headers, HEADER_SIGNATURE)
     if not msg_id or not raw_ts or not sent:
         raise SignatureError("missing webhook-id, webhook-timestamp or webhook-signature")
     # ASCII digits only, at most MAX_TIMESTAMP_DIGITS: int() also takes "1_000", "+1000"

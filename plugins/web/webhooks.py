@@ -37,7 +37,7 @@ from aiohttp import web
 from bothost.plugins.web import callback
 from bothost.plugins.web.config import WebhookConfig
 from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_signed
-from bothost.plugins.web.signing import SignatureError, TimestampError, verify
+from bothost.plugins.web.signing import MalformedError, SignatureError, TimestampError, verify
 
 from bothost import jsondecode
 from bothost.api import EventRejectedError, HostApi
@@ -156,6 +156,9 @@ class WebhookRoutes:
             return error(401, str(exc))
         except TimestampError as exc:
             self.counters[route, "bad_timestamp"] += 1
+            return error(400, str(exc))
+        except MalformedError as exc:  # a signature header given twice
+            self.counters[route, "bad_header"] += 1
             return error(400, str(exc))
         if len(msg_id) > MAX_ID:
             self.counters[route, "bad_id"] += 1

@@ -3,6 +3,7 @@ import hmac
 
 import pytest
 from bothost.plugins.web.signing import (
+    MalformedError,
     SignatureError,
     TimestampError,
     mac,
@@ -11,6 +12,7 @@ from bothost.plugins.web.signing import (
     signature,
     verify,
 )
+from multidict import CIMultiDict
 
 # the example from the Standard Webhooks specification
 SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -84,6 +86,18 @@ def test_timestamps_outside_five_minutes_or_malformed_are_refused(timestamp):
 def test_missing_headers_are_a_signature_error():
     with pytest.raises(SignatureError, match="missing"):
         verify(SPEC_SECRET, {"webhook-id": "x"}, b"{}")
+
+
+@pytest.mark.parametrize("name", ["webhook-id", "webhook-timestamp", "webhook-signature"])
+@pytest.mark.parametrize("second", ["same", "other"])
+def test_a_signature_header_given_twice_is_refused_whichever_copy_matches(name, second):
+    # found from outside: two webhook-signature headers were 200 when the good one came
+    # first and 401 when it came second, and two webhook-ids or timestamps verified the
+    # first copy; a proxy or logger in front that reads the last copy sees another request
+    headers = CIMultiDict(sign_headers(SPEC_SECRET, "msg_1", b"{}", now=1000))
+    headers.add(name, headers[name] if second == "same" else "v1,bm90IGl0")
+    with pytest.raises(MalformedError, match=f"{name} given twice"):
+        verify(SPEC_SECRET, headers, b"{}", now=1000)
 
 
 def test_secrets_without_the_prefix_are_their_utf8_bytes():

@@ -8,6 +8,7 @@ import pytest
 from aiohttp import web
 from bothost.plugins.web import outbound
 from bothost.plugins.web.signing import verify
+from multidict import CIMultiDict
 
 from bothost.models import Briefing, BriefingItem
 from bothost.wiring import tick_once
@@ -69,6 +70,16 @@ async def test_a_stale_timestamp_is_refused(web_host, client, secret):
     body, headers = signed(secret, {"summary": "old"}, now=time.time() - 301)
     status, answer = await post(client, web_host, "/webhook/events/ops", body, headers)
     assert status == 400 and "timestamp" in answer["error"]
+    assert await events_rows(web_host) == []
+
+
+async def test_two_signature_headers_are_a_400_and_nothing_is_queued(web_host, client, secret):
+    # found from outside over a raw socket: the good signature first was 200, second 401
+    body, headers = signed(secret, {"summary": "x"})
+    doubled = CIMultiDict(headers)
+    doubled.add("webhook-signature", "v1,bm90IGl0")
+    status, answer = await post(client, web_host, "/webhook/events/ops", body, doubled)
+    assert status == 400 and answer["error"].startswith("webhook-signature given twice")
     assert await events_rows(web_host) == []
 
 
