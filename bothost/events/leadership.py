@@ -54,6 +54,7 @@ class Leadership:
         self.leading = False
         self._renewed_at = float("-inf")  # when the lease was last taken or renewed
         self._listeners: list[Listener] = []
+        self._trying: asyncio.Future[float | None] | None = None  # a try the store has not answered
 
     @property
     def period(self) -> float:
@@ -64,27 +65,50 @@ class Leadership:
         self._listeners.append(listener)
 
     async def check(self) -> bool:
-        """Take or renew the lease once; whether this process leads now."""
-        now = self.clock()
+        """Take or renew the lease once; whether this process leads now.
 
-        def attempt(db: Any) -> bool:
-            if self.clock() > now + self.period:  # waited out below: the caller has moved on
-                return False
-            return lease.acquire(db, LEADER_LOCK, self.owner, now, self.ttl, force=not self.shared)
-
+        The try is a job on the store thread, which a loaded store starts late: it tries
+        whenever it starts, from the clock then (the row runs from when it was written). The
+        check waits for it one period at most; a try still queued then stays queued, and the
+        next check takes up its outcome instead of queuing another behind it."""
+        if self._trying is None:
+            self._trying = asyncio.ensure_future(self.store.run(self._try))
+        trying = self._trying
         try:
             # a store that hangs (a stalled connection) must not keep a leader believing it
             # leads while its row runs out and another host takes over
             async with asyncio.timeout(self.period):
-                held = await self.store.run(attempt)
+                taken_at = await asyncio.shield(trying)
+        except TimeoutError:
+            logger.warning(
+                "renewing leadership: the store has not answered within %gs", self.period
+            )
+            held = self._row_stands()
         except Exception:  # the store is away: lead on only while our row surely stands
+            self._trying = None
             logger.exception("renewing leadership failed")
-            held = self.leading and self.clock() < self._renewed_at + self.ttl - self.period
+            held = self._row_stands()
         else:
-            if held:
-                self._renewed_at = now
+            self._trying = None
+            if taken_at is not None:
+                self._renewed_at = max(self._renewed_at, taken_at)
+                held = self._row_stands(leading=True)
+            else:
+                held = False
         await self._become(held)
         return held
+
+    def _try(self, db: Any) -> float | None:
+        """Take or renew the lease (store thread): when, by our clock, or None if not."""
+        now = self.clock()
+        if lease.acquire(db, LEADER_LOCK, self.owner, now, self.ttl, force=not self.shared):
+            return now
+        return None
+
+    def _row_stands(self, leading: bool | None = None) -> bool:
+        """Whether our row surely stands for longer than one more period (we may lead)."""
+        leading = self.leading if leading is None else leading
+        return leading and self.clock() < self._renewed_at + self.ttl - self.period
 
     async def run_forever(self) -> None:
         """Check every period until cancelled."""
@@ -96,8 +120,12 @@ class Leadership:
         """Give leadership back at once (the host stops): another host takes it at its next
         try instead of waiting for the lease to expire."""
         was = self.leading
+        trying, self._trying = self._trying, None
+        if trying is not None:  # withdrawn while queued; one already running may take the row
+            if not trying.cancel() and not trying.cancelled():
+                trying.exception()  # its failure was logged by no check: seen, not re-raised
         await self._become(False)
-        if was:
+        if was or trying is not None:
             try:
                 await self.store.run(lambda db: lease.release(db, LEADER_LOCK, self.owner))
             except Exception:  # the row expires by itself

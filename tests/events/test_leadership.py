@@ -168,3 +168,58 @@ async def test_a_host_takes_leadership_only_once_it_has_started(home, store_targ
         assert host.leadership.leading
     finally:
         await host.stop()
+
+
+async def test_a_try_that_starts_late_still_tries(stores, backend):
+    # under heavy load the store thread starts the job long after the check asked for it:
+    # a job starting more than one period late was counted as a failed check without
+    # trying, so on a loaded store no host might ever lead. It tries, from when it starts.
+    now = [1000.0]
+    a = Leadership(stores[0], ttl=30, clock=lambda: now[0])
+    real_run = stores[0].run
+
+    async def late(fn, *args, **kwargs):
+        now[0] += 3 * a.period  # the jobs before it took this long (injected clock)
+        return await real_run(fn, *args, **kwargs)
+
+    stores[0].run = late  # type: ignore[method-assign]
+    assert await a.check()
+    assert a.leading
+    if backend == "sqlite":  # the row runs from when the job ran, not from when it was asked
+        expires = stores[0].call(
+            lambda db: db.value("SELECT expires_at FROM locks WHERE name = ?", (LEADER_LOCK,))
+        )
+        assert expires == now[0] + a.ttl
+
+
+async def test_a_try_the_check_stopped_waiting_for_counts_at_the_next_check(stores):
+    # the check waits one period for the store; a job still queued then is not queued again
+    # at every later check (piling up on the loaded store), and its outcome is not lost
+    import threading
+
+    a = Leadership(stores[0], ttl=0.6)  # the check waits 0.2 s for the store
+    submitted = []
+    real_submit = stores[0].submit
+
+    def counting(fn):
+        submitted.append(fn)
+        return real_submit(fn)
+
+    stores[0].submit = counting  # type: ignore[method-assign]
+    gate, holding = threading.Event(), threading.Event()
+
+    def hold(db):
+        holding.set()
+        gate.wait(10)
+
+    stores[0].submit(hold)  # the store thread is busy with the jobs before ours
+    assert holding.wait(5)
+    assert not await a.check()  # waited a period: the try is queued, nothing is known yet
+    assert not await a.check()
+    assert len(submitted) == 2  # the gate and one try
+    gate.set()
+    async with asyncio.timeout(5):
+        while not await a.check():
+            pass
+    assert a.leading and len(submitted) == 2
+    await a.resign()
