@@ -17,10 +17,9 @@ surrogate in its type, a payload that is not JSON, a value the database refuses)
 :class:`EventRejectedError` and one log line naming it, and its neighbours commit. Without
 that, one bad event from one producer rolled back everyone's burst, and MCP events are not
 re-sent. A failure of the store itself (disk full, I/O error) still fails the whole batch.
-The batch is tried whole first (one dedupe query and a few multi-row inserts: inside a
-savepoint on SQLite; on PostgreSQL, where a refused statement aborts the transaction, as the
-whole transaction) and redone row by row only when a row is refused, so isolation costs
-nothing in the common case.
+The batch is tried whole first (one dedupe query and a few multi-row inserts, as the
+whole transaction) and, only when a row is refused, rolled back and redone row by row in a
+new transaction, so isolation costs nothing in the common case.
 
 An event sent with a once-only id (a webhook's ``webhook-id``, :meth:`EventQueue.ingest_once`)
 claims the id in ``webhook_ids`` in the same transaction as its insert: the claim and the
@@ -409,31 +408,24 @@ Outcome = int | None | Receipt | EventRejectedError  # one row's, as insert_batc
 def insert_batch(db: Conn, batch: list[_Row], window: float) -> list[Outcome]:
     """Insert a burst in one transaction; per event its row id, None when seen within
     ``window``, or the :class:`EventRejectedError` of an event that cannot be stored."""
-    if db.dialect == POSTGRESQL:
-        # the batch as on SQLite, a few statements in all (each one a round trip); a failed
-        # statement aborts a PostgreSQL transaction, so there is no savepoint to return to:
-        # a refused row rolls the attempt back whole and the batch is redone row by row,
-        # each row on its own savepoint (a savepoint per row from the start costs PostgreSQL
-        # dearly past 64 in one transaction, when its subtransaction cache overflows)
-        try:
-            with db.transaction() as conn:
-                return _insert_together(conn, batch, window)
-        except _RowByRow:
-            pass
-        except row_errors():
-            pass  # rolled back whole: again, each row on its own savepoint
+    # The batch goes in whole, a few statements in all (on PostgreSQL each one a round
+    # trip; on SQLite each one the store thread taking the GIL back from a busy event loop,
+    # which lets go of it only every switch interval). A refused row, or ids that cannot be
+    # told apart, rolls the attempt back whole and the batch is redone row by row in a new
+    # transaction, so isolation costs nothing in the common case. There is no savepoint
+    # around the attempt: on PostgreSQL a failed statement aborts the transaction anyway
+    # (and a savepoint per row from the start costs it dearly past 64 in one transaction,
+    # when its subtransaction cache overflows); on SQLite a savepoint and its release were
+    # two statements more per batch, each a wait for the GIL (issue 19).
+    try:
         with db.transaction() as conn:
-            return _insert_each(conn, batch, window)
+            return _insert_together(conn, batch, window)
+    except _RowByRow:
+        pass  # rolled back: the rows go in one by one, each with its own id
+    except row_errors():
+        pass  # rolled back whole: again, each row on its own (the store's own failure, a
+        # full disk, is no row error: it fails the batch above and again below)
     with db.transaction() as conn:
-        try:
-            with conn.transaction():  # a savepoint: a refused row undoes only this attempt
-                return _insert_together(conn, batch, window)
-        except _RowByRow:
-            pass  # undone: the rows go in one by one, each with its own id
-        except row_errors():
-            # the database rolled back the whole transaction: the failure is the store's
-            if not conn.in_transaction:
-                raise
         return _insert_each(conn, batch, window)
 
 
@@ -460,13 +452,16 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
     # three times as much on SQLite, and a round trip per event on PostgreSQL
     texts = conn.texts  # the batch's keys and claims, each list one parameter
     oldest = min(row.event.received_at for row in batch) - window
-    latest: dict[str, float] = dict(
-        conn.execute(
-            f"SELECT dedupe_key, max(received_at) FROM events WHERE dedupe_key IN ({texts})"
-            " AND received_at > ? GROUP BY dedupe_key",
-            (json_list([row.key for row in batch]), oldest),
-        ).fetchall()
+    seen = (
+        f"SELECT dedupe_key, max(received_at) FROM events WHERE dedupe_key IN ({texts})"
+        " AND received_at > ? GROUP BY dedupe_key"
     )
+    if conn.dialect == SQLITE:  # and the largest id now, in the same statement (see below)
+        seen += " UNION ALL SELECT NULL, max(id) FROM events"
+    latest: dict[str | None, float] = dict(
+        conn.execute(seen, (json_list([row.key for row in batch]), oldest)).fetchall()
+    )
+    before = int(latest.pop(None, None) or 0)  # SQLite's largest id before the batch
     claims = [row.claim for row in batch if row.claim is not None]
     taken: set[str] = set()  # once-only ids claimed already, in the table or by an earlier row
     if claims:
@@ -515,16 +510,18 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
     if conn.dialect == POSTGRESQL:
         return _insert_returning(conn, batch, fresh, outcomes)
     # The write lock is ours, so each new row's id is one more than the largest before it:
-    # the batch's ids are the next len(fresh) numbers, in the order inserted, which one
-    # count over the new ids confirms (a trigger adding rows, or ids drawn at random once
-    # the largest is taken, fail the check and the batch goes in row by row instead).
-    before = conn.value("SELECT max(id) FROM events") or 0
-    per_insert, start = rows_per_insert(conn), 0
+    # the batch's ids are the next len(fresh) numbers, in the order inserted. The last
+    # INSERT's last id and the count of rows the statements changed (triggers' rows
+    # included) confirm it without a statement more: a trigger adding or removing rows, or
+    # ids drawn at random once the largest is taken, fail the check and the batch goes in
+    # row by row instead.
+    changes = conn.changes
+    per_insert, start, last = rows_per_insert(conn), 0, None
     while start < len(fresh):
         size = min(per_insert, 1 << ((len(fresh) - start).bit_length() - 1))
         chunk = [batch[p] for p in fresh[start : start + size]]
         start += size
-        conn.execute(
+        last = conn.execute(
             "INSERT INTO events (source, type, payload, received_at, dedupe_key, status, attempts)"
             " VALUES " + ", ".join(["(?, ?, ?, ?, ?, 'pending', 0)"] * len(chunk)),
             [
@@ -538,14 +535,10 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
                     row.key,
                 )
             ],
-        )
-    ids = range(before + 1, before + 1 + len(fresh))
-    found = conn.execute(
-        "SELECT count(*), min(id), max(id) FROM events WHERE id > ?", [before]
-    ).fetchone()
-    if tuple(found) != (len(ids), ids[0], ids[-1]):
+        ).lastrowid
+    if conn.changes - changes != len(fresh) or last != before + len(fresh):
         raise _RowByRow
-    for position, row_id in zip(fresh, ids, strict=True):
+    for row_id, position in enumerate(fresh, before + 1):
         outcomes[position] = row_id
     return outcomes
 

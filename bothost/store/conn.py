@@ -4,8 +4,9 @@ Code that reads or writes the database is a plain synchronous function of a :cla
 run on the store's thread (``await store.run(fn)``), so the same SQL serves both backends:
 
 * ``conn.execute(sql, params)`` → :class:`Rows` (``fetchone``, ``fetchall``, iteration over
-  tuples, ``rowcount``); ``conn.query`` → a list of dicts; ``conn.one`` → a dict or None;
-  ``conn.value`` → the first column of the first row or None; ``conn.executemany``.
+  tuples, ``rowcount``, on SQLite ``lastrowid``); ``conn.query`` → a list of dicts;
+  ``conn.one`` → a dict or None; ``conn.value`` → the first column of the first row or
+  None; ``conn.executemany``.
 * ``?`` placeholders (or ``:name`` with a mapping), translated for psycopg; a literal ``%``
   needs no escaping on either backend.
 * ``with conn.transaction():`` — on SQLite ``BEGIN IMMEDIATE``; on PostgreSQL ``BEGIN`` plus
@@ -49,12 +50,20 @@ _IDLE = 0  # psycopg.pq.TransactionStatus.IDLE, without importing the driver her
 
 
 class Rows:
-    """A statement's result, fetched in full: a cursor's reading half, and ``rowcount``."""
+    """A statement's result, fetched in full: a cursor's reading half, ``rowcount``, and on
+    SQLite ``lastrowid`` (the rowid of the last row an INSERT inserted; None elsewhere)."""
 
-    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]], rowcount: int) -> None:
+    def __init__(
+        self,
+        columns: list[str],
+        rows: list[tuple[Any, ...]],
+        rowcount: int,
+        lastrowid: int | None = None,
+    ) -> None:
         self.columns = columns
         self.rows = rows
         self.rowcount = rowcount
+        self.lastrowid = lastrowid
         self._next = 0
 
     def fetchone(self) -> Any:  # a tuple or None; Any as sqlite3's, so callers index freely
@@ -182,7 +191,7 @@ class SqliteConn(Conn):
         cursor = self.raw.execute(sql, params)
         columns = [d[0] for d in cursor.description] if cursor.description else []
         rows = cursor.fetchall() if cursor.description else []
-        return Rows(columns, rows, cursor.rowcount)
+        return Rows(columns, rows, cursor.rowcount, cursor.lastrowid)
 
     def executemany(self, sql: str, seq: Sequence[Params]) -> int:
         return max(self.raw.executemany(sql, seq).rowcount, 0)

@@ -124,6 +124,23 @@ async def test_a_burst_takes_a_few_statements_not_one_per_event(queue, store, mo
     }
 
 
+async def test_a_sqlite_batch_is_its_begin_one_lookup_its_inserts_and_commit(queue, store):
+    # every statement of a batch is the store thread taking the GIL back from a busy event
+    # loop, up to a switch interval's wait: a savepoint around the attempt, a look-up of
+    # the largest id and a count confirming the new ids were four more per batch (issue 19)
+    if store.dialect != "sqlite":
+        pytest.skip("SQLite's statements; PostgreSQL's are round trips, counted above")
+    traced: list[str] = []
+    store.call(lambda db: db.raw.set_trace_callback(traced.append))
+    try:
+        ids = await queue.ingest_many([email(n) for n in range(1024 + 64)])
+    finally:
+        store.call(lambda db: db.raw.set_trace_callback(None))
+    verbs = [sql.split()[0] + (" events" if sql.startswith("INSERT") else "") for sql in traced]
+    assert verbs == ["BEGIN", "SELECT", "INSERT events", "INSERT events", "COMMIT"], traced
+    assert ids == list(range(1, 1024 + 64 + 1))
+
+
 async def test_large_payloads_split_a_batch_into_bounded_statements(queue, store, monkeypatch):
     # PostgreSQL gets a batch's rows as one JSON parameter: big payloads must not add up to
     # one value past what the server takes (here the bound is made small)
