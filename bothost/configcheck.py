@@ -82,9 +82,23 @@ def check_semantics(config: Config) -> None:
                 f"expected an address 'platform:channel', got {target!r}"
             )
     check_rules(config)
+    check_tick(config)
     check_permissions(config)
     check_usage(config)
     check_store(config)
+
+
+def check_tick(config: Config) -> None:
+    """The tick's cron schedules, zone and quiet hours can be used: the same checks the
+    running ticker makes, so a typo is a config error at load, not an exit of ``run``.
+    (croniter is imported here only when schedules are set, as the ticker does.)"""
+    from bothost.events.schedule import Schedule, ScheduleError  # it imports the config model
+
+    try:
+        Schedule(config.tick)
+    except ScheduleError as exc:
+        where = source_of(config, "tick", exc.key.split("[")[0])
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def check_permissions(config: Config) -> None:

@@ -21,7 +21,12 @@ LOCALTIME = Path("/etc/localtime")
 
 
 class ScheduleError(ValueError):
-    """A cron expression, zone or quiet-hours range that cannot be used."""
+    """A cron expression, zone or quiet-hours range that cannot be used; ``key`` is its
+    key under ``tick`` (what config load names beside the file)."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"tick.{key}: {problem}")
+        self.key = key
 
 
 def zone(name: str | None) -> tzinfo:
@@ -30,7 +35,7 @@ def zone(name: str | None) -> tzinfo:
         try:
             return ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ScheduleError(f"tick.timezone: unknown time zone {name!r}") from exc
+            raise ScheduleError("timezone", f"unknown time zone {name!r}") from exc
     try:
         with LOCALTIME.open("rb") as fh:
             return ZoneInfo.from_file(fh, key="localtime")
@@ -51,10 +56,10 @@ class QuietHours:
             return None
         match = QUIET_PATTERN.match(text)
         if not match:
-            raise ScheduleError(f"tick.quiet_hours: expected 'HH:MM-HH:MM', got {text!r}")
+            raise ScheduleError("quiet_hours", f"expected 'HH:MM-HH:MM', got {text!r}")
         h1, m1, h2, m2 = (int(g) for g in match.groups())
         if h1 > 23 or h2 > 23 or m1 > 59 or m2 > 59:
-            raise ScheduleError(f"tick.quiet_hours: not a time of day in {text!r}")
+            raise ScheduleError("quiet_hours", f"not a time of day in {text!r}")
         return cls(time(h1, m1), time(h2, m2))
 
     def contains(self, moment: datetime) -> bool:
@@ -77,9 +82,9 @@ class Schedule:
         # a tenth of every one-shot command's start (issue 19)
         from croniter import croniter
 
-        for expr in config.schedules:
+        for i, expr in enumerate(config.schedules):
             if not croniter.is_valid(expr):
-                raise ScheduleError(f"tick.schedules: not a cron expression: {expr!r}")
+                raise ScheduleError(f"schedules[{i}]", f"not a cron expression: {expr!r}")
 
     def local(self, now: float) -> datetime:
         return datetime.fromtimestamp(now, self.tz)

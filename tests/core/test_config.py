@@ -63,12 +63,19 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
         ("tick: {max_attempts: -1}", "tick.max_attempts", "expected 1 to"),
         ("llm: {temperature: .nan}", "llm.temperature", "expected 0 to 2"),
         ("llm: {temperature: 7}", "llm.temperature", "expected 0 to 2"),
+        # found from outside: these loaded, `config show` and `doctor` said ok, then
+        # `bothost run` exited 1 and `bothost tick` said "unexpected ScheduleError"
+        ("tick: {schedules: ['0 8 * * *', '99 99 * * *']}", "tick.schedules[1]", "not a cron"),
+        ("tick: {timezone: Mars/Olympus_Mons}", "tick.timezone", "unknown time zone"),
+        ("tick: {quiet_hours: '22:00-25:00'}", "tick.quiet_hours", "not a time of day"),
+        ("tick: {quiet_hours: 'nights'}", "tick.quiet_hours", "HH:MM-HH:MM"),
     ],
 )
 def test_type_errors_name_the_key_path(home, tmp_path, text, path, expected):
     with pytest.raises(ConfigError) as err:
         load(write(tmp_path / "c.yaml", text), home)
     assert path in str(err.value) and expected in str(err.value)
+    assert str(tmp_path / "c.yaml") in str(err.value)
 
 
 def test_durations_parse(home, tmp_path):
