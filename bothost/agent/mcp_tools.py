@@ -188,7 +188,8 @@ class McpToolSource:
                     description=description[:100],
                     description_source=f"MCP server {status.name}" if third_party else None,
                     tool_count=status.tools,
-                    status=status.state,
+                    # a command's server not started yet starts when activated: as one starting
+                    status="starting" if self.manager.waiting(status) else status.state,
                     instructions=self.manager.instructions(status.name),
                 )
             )

@@ -74,8 +74,14 @@ class McpManager:
         on_login_needed: Callable[[str, str], Any] | None = None,
         leadership: Any = None,
         on_events: Callable[..., Any] | None = None,
+        on_demand: bool = False,
     ) -> None:
         self.config_servers = dict(servers)
+        # a command's servers start when something first needs them (a turn's tools, a
+        # call, a listing), not all at start: `chat -m help` started every enabled server
+        # for a turn that used none of them (issue 19)
+        self.on_demand = on_demand
+        self._demanded: set[str] = set()  # on demand: the servers needed so far
         # None: every server runs here (one-shot commands); else singletons follow leadership
         self.leadership = leadership
         self.store = store
@@ -104,9 +110,8 @@ class McpManager:
         self._only = only
         await self.reload()
         if wait:
-            await asyncio.gather(
-                *(r.wait_settled(wait) for r in self.runners.values() if r.config.enabled)
-            )
+            started = [r for n, r in self.runners.items() if self.placed(n, r.config)]
+            await asyncio.gather(*(r.wait_settled(wait) for r in started))
         if only is None:
             self._reloader = asyncio.create_task(self._reload_forever(), name="mcp-reload")
 
@@ -181,7 +186,10 @@ class McpManager:
         return self.leadership is None or bool(self.leadership.leading)
 
     async def _place(self, runner: ServerRunner) -> None:
-        """Run an enabled server here, unless it is a singleton and another host leads."""
+        """Run an enabled server here, unless it is a singleton and another host leads (or,
+        :attr:`on_demand`, until something needs it)."""
+        if self.on_demand and runner.name not in self._demanded:
+            return
         if self.leading or not placement.is_singleton(runner.config):
             runner.start()
         else:
@@ -291,9 +299,33 @@ class McpManager:
     async def settle(self, names: set[str], grace: float = START_GRACE) -> None:
         """Wait until each of these servers is ready or failed, or has been starting for
         `grace` seconds: what a turn lists is then what a server that starts normally offers,
-        while one that hangs costs a turn its grace once, not every round."""
+        while one that hangs costs a turn its grace once, not every round. A server that
+        starts :attr:`on_demand` starts now."""
+        await self.demand(names)
         runners = [r for name, r in self.runners.items() if name in names]
         await asyncio.gather(*(r.settle(grace) for r in runners))
+
+    async def demand(self, names: set[str]) -> None:
+        """On demand, start those of these servers not started yet (no-op otherwise)."""
+        if not self.on_demand:
+            return
+        async with self._lock:
+            for name in sorted(names - self._demanded):
+                runner = self.runners.get(name)
+                if runner is None:
+                    continue
+                self._demanded.add(name)
+                if runner.config.enabled and self.started:
+                    await self._place(runner)
+
+    def placed(self, name: str, config: McpServerConfig) -> bool:
+        """Whether the server is meant to run now: enabled and, on demand, needed."""
+        return config.enabled and (not self.on_demand or name in self._demanded)
+
+    def waiting(self, status: ServerStatus) -> bool:
+        """Whether a server is not running only because nothing has needed it yet: it is
+        offered as one that is starting (it starts when activated)."""
+        return self.on_demand and status.name not in self._demanded and status.state == "stopped"
 
     def not_ready(self) -> list[ServerStatus]:
         """Enabled servers that are not (yet) ready: still starting, or failed."""
@@ -396,6 +428,8 @@ class McpManager:
         runner = self.runners.get(server)
         if runner is None:
             return CallResult.failure(f"no MCP server named {server!r}")
+        if self.on_demand:  # started now if it was not: waited for as a turn waits
+            await self.settle({server})
         return await runner.call_tool(tool, arguments, timeout, on_progress, ask)
 
     # -- run-time changes ----------------------------------------------------------------
@@ -420,6 +454,7 @@ class McpManager:
             if wrong:
                 raise McpManagerError(f"{name}: roots[{i}]: {wrong}")
         await self.store.run(lambda db: stored.save(db, name, config, origin))
+        self._demanded.add(name)  # on demand too: whoever adds it wants to know it starts
         await self.reload()
         return self._status_of(name, shadowed=name in self.shadowed)
 
@@ -449,6 +484,7 @@ class McpManager:
             await self.store.run(lambda db: stored.set_enabled(db, name, enabled))
         else:
             raise McpManagerError(f"no MCP server named {name!r}")
+        self._demanded.add(name)  # as for add_server
         await self.reload()
         return self._status_of(name)
 

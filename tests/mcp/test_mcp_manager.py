@@ -143,6 +143,21 @@ async def test_a_start_failure_says_what_the_server_printed(make_manager):
     assert "(-32000)" not in failed.error
 
 
+async def test_an_on_demand_manager_starts_a_server_when_it_is_needed(make_manager):
+    # a command's servers (issue 19): none runs until a call, a turn's tools or a listing
+    # needs it, and then only that one
+    manager = await make_manager({"one": paging(), "two": paging()}, start=False, on_demand=True)
+    await manager.start(wait=WAIT)
+    assert [(s.state, s.pid) for s in manager.status()] == [("stopped", None)] * 2
+    assert all(manager.waiting(s) for s in manager.status())
+    result = await manager.call_tool("two", "echo", {"text": "hi"})
+    assert (result.text, result.is_error) == ("hi", False)
+    assert (state(manager, "one").state, state(manager, "two").state) == ("stopped", "ready")
+    await manager.settle({"one"})
+    assert state(manager, "one").state == "ready" and state(manager, "one").pid
+    assert not any(manager.waiting(s) for s in manager.status())
+
+
 async def test_a_one_shot_manager_does_not_restart_a_failed_server(make_manager, caplog):
     manager = await make_manager(
         {"broken": McpServerConfig(command="/nonexistent/server")}, retry=False
