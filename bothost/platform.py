@@ -39,27 +39,35 @@ ALLOW_ALWAYS = "always"  # always allow this exact call
 SEND_DEADLINE = 60.0
 
 
-def terminal_input(prompt: str) -> str:
+def terminal_input(prompt: str, *, err: bool = False) -> str:
     """``input(prompt)`` that a daemon thread may be left waiting in when the process ends.
 
-    On a terminal this is ``input()`` itself (line editing; CPython reads the terminal
-    directly, not through ``sys.stdin``'s buffer). From a pipe or a file ``input()`` reads
-    through that buffer and holds its lock while it waits, and a process that ended with a
-    thread waiting there (Ctrl-C at ``you>`` with stdin piped) aborted at shutdown: "Fatal
-    Python error: _enter_buffered_busy", SIGABRT. So a pipe is read from its file
-    descriptor, a byte at a time up to the newline: no lock, and nothing read past the line,
-    so the next prompt starts where this one ended. ``EOFError`` at the end of the input,
-    as ``input()``.
+    On a terminal whose output is a terminal too this is ``input()`` itself (line editing;
+    CPython then reads the terminal directly, not through ``sys.stdin``'s buffer). Otherwise
+    — stdin a pipe or a file, or output redirected (``bothost chat > out.txt``, ``mcp call
+    … | jq``) — ``input()`` reads through that buffer and holds its lock while it waits, and
+    a process that ended with a thread waiting there (Ctrl-C at the prompt) aborted at
+    shutdown: "Fatal Python error: _enter_buffered_busy", SIGABRT. So stdin is then read
+    from its file descriptor, a byte at a time up to the newline: no lock, and nothing read
+    past the line, so the next prompt starts where this one ended (a terminal still edits
+    the line itself). ``err``: the prompt goes to stderr (a command whose stdout is its
+    result). ``EOFError`` at the end of the input, as ``input()``.
     """
     stdin = sys.stdin
+    out = sys.stderr if err else sys.stdout
     try:
-        fd = stdin.fileno() if stdin is not None and not stdin.isatty() else -1
-    except (OSError, ValueError):  # not a real file (a test's StringIO), or closed
-        fd = -1
-    if fd < 0:
+        fd = stdin.fileno() if stdin is not None else -1
+        readline = not err and stdin.isatty() and sys.stdout.isatty()
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's StringIO), or closed
+        fd, readline = -1, False
+    if fd < 0 or readline:
+        if err:
+            out.write(prompt)
+            out.flush()
+            return input()
         return input(prompt)
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
+    out.write(prompt)
+    out.flush()
     line = bytearray()
     while (byte := os.read(fd, 1)) and byte != b"\n":
         line += byte

@@ -3,7 +3,8 @@
 Commands parse their arguments and call one core function; the work lives elsewhere.
 :func:`main` is the one place where a failure becomes what the user sees: one line on
 stderr and an exit status from :data:`EXIT_STATUS` (2 for config and plugin errors, 1 for
-everything else); the traceback only with ``-v``. A config error exits having written nothing.
+everything else; 130 when Ctrl-C interrupted the command); the traceback only with ``-v``.
+A config error exits having written nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from bothost.terminal import guarded_output
 
 CONFIG_EXIT = 2
 FAILURE_EXIT = 1
+# Ctrl-C (SIGINT) ended the command before it was done: 128 + SIGINT, what a shell reports
+# for a program SIGINT ended, so a script tells "interrupted" from "failed" (click said
+# "Aborted!" and exited 1). `bothost run` is stopped by SIGINT by design: 0 (serve.py).
+INTERRUPTED_EXIT = 130
 
 # What a failure that reaches main() prints and how the process ends, first match wins.
 # The label says what kind of thing failed; an unexpected error also names its type.
@@ -89,6 +94,13 @@ class BothostGroup(click.Group):
             runtime.plugin_commands = dict(extra.commands)
         return runtime.plugin_commands
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # before click turns it into "Aborted!" and 1
+            click.echo("\nbothost: interrupted", err=True)
+            raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         command = super().get_command(ctx, name) or lazy_command(name)
         if command is not None or ctx.resilient_parsing:
@@ -115,7 +127,8 @@ Start here:
 
 \b
 Exit status: 0 success; 1 failure (model, database, network, or a command's own
-"no"); 2 config, plugin or usage error (nothing was written)."""
+"no"); 2 config, plugin or usage error (nothing was written); 130 interrupted by
+Ctrl-C (bothost run: 0, Ctrl-C is how it stops)."""
 
 
 @click.group(cls=BothostGroup, epilog=EPILOG)

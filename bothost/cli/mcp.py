@@ -18,7 +18,7 @@ import click
 from bothost.cli.runtime import Runtime
 from bothost.mcp import commands
 from bothost.mcp.manager import McpManagerError
-from bothost.platform import Question, in_daemon_thread
+from bothost.platform import Question, in_daemon_thread, terminal_input
 
 pass_runtime = click.make_pass_decorator(Runtime)
 USAGE_EXIT = 2
@@ -44,21 +44,51 @@ async def terminal_ask(question: Question) -> dict[str, Any] | None:
 
     def prompt() -> dict[str, Any] | None:
         click.echo(question.text, err=True)
-        if not click.confirm("Answer?", default=True, err=True):
+        if not confirm("Answer? [Y/n]: "):
             return None
         values = {}
         for key, spec in (question.schema.get("properties") or {}).items():
             kind = {"integer": int, "number": float, "boolean": bool}.get(spec.get("type"), str)
-            values[key] = click.prompt(
-                spec.get("title") or key,
-                default=spec.get("default"),
-                type=kind,
-                err=True,
-                hide_input=question.secret,
-            )
+            values[key] = ask_value(spec.get("title") or key, spec.get("default"), kind, question)
         return values
 
     return await in_daemon_thread(prompt)  # not an executor thread: Ctrl-C must not wait
+
+
+# The prompts read stdin with terminal_input, not click.prompt's input(): with the command's
+# stdout redirected that holds stdin's buffer lock, and Ctrl-C at the prompt aborted the
+# process (SIGABRT) instead of ending it (see bothost.platform.terminal_input).
+
+
+def confirm(text: str) -> bool:
+    """Yes (the default) or no, asked until the answer is one of them."""
+    while True:
+        answer = terminal_input(text, err=True).strip().lower()
+        if answer in ("", "y", "yes"):
+            return True
+        if answer in ("n", "no"):
+            return False
+        click.echo("Error: invalid input", err=True)
+
+
+def ask_value(label: str, default: Any, kind: type, question: Question) -> Any:
+    """One field of a form: converted to ``kind``, asked again until it converts."""
+    import getpass
+
+    shown = (
+        f"{label} [{default}]: " if default is not None and not question.secret else f"{label}: "
+    )
+    while True:
+        if question.secret:  # getpass reads the terminal itself (/dev/tty), not stdin
+            raw = getpass.getpass(shown, stream=sys.stderr)
+        else:
+            raw = terminal_input(shown, err=True)
+        if raw == "" and default is not None:
+            return default
+        try:
+            return click.types.convert_type(kind).convert(raw, None, None)
+        except click.BadParameter as exc:
+            click.echo(f"Error: {exc.message}", err=True)
 
 
 def run(runtime: Runtime, coro: Any) -> Any:

@@ -43,3 +43,33 @@ def test_an_empty_line_is_not_the_end(piped):
 def test_a_stdin_that_is_no_file_is_read_with_input(monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("typed\n"))
     assert terminal_input("? ") == "typed"
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """Stdin a terminal (a pty); the controller end the test types into."""
+    import pty
+
+    controller, end = pty.openpty()
+    stdin = open(end, encoding="utf-8")  # noqa: SIM115 - closed below
+    monkeypatch.setattr("sys.stdin", stdin)
+    yield controller
+    stdin.close()
+    os.close(controller)
+
+
+def test_a_terminal_whose_output_is_redirected_is_read_without_input(terminal, monkeypatch, capsys):
+    # `bothost chat > out.txt`, `mcp call … | jq` at a terminal: input() reads the terminal
+    # itself only when stdout is one too; else it reads through stdin's buffer and holds its
+    # lock, and Ctrl-C at the prompt ended the process in "Fatal Python error:
+    # _enter_buffered_busy" (SIGABRT) instead of exiting
+    def no_input(prompt=""):
+        raise AssertionError("input() would hold stdin's buffer lock")
+
+    monkeypatch.setattr("builtins.input", no_input)
+    os.write(terminal, b"typed\n")
+    assert terminal_input("you> ") == "typed"
+    os.write(terminal, b"asked\n")
+    assert terminal_input("Answer? ", err=True) == "asked"
+    said = capsys.readouterr()
+    assert said.out == "you> " and said.err == "Answer? "

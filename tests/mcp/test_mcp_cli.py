@@ -271,7 +271,47 @@ async def test_ctrl_c_at_a_servers_question_ends_mcp_call_at_once(home, tmp_path
                 seen += await asyncio.to_thread(os.read, controller, 4096)
         process.send_signal(signal.SIGINT)
         async with asyncio.timeout(15):  # generous: it ends in well under a second
-            assert await process.wait() != 0
+            assert await process.wait() == 130  # interrupted, as bothost chat (was 1)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        os.close(controller)
+
+
+async def test_a_servers_question_is_answered_at_the_terminal(home, tmp_path):
+    """`mcp call` asks at the terminal (stdin one, stdout the result): "Answer?", then each
+    field, a default taken from an empty line; the answer goes back to the server."""
+    import asyncio
+    import os
+    import pty
+
+    from tests.helpers import bothost_process
+
+    config = tmp_path / "bothost.yaml"
+    server = {"command": sys.executable, "args": [str(PAGING_SERVER)]}
+    config.write_text(
+        yaml.safe_dump({"mcp": {"servers": {"paging": server, "weather": {"enabled": False}}}})
+    )
+    controller, terminal = pty.openpty()
+    process = await bothost_process(
+        home, config, "mcp", "call", "paging", "elicit", "{}", stdin=terminal, stderr=terminal
+    )
+    os.close(terminal)
+    seen = b""
+    try:
+        async with asyncio.timeout(60):
+            for asked, typed in ((b"Answer?", b"maybe\n"), (b"invalid", b"\n")):
+                while asked not in seen:
+                    seen += await asyncio.to_thread(os.read, controller, 4096)
+                os.write(controller, typed)
+            for asked, typed in ((b"name: ", b"Ana\n"), (b"color [blue]: ", b"\n")):
+                while asked not in seen:
+                    seen += await asyncio.to_thread(os.read, controller, 4096)
+                os.write(controller, typed)
+            out, _ = await process.communicate()
+        assert process.returncode == 0, seen
+        assert '"name": "Ana"' in out.decode() and '"color": "blue"' in out.decode(), out
     finally:
         if process.returncode is None:
             process.kill()
