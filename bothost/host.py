@@ -74,11 +74,14 @@ class Host:
         collect_tools(pm, self.registry)
         self.registry.add_source(AdminToolSource())
         self.providers = collect_providers(pm)
-        self.llm = self.make_provider()
+        self.provider_name = self.check_provider()
+        self._llm: Any = None  # built on first use: see llm
         self.platforms = collect_platforms(pm)
         self._deliver = platform_deliver(self.platforms)  # console: prints, others send_briefing
         self.active: dict[str, Any] = {}
-        self.offline_commands: dict[str, Any] = getattr(self.llm, "commands", {})
+        # the offline agent's extra commands (plugins add theirs at startup); its own join
+        # them when it is built
+        self.offline_commands: dict[str, Any] = {}
         self.supervisor = Supervisor()
         self.queries = Queries(
             self.store,
@@ -111,14 +114,33 @@ class Host:
             self._http = HttpServer(self)
         return self._http
 
-    def make_provider(self) -> Any:
+    def check_provider(self) -> str:
+        """The configured provider's name; HostError when no plugin registered it."""
         name = self.config.llm.provider or "offline"
         if name not in self.providers:
             raise HostError(
                 f"llm.provider: unknown provider {name!r}; "
                 f"known: {', '.join(sorted(self.providers))}"
             )
+        return name
+
+    @property
+    def llm(self) -> Any:
+        """The model, built on first use (a turn): a vendor SDK's import is seconds of CPU
+        (anthropic's 3.5 s), which ``bothost doctor`` and every command that asks no model
+        paid when the host was built (issue 19)."""
+        if self._llm is None:
+            self._llm = self.make_provider()
+        return self._llm
+
+    def make_provider(self) -> Any:
+        name = self.provider_name
         provider = self.providers[name](self.config.llm)
+        commands = getattr(provider, "commands", None)
+        if isinstance(commands, dict):  # the offline agent: its own and the plugins' commands
+            for command, entry in commands.items():
+                self.offline_commands[command] = entry
+            provider.commands = self.offline_commands
         if getattr(provider, "free", False):  # the offline agent: no model, nothing to meter
             return provider
         return Metered(
@@ -215,8 +237,8 @@ class Host:
         await call_each(self.pm, "shutdown", host=self)
         if self._http is not None:
             await self._http.stop()
-        if hasattr(self.llm, "close"):
-            await self.llm.close()
+        if self._llm is not None and hasattr(self._llm, "close"):
+            await self._llm.close()
         self.store.close()
         if self.host_lock is not None:
             self.host_lock.release()

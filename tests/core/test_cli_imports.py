@@ -31,9 +31,9 @@ OTHER_COMMANDS = (
 )
 
 
-def imported(tmp_path, *argv: str, full: bool = False) -> set[str]:
+def imported(tmp_path, *argv: str, full: bool = False, status: int | None = 0) -> set[str]:
     """Top-level modules imported by ``bothost ARGV`` (from ``python -X importtime``); every
-    dotted name with `full`."""
+    dotted name with `full`. The command must exit with `status` (None: any)."""
     # started by hand, not with tests.helpers.run_bothost: the interpreter's own option
     # (-X importtime) is what the test reads
     done = subprocess.run(
@@ -43,7 +43,7 @@ def imported(tmp_path, *argv: str, full: bool = False) -> set[str]:
         timeout=60,
         env={**os.environ, "BOTHOST_HOME": str(tmp_path / "home")},
     )
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert status is None or done.returncode == status, done.stderr[-2000:]
     names = set()
     for line in done.stderr.splitlines():
         if line.startswith("import time:") and line.count("|") == 2:
@@ -77,6 +77,17 @@ def test_every_command_is_still_offered_and_runs(tmp_path):
         assert f"  {name} " in listed, listed
     assert "import" in bothost("mcp", "--help")  # mcp_install's commands join the group
     assert "permission rules" in bothost("rules", "list").lower()  # a lazy command runs
+
+
+def test_doctor_offline_does_not_load_the_models_sdk(tmp_path):
+    # the host built its LLM provider at once: with anthropic configured, `doctor` (which
+    # builds a host to check the MCP servers) imported the SDK, 3.5 s of CPU, for a model
+    # it never asks offline; the provider is now built by the first turn
+    config = tmp_path / "anthropic.yaml"
+    config.write_text("llm: {provider: anthropic, model: claude-x, api_key: sk-not-real}\n")
+    modules = imported(tmp_path, "--config", str(config), "doctor", "--offline", status=None)
+    assert "bothost" in modules
+    assert "anthropic" not in modules
 
 
 def test_reading_the_config_imports_no_mcp_client(tmp_path):
