@@ -185,7 +185,12 @@ def build(cls: type, data: dict[str, Any], path: str, where: str) -> Any:
         if key not in fields:
             raise unknown_key(path, key, sorted(fields), where)
         kwargs[key] = convert(fields[key], value, join(path, key), where, key, cls)
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # a dataclass refusing a value it cannot hold: named where it is
+        if not path:  # the whole file's: check_source names the file
+            raise
+        raise ConfigError(f"{where}: {path}: {exc}") from exc
 
 
 def check_source(cls: type, data: dict[str, Any], where: str) -> None:

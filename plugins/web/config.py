@@ -9,8 +9,10 @@ leaves the webhook routes off, so an unset ``${env:…}`` in it is no error.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from bothost.plugins.web import callback
+from bothost.plugins.web.signing import secret_bytes
 
 MAX_WEBHOOK_BODY = 1_000_000  # bytes; a webhook carries one event, not a file
 
@@ -29,10 +31,28 @@ class WebConfig:
     RANGES = {"port": (0, 65535)}  # TCP's; 0 lets the system pick a free port (tests do)
 
 
+def secret_problem(secret: str | None) -> None:
+    """Refuse a ``whsec_`` secret that is not base64 (found from outside: it loaded, then
+    every inbound webhook was a 500 and every delivery failed). The value is not shown."""
+    if secret:
+        try:
+            secret_bytes(secret)
+        except ValueError as exc:
+            raise TypeError(f"secret: {exc}") from None
+
+
 @dataclass
 class WebhookTarget:
     url: str = ""
     secret: str | None = None
+
+    def __post_init__(self) -> None:
+        # an unset ${env:…} reads as "" (the target is then off, see needs_env); anything
+        # else is an address every tick would POST to
+        parts = urlsplit(self.url) if self.url else None
+        if parts is not None and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise TypeError(f"url: expected an http:// or https:// URL, got {self.url!r}")
+        secret_problem(self.secret)
 
 
 @dataclass
@@ -45,6 +65,7 @@ class WebhookConfig:
     callback_allow: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        secret_problem(self.secret)
         try:  # a typo must not leave a network open or a callback refused in silence
             # an unset ${env:…} entry reads as "" here; an empty entry allows nothing
             callback.networks([v for v in self.callback_allow if v])

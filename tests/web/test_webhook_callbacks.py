@@ -170,6 +170,47 @@ def test_a_bad_allowlist_entry_is_a_config_error(home, tmp_path, secret, value):
         make_host(home, data)
 
 
+@pytest.mark.parametrize(
+    "webhook,path,expected",
+    [
+        # found from outside: each of these loaded, doctor said ok, then every webhook got a
+        # 500 (ValueError in the signature check) or every briefing failed at delivery
+        ({"secret": "whsec_!!not base64"}, r"platforms\.webhook: secret", "base64"),
+        (
+            {"targets": {"ops": {"url": "https://ops.example/hook", "secret": "whsec_??"}}},
+            r"platforms\.webhook\.targets\.ops: secret",
+            "base64",
+        ),
+        (
+            {"targets": {"ops": {"url": "not a url"}}},
+            r"platforms\.webhook\.targets\.ops: url",
+            "http",
+        ),
+        (
+            {"targets": {"ops": {"url": "ftp://ops.example/"}}},
+            r"platforms\.webhook\.targets\.ops: url",
+            "http",
+        ),
+        (
+            {"targets": {"ops": {"url": "https:///hook"}}},
+            r"platforms\.webhook\.targets\.ops: url",
+            "http",
+        ),
+    ],
+)
+def test_a_bad_webhook_secret_or_target_url_is_a_config_error(
+    home, tmp_path, secret, webhook, path, expected
+):
+    from bothost.config import ConfigError
+
+    data = host_config(tmp_path, secret)
+    data["platforms"]["webhook"].update(webhook)
+    with pytest.raises(ConfigError, match=path) as err:
+        make_host(home, data)
+    assert expected in str(err.value)
+    assert "whsec_!!" not in str(err.value) and "whsec_??" not in str(err.value)  # secrets
+
+
 async def test_a_name_that_resolves_anew_to_an_internal_address_gets_no_reply(
     guarded_host, client, secret, monkeypatch, caplog
 ):
