@@ -8,6 +8,7 @@ leaves the webhook routes off, so an unset ``${env:…}`` in it is no error.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -15,6 +16,11 @@ from bothost.plugins.web import callback
 from bothost.plugins.web.signing import secret_bytes
 
 MAX_WEBHOOK_BODY = 1_000_000  # bytes; a webhook carries one event, not a file
+# A webhook's source (the path segment of /webhook/events/{source}) and a target's name: a
+# word, not a path (no `.`, `..`, `/`, control characters), as `deliver_to: webhook:NAME`,
+# the events table and `events list --source` show it
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+NAME_RULE = "1-64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit"
 
 
 @dataclass
@@ -71,6 +77,9 @@ class WebhookConfig:
             callback.networks([v for v in self.callback_allow if v])
         except ValueError as exc:
             raise TypeError(str(exc)) from None
+        for name in self.targets:
+            if not NAME_PATTERN.fullmatch(name):
+                raise TypeError(f"targets[{name!r}]: a target name is {NAME_RULE}")
 
     def needs_env(self, key: str) -> bool:
         """Never: an unset webhook secret leaves the routes (or that target) off."""

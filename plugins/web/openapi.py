@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bothost.plugins.web.config import NAME_PATTERN
+
 from bothost.api import Outcome
 
 SESSION = {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$", "default": "default"}
@@ -316,7 +318,7 @@ def paths() -> dict[str, Any]:
                         "name": "source",
                         "in": "path",
                         "required": True,
-                        "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"},
+                        "schema": {"type": "string", "pattern": f"^{NAME_PATTERN.pattern}$"},
                     },
                     *SIGNATURE_HEADERS,
                 ],

@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import time
 import uuid
 from collections import Counter, OrderedDict
@@ -35,7 +34,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp import web
 from bothost.plugins.web import callback
-from bothost.plugins.web.config import WebhookConfig
+from bothost.plugins.web.config import NAME_PATTERN, NAME_RULE, WebhookConfig
 from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_signed
 from bothost.plugins.web.signing import MalformedError, SignatureError, TimestampError, verify
 
@@ -45,7 +44,6 @@ from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
 
-SOURCE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 ID_RETENTION = 7 * 24 * 3600  # senders retry for days (Svix: ~5); keep ids a bit longer
 PRUNE_EVERY = 3600.0  # seconds between deletions of expired ids
 MAX_FIELD = 200  # characters of user / channel / event type
@@ -231,8 +229,8 @@ class WebhookRoutes:
             return checked
         msg_id, data = checked
         source = request.match_info["source"]
-        if not SOURCE_PATTERN.fullmatch(source):
-            return error(400, "source must be 1-64 characters of A-Z a-z 0-9 _ . -")
+        if not NAME_PATTERN.fullmatch(source):  # `..` is no name: never a path's part
+            return error(400, f"source must be {NAME_RULE}")
         type_ = data.get("type", "webhook")
         payload = data.get("payload", data)
         if not isinstance(type_, str) or not type_ or len(type_) > MAX_FIELD:

@@ -450,3 +450,35 @@ async def test_a_message_claims_its_webhook_id_in_one_store_job(
         )
         == 1
     )
+
+
+@pytest.mark.parametrize(
+    "segment", ["..", ".", "%2E%2E", "%2e", "a%2Fb", "..%2F..%2Fetc", "a%0Ab", "a%00b", ".env"]
+)
+async def test_a_source_that_is_no_name_is_refused_and_nothing_is_queued(
+    web_host, client, secret, segment
+):
+    # found last session: `..` (and `.`) passed the route's check as a source name, to be
+    # stored and shown (and, to anything that files events by source, a path upwards)
+    from yarl import URL
+
+    body, headers = signed(secret, {"summary": "x"})
+    url = URL(base_url(web_host) + "/webhook/events/" + segment, encoded=True)
+    async with client.post(url, data=body, headers=headers) as response:
+        status = response.status
+        text = await response.text()
+    assert status in (400, 404), (status, text)
+    if status == 400:
+        assert json.loads(text)["error"].startswith("source must"), text
+    assert await events_rows(web_host) == []
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b", "tab\there", ""])
+def test_a_webhook_target_name_that_is_no_name_is_a_config_error(home, tmp_path, secret, name):
+    from bothost.config import ConfigError
+
+    data = host_config(tmp_path, secret)
+    data["platforms"]["webhook"]["targets"] = {name: {"url": "https://example.com/hook"}}
+    with pytest.raises(ConfigError, match=r"platforms\.webhook: targets\[") as caught:
+        make_host(home, data)
+    assert "letter or digit" in str(caught.value)
