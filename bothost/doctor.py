@@ -26,6 +26,7 @@ from bothost.hookcall import accepted, impls
 from bothost.probes import ask_llm, web_port
 from bothost.startup import collect_platforms, collect_providers
 from bothost.store import StoreError
+from bothost.store.health import MIN_FREE_BYTES, free_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +126,16 @@ def check_home(runtime: Any) -> list[Finding]:
                 False,
                 f"{runtime.home}: not writable ({exc.strerror or exc})",
                 "give the home back to this user (chown/chmod 700), or choose another --home",
+            )
+        ]
+    free = free_bytes(home)
+    if free is not None and free < MIN_FREE_BYTES:
+        return [
+            Finding(
+                "home",
+                False,
+                f"{home}: disk full ({free} bytes free)",
+                "free some space on that disk, or choose another --home",
             )
         ]
     if stat.S_IMODE(home.stat().st_mode) & 0o077:

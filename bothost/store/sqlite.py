@@ -13,7 +13,7 @@ from typing import Any
 
 from bothost.store.conn import SQLITE, Conn, SqliteConn
 from bothost.store.errors import StoreError
-from bothost.store.health import WriteHealth, probe
+from bothost.store.health import MIN_FREE_BYTES, WriteHealth, free_bytes, probe
 from bothost.store.migrations import Migration, apply_migrations
 from bothost.store.version import check_writable, explain, record_version, refuse_newer
 
@@ -64,4 +64,16 @@ class SqliteBackend:
         conn.raw.close()
 
     def explain(self, exc: BaseException) -> str:
-        return explain(exc) if isinstance(exc, sqlite3.Error) else str(exc)
+        if not isinstance(exc, sqlite3.Error):
+            return str(exc)
+        name = getattr(exc, "sqlite_errorname", "")
+        if name == "SQLITE_FULL" or name.startswith("SQLITE_IOERR"):
+            # a full disk fails the open as "disk I/O error" (the -shm file cannot grow),
+            # which read as a damaged file; the file is fine, the disk is not
+            free = free_bytes(self.path.parent)
+            if free is not None and free < MIN_FREE_BYTES:
+                return (
+                    f"the disk is full ({free} bytes free on {self.path.parent}); free some "
+                    "space and try again (the database is kept as it is)"
+                )
+        return explain(exc)

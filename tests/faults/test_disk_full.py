@@ -109,3 +109,26 @@ async def test_a_full_disk_answers_503_with_retry_after_and_loses_nothing(small_
     assert answered_2xx <= stored_keys(small_disk / "bothost.db")
     refusals = [line for line in host.stderr().splitlines() if "the store cannot write" in line]
     assert 1 <= len(refusals) <= 3  # the first, then a count per interval: not one per request
+
+
+def test_commands_on_a_full_disk_say_so_and_doctor_does_not_advise_starting_afresh(
+    small_disk, tmp_path
+):
+    # found from outside: with the home's disk full, every command said "database error:
+    # disk I/O error" and doctor said the home was writable and the fix for the database
+    # was to "restore bothost.db from a backup, or move it away to start afresh"
+    from tests.helpers import run_bothost
+
+    home = small_disk / "h"
+    assert run_bothost("events", "push", "ops", "t", '{"summary": "x"}', home=home).returncode == 0
+    fill(small_disk)
+    listed = run_bothost("events", "list", home=home)
+    assert listed.returncode == 1
+    assert "disk is full" in listed.stderr and "I/O" not in listed.stderr
+    checked = run_bothost("doctor", home=home)
+    assert checked.returncode == 1
+    home_line = next(line for line in checked.stdout.splitlines() if " home: " in line)
+    assert home_line.startswith("!!") and "disk full" in home_line
+    assert "start afresh" not in checked.stdout and "free some space" in checked.stdout
+    (small_disk / "filler").unlink()
+    assert run_bothost("events", "list", home=home).returncode == 0  # nothing was lost
