@@ -21,6 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bothost import jsondecode
 from bothost.api import HOST  # kept importable from here for older plugins
 from bothost.events import lease
 from bothost.events.leadership import LEADER_LOCK
@@ -78,7 +79,7 @@ class HttpServer:
 
     def build(self) -> web.Application:
         app = web.Application(
-            client_max_size=4 * 1024 * 1024,
+            client_max_size=jsondecode.MAX_BYTES,  # a request body, JSON or not
             middlewares=[self.guard.middleware, self.store_failures.middleware],
         )
         app[HOST] = self.host

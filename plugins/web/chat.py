@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any
 
 from aiohttp import web
-from bothost.plugins.web import dashboard, feedback, sse
+from bothost.plugins.web import body, dashboard, feedback, sse
 from bothost.plugins.web.platform import WebPlatform, valid_session
 from bothost.plugins.web.rules import RuleRoutes
 from bothost.plugins.web.security import (
@@ -29,7 +29,6 @@ from bothost.plugins.web.security import (
     set_page_cookies,
 )
 
-from bothost import jsondecode
 from bothost.api import HostApi
 from bothost.models import Address, IncomingMessage
 
@@ -48,12 +47,7 @@ class BadRequest(web.HTTPBadRequest):
         super().__init__(text=json.dumps({"error": reason}), content_type="application/json")
 
 
-async def json_body(request: web.Request) -> dict[str, Any]:
-    """The request's JSON object, decoded with the host's checks (400 when refused)."""
-    try:
-        return jsondecode.decode_object(await request.read())
-    except jsondecode.JsonInputError as exc:
-        raise BadRequest(str(exc)) from None
+json_body = body.json_object  # 400 for what the host's decoding refuses, 413 over the limit
 
 
 def session_of(value: Any) -> str:

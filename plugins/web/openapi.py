@@ -76,6 +76,7 @@ WEB_ERRORS = {
     ),
     "401": answer("Token required"),
     "403": answer("Refused: Host, Origin, CSRF or non-loopback client"),
+    "413": answer("Body over the listener's 4 MiB (4194304 bytes)", ERROR),
     "415": answer("Not JSON"),
     **LISTENER_ERRORS,
 }

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from bothost.plugins.web import body
 
-from bothost import jsondecode
 from bothost.api import HostApi
 from bothost.models import Address, AddressError, Session
 
@@ -25,9 +25,9 @@ def error(reason: str, status: int = 400) -> web.Response:
 
 async def body_of(request: web.Request) -> dict[str, Any] | web.Response:
     try:
-        return jsondecode.decode_object(await request.read())
-    except jsondecode.JsonInputError as exc:
-        return error(str(exc))
+        return await body.json_object(request)
+    except body.JsonError as exc:
+        return error(exc.reason_text, exc.status_code)
 
 
 class RuleRoutes:

@@ -8,6 +8,7 @@ A well-formed request after each still works, and nothing unusable reached the s
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -101,3 +102,21 @@ async def test_a_hostile_call_command_gets_a_reply_not_a_500(web_host, client, s
     body, headers = signed(secret, {"text": text, "user": "u"})
     status, reply = await answer(client, base_url(web_host) + "/webhook/message", body, headers)
     assert status == 200 and "Arguments must be a JSON object" in json.loads(reply)["reply"]
+
+
+@pytest.mark.parametrize("route", API_ROUTES)
+async def test_an_oversized_body_gets_a_json_413_naming_the_limit(web_host, client, route):
+    # found last session: the web API answered aiohttp's plain-text 413 ("Maximum request
+    # body size … exceeded") where every other refusal of it is a JSON error
+    from bothost.jsondecode import MAX_BYTES
+
+    body = io.BytesIO(b'{"text": "' + b"x" * MAX_BYTES + b'"}')  # bytes this large: a warning
+    status, text = await answer(
+        client, base_url(web_host) + route, body, {"Content-Type": "application/json"}
+    )
+    assert status == 413, text
+    assert str(MAX_BYTES) in json.loads(text)["error"], text
+    status, text = await answer(  # and the host goes on answering
+        client, base_url(web_host) + route, HOSTILE["NaN"], {"Content-Type": "application/json"}
+    )
+    assert status == 400, text
