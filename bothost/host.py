@@ -37,7 +37,16 @@ from bothost.home import ensure_home
 from bothost.hookcall import call_each
 from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
-from bothost.platform import Asking, LoginNotice, Notifying, Platform, Question, Requiring
+from bothost.platform import (
+    Asking,
+    Deferred,
+    LoginNotice,
+    Notifying,
+    Platform,
+    Question,
+    Requiring,
+    actual,
+)
 from bothost.queries import McpServerRow, Queries
 from bothost.rules.explain import explain
 from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
@@ -191,14 +200,21 @@ class Host:
             self.supervise("login notices", self._tell_pending_logins)
 
     def platform(self, name: str) -> Platform | None:
-        """The platform registered under ``name`` (started or not), or None."""
-        return self.platforms.get(name)
+        """The platform registered under ``name`` (started or not), or None; a
+        :class:`~bothost.platform.Deferred` one is made now and is returned itself."""
+        found = self.platforms.get(name)
+        return actual(found) if found is not None else None
 
     @property
     def max_event_payload(self) -> int:
         return self.events.max_payload if self.events is not None else MAX_PAYLOAD_BYTES
 
     def platform_enabled(self, name: str, platform: Any) -> bool:
+        if isinstance(platform, Deferred):  # made now: failing, it fails as its registration did
+            try:
+                platform.platform()
+            except Exception as exc:
+                raise HostError(f"platforms.{name}: the platform could not be made: {exc}") from exc
         try:
             return bool(platform.enabled(self))
         except Exception:

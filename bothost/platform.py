@@ -7,7 +7,8 @@ and briefings through ``send``. Asking a person (an approval, an elicitation) is
 platform's job: ``ask`` returns the answer, or ``None`` when nobody is there to answer,
 which callers treat as "no". ``ask``, ``bind``, ``health``, ``required`` and
 ``notify_login_needed`` are optional, each declared as its own small protocol so code that
-uses one can check for it.
+uses one can check for it. A plugin whose platform module is costly to import registers a
+:class:`Deferred` instead: the platform is made when something first uses it.
 """
 
 from __future__ import annotations
@@ -238,3 +239,54 @@ class Notifying(Protocol):
         """Tell each admin once per spell: ``host.mcp_login_link(server, admin)`` gives the
         admin's one-time link ("" when the host has no public address: say ``command``
         instead), or None when that admin was told already. Raise on failure (logged)."""
+
+
+class Deferred:
+    """A platform registered by its name and made on first use.
+
+    ``register(Deferred("slack", make))``: ``make()`` (which imports the platform's module
+    and returns the platform) runs the first time anything but ``name`` is read — the host
+    starting or binding it, a delivery to it, a check for an optional member. A command that
+    never touches the platform (``bothost chat`` and Slack) never imports it: the first-party
+    platforms' modules were a tenth of ``bothost chat -m help``'s start (issue 19). The
+    host, hooks and tools see the platform's own members and behaviour through it; what
+    ``make()`` returns must carry the same ``name``, and its failure is the platform's.
+    """
+
+    def __init__(self, name: str, make: Callable[[], Any]) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "_make", make)
+        object.__setattr__(self, "_made", None)
+
+    @property
+    def made(self) -> bool:
+        """Whether the platform has been made (its module imported)."""
+        return self._made is not None
+
+    def platform(self) -> Any:
+        """The platform itself, made now if it was not yet."""
+        if self._made is None:
+            made = self._make()
+            if getattr(made, "name", None) != self.name:
+                raise ValueError(
+                    f"platform {self.name!r}: its factory made one named "
+                    f"{getattr(made, 'name', None)!r}"
+                )
+            object.__setattr__(self, "_made", made)
+        return self._made
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):  # copy, pickle and the like: not the platform's
+            raise AttributeError(attribute)
+        return getattr(self.platform(), attribute)
+
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        setattr(self.platform(), attribute, value)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.name!r}, made={self.made})"
+
+
+def actual(platform: Any) -> Any:
+    """The platform itself: a :class:`Deferred`'s, made now; anything else as it is."""
+    return platform.platform() if isinstance(platform, Deferred) else platform

@@ -35,11 +35,17 @@ def write_config(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
-def make_host(home: Path, data: dict[str, Any] | None = None) -> Host:
+def make_host(
+    home: Path, data: dict[str, Any] | None = None, plugins: list[Any] | None = None
+) -> Host:
+    """A host on the config `data`, with the first-party plugins and `plugins` (objects with
+    hook implementations, registered before the host collects what they register)."""
     config_file = write_config(home.parent / "test-config.yaml", data or {})
     config = load(config_file, home)
     pm = new_plugin_manager()
     load_plugins(pm, config.plugins.dirs, config.plugins.disabled)
+    for plugin in plugins or []:
+        pm.register(plugin)
     return Host(config, home, pm)
 
 

@@ -11,6 +11,7 @@ from bothost.plugins.slack import doctor
 from bothost.plugins.slack.config import SlackConfig
 
 from bothost.hookspecs import hookimpl
+from bothost.platform import Deferred
 
 
 @hookimpl
@@ -18,11 +19,15 @@ def register_config(register: Callable[[str, type], None]) -> None:
     register("platforms.slack", SlackConfig)
 
 
+def slack_platform() -> Any:
+    from bothost.plugins.slack.platform import SlackPlatform  # slack_bolt's, when it starts
+
+    return SlackPlatform()
+
+
 @hookimpl
 def register_platforms(register: Callable[[Any], None]) -> None:
-    from bothost.plugins.slack.platform import SlackPlatform
-
-    register(SlackPlatform())
+    register(Deferred("slack", slack_platform))  # made when used: see bothost.platform
 
 
 @hookimpl

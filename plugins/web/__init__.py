@@ -9,10 +9,9 @@ from typing import Any
 
 from bothost.plugins.web import briefings, doctor, messages, questions
 from bothost.plugins.web.config import WebConfig, WebhookConfig
-from bothost.plugins.web.outbound import WebhookPlatform
-from bothost.plugins.web.platform import WebPlatform
 
 from bothost.hookspecs import hookimpl
+from bothost.platform import Deferred
 
 
 @hookimpl
@@ -21,10 +20,23 @@ def register_config(register: Callable[[str, type], None]) -> None:
     register("platforms.webhook", WebhookConfig)
 
 
+def web_platform() -> Any:
+    from bothost.plugins.web.platform import WebPlatform
+
+    return WebPlatform()
+
+
+def webhook_platform() -> Any:
+    from bothost.plugins.web.outbound import WebhookPlatform
+
+    return WebhookPlatform()
+
+
 @hookimpl
 def register_platforms(register: Callable[[Any], None]) -> None:
-    register(WebPlatform())
-    register(WebhookPlatform())
+    # made when used (see bothost.platform.Deferred): `bothost chat` uses neither
+    register(Deferred("web", web_platform))
+    register(Deferred("webhook", webhook_platform))
 
 
 @hookimpl

@@ -64,6 +64,21 @@ def test_terminal_chat_imports_no_other_command(tmp_path):
     assert not modules & set(OTHER_COMMANDS), sorted(modules & set(OTHER_COMMANDS))
 
 
+# the platforms a terminal chat does not use: registered as bothost.platform.Deferred, made
+# (their modules imported) only when something uses them
+OTHER_PLATFORMS = (
+    "bothost.plugins.slack.platform",
+    "bothost.plugins.web.platform",
+    "bothost.plugins.web.outbound",
+)
+
+
+def test_terminal_chat_imports_no_platform_but_the_console(tmp_path):
+    modules = imported(tmp_path, "chat", "-m", "help", full=True)
+    assert "bothost.plugins.console.platform" in modules
+    assert not modules & set(OTHER_PLATFORMS), sorted(modules & set(OTHER_PLATFORMS))
+
+
 def test_every_command_is_still_offered_and_runs(tmp_path):
     env = {**os.environ, "BOTHOST_HOME": str(tmp_path / "home")}
 
