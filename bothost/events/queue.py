@@ -60,16 +60,22 @@ BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock
 # for the GIL up to the switch interval while the loop is busy) is spread over many rows.
 EARLY_ROWS = 1000
 DUPLICATE = Receipt(duplicate=True)  # a once-only id claimed before: nothing queued
-# Rows per multi-row INSERT on SQLite: a batch goes in as chunks of powers of two up to the
-# most the build's parameter limit allows (4,096 rows of 5 under SQLite 3.32's 32,766; 128
-# under 999, the lowest a build may have), e.g. 5,000 rows as 4,096 + 512 + 256 + 128 + 8.
+# Rows per multi-row INSERT on SQLite: a batch goes in as chunks of powers of two up to
+# MAX_ROWS_PER_INSERT, or fewer where the build's parameter limit allows fewer (128 under
+# 999, the lowest a build may have), e.g. 1,000 rows as 512 + 256 + 128 + 64 + 32 + 8.
 # Each statement is the store thread taking the GIL back from the event loop after SQLite's
 # work, which a busy loop gives up only every switch interval (5 ms): 199 rows a statement
-# were 26 such waits for 5,000 rows. The few sizes are prepared once and then come from the
-# driver's statement cache: one statement sized to each batch was prepared anew each time
-# (15,300 instructions per event, callgrind), while one step per row (executemany) would
-# be thousands of waits.
+# were 26 such waits for 5,000 rows, and one step per row (executemany) would be thousands.
+# The few sizes are prepared once per connection and then come from the driver's statement
+# cache (one statement sized to each batch was prepared anew each time: 15,300 instructions
+# per event, callgrind). Preparing costs more per row than inserting does (SQLite 3.40:
+# 3.2-4.8 µs per row of the statement against 2.4-2.7 µs per row inserted), so sizes up
+# to 4,096 rows cost a fresh connection (the host's first burst, each round of
+# bench/events.py) ~8,000 rows of prepares, more store-thread time than the 10,000 rows of
+# a burst take to insert; up to 512 it is 1,023 rows, for a few statements more per big
+# batch (written while the loop has taken its burst in and is waiting: no GIL wait).
 ROWS_PER_INSERT = 128
+MAX_ROWS_PER_INSERT = 512
 COLUMNS_PER_ROW = 5
 # Characters of payload per INSERT on PostgreSQL, where a batch's rows travel as one JSON
 # parameter: 5,000 rows of the largest payloads allowed would be over a gigabyte, past what
@@ -521,9 +527,10 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
         size = min(per_insert, 1 << ((len(fresh) - start).bit_length() - 1))
         chunk = [batch[p] for p in fresh[start : start + size]]
         start += size
-        last = conn.execute(
-            "INSERT INTO events (source, type, payload, received_at, dedupe_key, status, attempts)"
-            " VALUES " + ", ".join(["(?, ?, ?, ?, ?, 'pending', 0)"] * len(chunk)),
+        last = conn.execute(  # status and attempts are the columns' defaults: a third
+            # less to prepare than each row's own 'pending' and 0
+            "INSERT INTO events (source, type, payload, received_at, dedupe_key)"
+            " VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * len(chunk)),
             [
                 value
                 for row in chunk
@@ -544,14 +551,18 @@ def _insert_together(conn: Conn, batch: list[_Row], window: float) -> list[Outco
 
 
 def rows_per_insert(conn: Conn) -> int:
-    """The most rows of :data:`COLUMNS_PER_ROW` parameters one SQLite statement may bind
-    here, a power of two."""
+    """The rows one SQLite INSERT of the batch takes at most: :data:`MAX_ROWS_PER_INSERT`,
+    or the most rows of :data:`COLUMNS_PER_ROW` parameters one statement may bind here if
+    fewer, a power of two."""
     raw = getattr(conn, "raw", None)  # the driver's connection (SQLite's)
     try:
         limit = raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)  # type: ignore[union-attr]
     except (AttributeError, sqlite3.Error):  # an older driver, or no SQLite connection here
         return ROWS_PER_INSERT
-    return max(ROWS_PER_INSERT, 1 << ((limit // COLUMNS_PER_ROW).bit_length() - 1))
+    return max(
+        ROWS_PER_INSERT,
+        min(MAX_ROWS_PER_INSERT, 1 << ((limit // COLUMNS_PER_ROW).bit_length() - 1)),
+    )
 
 
 def _insert_returning(

@@ -137,8 +137,28 @@ async def test_a_sqlite_batch_is_its_begin_one_lookup_its_inserts_and_commit(que
     finally:
         store.call(lambda db: db.raw.set_trace_callback(None))
     verbs = [sql.split()[0] + (" events" if sql.startswith("INSERT") else "") for sql in traced]
-    assert verbs == ["BEGIN", "SELECT", "INSERT events", "INSERT events", "COMMIT"], traced
+    assert verbs == ["BEGIN", "SELECT", *["INSERT events"] * 3, "COMMIT"], traced  # 512, 512, 64
     assert ids == list(range(1, 1024 + 64 + 1))
+
+
+ROW = "('gmail', "  # a row of email()'s in the statement SQLite traces, values bound
+
+
+async def test_a_sqlite_insert_takes_at_most_512_rows(queue, store):
+    # each statement size is prepared once per connection, and preparing costs more per
+    # row than inserting does: sizes up to 4,096 rows cost a fresh connection more than
+    # a 10,000-event burst's inserts (issue 19)
+    if store.dialect != "sqlite":
+        pytest.skip("SQLite's statements")
+    traced: list[str] = []
+    store.call(lambda db: db.raw.set_trace_callback(traced.append))
+    try:
+        ids = await queue.ingest_many([email(n) for n in range(4096)])
+    finally:
+        store.call(lambda db: db.raw.set_trace_callback(None))
+    sizes = [sql.count(ROW) for sql in traced if sql.startswith("INSERT")]
+    assert sizes == [512] * 8, sizes
+    assert ids == list(range(1, 4096 + 1))
 
 
 async def test_large_payloads_split_a_batch_into_bounded_statements(queue, store, monkeypatch):
