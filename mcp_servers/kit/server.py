@@ -157,13 +157,17 @@ class Server:
         watchers record an event as sent only when this is above zero (see `Outbox`), so an
         event nobody asked for waits for a client that does.
         """
-        ready = [s for s in self.sessions if s.initialized.is_set()]
-        if method.startswith("event/"):
-            ready = [s for s in ready if s.wants_events]
+        event = method.startswith("event/")
         got = 0
-        for session in ready:
-            got += await session.notify(method, params)
+        # one pass over a snapshot (a session may close while we wait), no filtered lists: a
+        # watcher's burst calls this once per event
+        for session in tuple(self.sessions):
+            if session.initialized.is_set() and (not event or session.wants_events):
+                got += await session.notify(method, params)
         if not got:
+            ready = [s for s in self.sessions if s.initialized.is_set()]
+            if event:
+                ready = [s for s in ready if s.wants_events]
             logger.info("no client could receive %s (%d connected)", method, len(ready))
         return got
 

@@ -7,7 +7,8 @@ import asyncio
 import json
 import os
 
-from bothost.mcp_servers.kit.stdio import FLUSH_BYTES, StdoutWriter
+import pytest
+from bothost.mcp_servers.kit.stdio import FLUSH_BYTES, StdoutWriter, encode_line
 
 from tests.helpers import until
 
@@ -97,3 +98,25 @@ async def test_a_reply_alone_in_its_turn_is_written_at_once_and_a_burst_after_it
     finally:
         writer.close()
         os.close(read_end)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        note(7),
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {"text": 'café \u2028 \x00 "q"', "n": [1, 2.5, None]},
+        },
+        {"jsonrpc": "2.0", "method": "m", "params": {"deep": [[{"a": {}}]], "t": True}},
+    ],
+)
+def test_a_line_is_what_json_dumps_writes_compact(message):
+    expected = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert encode_line(message) == expected.encode()
+
+
+def test_a_value_json_cannot_write_is_a_type_error_naming_it():
+    with pytest.raises(TypeError, match="Object of type set is not JSON serializable"):
+        encode_line({"jsonrpc": "2.0", "method": "m", "params": {"s": {1}}})
