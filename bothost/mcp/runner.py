@@ -30,12 +30,11 @@ from bothost.mcp.oauth.tokens import TokenStore, wait_for_change
 from bothost.mcp.placement import STANDBY
 from bothost.mcp.roots import as_roots
 from bothost.mcp.serverlog import server_logger
-from bothost.mcp.session import ClientSession
-from bothost.mcp.stdio import StdioTransport
 from bothost.mcp.transport import TransportError
 
 if TYPE_CHECKING:
     from bothost.mcp.oauth.auth import OAuth
+    from bothost.mcp.session import ClientSession
 
 logger = logging.getLogger(__name__)
 
@@ -305,6 +304,11 @@ class ServerRunner:
         )
 
     async def _connect(self, closed: asyncio.Future[str]) -> None:
+        # the client stack is imported by the first server that starts: a command's host
+        # starts none for a turn without tools, and then imports none of it (issue 19)
+        from bothost.mcp.session import ClientSession
+        from bothost.mcp.stdio import StdioTransport
+
         config = self.config
         if config.url:
             from bothost.mcp.http import HttpTransport  # aiohttp: only for HTTP servers

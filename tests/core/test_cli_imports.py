@@ -79,6 +79,17 @@ def test_terminal_chat_imports_no_platform_but_the_console(tmp_path):
     assert not modules & set(OTHER_PLATFORMS), sorted(modules & set(OTHER_PLATFORMS))
 
 
+# the MCP client's own stack: a command's host starts a server only when a turn needs its
+# tools (bothost.mcp.manager's on_demand), and the first server to start imports it
+MCP_CLIENT = ("bothost.mcp.session", "bothost.mcp.stdio", "bothost.mcp.inbound")
+
+
+def test_a_turn_without_tools_imports_no_mcp_client(tmp_path):
+    modules = imported(tmp_path, "chat", "-m", "help", full=True)
+    assert "bothost.mcp.manager" in modules  # the groups table lists the servers
+    assert not modules & set(MCP_CLIENT), sorted(modules & set(MCP_CLIENT))
+
+
 def test_every_command_is_still_offered_and_runs(tmp_path):
     env = {**os.environ, "BOTHOST_HOME": str(tmp_path / "home")}
 
