@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from bothost.cli.runtime import Runtime
-from bothost.mcp import commands
+from bothost.config import McpServerConfig
+from bothost.mcp import commands, stored
 from bothost.mcp.manager import McpManagerError
 from bothost.platform import Question, in_daemon_thread, terminal_input
 
@@ -268,7 +269,9 @@ def add_command(
       bothost mcp add docs --url https://host/mcp --header 'Authorization=Bearer ${env:TOKEN}'
     """
 
-    async def add() -> Any:
+    async def add() -> tuple[Any, list[str] | None]:
+        mgr = manager(runtime)
+        before = (await mgr.store.run(stored.load)).get(name)
         config = commands.new_config(
             command,
             url,
@@ -281,12 +284,26 @@ def add_command(
             singleton,
             list(roots),
         )
-        return await manager(runtime).add_server(name, config, origin="cli")
+        status = await mgr.add_server(name, config, origin="cli")
+        if before is None or before.origin == stored.OVERRIDE:  # an override is no server
+            return status, None
+        return status, lost_settings(before.config, config)
 
-    status = run(runtime, add())
-    click.echo(f"added {name} ({status.transport}: {status.target})")
+    status, lost = run(runtime, add())
+    if lost is None:
+        click.echo(f"added {name} ({status.transport}: {status.target})")
+    else:  # adding again is how a stored server is changed (docs/mcp.md): say so
+        dropped = f"; not kept: {', '.join(lost)}" if lost else ""
+        click.echo(f"replaced {name} ({status.transport}: {status.target}){dropped}")
     if status.state == "shadowed":
         click.echo(f"note: {status.note}", err=True)
+
+
+def lost_settings(old: McpServerConfig, new: McpServerConfig) -> list[str]:
+    """The settings the replaced entry had that the new one leaves out (names only: values
+    may be secrets)."""
+    keys = ("args", "env", "headers", "roots", "description", "env_passthrough", "tools")
+    return [key for key in keys if getattr(old, key) and not getattr(new, key)]
 
 
 def _toggle(runtime: Runtime, name: str, enabled: bool) -> None:

@@ -104,6 +104,16 @@ def test_add_enable_disable_remove_and_list(bothost):
     )
 
 
+def test_adding_a_stored_name_again_says_it_replaced_the_server(bothost):
+    # found from outside: `mcp add remote --url …` over a stored `remote` that had a header
+    # printed "added remote", and the header, env and roots were gone without a word
+    first = bothost("mcp", "add", "remote", "--url", "http://127.0.0.1:9/mcp", "--header", "A=b")
+    assert first.output.startswith("added remote (http:")
+    again = bothost("mcp", "add", "remote", "--url", "http://127.0.0.1:9/other")
+    assert again.output.startswith("replaced remote (http: http://127.0.0.1:9/other)")
+    assert "headers" in again.output  # what the earlier entry had that this one does not
+
+
 def test_config_server_shadows_a_stored_one_and_the_listing_says_so(bothost):
     result = bothost("mcp", "add", "paging", "--url", "http://127.0.0.1:9/mcp")
     assert "config defines a server of the same name" in result.output
