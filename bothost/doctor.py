@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import stat
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bothost.executables import resolve_command
@@ -50,7 +52,12 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     home = check_home(runtime)
     findings += home
     findings += check_plugins(runtime)
-    store = check_store(runtime) if all(f.ok for f in home) else []
+    if not runtime.home.exists():  # a first run: opening the store would create the home
+        store = []
+        if config.store.url is None:
+            findings.append(Finding("database", True, "none yet (`bothost run` creates it)"))
+    else:
+        store = check_store(runtime) if all(f.ok for f in home) else []
     findings += store
     findings += check_llm(runtime, offline)
     findings += check_delivery(runtime)
@@ -106,6 +113,8 @@ async def within(awaitable: Any, seconds: float) -> Any:
 
 
 def check_home(runtime: Any) -> list[Finding]:
+    if not runtime.home.exists():  # doctor changes nothing: the first `bothost run` makes it
+        return [missing_home(runtime.home)]
     try:
         home = ensure_home(runtime.home)
         with tempfile.TemporaryFile(dir=home):
@@ -141,6 +150,20 @@ def check_home(runtime: Any) -> list[Finding]:
     if stat.S_IMODE(home.stat().st_mode) & 0o077:
         return [Finding("home", False, f"{home} is readable by other users", f"chmod 700 {home}")]
     return [Finding("home", True, f"{home}, writable")]
+
+
+def missing_home(home: Path) -> Finding:
+    """A home not there yet: fine if it can be created (the nearest existing directory
+    above it is writable), which every command that stores something then does."""
+    above = next((p for p in home.parents if p.exists()), Path("/"))
+    if above.is_dir() and os.access(above, os.W_OK | os.X_OK):
+        return Finding("home", True, f"no home at {home} yet; `bothost run` creates it")
+    return Finding(
+        "home",
+        False,
+        f"no home at {home}, and it cannot be created: {above} is not a writable directory",
+        "choose another --home / BOTHOST_HOME, or create it for this user (mkdir -m 700)",
+    )
 
 
 def check_plugins(runtime: Any) -> list[Finding]:

@@ -47,7 +47,7 @@ def events_group() -> None:
 @pass_runtime
 def list_events(runtime: Runtime, status: str | None, limit: int, as_json: bool) -> None:
     """List events, newest first (every status unless --status)."""
-    rows = runtime.store.call(lambda db: feedback.list_events(db, status, limit))
+    rows = runtime.stored.call(lambda db: feedback.list_events(db, status, limit))
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -194,7 +194,7 @@ def report_deliveries(runtime: Runtime, result: TickResult) -> None:
 @pass_runtime
 def briefings_command(runtime: Runtime, limit: int, as_json: bool) -> None:
     """List recent briefings, their text and where each was delivered."""
-    rows = runtime.store.call(lambda db: feedback.list_briefings(db, limit))
+    rows = runtime.stored.call(lambda db: feedback.list_briefings(db, limit))
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return

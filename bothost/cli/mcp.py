@@ -110,6 +110,8 @@ def mcp_group() -> None:
 @pass_runtime
 def list_command(runtime: Runtime, check: bool, as_json: bool) -> None:
     """Every server from config and the table, with its state."""
+    if not check:
+        runtime.stored  # noqa: B018 (listing reads the table: no home is created for it)
     statuses = run(runtime, commands.list_servers(manager(runtime), check))
     if as_json:
         click.echo(json.dumps([s.to_dict() for s in statuses], indent=2))

@@ -42,7 +42,7 @@ def rules_group() -> None:
 def list_command(runtime: Runtime, as_json: bool) -> None:
     """Every rule in the order it is checked, then the remembered answers."""
     permissions = runtime.config.permissions
-    rules, answers = runtime.store.call(lambda db: rule_store.listing(db, permissions))
+    rules, answers = runtime.stored.call(lambda db: rule_store.listing(db, permissions))
     if as_json:
         data = {
             "rules": [{**r.to_dict(), "position": i} for i, r in enumerate(rules, 1)],

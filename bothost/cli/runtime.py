@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from bothost import config as config_module
 from bothost import redact
 from bothost.discovery import PluginInfo, load_plugins, new_plugin_manager
+from bothost.home import HomeError
 from bothost.startup import collect_platforms, collect_providers
 
 T = TypeVar("T")
@@ -93,6 +94,21 @@ class Runtime:
     @property
     def store(self) -> Any:
         return self.host().store
+
+    def has_home(self) -> bool:
+        """Whether what a command would read exists: the home, or another store's URL."""
+        return self.config.store.url is not None or self.home.exists()
+
+    @property
+    def stored(self) -> Any:
+        """The store, for a command that only reads it: :class:`HomeError` when the home
+        (and so its database) is not there yet, rather than creating both to show nothing."""
+        if not self.has_home():
+            raise HomeError(
+                f"no home at {self.home} yet, so nothing is stored there: `bothost run` (or "
+                "`bothost chat`) creates it; or choose another --home / BOTHOST_HOME"
+            )
+        return self.store
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)

@@ -38,7 +38,7 @@ def usage_command(runtime: Runtime, by: str, since: str, as_json: bool) -> None:
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--since") from None
     config = runtime.config.usage
-    result = runtime.store.call(lambda db: summary.summarise(db, config, by, start, now))
+    result = runtime.stored.call(lambda db: summary.summarise(db, config, by, start, now))
     if as_json:
         click.echo(json.dumps(result.as_json(), indent=2))
     else:

@@ -174,3 +174,38 @@ def test_doctor_reports_a_home_it_cannot_write(tmp_path):
     )
     assert result.returncode == 1, result.stderr
     assert "not writable" in line(result.stdout, "home"), result.stdout
+
+
+def test_doctor_creates_no_home_and_says_how_one_is_made(tmp_path):
+    # found last session: `bothost --home /nonexistent/x doctor` created the directory (and
+    # its database): a check must not change what it checks
+    home = tmp_path / "nonexistent" / "x"
+    result = run_doctor(home, tmp_path, "", "--offline")
+    assert not (tmp_path / "nonexistent").exists(), result.stdout
+    home_line = line(result.stdout, "home")
+    assert f"no home at {home} yet" in home_line and "bothost run" in home_line, result.stdout
+    assert result.returncode == 0, result.stdout  # nothing is wrong: it is a first run
+    assert "database: none yet" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("events", "list"), ("briefings",), ("usage",), ("rules", "list"), ("mcp", "list")],
+    ids=" ".join,
+)
+def test_a_command_that_only_reads_creates_no_home(tmp_path, command):
+    # found with doctor's: each of these created the home and an empty database to show
+    # that nothing was in it
+    home = tmp_path / "nonexistent" / "x"
+    result = run_bothost(*command, home=home, timeout=120)
+    assert not (tmp_path / "nonexistent").exists(), result.stderr
+    assert result.returncode == 1, result.stderr
+    assert f"bothost: home error: no home at {home} yet" in result.stderr
+    assert "`bothost run`" in result.stderr
+
+
+def test_plugins_lists_the_configured_servers_without_creating_a_home(tmp_path):
+    home = tmp_path / "nonexistent" / "x"
+    result = run_bothost("plugins", home=home, timeout=120)
+    assert not (tmp_path / "nonexistent").exists(), result.stderr
+    assert result.returncode == 0 and "mcp:weather" in result.stdout, result
