@@ -23,6 +23,7 @@ from bothost.configschema import parse_duration
 from bothost.mcp.environment import server_headers
 from bothost.mcp.manager import McpManager, McpManagerError, status_path
 from bothost.mcp.oauth.tokens import DbTokens, all_records, clear_record
+from bothost.mcp.roster import NAME
 from bothost.mcp.runner import ServerStatus
 from bothost.mcp.serverlog import log_path, server_logger
 from bothost.mcp.transport import TransportError
@@ -277,6 +278,8 @@ def pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
 
 def tail_log(home: Path, name: str, lines: int) -> list[str]:
     """The last `lines` lines of the server's log (reaching into the rotated backup)."""
+    if not NAME.fullmatch(name):  # `../../x` would read <home>/x.log, or any NAME.log
+        raise McpManagerError(f"no MCP server named {name!r} (names use A-Z a-z 0-9 _ -)")
     path = log_path(home, name)
     backup = path.with_name(path.name + ".1")
     if not path.exists() and not backup.exists():

@@ -114,6 +114,17 @@ def test_adding_a_stored_name_again_says_it_replaced_the_server(bothost):
     assert "headers" in again.output  # what the earlier entry had that this one does not
 
 
+def test_logs_reads_only_server_logs_whatever_the_name(bothost, home):
+    # found from outside: `mcp logs ../../x` printed <home>/x.log, and any NAME.log the
+    # user could reach (`../../../../var/log/dpkg`), as a server's log
+    (home / "logs" / "mcp").mkdir(parents=True, exist_ok=True)
+    (home / "x.log").write_text("not a server log\n")
+    for name in ("../../x", "", "a/b"):
+        out = bothost("mcp", "logs", name, code=1).output
+        assert "not a server log" not in out
+        assert "no MCP server named" in out
+
+
 def test_config_server_shadows_a_stored_one_and_the_listing_says_so(bothost):
     result = bothost("mcp", "add", "paging", "--url", "http://127.0.0.1:9/mcp")
     assert "config defines a server of the same name" in result.output
