@@ -29,7 +29,10 @@ Everything here is bounded, because a server may flood any of it (issue 14: a
 * progress for a call moves its deadline at once (:mod:`bothost.mcp.deadline`) and is
   reported one at a time; what arrives meanwhile replaces the not-yet-shown value, so a
   progress flood makes no tasks;
-* log messages are written at once (the server's log rotates); ``resources/list_changed``
+* log messages are written at once (the server's log rotates), up to ``LOG_BURST`` at a
+  time and ``LOG_RATE`` a second after that: beyond, they are dropped and counted (each
+  written line costs the host ~80 µs of CPU, and a flood of them held the event loop so long
+  that a neighbour's tool call took 19 s at load 10); ``resources/list_changed``
   and ``prompts/list_changed`` are said in the log (at most one line per kind every 10 s):
   both are listed afresh each time they are asked for, so nothing held goes stale; other
   notifications are counted and ignored.
@@ -62,6 +65,12 @@ MAX_SERVER_REQUESTS = 32  # server requests handled at once; a flood beyond is d
 ANSWER_TIMEOUT = 10.0  # writing one answer; a server that stops reading its stdin gets none
 PROGRESS_TIMEOUT = 10.0  # showing one progress update (a platform's status call)
 DROP_LOG_EVERY = 10.0  # a flood's drops are logged at most this often, with their count
+# A server's notifications/message lines written to its log: ~80 µs of CPU each (formatting,
+# redaction, the rotating file: measured 82 µs at load 10), so 200 a second are under 2 % of
+# a core, more than a server logs in normal use, and a burst of 1,000 (a start's or an
+# error's worth) is written whole.
+LOG_RATE = 200.0
+LOG_BURST = 1_000
 LISTED_AFRESH = ("resources", "prompts")  # listed on each ask: nothing of theirs is held
 LIST_CHANGED = {f"notifications/{kind}/list_changed": kind for kind in LISTED_AFRESH}
 
@@ -95,6 +104,27 @@ class Tally:
             summary = ", ".join(f"{n} × {w}" for w, n in sorted(self.counts.items()))
             self.log.log(self.level, "%s: %s (since the last such line)", self.label, summary)
             self.counts.clear()
+
+
+class Budget:
+    """A token bucket: up to ``burst`` at once, then ``rate`` a second, on ``clock``."""
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float]) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.clock = clock
+        self._tokens = self.burst
+        self._at = clock()
+
+    def take(self) -> bool:
+        """One more within the budget? (False: over it; nothing is taken.)"""
+        now = self.clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
 
 
 class InboundOwner(Protocol):
@@ -131,7 +161,13 @@ class Inbound:
     """Server-initiated traffic for one :class:`~bothost.mcp.session.ClientSession`."""
 
     def __init__(
-        self, owner: InboundOwner, *, name: str, log: logging.Logger, roots: list[dict[str, str]]
+        self,
+        owner: InboundOwner,
+        *,
+        name: str,
+        log: logging.Logger,
+        roots: list[dict[str, str]],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.owner = owner
         self.name = name
@@ -156,6 +192,7 @@ class Inbound:
         self._last_listing = float("-inf")
         self._progress_busy: dict[Any, tuple[Any, Any, Any] | None] = {}
         self.dropped = Tally(self.log)
+        self._log_budget = Budget(LOG_RATE, LOG_BURST, clock)
         self.ignored = Tally(self.log, logging.DEBUG)
         # resources and prompts are listed afresh whenever asked, so their list_changed has
         # nothing to refresh; it is said in the log (one line per kind at most every 10 s)
@@ -264,7 +301,10 @@ class Inbound:
         elif method == "notifications/tasks/status":
             self.owner.task_status(params)  # replaces the task's state: a flood makes no work
         elif method == "notifications/message":
-            serverlog.log_message(self.log, params)
+            if self._log_budget.take():
+                serverlog.log_message(self.log, params)
+            else:
+                self.dropped.add(f"{method} beyond {LOG_RATE:.0f} a second")
         elif method in LIST_CHANGED:
             kind = LIST_CHANGED[method]
             self.changed[kind].add("notification")

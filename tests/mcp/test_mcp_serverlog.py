@@ -50,3 +50,53 @@ def test_escape_sequences_are_written_escaped_so_tailing_the_file_is_safe(home):
     assert "ready\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b[2J\\x0dhidden \\u202eevil\\u202c" in raw
     assert "done\tok" in raw  # a tab stays a tab, and a message's lines stay lines
     assert "[message db\\x1b]52;c;ZWNobyBwd25lZA==\\x07] two\nlines\n" in raw
+
+
+def test_a_flood_of_log_messages_is_written_up_to_its_budget_and_the_rest_counted():
+    """A server's notifications/message flood held the host's event loop writing each line
+    (a neighbour's tool call took 19 s at load 10): past a burst of LOG_BURST, LOG_RATE a
+    second are written, and what is dropped is said in the server's log with its count."""
+    import logging
+
+    from bothost.mcp import jsonrpc
+    from bothost.mcp.inbound import LOG_BURST, LOG_RATE, Inbound
+
+    class Lines(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append(record.getMessage())
+
+    log = logging.getLogger("bothost.mcp.server.test-log-budget")
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    lines = Lines()
+    log.addHandler(lines)
+    now = [100.0]
+    inbound = Inbound(None, name="t", log=log, roots=[], clock=lambda: now[0])  # type: ignore[arg-type]
+
+    def send(count: int) -> None:
+        for i in range(count):
+            message = {"level": "info", "data": f"line {i}"}
+            inbound.on_notification(jsonrpc.notification("notifications/message", message))
+
+    def written() -> int:
+        return sum(1 for line in lines.lines if line.startswith("[message]"))
+
+    try:
+        send(LOG_BURST * 5)  # all at one instant
+        assert written() == LOG_BURST
+        assert any(
+            "flood control" in line and "notifications/message beyond" in line
+            for line in lines.lines
+        ), lines.lines
+        now[0] += 1.0  # a second later: a second's worth more, no more
+        send(int(LOG_RATE) * 2)
+        assert written() == LOG_BURST + int(LOG_RATE)
+        now[0] += 60.0  # a quiet minute refills the burst, no more than the burst
+        send(LOG_BURST + 1)
+        assert written() == 2 * LOG_BURST + int(LOG_RATE)
+    finally:
+        log.removeHandler(lines)
