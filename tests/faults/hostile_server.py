@@ -23,7 +23,9 @@ misbehaves once the host has initialized it and listed its tools (so the host se
 * ``stderr`` — endless stderr, forever.
 
 ``HOSTILE_MARK`` names a file created once the misbehaviour has begun, so a test can wait
-for it instead of sleeping.
+for it instead of sleeping. ``HOSTILE_COUNT`` names a file that always holds how many bytes
+the server has written so far (stdout and stderr): the host has read all of them but what
+one pipe holds, so a test can let a flood run until the host has taken a given amount.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "polite"
 MARK = os.environ.get("HOSTILE_MARK")
+COUNT = os.environ.get("HOSTILE_COUNT")
 HUGE_MB = int(os.environ.get("HUGE_MB", "100"))
 TOOL_COUNT = int(os.environ.get("TOOL_COUNT", "50000"))
 PAGE_SIZE = 500
@@ -46,10 +49,24 @@ begun = threading.Event()
 progress_token: list[object] = []
 
 
+written = [0]  # bytes written so far, kept in the HOSTILE_COUNT file
+count_lock = threading.Lock()  # stdout and stderr are written from different threads
+count_fd = os.open(COUNT, os.O_WRONLY | os.O_CREAT, 0o600) if COUNT else None
+
+
+def counted(size: int) -> None:
+    """Add ``size`` written bytes to the count (one fixed-width write: never half a number)."""
+    with count_lock:
+        written[0] += size
+        if count_fd is not None:
+            os.pwrite(count_fd, b"%20d" % written[0], 0)
+
+
 def write(data: bytes) -> None:
     with out_lock:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
+        counted(len(data))
 
 
 def send(message: dict) -> None:
@@ -155,6 +172,7 @@ def endless_stderr() -> None:
     while True:
         sys.stderr.buffer.write(text * 200)
         sys.stderr.buffer.flush()
+        counted(len(text) * 200)
         mark()
 
 

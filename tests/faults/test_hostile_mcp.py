@@ -39,7 +39,24 @@ HEALTH_CPU_SECONDS = 2.0
 # a listener that never answers while the host does not even use CPU (blocked on a pipe)
 HEALTH_WALL_SECONDS = 30.0
 CPU_POLL = 0.05  # seconds between readings of the host's CPU time during a request
-FLOOD_SECONDS = 6.0  # how long a flood is sampled; long enough for the old growth to show
+# How much of a flood the host must take while it is sampled: an amount, not a time, so every
+# machine tests the same flood (the old 6 s were 2-20 MB of it at load 10, depending on the
+# mode, and more idle). 8 MB of list_changed are 130,000 notifications: with the old task per
+# notification (1.2 GB in 45 s; a task and its coroutine are over 1 KB) the host passes
+# MAX_RSS_KB before the end.
+FLOOD_BYTES = 8 * 1024 * 1024
+# Floods of which the host writes every line to the server's log or to the store take far
+# longer per byte (70-400 KB/s at load 10): 2 MB are still 20,000 lines or more. "huge"
+# streams lines of 100 MB: 160 MB are more than a host that buffered a line could hold under
+# the bound, and pass the client's line cap (16 MB) many times.
+FLOOD_BYTES_OF = {
+    "flood-message": 2 * 1024 * 1024,
+    "flood-event": 2 * 1024 * 1024,
+    "stderr": 2 * 1024 * 1024,
+    "huge": 160 * 1024 * 1024,
+}
+AFTER_BYTES = 1024 * 1024  # the flood taken once more after the calls, still bounded
+FLOOD_BOUND = 120.0  # generous: a loaded machine taking the amount; the test's own limit is 180 s
 SAMPLE_EVERY = 0.25  # between samples of RSS and /healthz during a flood
 START_BOUND = 30.0  # generous: the host's own start on a loaded machine
 STOP_BOUND = 20.0  # SIGTERM → exit: notifications drain (2 s) + server SIGTERM/SIGKILL (3 s)
@@ -60,7 +77,9 @@ def rss_kb(pid: int) -> int:
 
 
 def server(mode: str, mark: Path | None = None, **env: str) -> dict:
-    extra = {"HOSTILE_MARK": str(mark)} if mark else {}
+    """A hostile server in ``mode``; with ``mark``, it creates that file once it misbehaves
+    and counts the bytes it writes in ``mark`` + ".count" (see :class:`Flood`)."""
+    extra = {"HOSTILE_MARK": str(mark), "HOSTILE_COUNT": f"{mark}.count"} if mark else {}
     return {
         "command": sys.executable,
         "args": [str(HOSTILE), mode],
@@ -152,17 +171,39 @@ async def ready(host: RunningHost, *names: str, bound: float = START_BOUND) -> N
     await until(lambda: all(host.status().get(n, {}).get("state") == "ready" for n in names), bound)
 
 
-async def endure(host: RunningHost, seconds: float = FLOOD_SECONDS) -> int:
-    """Sample RSS and /healthz while the hostile server misbehaves; the highest RSS seen."""
+@dataclass
+class Flood:
+    """The bytes a hostile server started with ``server(mode, mark)`` has written so far."""
+
+    mark: Path
+
+    def written(self) -> int:
+        try:
+            return int(Path(f"{self.mark}.count").read_bytes() or 0)
+        except (OSError, ValueError):  # not yet created
+            return 0
+
+
+async def endure(host: RunningHost, flood: Flood, amount: int) -> int:
+    """Sample RSS and /healthz while the hostile server misbehaves, until it has written
+    ``amount`` more bytes (so the host has taken them, but what one pipe holds); the highest
+    RSS seen."""
     pid = host.process.pid
     highest = 0
-    ends = time.monotonic() + seconds
-    while time.monotonic() < ends:
+    until_written = flood.written() + amount
+    ends = time.monotonic() + FLOOD_BOUND
+    while True:
         highest = max(highest, rss_kb(pid))
         assert highest < MAX_RSS_KB, f"host RSS {highest // 1024} MB"
         await host.healthz()
+        written = flood.written()
+        if written >= until_written:
+            return highest
+        assert time.monotonic() < ends, (
+            f"the host took {written - until_written + amount} of {amount} bytes of the flood"
+            f" in {FLOOD_BOUND:.0f} s"
+        )
         await asyncio.sleep(SAMPLE_EVERY)
-    return highest
 
 
 async def polite_still_answers(host: RunningHost) -> None:
@@ -205,11 +246,12 @@ async def test_host_stays_bounded_and_responsive_under_a_flood(tmp_path, home, m
         tmp_path, home, {"hostile": server(mode, mark), "polite": server("polite")}
     ) as host:
         await until(mark.exists, START_BOUND)
-        await endure(host)
+        flood = Flood(mark)
+        await endure(host, flood, FLOOD_BYTES_OF.get(mode, FLOOD_BYTES))
         await polite_still_answers(host)
         if mode in STILL_ANSWERS:
             assert "me too" in await host.chat('call mcp__hostile__echo {"text": "me too"}')
-        await endure(host, 1.0)
+        await endure(host, flood, AFTER_BYTES)
     log = home / "logs" / "mcp"
     size = sum(p.stat().st_size for p in log.glob("hostile.log*"))
     assert size < 12 * 1024 * 1024  # two files of at most 5 MB (and a line or two over)
@@ -224,7 +266,7 @@ async def test_progress_flood_during_a_call_stays_bounded(tmp_path, home):
         await ready(host, "hostile")
         call = asyncio.ensure_future(host.chat("call mcp__hostile__progress_flood {}"))
         try:
-            await endure(host)
+            await endure(host, Flood(mark), FLOOD_BYTES)
             await polite_still_answers(host)
         finally:
             call.cancel()
