@@ -144,7 +144,7 @@ def list_events(
     )
     result = [dict(zip(keys, row, strict=True)) for row in rows]
     for entry in result:
-        entry["payload"] = json.loads(entry["payload"])
+        entry["payload"] = json.loads(entry["payload"], parse_constant=str)  # see decode_payload
     return result
 
 

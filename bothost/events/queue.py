@@ -692,6 +692,8 @@ def rejected(event: Event, cause: BaseException) -> EventRejectedError:
 
 
 def decode_payload(text: str) -> dict[str, Any]:
-    """A stored payload back as a mapping (a non-object payload is wrapped as ``value``)."""
-    value = json.loads(text)
+    """A stored payload back as a mapping (a non-object payload is wrapped as ``value``);
+    a ``NaN`` or ``Infinity`` stored before they were refused reads as that text, a string,
+    so whatever is made of it (a prompt, ``events list --json``) is JSON."""
+    value = json.loads(text, parse_constant=str)
     return value if isinstance(value, dict) else {"value": value}

@@ -120,3 +120,29 @@ def test_retry_says_which_ids_do_not_exist_and_what_the_others_are(bothost):
     result = bothost("events", "retry", "1", "99", code=1)
     assert "0 of 2" in result.stdout
     assert "event 1 is pending" in result.stdout and "no event 99" in result.stdout
+
+
+def test_an_event_stored_with_nan_before_it_was_refused_lists_as_valid_json(bothost, home):
+    # events stored before NaN was refused (queue.py) still hold `NaN`, `Infinity` in their
+    # payload text: `events list --json` printed them as is, which no JSON reader takes
+    import sqlite3
+
+    from bothost.events.queue import decode_payload
+
+    bothost("events", "push", "ssh", "event/ssh_alert", '{"id": "a1", "summary": "load"}')
+    old = '{"id":"a1","level":NaN,"peak":Infinity,"low":-Infinity,"summary":"load"}'
+    with sqlite3.connect(home / "bothost.db") as db:
+        db.execute("UPDATE events SET payload = ?", (old,))
+    db.close()
+    out = bothost("events", "list", "--json").stdout
+    [event] = json.loads(out, parse_constant=pytest.fail)  # strict: no NaN token accepted
+    assert event["payload"] == {
+        "id": "a1",
+        "level": "NaN",
+        "peak": "Infinity",
+        "low": "-Infinity",
+        "summary": "load",
+    }
+    assert "load" in bothost("events", "list").stdout
+    # the tick reads stored payloads the same way: the model is never sent a bare NaN
+    assert decode_payload(old)["level"] == "NaN"
