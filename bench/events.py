@@ -1,7 +1,8 @@
 """Event queue figures: ingestion rate into SQLite and tick time at 10,000 events.
 
 Ingestion is measured on fresh databases: an MCP server (on our kit) pushing a burst of
-``event/*`` notifications through a real host into SQLite; a burst of concurrent producers
+``event/*`` notifications through a real host into SQLite (with the CPU per event of the
+host and of the server's process over the same span); a burst of concurrent producers
 (``EventQueue.ingest`` from many tasks, as MCP servers and webhooks push), one producer
 awaiting each event in turn, and two peers — the same store with one transaction per
 event (what a queue without batching costs), and bare sqlite-utils in a tight loop with
@@ -42,6 +43,8 @@ import argparse
 import asyncio
 import gc
 import json
+import os
+import resource
 import sys
 import tempfile
 import threading
@@ -282,8 +285,23 @@ def peer_one_transaction_per_event(directory: Path, count: int) -> float:
     return count / elapsed
 
 
-async def server_to_sqlite(directory: Path, count: int) -> float:
-    """Events/s from an MCP server's notifications through the host into SQLite."""
+def process_cpu(pid: int) -> float:
+    """Seconds of CPU (user + system) process ``pid`` has used, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """Seconds of CPU this process has used, every thread of it."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def server_to_sqlite(directory: Path, count: int) -> tuple[float, float, float]:
+    """Events/s from an MCP server's notifications through the host into SQLite, and the
+    CPU seconds per event of the host (all its threads) and of the server's process over
+    the same span: on two cores the two processes share the machine, so either's CPU per
+    event bounds the rate."""
     from bothost.host import Host
 
     script = directory / "burst_server.py"
@@ -314,16 +332,25 @@ async def server_to_sqlite(directory: Path, count: int) -> float:
     counted = lambda db: db.execute("SELECT count(*) FROM events").fetchone()[0]  # noqa: E731
     await host.start(serve_http=False, platforms=False, tick=False)
     try:
+        assert host.mcp is not None
+        # a host without its listener starts its servers on demand (d4a72a3): this one now
+        await host.mcp.demand({"burst"})
         async with asyncio.timeout(SERVER_DEADLINE):
             while not await host.store.run(counted):
                 await asyncio.sleep(POLL)
             first = time.perf_counter()
+            (pid,) = [s.pid for s in host.mcp.status() if s.name == "burst"]
+            assert pid is not None, "the burst server has no process"
+            host_cpu, server_cpu = own_cpu(), process_cpu(pid)
+            stored = await host.store.run(counted)
             while await host.store.run(counted) < count:
                 await asyncio.sleep(POLL)
             elapsed = time.perf_counter() - first
+            host_cpu, server_cpu = own_cpu() - host_cpu, process_cpu(pid) - server_cpu
     finally:
         await host.stop()
-    return count / elapsed
+    measured = count - stored
+    return count / elapsed, host_cpu / measured, server_cpu / measured
 
 
 async def tick_time(store: Store) -> tuple[float, int]:
@@ -389,7 +416,7 @@ async def main(count: int, url: str | None = None) -> None:
         peer = peer_one_transaction_per_event(directory, count)
         seconds, events = await tick_time(store)
         store.close()
-        from_server = await server_to_sqlite(directory, count)
+        from_server, host_cpu, server_cpu = await server_to_sqlite(directory, count)
     print(f"ingestion, concurrent burst:      {rate:10,.0f} events/s ({count:,} events, best of"
           f" {ROUNDS}; collector as bothost run sets it: {full_count} full collections in"
           f" them)")  # fmt: skip
@@ -404,6 +431,8 @@ async def main(count: int, url: str | None = None) -> None:
           f" ({default_full} full collections in it)")  # fmt: skip
     print(f"ingestion, one producer awaiting: {one_by_one:10,.0f} events/s")
     print(f"MCP server → host → SQLite:       {from_server:10,.0f} events/s (first row to last)")
+    print(f"  CPU per event: host {host_cpu * 1e6:.1f} us (all threads), server"
+          f" {server_cpu * 1e6:.1f} us")  # fmt: skip
     print(f"peer: same store, 1 tx/event:     {naive:10,.0f} events/s")
     print(f"peer: bare sqlite-utils, 1 tx/event (no asyncio, no dedupe): {peer:,.0f} events/s")
     print(f"burst vs same-store peer:         {rate / naive:10.1f}x")
@@ -425,7 +454,7 @@ async def on_other_loop(count: int) -> tuple[list[float], list[float], float, fl
         directory = Path(tmp)
         rounds, floors, _ = await burst_and_floor(directory, count)
         naive = await peer_naive_queue(directory, count)
-        from_server = await server_to_sqlite(directory, count)
+        from_server, _, _ = await server_to_sqlite(directory, count)
     return rounds, floors, naive, from_server
 
 
