@@ -17,7 +17,7 @@ from typing import TextIO
 import click
 
 from bothost import jsondecode
-from bothost.cli.runtime import Runtime
+from bothost.cli.runtime import COUNT, Runtime
 from bothost.events import feedback
 from bothost.events.delivery import to_console
 from bothost.events.push import CLI_PATIENCE
@@ -41,7 +41,7 @@ def events_group() -> None:
 @events_group.command("list")
 @click.option("--status", type=click.Choice(STATUSES), help="Only events in this state.")
 @click.option(
-    "--limit", type=int, default=feedback.LIST_LIMIT, show_default=True, help="At most this many."
+    "--limit", type=COUNT, default=feedback.LIST_LIMIT, show_default=True, help="At most this many."
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
@@ -189,7 +189,7 @@ def report_deliveries(runtime: Runtime, result: TickResult) -> None:
 
 
 @click.command("briefings")
-@click.option("--limit", type=int, default=20, show_default=True, help="At most this many.")
+@click.option("--limit", type=COUNT, default=20, show_default=True, help="At most this many.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def briefings_command(runtime: Runtime, limit: int, as_json: bool) -> None:

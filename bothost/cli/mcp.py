@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from bothost.cli.runtime import Runtime
+from bothost.cli.runtime import COUNT, Runtime, Seconds
 from bothost.config import McpServerConfig
 from bothost.mcp import commands, stored
 from bothost.mcp.manager import McpManagerError
@@ -174,7 +174,7 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
 @click.argument("name")
 @click.argument("tool")
 @click.argument("arguments", required=False, default="{}")
-@click.option("--timeout", type=float, help="Seconds (default: the server's timeout).")
+@click.option("--timeout", type=Seconds(), help="Seconds (default: the server's timeout).")
 @click.option("--json", "as_json", is_flag=True, help="The whole result as JSON.")
 @pass_runtime
 def call_command(
@@ -215,7 +215,7 @@ def call_command(
 
 @mcp_group.command("logs")
 @click.argument("name")
-@click.option("-n", "--lines", type=int, default=50, show_default=True, help="How many lines.")
+@click.option("-n", "--lines", type=COUNT, default=50, show_default=True, help="How many lines.")
 @pass_runtime
 def logs_command(runtime: Runtime, name: str, lines: int) -> None:
     """The end of server NAME's log (stderr, log messages, starts and exits)."""

@@ -16,6 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
+import click
+
 from bothost import config as config_module
 from bothost import redact
 from bothost.discovery import PluginInfo, load_plugins, new_plugin_manager
@@ -159,3 +161,27 @@ class Runtime:
     def close(self) -> None:
         if self._host is not None and not self._host.started:
             self._host.store.close()
+
+
+# How many rows a listing prints at most: SQLite's LIMIT takes a 64-bit integer (a larger
+# one was an OverflowError) and no screen or script wants more than this from one command.
+MAX_ROWS = 1_000_000
+COUNT = click.IntRange(1, MAX_ROWS)  # a --limit or --lines: at least one, at most MAX_ROWS
+
+
+class Seconds(click.ParamType):
+    """A positive number of seconds (``--timeout``): refused as a usage error when it is
+    zero, negative or NaN, which otherwise started the server and then "timed out"."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            seconds = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not seconds > 0:  # NaN fails this too
+            self.fail(f"expected more than 0 seconds, got {value!r}", param, ctx)
+        return seconds

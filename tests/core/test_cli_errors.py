@@ -389,3 +389,30 @@ def test_a_port_out_of_range_is_a_config_error(tmp_path, home, command):
         2,
         contains=f"{config}: platforms.web.port: expected 0 to 65535, got 99999",
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        # found from outside: "unexpected OverflowError" / "unexpected ValueError"
+        ["events", "list", "--limit", "99999999999999999999"],
+        ["briefings", "--limit", "99999999999999999999"],
+        ["mcp", "logs", "weather", "-n", "-5"],
+        ["mcp", "logs", "weather", "-n", "99999999999999999999"],
+        # found from outside: "No events." for a negative limit
+        ["events", "list", "--limit", "-3"],
+        ["briefings", "--limit", "0"],
+        # found from outside: the server was started, then "timed out after nan s" (exit 1)
+        ["mcp", "call", "weather", "status", "--timeout", "-1"],
+        ["mcp", "call", "weather", "status", "--timeout", "nan"],
+        ["mcp", "call", "weather", "status", "--timeout", "0"],
+    ],
+)
+def test_a_number_option_out_of_range_is_a_usage_error(home, args):
+    from click.testing import CliRunner
+
+    from bothost.cli import cli
+
+    result = CliRunner().invoke(cli, ["--home", str(home), *args])
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert "Invalid value" in result.output
