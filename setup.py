@@ -17,7 +17,7 @@ FOLDERS = {"bothost": "bothost", "bothost.plugins": "plugins", "bothost.mcp_serv
 # data-only packages -> the files they ship (tests/packaging checks the wheel has them all)
 DATA = {
     "bothost": ["py.typed"],
-    "bothost.defaults": ["*.yaml"],
+    "bothost.defaults": ["*.yaml", "*.yaml.json"],  # the defaults' parsed twin: configfile
     "bothost.defaults.agents": ["*.md"],
     "bothost.plugins.web.static": ["*.html", "*.css", "*.js"],
     "bothost.docs": ["*.md"],

@@ -415,8 +415,9 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     merged: dict[str, Any] = {}
     paths = source_paths(home, config_file)
     layers = []
+    packaged = packaged_default_path()
     for path in paths:
-        data = read_yaml(path)
+        data = read_yaml(path, twin=path == packaged)  # the defaults' parsed twin, if current
         check_env_references(data, str(path))
         check_source(Config, core_part(data, str(path)), str(path))
         merged = deep_merge(merged, data)

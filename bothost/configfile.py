@@ -7,16 +7,29 @@ parser can follow, and aliases that expand to more than :data:`MAX_VALUES` value
 themselves. The alias bound is checked on the composed node graph before any Python object
 is built, so a "billion laughs" file is refused in milliseconds instead of expanding in
 every later walk over the config.
+
+The packaged defaults (``config/bothost.yaml``, read by every command) have a parsed twin,
+``config/bothost.yaml.json``: the file's data with the SHA-256 of the bytes it was parsed
+from. While the hash matches, the twin is read instead of the YAML, and PyYAML is not even
+imported (its import and the parse were a tenth of ``bothost chat -m help``'s
+instructions, issue 19); a YAML edited since is parsed as before. ``python -m
+bothost.configfile FILE.yaml`` writes a file's twin (tests/core/test_config.py checks that
+the packaged one is current).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import sys
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from bothost.configschema import ConfigError
+
+if TYPE_CHECKING:
+    import yaml
 
 MAX_CONFIG_BYTES = 1_000_000  # real configs are a few KB; this bounds a wrong file's cost
 MAX_VALUES = 100_000  # values after alias expansion: far above real configs, far below a bomb
@@ -26,8 +39,35 @@ class ExpansionError(Exception):
     """The YAML's aliases expand too far, or into themselves, or a mapping repeats a key."""
 
 
-def read_yaml(path: Path) -> dict[str, Any]:
-    """The mapping in ``path``; :class:`ConfigError` naming the file for anything else."""
+def twin_path(path: Path) -> Path:
+    """Where the parsed twin of the YAML file ``path`` is (see the module docstring)."""
+    return path.with_name(path.name + ".json")
+
+
+def twin_data(path: Path, raw: bytes) -> dict[str, Any] | None:
+    """The data of the twin at ``path`` if it was parsed from exactly ``raw``; else None."""
+    try:
+        twin = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None  # none, or unreadable: the YAML is parsed
+    if not isinstance(twin, dict) or twin.get("sha256") != hashlib.sha256(raw).hexdigest():
+        return None
+    data = twin.get("data")
+    return data if isinstance(data, dict) else None
+
+
+def make_twin(path: Path) -> dict[str, Any]:
+    """The parsed twin of the YAML file ``path``; ValueError when its data is not JSON's."""
+    raw = path.read_bytes()
+    data = read_yaml(path)
+    if json.loads(json.dumps(data)) != data:  # dates, non-string keys: only YAML has them
+        raise ValueError(f"{path}: its data does not survive JSON; it gets no twin")
+    return {"sha256": hashlib.sha256(raw).hexdigest(), "data": data}
+
+
+def read_yaml(path: Path, twin: bool = False) -> dict[str, Any]:
+    """The mapping in ``path``; :class:`ConfigError` naming the file for anything else.
+    With ``twin``, its parsed twin's data when that was made from the same bytes."""
     try:
         with path.open("rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
@@ -38,6 +78,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
             f"{path}: larger than {MAX_CONFIG_BYTES} bytes; "
             "a config file is a few KB (is it the right file?)"
         )
+    if twin:
+        known = twin_data(twin_path(path), raw)
+        if known is not None:
+            return known
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -53,8 +97,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 
 def parse(text: str, path: Path) -> Any:
+    import yaml  # here: a command whose config is the packaged defaults alone never needs it
+
     try:
-        return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 (a SafeLoader subclass)
+        return yaml.load(text, Loader=bounded_loader())  # noqa: S506 (a SafeLoader subclass)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
     except yaml.YAMLError as exc:
@@ -82,25 +128,31 @@ def yaml_problem(exc: yaml.MarkedYAMLError) -> str:
     return f"{where}{exc.problem or 'cannot be parsed'}{context}"
 
 
-# libyaml's parser when PyYAML was built with it (the wheels are): ten times the pure-Python
-# one, whose parse of the packaged config alone was a tenth of `bothost chat`'s start
-# (issue 19). Both are the safe loader; libyaml bounds nesting itself (depth 1000).
-SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def bounded_loader() -> Any:
+    """PyYAML's safe loader that refuses a document whose aliases expand too far: libyaml's
+    parser when PyYAML was built with it (the wheels are), ten times the pure-Python one,
+    whose parse of the packaged config alone was a tenth of `bothost chat`'s start (issue
+    19). Both are the safe loader; libyaml bounds nesting itself (depth 1000)."""
+    import yaml
 
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class BoundedLoader(SafeBase):
-    """PyYAML's safe loader that refuses a document whose aliases expand too far."""
+    class BoundedLoader(base):
+        def get_single_node(self) -> Any:
+            # get_single_node, not compose_document: libyaml's parser composes in C and
+            # would never call an override of the latter
+            node = super().get_single_node()
+            if node is not None:
+                check_expansion(node)
+            return node
 
-    def get_single_node(self) -> Any:
-        # get_single_node, not compose_document: libyaml's parser composes in C and would
-        # never call an override of the latter
-        node = super().get_single_node()
-        if node is not None:
-            check_expansion(node)
-        return node
+    return BoundedLoader
 
 
 def children(node: yaml.Node) -> list[yaml.Node]:
+    import yaml
+
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     if isinstance(node, yaml.MappingNode):
@@ -148,6 +200,8 @@ MERGE_TAG = "tag:yaml.org,2002:merge"  # `<<: *anchor` may repeat; it is not a k
 def check_unique_keys(node: yaml.Node) -> None:
     """Refuse a mapping that names one key twice: YAML loaders keep the last value silently,
     so the block written first (a whole `llm:` section, say) would be ignored unseen."""
+    import yaml
+
     if not isinstance(node, yaml.MappingNode):
         return
     seen: dict[str, int] = {}
@@ -161,3 +215,16 @@ def check_unique_keys(node: yaml.Node) -> None:
                 f"{seen[key.value]}); YAML would keep only the last, so merge the two"
             )
         seen[key.value] = line
+
+
+def main(argv: list[str]) -> int:
+    """``python -m bothost.configfile FILE.yaml…``: write each file's parsed twin."""
+    for name in argv:
+        path = Path(name)
+        twin_path(path).write_text(json.dumps(make_twin(path), indent=1) + "\n", "utf-8")
+        print(f"wrote {twin_path(path)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

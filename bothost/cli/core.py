@@ -8,7 +8,6 @@ from dataclasses import asdict
 from typing import Any
 
 import click
-import yaml
 
 from bothost import jsondecode
 from bothost.cli.runtime import Runtime
@@ -197,6 +196,8 @@ def config_show(runtime: Runtime, as_json: bool) -> None:
         click.echo(json.dumps(masked, indent=2))
     else:
         click.echo("# sources: " + ", ".join(runtime.config.sources))
+        import yaml  # `config show` only: the other commands read no YAML of their own
+
         click.echo(yaml.safe_dump(masked, sort_keys=False).rstrip())
 
 

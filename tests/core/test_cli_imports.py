@@ -19,6 +19,7 @@ NOT_FOR_A_TERMINAL_CHAT = (
     *("googleapiclient", "paramiko"),  # the bundled servers' own: they run in their process
     "cryptography",  # OAuth client assertions, for an MCP login the chat does not make
     "sqlite_utils",  # the bench's peer; bothost uses none of it
+    "yaml",  # the packaged defaults are read from their parsed twin (bothost.configfile)
 )
 # the commands `chat` is not: their modules load when one of them runs (or --help lists them)
 OTHER_COMMANDS = (

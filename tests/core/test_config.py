@@ -1,3 +1,4 @@
+import json
 import os
 
 import pytest
@@ -125,3 +126,31 @@ def test_cli_config_error_exits_2_and_writes_nothing(tmp_path):
     assert result.returncode == 2
     assert "llm.provder" in result.stderr and "did you mean 'provider'" in result.stderr
     assert not home.exists()
+
+
+def test_the_packaged_defaults_parsed_twin_is_current():
+    # every command reads config/bothost.yaml; its twin spares PyYAML's import and parse
+    # (issue 19). Edited the YAML? `python -m bothost.configfile config/bothost.yaml`
+    from bothost.config import packaged_default_path
+    from bothost.configfile import make_twin, twin_path
+
+    path = packaged_default_path()
+    assert json.loads(twin_path(path).read_text("utf-8")) == make_twin(path), (
+        "config/bothost.yaml.json is stale: run python -m bothost.configfile config/bothost.yaml"
+    )
+
+
+def test_a_twin_is_read_only_while_it_was_made_from_the_same_bytes(tmp_path):
+    from bothost.configfile import make_twin, read_yaml, twin_path
+
+    path = tmp_path / "defaults.yaml"
+    path.write_text("llm: {provider: offline}\n")
+    twin = make_twin(path)
+    twin["data"] = {"llm": {"provider": "from-the-twin"}}  # tells which one was read
+    twin_path(path).write_text(json.dumps(twin))
+    assert read_yaml(path, twin=True) == {"llm": {"provider": "from-the-twin"}}
+    assert read_yaml(path) == {"llm": {"provider": "offline"}}  # only where asked for
+    path.write_text("llm: {provider: openai}\n")  # edited since: the twin is stale
+    assert read_yaml(path, twin=True) == {"llm": {"provider": "openai"}}
+    twin_path(path).write_text("{not json")
+    assert read_yaml(path, twin=True) == {"llm": {"provider": "openai"}}
