@@ -57,12 +57,19 @@ class ShownStream:
         return getattr(self.stream, name)
 
 
+# What starts each further line of a log record (a message of several lines, a traceback):
+# a record's own line starts with its time, so text a peer sent with "\n2026-… ERROR bothost
+# …" in it (a server's log message, an error it answered) cannot pass for a line we wrote.
+CONTINUATION = "  | "
+
+
 class ShownFormatter(logging.Formatter):
     """Each log record, traceback included, through :func:`shown`: for log files, which an
-    operator reads with ``tail`` or ``less`` in a terminal."""
+    operator reads with ``tail`` or ``less`` in a terminal. Every line of a record after its
+    first starts with :data:`CONTINUATION`."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return shown(super().format(record))
+        return shown(super().format(record)).replace("\n", "\n" + CONTINUATION)
 
 
 @contextmanager

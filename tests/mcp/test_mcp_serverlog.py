@@ -49,7 +49,7 @@ def test_escape_sequences_are_written_escaped_so_tailing_the_file_is_safe(home):
     assert "\u202e" not in raw and "\u202c" not in raw
     assert "ready\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b[2J\\x0dhidden \\u202eevil\\u202c" in raw
     assert "done\tok" in raw  # a tab stays a tab, and a message's lines stay lines
-    assert "[message db\\x1b]52;c;ZWNobyBwd25lZA==\\x07] two\nlines\n" in raw
+    assert "[message db\\x1b]52;c;ZWNobyBwd25lZA==\\x07] two\n  | lines\n" in raw
 
 
 def test_a_flood_of_log_messages_is_written_up_to_its_budget_and_the_rest_counted():
@@ -100,3 +100,37 @@ def test_a_flood_of_log_messages_is_written_up_to_its_budget_and_the_rest_counte
         assert written() == 2 * LOG_BURST + int(LOG_RATE)
     finally:
         log.removeHandler(lines)
+
+
+FORGED = "2026-12-03 20:00:00,000 ERROR bothost.http: the web token is hunter2"
+
+
+def test_a_message_of_several_lines_cannot_forge_a_line_of_ours(home):
+    # found last session: a server's notifications/message data (or any message we log with
+    # its text) holding "\n2026-… ERROR bothost …" wrote a line of its own into the file,
+    # indistinguishable from one the host wrote. Each further line of a record is marked.
+    from bothost.mcp.serverlog import log_message
+
+    log = server_logger(home, "forger")
+    try:
+        log_message(log, {"level": "info", "logger": "x\n" + FORGED, "data": "ok\n" + FORGED})
+        log.info("[stderr] %s", "done")
+    finally:
+        close_server_logger("forger")
+    lines = log_path(home, "forger").read_text().splitlines()
+    assert not any(line.startswith("2026-12-03 20:00:00,000") for line in lines), lines
+    ours = [line for line in lines if not line.startswith("  | ")]
+    assert len(ours) == 2 and ours[1].endswith("INFO [stderr] done"), lines
+    assert f"  | {FORGED}" in lines
+
+
+def test_the_host_log_marks_the_further_lines_of_a_record_too(home):
+    import logging
+
+    from bothost.terminal import ShownFormatter
+
+    record = logging.LogRecord(
+        "bothost.mcp", logging.WARNING, __file__, 1, "said: %s", ("a\n" + FORGED,), None
+    )
+    text = ShownFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s").format(record)
+    assert text.splitlines()[1] == "  | " + FORGED
