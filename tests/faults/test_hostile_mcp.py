@@ -27,7 +27,7 @@ import aiohttp
 import pytest
 import yaml
 
-from tests.helpers import bothost_process, free_port, run_bothost, until
+from tests.helpers import COMMAND_SECONDS, bothost_process, free_port, run_bothost, until
 
 HOSTILE = Path(__file__).with_name("hostile_server.py")
 MAX_RSS_KB = 150 * 1024  # the bound for a host under a hostile server's flood
@@ -331,15 +331,18 @@ async def test_a_stuck_server_delays_neither_the_listener_nor_chat_tools(tmp_pat
         await polite_still_answers(host)
         env = {**os.environ, "BOTHOST_HOME": str(home)}
         config = tmp_path / "hostile.yaml"
-        # bounded below the old 15 s: a one-shot command lists what is ready and says the rest
+        # a one-shot command lists what is ready and says the rest without waiting for the
+        # stuck one: it is still "starting", so its 10 s initialize timeout had not passed.
+        # (This said so with a 12 s wall-clock bound, which a chat -m missed at load 11.)
         chat = await asyncio.to_thread(
-            run_bothost, "chat", "-m", "tools", config=config, env=env, timeout=12
+            run_bothost, "chat", "-m", "tools", config=config, env=env, timeout=COMMAND_SECONDS
         )
         assert chat.returncode == 0, chat.stderr
         assert "mcp__polite__echo" in chat.stdout
         assert "stuck" in chat.stderr and "not ready" in chat.stderr
+        assert "stuck not ready (starting)" in chat.stderr, chat.stderr
         listing = await asyncio.to_thread(
-            run_bothost, "mcp", "tools", config=config, env=env, timeout=12
+            run_bothost, "mcp", "tools", config=config, env=env, timeout=COMMAND_SECONDS
         )
         assert "polite/echo" in listing.stdout and "stuck: starting" in listing.stderr
         assert listing.returncode != 0  # not everything it was asked for could be listed
