@@ -164,6 +164,8 @@ class EventQueue:
     async def ingest(self, event: Event) -> int | None:
         """Queue one event; its row id, or None when deduped or refused."""
         outcome = await self._submit_one(event)
+        if type(outcome) is int:  # the common case first: a burst's every event
+            return outcome
         if isinstance(outcome, BaseException):
             raise outcome
         assert not isinstance(outcome, Receipt)  # only a claimed row answers with one
@@ -235,16 +237,20 @@ class EventQueue:
         if row is None:
             future.set_result(None)
         else:
-            self._add((row,), loop)
+            self._add(row, loop)
         return future
 
-    def _add(self, rows: Iterable[_Row], loop: asyncio.AbstractEventLoop) -> None:
+    def _add(self, rows: _Row | list[_Row], loop: asyncio.AbstractEventLoop) -> None:
+        """Add one row (a producer's event: no list around it) or a caller's several."""
         with self._taking:
             if not self._rows:
                 self._rows_loop, self._mixed = loop, False
             elif loop is not self._rows_loop:  # rows of two loops waiting (a rare case)
                 self._mixed = True
-            self._rows += rows
+            if isinstance(rows, _Row):
+                self._rows.append(rows)
+            else:
+                self._rows += rows
             if self._queued:  # the queued job takes these rows too
                 return
             if len(self._rows) >= EARLY_ROWS:  # a burst: write what is here during the pass
@@ -369,17 +375,18 @@ class EventQueue:
         failed = isinstance(outcomes, BaseException)
         if isinstance(outcomes, BaseException):  # the whole batch's
             outcomes = [outcomes] * len(batch)
+        urgent = False  # an urgent row stored (a row id), seen in the one pass over the batch
         for row, outcome in zip(batch, outcomes, strict=True):
             answer = row.answer  # inline, not a method: this runs once per event
             if isinstance(answer, _Waiter):
                 answer.settle(row.index, outcome)
             elif not answer.done():  # done: its caller was cancelled
                 answer.set_result(outcome)
+            if row.urgent and type(outcome) is int:
+                urgent = True
         if failed:
             return
-        if self.on_urgent and any(
-            row.urgent and isinstance(i, int) for row, i in zip(batch, outcomes, strict=True)
-        ):
+        if urgent and self.on_urgent:
             try:
                 self.on_urgent()
             except Exception:
