@@ -34,7 +34,14 @@ floor, the same-store peer and the MCP server's run are repeated on uvloop's eve
 the same run and printed below the rest: a choice of loop moves the floor and every path
 that runs on it, so both ways are shown side by side.
 
+With ``--switch-interval MS`` the whole run sets Python's switch interval
+(``sys.setswitchinterval``, 5 ms by default) first: how long a thread waiting for the GIL
+waits before the running one is made to let it go. The burst's store thread waits so after
+each statement while the event loop is busy taking the burst in (docs/events.md,
+"Figures"); the interval is printed with the figures.
+
 Run: .venv/bin/python bench/events.py [--events N] [--store postgresql://…|auto-postgres]
+     [--switch-interval MS]
 """
 
 from __future__ import annotations
@@ -427,6 +434,7 @@ async def main(count: int, url: str | None = None) -> None:
         "  rounds (burst / floor): "
         + ", ".join(f"{o:,.0f}/{f:,.0f}" for o, f in zip(rounds, floors, strict=True))
     )
+    print(f"  switch interval:                 {sys.getswitchinterval() * 1000:9.3g} ms")
     print(f"  same, Python's default collector:{default_rate:9,.0f} events/s"
           f" ({default_full} full collections in it)")  # fmt: skip
     print(f"ingestion, one producer awaiting: {one_by_one:10,.0f} events/s")
@@ -501,7 +509,17 @@ if __name__ == "__main__":
         help=f"also run on this PostgreSQL database (postgresql://…), or {AUTO_POSTGRES} to"
         " start a throwaway cluster for it",
     )
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        metavar="MS",
+        help="Python's switch interval for the whole run, in ms (Python's default: 5)",
+    )
     args = parser.parse_args()
+    if args.switch_interval is not None:
+        if not args.switch_interval > 0:
+            parser.error("--switch-interval must be a positive number of milliseconds")
+        sys.setswitchinterval(args.switch_interval / 1000)
     if args.store == AUTO_POSTGRES:
         with_cluster(args.events)
     else:
