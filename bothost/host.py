@@ -165,7 +165,10 @@ class Host:
         platforms: bool = True,
         mcp: bool = True,
         tick: bool = True,
+        mcp_on_demand: bool = False,
     ) -> None:
+        """Start what is asked for. ``mcp_on_demand`` (``bothost chat``): each MCP server
+        starts when a turn first needs its tools, instead of all of them now."""
         from bothost.wiring import start_events, start_leadership, start_mcp
 
         if serve_http and self.store.path is not None:  # before anything leads or listens
@@ -180,7 +183,7 @@ class Host:
             self.leadership = Leadership(self.store, self.config.tick.lease)
         self.events = await start_events(self, tick=tick)
         if mcp:
-            self.mcp = await start_mcp(self, one_shot=not serve_http)
+            self.mcp = await start_mcp(self, one_shot=not serve_http, on_demand=mcp_on_demand)
         await call_each(self.pm, "startup", host=self)
         if platforms:
             for name, platform in self.platforms.items():

@@ -68,9 +68,9 @@ async def chat(host: Any, message: str | None) -> int:
             "plugins.disabled: bothost chat talks through the console plugin; "
             "enable it to chat in the terminal"
         )
-    # MCP servers start in the background; a turn waits for those whose tools it lists, and
-    # a server that is not ready then is said once on stderr (the log's warning).
-    await host.start(serve_http=False, platforms=False, tick=False)
+    # Each MCP server starts when a turn first needs its tools (`chat -m help` starts none);
+    # the turn waits for it, and a server not ready then is said once on stderr.
+    await host.start(serve_http=False, platforms=False, tick=False, mcp_on_demand=True)
     console.bind(host)
     try:
         if message is not None:

@@ -115,12 +115,12 @@ async def unbind_platforms(bound: list[Any]) -> None:
             logger.exception("stopping the bound platform %s failed", platform.name)
 
 
-async def start_mcp(host: Host, one_shot: bool = False) -> McpManager:
+async def start_mcp(host: Host, one_shot: bool = False, on_demand: bool = False) -> McpManager:
     """Start the MCP servers in the background: nothing waits for them at start (issue 14:
     one stuck server held the HTTP listener 15 s on every start; issue 19: ``bothost chat``
     waited for servers its turn never used). A turn waits for the ones it lists tools of
-    (:meth:`McpManager.settle`). A command's host (``one_shot``) starts none of them: each
-    starts when a turn first needs its tools (activated, called, listed)."""
+    (:meth:`McpManager.settle`). With ``on_demand`` (``bothost chat``) none starts now:
+    each starts when a turn first needs its tools (activated, called, listed)."""
     # Only the long-running host publishes state/mcp-status.json (what `bothost mcp list`
     # shows in other processes); a one-shot host's servers must not overwrite it (issue 13).
     manager = McpManager(
@@ -133,7 +133,7 @@ async def start_mcp(host: Host, one_shot: bool = False) -> McpManager:
         publish_status=not one_shot,
         on_login_needed=host.tell_login_needed,
         leadership=host.leadership,
-        on_demand=one_shot,  # a command's servers start when its turn needs their tools
+        on_demand=on_demand,  # servers start when a turn needs their tools
     )
     await manager.start()
     host.registry.add_source(McpToolSource(manager, host.config))

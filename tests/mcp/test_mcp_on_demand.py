@@ -42,7 +42,8 @@ async def test_a_commands_servers_start_when_a_turn_needs_their_tools(home):
             }
         },
     )
-    await host.start(serve_http=False, platforms=False, tick=False)  # as `bothost chat` does
+    # as `bothost chat` starts its host (bothost.serve.chat)
+    await host.start(serve_http=False, platforms=False, tick=False, mcp_on_demand=True)
     try:
         reply = await host.handle_message(message("help"))
         assert "offline agent" in reply.text
