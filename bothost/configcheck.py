@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from bothost.configschema import ConfigError
 from bothost.mcp import roots
@@ -75,6 +76,9 @@ def check_semantics(config: Config) -> None:
         wrong = timeout_problem(server)
         if wrong:
             raise ConfigError(f"{where}: mcp.servers.{name}.max_timeout: {wrong}")
+        wrong = address_problem(server)
+        if wrong:
+            raise ConfigError(f"{where}: mcp.servers.{name}.{wrong}")
     for i, target in enumerate(config.tick.deliver_to):
         if ":" not in target:
             raise ConfigError(
@@ -218,4 +222,30 @@ def timeout_problem(server: McpServerConfig) -> str | None:
     alike), or None: progress extends a call beyond its timeout, never below it."""
     if server.max_timeout is not None and server.max_timeout < server.timeout:
         return f"expected at least the timeout ({server.timeout:g} s), got {server.max_timeout:g} s"
+    return None
+
+
+ENV_REFERENCE = re.compile(r"\$\{env:[^}]*\}")  # resolved later: checked as a plain word
+
+
+def address_problem(server: McpServerConfig) -> str | None:
+    """What is wrong with a server's ``url`` or ``headers`` as a request would carry them
+    (config and servers added at run time alike), or None; the ``key: problem`` names the
+    key and never shows a value (a URL or header may hold a credential). Found from outside:
+    ``ftp://…`` failed each start as "POST ftp://x: ftp://x", ``http://[::1`` with a
+    traceback on the terminal, and a header value with a line break could not be sent."""
+    if server.url:
+        text = ENV_REFERENCE.sub("x", server.url)
+        try:
+            parts = urlsplit(text)
+            host, _ = parts.hostname, parts.port  # port: a ValueError when out of range
+        except ValueError as exc:
+            return f"url: not a URL ({exc})"
+        if parts.scheme not in ("http", "https"):
+            return "url: expected an http:// or https:// URL (Streamable HTTP)"
+        if not host:
+            return "url: expected an http:// or https:// URL with a host"
+    for key, value in server.headers.items():
+        if any(c in str(key) + str(value) for c in "\r\n\0"):
+            return f"headers.{key}: a header name or value holds a line break or NUL"
     return None

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
-from bothost.configcheck import timeout_problem
+from bothost.configcheck import address_problem, timeout_problem
 from bothost.mcp import environment, placement, prompts, resources, roots, roster, stored
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
@@ -446,7 +446,7 @@ class McpManager:
         wrong = timeout_problem(config)
         if wrong:
             raise McpManagerError(f"{name}: max_timeout: {wrong}")
-        wrong = environment.config_problem(config)  # config files' rule for ${env:…}
+        wrong = address_problem(config) or environment.config_problem(config)
         if wrong:
             raise McpManagerError(f"{name}: {wrong}")
         for i, root in enumerate(config.roots):  # the rule config's roots are held to

@@ -70,6 +70,16 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
         ("tick: {timezone: Mars/Olympus_Mons}", "tick.timezone", "unknown time zone"),
         ("tick: {quiet_hours: '22:00-25:00'}", "tick.quiet_hours", "not a time of day"),
         ("tick: {quiet_hours: 'nights'}", "tick.quiet_hours", "HH:MM-HH:MM"),
+        # found from outside: these loaded; the server then failed with "POST ftp://x:
+        # ftp://x", or with a traceback on the terminal ("Invalid IPv6 URL")
+        ("mcp: {servers: {r: {url: 'ftp://x/mcp'}}}", "mcp.servers.r.url", "http:// or https://"),
+        ("mcp: {servers: {r: {url: 'http://[::1/mcp'}}}", "mcp.servers.r.url", "not a URL"),
+        ("mcp: {servers: {r: {url: 'https:///mcp'}}}", "mcp.servers.r.url", "with a host"),
+        (
+            "mcp: {servers: {r: {url: 'https://h/mcp', headers: {X-A: \"a\\r\\nX-B: b\"}}}}",
+            "mcp.servers.r.headers.X-A",
+            "line break",
+        ),
     ],
 )
 def test_type_errors_name_the_key_path(home, tmp_path, text, path, expected):

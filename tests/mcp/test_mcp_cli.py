@@ -125,6 +125,20 @@ def test_logs_reads_only_server_logs_whatever_the_name(bothost, home):
         assert "no MCP server named" in out
 
 
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["--url", "ftp://x/mcp"], "url: expected an http:// or https:// URL"),
+        (["--url", "http://[::1/mcp"], "url: not a URL"),
+        (["--url", "https://h/mcp", "--header", "X-A=a\r\nX-B: b"], "headers.X-A"),
+    ],
+)
+def test_add_refuses_a_url_or_header_no_request_could_carry(bothost, args, expected):
+    # found from outside: each was "added", then failed at every start
+    assert expected in bothost("mcp", "add", "r", *args, code=2).output
+    assert " r " not in bothost("mcp", "list").output
+
+
 def test_config_server_shadows_a_stored_one_and_the_listing_says_so(bothost):
     result = bothost("mcp", "add", "paging", "--url", "http://127.0.0.1:9/mcp")
     assert "config defines a server of the same name" in result.output
