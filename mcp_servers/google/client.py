@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .auth import load_credentials, save_credentials, token_path
-from .errors import UNREACHABLE, AuthRequiredError, GoogleError, from_http_error
+from .errors import (
+    UNREACHABLE,
+    AuthRequiredError,
+    GoogleError,
+    from_http_error,
+    retry_after_seconds,
+)
 
 if TYPE_CHECKING:
     from google.oauth2.credentials import Credentials
@@ -117,8 +123,12 @@ class GoogleClient:
         before = credentials.token
         transport = httplib2.Http(timeout=HTTP_TIMEOUT)
         http = google_auth_httplib2.AuthorizedHttp(credentials, http=transport)
+        # its own refresh on a 401 goes through this too (the library keeps no public hook)
+        http._request = refusing_busy(http._request)
         try:
             return build_request(service).execute(http=http, num_retries=0)  # see call()
+        except TokenEndpointBusyError as busy:  # call() waits its Retry-After
+            raise busy_refresh(busy) from None
         except HttpError as error:
             problem = from_http_error(error)
             if problem.status == 401:
@@ -155,7 +165,9 @@ class GoogleClient:
             if not credentials.valid:
                 try:
                     with requests.Session() as session:
-                        credentials.refresh(Request(session=session))
+                        credentials.refresh(refusing_busy(Request(session=session)))
+                except TokenEndpointBusyError as busy:  # call() waits its Retry-After
+                    raise busy_refresh(busy) from None
                 except RefreshError as error:
                     self._credentials = None  # see _forget (the lock is already held)
                     raise self._revoked(error) from None
@@ -189,3 +201,41 @@ class GoogleClient:
             save_credentials(credentials, self.token_file)
         except OSError:
             logger.exception("could not save the refreshed token to %s", self.token_file)
+
+
+class TokenEndpointBusyError(Exception):
+    """The token endpoint answered 429 or 5xx: ``status`` and its Retry-After (seconds)."""
+
+    def __init__(self, status: int, retry_after: float | None) -> None:
+        super().__init__(f"token endpoint answered {status}")
+        self.status, self.retry_after = status, retry_after
+
+
+def busy_refresh(busy: TokenEndpointBusyError) -> GoogleError:
+    return GoogleError(
+        f"Google's token endpoint answered {busy.status} (busy) while refreshing the token",
+        busy.status,
+        "",
+        busy.retry_after,
+    )
+
+
+def refusing_busy(request: Any) -> Callable[..., Any]:
+    """google-auth's transport ``request`` for a token refresh, ending it at a 429 or 5xx.
+
+    google-auth retries those itself (three tries, 1 s and 2 s of ``time.sleep`` in the
+    worker thread) without reading Retry-After, and one still refused then was a
+    ``RefreshError`` we took for a revoked token. Raised out of the refresh instead, the
+    answer becomes a :class:`GoogleError` that :meth:`GoogleClient.call` retries after the
+    Retry-After Google sent, within the call's deadline, like an API call's."""
+
+    def send(*args: Any, **kwargs: Any) -> Any:
+        response = request(*args, **kwargs)
+        if response.status == 429 or response.status >= 500:
+            headers = {k.lower(): v for k, v in (response.headers or {}).items()}
+            raise TokenEndpointBusyError(
+                response.status, retry_after_seconds(headers.get("retry-after"))
+            )
+        return response
+
+    return send

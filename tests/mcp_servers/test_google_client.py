@@ -149,3 +149,44 @@ def test_the_servers_retry_after_reads_as_the_hosts(value):
     from bothost.platform import retry_after_seconds as hosts
 
     assert retry_after_seconds(value) == hosts(value)
+
+
+async def test_a_busy_token_endpoints_retry_after_is_waited_then_the_refresh_succeeds(
+    fake, tmp_path
+):
+    # found last session: the refresh of an expired token went through google-auth's own
+    # retrying (3 tries, 1 s then 2 s of time.sleep in the worker, Retry-After unread), and
+    # a refresh still refused after it was reported as a revoked token ("run auth")
+    time = FakeTime()
+    client = timed_client(fake, tmp_path, time)
+    fake.token_busy = [(503, "7"), (429, "3")]
+    profile = await client.call(lambda api: api.users().getProfile(userId="me"))
+    assert profile["emailAddress"] == "me@example.com"
+    assert time.waits == [7.0, 3.0]  # what Google asked for, within the call's bound
+    assert fake.count("POST", "/token") == 3 and fake.refresh_count == 1
+
+
+async def test_a_token_endpoint_busy_past_the_deadline_is_not_a_revoked_token(fake, tmp_path):
+    time = FakeTime()
+    client = timed_client(fake, tmp_path, time)
+    fake.token_busy = [(429, "3600")]
+    with pytest.raises(GoogleError) as caught:
+        await client.call(lambda api: api.users().getProfile(userId="me"))
+    assert not isinstance(caught.value, AuthRequiredError), caught.value
+    assert caught.value.status == 429 and caught.value.retry_after == 3600
+    assert "retry after 3600 s" in str(caught.value)
+    assert time.waits == [] and fake.count("POST", "/token") == 1
+
+
+async def test_a_refresh_after_the_api_rejected_the_token_waits_a_busy_retry_after_too(
+    fake, tmp_path
+):
+    # the client library refreshes by itself when the API answers 401 (AuthorizedHttp)
+    time = FakeTime()
+    client = timed_client(fake, tmp_path, time)
+    await client.call(lambda api: api.users().getProfile(userId="me"))
+    fake.expire_access_tokens()
+    fake.token_busy = [(503, "5")]
+    profile = await client.call(lambda api: api.users().getProfile(userId="me"))
+    assert profile["emailAddress"] == "me@example.com"
+    assert time.waits == [5.0] and fake.refresh_count == 2

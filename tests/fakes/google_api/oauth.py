@@ -33,6 +33,8 @@ class OAuthFake:
         self.access_tokens: dict[str, float] = {}
         self.token_scopes: dict[str, list[str]] = {}
         self.refresh_count = 0
+        # the token endpoint's "not now" answers to come, in order: (status, Retry-After)
+        self.token_busy: list[tuple[int, str | None]] = []
 
     def _oauth_routes(self, app: web.Application) -> None:
         app.router.add_get("/o/oauth2/auth", self._authorize)
@@ -134,6 +136,8 @@ class OAuthFake:
             refresh = f"refresh-{next(self._ids)}"
             self.refresh_tokens[refresh] = scopes
             return web.json_response({**self._issue(scopes), "refresh_token": refresh})
+        if grant == "refresh_token" and self.token_busy:
+            return token_busy(*self.token_busy.pop(0))
         if grant == "refresh_token":
             scopes = self.refresh_tokens.get(str(form.get("refresh_token")))
             if scopes is None:
@@ -145,3 +149,19 @@ class OAuthFake:
             self.refresh_count += 1
             return web.json_response(self._issue(scopes))
         return web.json_response({"error": "unsupported_grant_type"}, status=400)
+
+
+# How an OAuth token endpoint says "not now" (RFC 6749 5.2's error object; 503 with
+# `temporarily_unavailable`, as RFC 6749 4.1.2.1 names it), with Retry-After when given.
+TOKEN_BUSY = {
+    429: ("rate_limit_exceeded", "Rate limit exceeded for the token endpoint."),
+    503: ("temporarily_unavailable", "The service is currently unavailable."),
+}
+
+
+def token_busy(code: int, retry_after: str | None) -> web.Response:
+    error, description = TOKEN_BUSY[code]
+    response = web.json_response({"error": error, "error_description": description}, status=code)
+    if retry_after is not None:
+        response.headers["Retry-After"] = retry_after
+    return response
