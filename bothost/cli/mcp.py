@@ -160,8 +160,9 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
         if status.state != "ready":
             click.echo(f"bothost: {server}: {status.state}: {status.error}", err=True)
         for tool in entry["tools"]:
-            summary = (tool.get("description") or "").strip().splitlines()
-            rows.append((f"{server}/{tool['name']}", summary[0][:90] if summary else ""))
+            described = tool.get("description")  # the server's: not always a string
+            lines = (described if isinstance(described, str) else "").strip().splitlines()
+            rows.append((f"{server}/{tool['name']}", lines[0][:90] if lines else ""))
     # one column for every server's tools, as wide as the longest name
     width = max((len(label) for label, _ in rows), default=0)
     for label, summary in [] if as_json else rows:

@@ -139,6 +139,40 @@ def test_add_refuses_a_url_or_header_no_request_could_carry(bothost, args, expec
     assert " r " not in bothost("mcp", "list").output
 
 
+ODD_DESCRIPTIONS = """
+import json, sys
+tools = [{"name": "num", "description": 5, "inputSchema": {"type": "object"}},
+         {"name": "obj", "description": {"a": 1}, "inputSchema": {"type": "object"}},
+         {"name": "fine", "description": "Fine.", "inputSchema": {"type": "object"}}]
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "odd", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": tools}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no"}}))
+        sys.stdout.flush()
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}))
+    sys.stdout.flush()
+"""
+
+
+def test_tools_lists_a_server_whose_descriptions_are_not_strings(bothost, tmp_path):
+    # found from outside with a hostile server: `mcp tools` ended in "unexpected
+    # AttributeError: 'int' object has no attribute 'strip'" (the agent took it fine)
+    server = tmp_path / "odd_server.py"
+    server.write_text(ODD_DESCRIPTIONS)
+    bothost("mcp", "add", "odd", "--", sys.executable, str(server))
+    lines = bothost("mcp", "tools", "odd").output.splitlines()
+    assert [line.split()[0] for line in lines] == ["odd/num", "odd/obj", "odd/fine"]
+    assert lines[2].endswith("Fine.") and lines[0].strip() == "odd/num"
+
+
 def test_config_server_shadows_a_stored_one_and_the_listing_says_so(bothost):
     result = bothost("mcp", "add", "paging", "--url", "http://127.0.0.1:9/mcp")
     assert "config defines a server of the same name" in result.output
