@@ -56,8 +56,9 @@ BATCH_MAX = 5000  # rows per transaction, so one huge burst never holds the lock
 # thousands of producers is taken in during one pass, and its first rows are written (the
 # GIL released inside SQLite, on the other core) while the loop prepares the rest, where
 # the whole burst used to wait for the pass to end and the loop then sat idle through the
-# first commit. Large enough that a batch's fixed cost (a dozen statements, each waiting
-# for the GIL up to the switch interval while the loop is busy) is spread over many rows.
+# first commit. Large enough that a batch's fixed cost (BEGIN, its look-up and COMMIT
+# besides its INSERTs, each waiting for the GIL up to the switch interval while the loop
+# is busy) is spread over many rows.
 EARLY_ROWS = 1000
 DUPLICATE = Receipt(duplicate=True)  # a once-only id claimed before: nothing queued
 # Rows per multi-row INSERT on SQLite: a batch goes in as chunks of powers of two up to
