@@ -185,9 +185,6 @@ async def test_a_bad_mcp_event_does_not_take_a_good_servers_events_with_it(home,
     )
     await host.start(serve_http=False, platforms=False, tick=False)
     try:
-        assert host.mcp is not None
-        # a host without its listener starts its servers on demand (d4a72a3): these now
-        await host.mcp.demand({"well", "hostile"})
 
         def done() -> int:
             return host.store.call(
