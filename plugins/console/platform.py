@@ -83,14 +83,16 @@ def ask_terminal(question: Question) -> Any:
         for choice in question.choices:
             keys.setdefault(choice.value[0], choice)
         more = ", ".join(f"{k} = {c.label.lower()}" for k, c in keys.items())
-        answer = input(f"\n{question.text} [y/N] {f'({more}) ' if more else ''}").strip().lower()
+        # terminal_input, not input(): see bothost.platform.terminal_input (Ctrl-C here)
+        asked = f"\n{question.text} [y/N] {f'({more}) ' if more else ''}"
+        answer = terminal_input(asked).strip().lower()
         return keys[answer].value if answer in keys else answer in ("y", "yes")
     print(f"\n{question.text}")
     values: dict[str, Any] = {}
     for name, prop in (question.schema.get("properties") or {}).items():
         label = prop.get("title") or prop.get("description") or name
         secret = question.secret or prop.get("format") == "password" or "password" in name
-        raw = getpass.getpass(f"{label}: ") if secret else input(f"{label}: ")
+        raw = getpass.getpass(f"{label}: ") if secret else terminal_input(f"{label}: ")
         values[name] = coerce(raw, prop)
     return values
 

@@ -73,3 +73,21 @@ def test_a_terminal_whose_output_is_redirected_is_read_without_input(terminal, m
     assert terminal_input("Answer? ", err=True) == "asked"
     said = capsys.readouterr()
     assert said.out == "you> " and said.err == "Answer? "
+
+
+def test_the_consoles_approval_and_form_are_read_without_input(piped, monkeypatch):
+    # the console plugin asked its approvals and forms with input(): with stdin piped it
+    # held stdin's buffer lock in its daemon thread, and Ctrl-C at the question aborted the
+    # process at shutdown (SIGABRT) as the chat prompt once did
+    from bothost.plugins.console.platform import ask_terminal
+
+    from bothost.platform import Question
+
+    def no_input(prompt=""):
+        raise AssertionError("input() would hold stdin's buffer lock")
+
+    monkeypatch.setattr("builtins.input", no_input)
+    os.write(piped, b"y\nAna\n")
+    assert ask_terminal(Question("Run it?")) is True
+    form = Question("Who?", kind="form", schema={"properties": {"name": {"type": "string"}}})
+    assert ask_terminal(form) == {"name": "Ana"}
