@@ -1,8 +1,9 @@
 """MCP servers as a tool source of the agent's registry: names, capabilities, calls.
 
 Each running server is a group of tools named ``mcp__<server>__<tool>`` (sanitised to
-``[A-Za-z0-9_-]``, at most 64 characters, unique: names that collide once sanitised get a
-suffix from a hash of the original name, see :func:`tool_names`; a server name that could
+``[A-Za-z0-9_-]``, at most 64 characters, unique: a name sanitising changed gets a suffix
+from a hash of the original name, so a tool's name never depends on the server's other
+tools, see :func:`tool_names`; a server name that could
 make two servers' tool names meet gets one too, see :func:`server_part`). The client has already
 dropped tools whose name is not a non-empty string (:mod:`bothost.mcp.session`).
 Capabilities follow DESIGN: a tool with no ``annotations`` is ``private`` only; with
@@ -32,7 +33,7 @@ import hashlib
 import re
 from typing import Any
 
-from bothost.agent.mcp_resources import resource_tools
+from bothost.agent.mcp_resources import LIST, READ, resource_tools
 from bothost.agent.mcp_schema import notes_text, split
 from bothost.agent.registry import Group
 from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolError, ToolResult
@@ -77,33 +78,56 @@ def tool_name(server: str, tool: str) -> str:
     return name if len(name) <= MAX_NAME else suffixed(name, f"{server}/{tool}", 8)
 
 
-def tool_names(server: str, tools: list[str]) -> dict[str, str]:
-    """The model-facing name of each of a server's tools: unique, and stable across restarts.
+def own_names(server: str, tool: str) -> list[str]:
+    """The names `tool` of `server` may have, best first, each made from that name alone.
 
-    Sanitising maps ``a b``, ``a.b`` and ``a_b`` to one name (issue 14), so where names
-    collide, a tool whose name needed no change keeps it and every other one gets ``_`` and
-    a short hash of its original name. The result depends only on the set of names, never on
-    the order a server lists them in.
+    A name that needs no change is the first; one that sanitising changed ends in ``_`` and
+    a short hash of the original (``a.b`` is always ``a_b_<hash>``, never ``a_b``, which is
+    the name of a tool called ``a_b``); one cut to 64 characters already ends in a hash (see
+    :func:`tool_name`). Longer hashes follow, for names some other tool's list holds too.
     """
-    by_name: dict[str, list[str]] = {}
-    for tool in sorted(set(tools)):
-        by_name.setdefault(tool_name(server, tool), []).append(tool)
-    names: dict[str, str] = {}
-    for name, group in by_name.items():
-        for tool in group:
-            unchanged = len(group) == 1 or name == f"{PREFIX}{server_part(server)}__{tool}"
-            names[tool] = name if unchanged else suffixed(name, tool, SUFFIX_DIGITS[0])
-    for digits in SUFFIX_DIGITS[1:]:  # a suffixed name that meets another name (vanishingly rare)
-        taken: dict[str, list[str]] = {}
-        for tool in sorted(names):
-            taken.setdefault(names[tool], []).append(tool)
-        clashes = [g for g in taken.values() if len(g) > 1]
-        if not clashes:
-            break
-        for group in clashes:
-            for tool in group[1:]:
-                names[tool] = suffixed(names[tool], tool, digits)
-    return names
+    plain = tool_name(server, tool)
+    unchanged = plain == f"{PREFIX}{server_part(server)}__{tool}"
+    cut = len(f"{PREFIX}{server_part(server)}__{UNSAFE.sub('_', tool)}") > MAX_NAME
+    first = plain if unchanged or cut else suffixed(plain, tool, SUFFIX_DIGITS[0])
+    return [first, *(suffixed(plain, tool, digits) for digits in SUFFIX_DIGITS[1:])]
+
+
+def resource_names(server: str, which: str) -> list[str]:
+    """The names the host's resource tool `which` of `server` may have, best first: its plain
+    name, then ones with a hash that no tool of the server's own can have."""
+    plain = tool_name(server, which)
+    return [plain, *(suffixed(plain, f"resources:{which}", d) for d in SUFFIX_DIGITS)]
+
+
+def tool_names(
+    server: str, tools: list[str], host_tools: dict[str, list[str]] | None = None
+) -> dict[str, str]:
+    """The model-facing name of each of a server's tools: unique, and stable.
+
+    Permission rules and remembered approval answers name a tool by this name, so a name must
+    never pass from one tool to another while both are listed (``a.b`` listed alone was
+    ``mcp__s__a_b``, and kept no name of its own once the server added ``a_b``: the answer
+    given for one covered the other). So each tool's names come from its own name alone
+    (:func:`own_names`), and a tool gets the first of them that no other listed tool could
+    have: a name two tools could both have (only a name made to look like another's hash
+    does that) belongs to neither, and each moves to a longer hash. A tool left with no name
+    is not offered (vanishingly rare). `host_tools` are the host's own tools among the
+    server's, by the names :func:`own_names` gave them; their names are returned too, keyed
+    by those names' first. The result never depends on the order a server lists them in.
+    """
+    choices = {tool: own_names(server, tool) for tool in set(tools)}
+    reserved = list((host_tools or {}).values())
+    count: dict[str, int] = {}
+    for names in [*choices.values(), *reserved]:
+        for name in names:
+            count[name] = count.get(name, 0) + 1
+    out = {}
+    for key, names in [*choices.items(), *((names[0], names) for names in reserved)]:
+        free = [name for name in names if count[name] == 1]
+        if free:
+            out[key] = free[0]
+    return out
 
 
 def text_of(value: Any) -> str:
@@ -200,9 +224,14 @@ class McpToolSource:
         extra = getattr(server, "capabilities", {}) or {}
         tools = []
         definitions = [d for d in self.manager.tools(group) if isinstance(d.get("name"), str)]
-        names = tool_names(group, [d["name"] for d in definitions])
+        resources = "resources" in self.manager.capabilities(group)
+        # the host's resource tools: a server's tool of the same name does not take theirs
+        host = {w: resource_names(group, w) for w in (LIST, READ)} if resources else {}
+        names = tool_names(group, [d["name"] for d in definitions], host)
         for definition in definitions:
             raw_name = definition["name"]
+            if raw_name not in names:
+                continue  # its every name is one another tool could have: see tool_names
             schema, notes = split(mapping(definition.get("inputSchema")) or EMPTY_SCHEMA)
             text = (
                 text_of(definition.get("description"))
@@ -226,14 +255,8 @@ class McpToolSource:
                     plugin=plugin_name(group),
                 )
             )
-        if "resources" in self.manager.capabilities(group):
-            taken = {t.name for t in tools}
-
-            def name(which: str) -> str:  # the server's own tool of that name keeps it
-                plain = tool_name(group, which)
-                return plain if plain not in taken else suffixed(plain, f"resources:{which}", 8)
-
-            tools += resource_tools(self.manager, group, name)
+        if resources:
+            tools += resource_tools(self.manager, group, lambda which: names[host[which][0]])
         return tools
 
     def runner(self, server: str, tool: str) -> Any:

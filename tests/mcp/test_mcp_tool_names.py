@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bothost.agent.mcp_tools import MAX_NAME, tool_names
+from bothost.agent.mcp_tools import MAX_NAME, resource_names, tool_names
 
 VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -40,3 +40,27 @@ def test_tools_of_two_servers_never_share_a_name():
     # an ordinary server name keeps the names people and rules already use
     assert tool_names("a_b", ["c"])["c"] == "mcp__a_b__c"
     assert tool_names("github-2", ["x"])["x"] == "mcp__github-2__x"
+
+
+def test_a_name_comes_from_the_tool_alone_and_never_passes_to_another():
+    # `a.b` listed alone was mcp__s__a_b, the name `a_b` takes once listed: an approval
+    # remembered for one tool then covered the other (tests/agent/test_mcp_name_stability.py)
+    alone = tool_names("s", ["a.b"])["a.b"]
+    assert alone.startswith("mcp__s__a_b_") and alone == tool_names("s", ["a.b", "a_b"])["a.b"]
+    assert tool_names("s", ["a_b"])["a_b"] == "mcp__s__a_b"
+    # a tool named to look like another's hashed name gets neither that name nor leaves it
+    # to the other: each moves to a longer hash of its own name
+    forged = alone.removeprefix("mcp__s__")
+    both = tool_names("s", ["a.b", forged])
+    assert alone not in both.values() and len(set(both.values())) == 2
+    assert both["a.b"].startswith(alone)  # the same name with more of the same hash
+
+
+def test_the_hosts_resource_tools_keep_their_names_from_a_servers_tools():
+    host = {w: resource_names("s", w) for w in ("list_resources", "read_resource")}
+    names = tool_names("s", ["echo"], host)
+    assert names["mcp__s__read_resource"] == "mcp__s__read_resource"
+    # a server tool listed later under that name takes it from neither
+    names = tool_names("s", ["echo", "read_resource"], host)
+    assert names["mcp__s__read_resource"] != names["read_resource"]
+    assert "mcp__s__read_resource" not in names.values()
