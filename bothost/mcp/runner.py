@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from bothost import redact
 from bothost.config import McpServerConfig
+from bothost.configcheck import address_problem
 from bothost.executables import resolve_command
 from bothost.mcp import jsonrpc
 from bothost.mcp.content import CallResult
@@ -214,6 +215,13 @@ class ServerRunner:
         self.on_change(self.name)
 
     async def _run(self) -> None:
+        wrong = address_problem(self.config)
+        if wrong:  # config load and `mcp add` refuse these: one stored before they did
+            error = f"{wrong}; remove it (`bothost mcp remove {self.name}`) and add it again"
+            self.log.warning("%s", error)
+            logger.warning("MCP server %s: %s", self.name, error)
+            self._set("failed", error)  # retrying cannot help: the stored url stays wrong
+            return
         delay = BACKOFF_START
         while True:
             self._set("starting")

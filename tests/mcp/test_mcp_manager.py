@@ -12,6 +12,7 @@ import pytest
 from mcp_helpers import PAGING_SERVER, wait_for
 
 from bothost.config import McpServerConfig
+from bothost.mcp import stored
 from bothost.mcp.manager import McpManager, McpManagerError, status_path
 from bothost.store import Store, core_migrations
 
@@ -319,3 +320,20 @@ async def test_retry_backoff_doubles_from_1_s_to_60_s(make_manager, monkeypatch)
     await wait_for(lambda: len(delays) >= 9)
     await manager.stop()
     assert delays[:9] == [1, 2, 4, 8, 16, 32, 60, 60, 60]
+
+
+async def test_a_url_stored_before_urls_were_checked_fails_with_one_line(
+    make_manager, store, caplog
+):
+    # found from outside: a url `mcp add` took before ab419fc (now refused there and at
+    # config load) printed a yarl traceback at each start and was retried forever
+    bad = McpServerConfig(url="http://[::1/mcp")
+    await store.run(lambda db: stored.save(db, "old", bad, "cli"))
+    manager = await make_manager({})
+    failed = state(manager, "old")
+    assert failed.state == "failed"
+    assert failed.error.startswith("url: not a URL") and "mcp remove old" in failed.error
+    assert "[::1" not in failed.error  # a url may hold a credential: never shown
+    said = [r for r in caplog.records if "old" in r.getMessage()]
+    assert said and not any(r.exc_info for r in caplog.records)
+    assert state(manager, "old").restarts == 0 and manager.runners["old"]._task.done()
