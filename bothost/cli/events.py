@@ -82,8 +82,12 @@ def push(runtime: Runtime, source: str, type: str, payload: str, wait: float) ->
     Says why an event was not queued (a duplicate, a plugin, its size); a database that
     cannot write is tried again for --wait seconds, then named with exit status 1."""
     try:  # bytes that are not UTF-8 arrive as lone surrogates (surrogateescape)
-        for hint, text in (("SOURCE", source), ("TYPE", type)):
+        for hint, text, example in (("SOURCE", source, "gmail"), ("TYPE", type, "event/new_email")):
             jsondecode.check_text(text, hint)
+            if not text.strip():  # it was queued, and no trigger, rule or listing could name it
+                raise jsondecode.JsonInputError(f"it is empty; give one, e.g. {example}")
+            if text != text.strip():  # " gmail" would silently miss every rule for gmail
+                raise jsondecode.JsonInputError("it starts or ends with white space")
         hint = "PAYLOAD"
         data = jsondecode.decode_object(payload)
     except jsondecode.JsonInputError as exc:

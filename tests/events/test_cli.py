@@ -73,6 +73,23 @@ def test_push_refuses_a_payload_that_is_not_an_object(bothost):
     assert "must be an object" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("source", "type", "hint"),
+    [
+        ("", "", "SOURCE"),
+        ("  ", "event/x", "SOURCE"),
+        ("gmail", "", "TYPE"),
+        (" gmail", "t", "SOURCE"),
+    ],
+)
+def test_push_refuses_an_empty_or_padded_source_or_type(bothost, source, type, hint):
+    # found from outside: `bothost events push '' '' {}` was queued, an event no trigger,
+    # rule or listing could name
+    result = bothost("events", "push", source, type, "{}", code=2)
+    assert f"Invalid value for {hint}: it " in result.stderr and "Queued" not in result.stdout
+    assert "No events" in bothost("events", "list").stdout
+
+
 def test_retry_only_touches_failed_events(bothost):
     bothost("events", "push", "gmail", "event/new_email", '{"id": "1"}')
     result = bothost("events", "retry", "1", code=1)
