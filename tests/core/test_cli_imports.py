@@ -92,7 +92,9 @@ def test_a_turn_without_tools_imports_no_mcp_client(tmp_path):
 
 
 def test_every_command_is_still_offered_and_runs(tmp_path):
-    env = {**os.environ, "BOTHOST_HOME": str(tmp_path / "home")}
+    home = tmp_path / "home"
+    home.mkdir()  # `rules list` only reads: on a missing home it says so and exits 1
+    env = {**os.environ, "BOTHOST_HOME": str(home)}
 
     def bothost(*argv: str) -> str:
         done = run_bothost(*argv, env=env, timeout=60)
