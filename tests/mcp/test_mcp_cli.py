@@ -312,14 +312,11 @@ def test_the_refusal_shows_the_reference_not_the_rest_of_the_value(bothost):
     assert "${env:TOKEN" in out.output and "sk-live-0123456789" not in out.output
 
 
-async def test_ctrl_c_at_a_servers_question_ends_mcp_call_at_once(home, tmp_path):
-    """Found from outside: Ctrl-C at `mcp call`'s elicitation prompt ("Answer? [Y/n]")
-    left the command hanging until Enter: the prompt read stdin in an executor thread,
-    which asyncio.run joins on the way out."""
-    import asyncio
+async def elicit_at_a_terminal(home, tmp_path):
+    """`mcp call paging elicit` started on a terminal (the prompt is offered to one only):
+    the process and the terminal's controlling side."""
     import os
     import pty
-    import signal
 
     from tests.helpers import bothost_process
 
@@ -328,11 +325,23 @@ async def test_ctrl_c_at_a_servers_question_ends_mcp_call_at_once(home, tmp_path
     config.write_text(
         yaml.safe_dump({"mcp": {"servers": {"paging": server, "weather": {"enabled": False}}}})
     )
-    controller, terminal = pty.openpty()  # the prompt is offered to a terminal only
+    controller, terminal = pty.openpty()
     process = await bothost_process(
         home, config, "mcp", "call", "paging", "elicit", "{}", stdin=terminal, stderr=terminal
     )
     os.close(terminal)
+    return process, controller
+
+
+async def test_ctrl_c_at_a_servers_question_ends_mcp_call_at_once(home, tmp_path):
+    """Found from outside: Ctrl-C at `mcp call`'s elicitation prompt ("Answer? [Y/n]")
+    left the command hanging until Enter: the prompt read stdin in an executor thread,
+    which asyncio.run joins on the way out."""
+    import asyncio
+    import os
+    import signal
+
+    process, controller = await elicit_at_a_terminal(home, tmp_path)
     seen = b""
     try:
         async with asyncio.timeout(60):
@@ -353,20 +362,8 @@ async def test_a_servers_question_is_answered_at_the_terminal(home, tmp_path):
     field, a default taken from an empty line; the answer goes back to the server."""
     import asyncio
     import os
-    import pty
 
-    from tests.helpers import bothost_process
-
-    config = tmp_path / "bothost.yaml"
-    server = {"command": sys.executable, "args": [str(PAGING_SERVER)]}
-    config.write_text(
-        yaml.safe_dump({"mcp": {"servers": {"paging": server, "weather": {"enabled": False}}}})
-    )
-    controller, terminal = pty.openpty()
-    process = await bothost_process(
-        home, config, "mcp", "call", "paging", "elicit", "{}", stdin=terminal, stderr=terminal
-    )
-    os.close(terminal)
+    process, controller = await elicit_at_a_terminal(home, tmp_path)
     seen = b""
     try:
         async with asyncio.timeout(60):
