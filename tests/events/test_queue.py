@@ -124,18 +124,24 @@ async def test_a_burst_takes_a_few_statements_not_one_per_event(queue, store, mo
     }
 
 
+async def ingest_traced(queue, store, count: int) -> tuple[list, list[str]]:
+    """`count` emails ingested at once; their ids and every SQL statement SQLite ran."""
+    traced: list[str] = []
+    store.call(lambda db: db.raw.set_trace_callback(traced.append))
+    try:
+        ids = await queue.ingest_many([email(n) for n in range(count)])
+    finally:
+        store.call(lambda db: db.raw.set_trace_callback(None))
+    return ids, traced
+
+
 async def test_a_sqlite_batch_is_its_begin_one_lookup_its_inserts_and_commit(queue, store):
     # every statement of a batch is the store thread taking the GIL back from a busy event
     # loop, up to a switch interval's wait: a savepoint around the attempt, a look-up of
     # the largest id and a count confirming the new ids were four more per batch (issue 19)
     if store.dialect != "sqlite":
         pytest.skip("SQLite's statements; PostgreSQL's are round trips, counted above")
-    traced: list[str] = []
-    store.call(lambda db: db.raw.set_trace_callback(traced.append))
-    try:
-        ids = await queue.ingest_many([email(n) for n in range(1024 + 64)])
-    finally:
-        store.call(lambda db: db.raw.set_trace_callback(None))
+    ids, traced = await ingest_traced(queue, store, 1024 + 64)
     verbs = [sql.split()[0] + (" events" if sql.startswith("INSERT") else "") for sql in traced]
     assert verbs == ["BEGIN", "SELECT", *["INSERT events"] * 3, "COMMIT"], traced  # 512, 512, 64
     assert ids == list(range(1, 1024 + 64 + 1))
@@ -150,12 +156,7 @@ async def test_a_sqlite_insert_takes_at_most_512_rows(queue, store):
     # a 10,000-event burst's inserts (issue 19)
     if store.dialect != "sqlite":
         pytest.skip("SQLite's statements")
-    traced: list[str] = []
-    store.call(lambda db: db.raw.set_trace_callback(traced.append))
-    try:
-        ids = await queue.ingest_many([email(n) for n in range(4096)])
-    finally:
-        store.call(lambda db: db.raw.set_trace_callback(None))
+    ids, traced = await ingest_traced(queue, store, 4096)
     sizes = [sql.count(ROW) for sql in traced if sql.startswith("INSERT")]
     assert sizes == [512] * 8, sizes
     assert ids == list(range(1, 4096 + 1))
