@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, time, tzinfo
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bothost.config import TickConfig
@@ -99,8 +100,24 @@ class Schedule:
         from croniter import croniter
 
         start = self.local(after)
-        moments = [croniter(expr, start).get_next(float) for expr in self.config.schedules]
+        moments = [self._next(croniter(expr, start), expr) for expr in self.config.schedules]
         return min(moments) if moments else None
+
+    def _next(self, runs: Any, expr: str) -> float:
+        """The expression's next moment, skipping the second pass of a repeated hour.
+
+        When clocks go back, croniter matches 02:30 twice (summer and winter time). An
+        expression that names its hours ("30 2 * * *") means one run a day, as cron has it;
+        one whose hour field is a wildcard ("0 * * * *", "*/2") means every hour that
+        passes, so it keeps both.
+        """
+        fields = expr.split()
+        hours = fields[1] if len(fields) > 1 else "*" if expr.strip() == "@hourly" else "0"
+        fixed_hours = not hours.startswith("*")
+        while True:
+            moment = float(runs.get_next(float))
+            if not (fixed_hours and self.local(moment).fold):
+                return moment
 
     def next_interval(self, last_tick: float) -> float | None:
         return last_tick + self.config.interval if self.config.interval > 0 else None

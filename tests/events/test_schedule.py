@@ -30,6 +30,29 @@ def test_a_weekday_cron_fires_at_local_time_across_dst():
     assert monday - friday_evening == (2 * 24 + 14) * 3600 - 3600  # clocks went forward
 
 
+def test_a_daily_cron_fires_once_on_the_night_clocks_go_back():
+    # Europe/Berlin repeats 02:00-03:00 on 2026-10-25: "every day at 02:30" is one
+    # briefing, not one at 02:30 CEST and another an hour later at 02:30 CET (found from
+    # outside: the tick posted the night's briefing twice).
+    berlin = ZoneInfo("Europe/Berlin")
+    schedule = Schedule(TickConfig(schedules=["30 2 * * *"], timezone="Europe/Berlin"))
+    first = schedule.next_cron(datetime(2026, 10, 24, 12, 0, tzinfo=berlin).timestamp())
+    assert datetime.fromtimestamp(first, berlin).utcoffset().total_seconds() == 7200
+    second = schedule.next_cron(first)
+    assert datetime.fromtimestamp(second, berlin) == datetime(2026, 10, 26, 2, 30, tzinfo=berlin)
+
+
+def test_an_hourly_cron_keeps_both_hours_of_the_night_clocks_go_back():
+    berlin = ZoneInfo("Europe/Berlin")
+    schedule = Schedule(TickConfig(schedules=["0 * * * *"], timezone="Europe/Berlin"))
+    moment = datetime(2026, 10, 25, 1, 30, tzinfo=berlin).timestamp()
+    seen = []
+    for _ in range(3):
+        moment = schedule.next_cron(moment)
+        seen.append(moment)
+    assert [b - a for a, b in zip(seen, seen[1:], strict=False)] == [3600, 3600]
+
+
 def test_the_next_due_tick_is_the_earlier_of_interval_and_cron():
     schedule = Schedule(TickConfig(interval=900, schedules=["0 8 * * *"], timezone="Europe/Zurich"))
     now = zurich(2026, 12, 2, 7, 55)
