@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bothost import redact
@@ -55,3 +57,65 @@ def setup(config: Config, home: Path, verbose: int = 0) -> None:
     redact.remember(secret_values(config))
     for h in root.handlers:
         redact.protect(h)
+
+
+# The loggers whose records a person chatting in the terminal does not see raw: the MCP
+# runner's retries and tracebacks, which arrived at any moment (in the middle of an answer,
+# at the `you>` prompt); each server a turn needed and could not have is one notice instead.
+CHAT_QUIET = "bothost.mcp"
+
+
+class ChatNotices(logging.Filter):
+    """A terminal handler's filter for ``bothost chat``: a record from :data:`CHAT_QUIET`
+    passes only if it carries a ``notice`` (``extra={"notice": …}``), and each notice once
+    per chat; every other record passes as before."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        notice = getattr(record, "notice", None)
+        if notice is None:
+            return not record.name.startswith(CHAT_QUIET)
+        if notice in self.shown:
+            return False
+        self.shown.add(notice)
+        return True
+
+
+class ChatFormatter(logging.Formatter):
+    """A notice as one line, ``bothost: <notice>``; any other record as ``formatter`` would."""
+
+    def __init__(self, formatter: logging.Formatter | None) -> None:
+        super().__init__()
+        self.formatter = formatter or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        notice = getattr(record, "notice", None)
+        return f"bothost: {notice}" if notice else self.formatter.format(record)
+
+
+@contextmanager
+def chat_terminal(verbose: int = 0) -> Iterator[None]:
+    """While a terminal chat runs, its stderr handlers show notices, not the MCP runner's
+    records (see :class:`ChatNotices`); the log file keeps every record. ``bothost -v chat``
+    asks for the log on stderr and gets it raw, unchanged."""
+    handlers = [
+        h
+        for h in logging.getLogger().handlers
+        if type(h) is logging.StreamHandler  # the command line's, not a file's or a test's
+    ]
+    if verbose:
+        handlers = []
+    notices = ChatNotices()
+    saved = [(h, h.formatter) for h in handlers]
+    for handler in handlers:
+        handler.addFilter(notices)
+        handler.setFormatter(ChatFormatter(handler.formatter))
+    try:
+        yield
+    finally:
+        for handler, formatter in saved:
+            handler.removeFilter(notices)
+            handler.setFormatter(formatter)

@@ -17,6 +17,7 @@ from typing import Any
 from bothost import heap
 from bothost.api import Outcome
 from bothost.configschema import ConfigError
+from bothost.logs import chat_terminal
 from bothost.logs import setup as setup_logging
 from bothost.models import Address
 from bothost.platform import in_daemon_thread, terminal_input
@@ -59,15 +60,26 @@ async def serve(host: Any, verbose: int = 0) -> int:
 FAILED_TURNS = frozenset({Outcome.FAILED, Outcome.REFUSED})
 
 
-async def chat(host: Any, message: str | None) -> int:
+async def chat(host: Any, message: str | None, verbose: int = 0) -> int:
     """One message (``-m``) or an interactive conversation in the terminal; the exit status
-    (1 when the one message's turn failed or was refused)."""
+    (1 when the one message's turn failed or was refused).
+
+    The log goes to ``logs/bothost.log`` as ``bothost run``'s does; the terminal shows its
+    warnings, except the MCP runner's: a server a turn needed and could not have is one
+    line there (:func:`bothost.logs.chat_terminal`), not its retries and tracebacks."""
     console = host.platforms.get("console")
     if console is None:
         raise ConfigError(
             "plugins.disabled: bothost chat talks through the console plugin; "
             "enable it to chat in the terminal"
         )
+    setup_logging(host.config, host.home, verbose)
+    with chat_terminal(verbose):
+        return await converse(host, console, message)
+
+
+async def converse(host: Any, console: Any, message: str | None) -> int:
+    """The chat itself, on a host not yet started; the exit status."""
     # Each MCP server starts when a turn first needs its tools (`chat -m help` starts none);
     # the turn waits for it, and a server not ready then is said once on stderr.
     await host.start(serve_http=False, platforms=False, tick=False, mcp_on_demand=True)

@@ -62,7 +62,7 @@ def chat(runtime: Runtime, message: str | None) -> None:
             jsondecode.check_text(message, "the message")
         except jsondecode.JsonInputError as exc:
             raise click.BadParameter(str(exc), param_hint="-m") from None
-    sys.exit(runtime.run(chat_loop(runtime.host(), message)))
+    sys.exit(runtime.run(chat_loop(runtime.host(), message, runtime.verbose)))
 
 
 @click.command(short_help="Every plugin found, its origin and its hooks.")

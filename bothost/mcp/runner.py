@@ -45,6 +45,7 @@ STABLE_AFTER = 60.0  # a run this long resets the backoff: the next death is a f
 START_WAIT = 30.0  # how long a call waits for a server that is still starting
 # Start failures that are the server's or the config's fault: recorded, not traced.
 EXPECTED = (McpError, TransportError, UnsetVariableError, OSError)
+NOTICE_CHARS = 300  # a server's error in a chat's one-line notice; `mcp logs` has all of it
 RESTART_SLACK = 0.5  # seconds past a restart's due time that a turn still waits for it
 backoff_sleep = asyncio.sleep  # tests replace it to watch the schedule without waiting
 LOGIN_POLL = 5.0  # how soon a login made in another process (`bothost mcp login`) is seen
@@ -192,12 +193,13 @@ class ServerRunner:
         if self.state != "ready" and not self._announced:
             self._announced = True
             why = f": {self.error}" if self.error else ""
-            logger.warning(
-                "MCP server %s not ready (%s%s); its tools are not listed",
-                self.name,
-                self.state,
-                why,
+            said = f"MCP server {self.name} not ready ({self.state}{why})"
+            # what a terminal chat shows instead of this record (bothost.logs.ChatNotices)
+            notice = (
+                f"{' '.join(said.split())[:NOTICE_CHARS]}; its tools are not listed "
+                f"(why: bothost mcp logs {self.name})"
             )
+            logger.warning("%s; its tools are not listed", said, extra={"notice": notice})
 
     def _set(self, state: str, error: str | None = None) -> None:
         if state == "starting" and self.state != "starting":
