@@ -17,7 +17,7 @@ from typing import TextIO
 import click
 
 from bothost import jsondecode
-from bothost.cli.runtime import COUNT, Runtime
+from bothost.cli.runtime import COUNT, Runtime, Seconds
 from bothost.events import feedback
 from bothost.events.delivery import to_console
 from bothost.events.push import CLI_PATIENCE
@@ -27,6 +27,7 @@ pass_runtime = click.make_pass_decorator(Runtime)
 STATUSES = ("pending", "claimed", "done", "failed", "snoozed")
 BUSY_EXIT = 1
 REFUSED_EXIT = 1  # an event that must change to be queued (a duplicate is not a failure)
+MAX_WAIT = 86400.0  # a day: longer (1e300, inf) is a command that never ends, not patience
 
 
 def when(epoch: float | None) -> str:
@@ -70,10 +71,10 @@ def list_events(runtime: Runtime, status: str | None, limit: int, as_json: bool)
 @click.argument("payload", required=False, default="{}")
 @click.option(
     "--wait",
-    type=click.FloatRange(min=0),
+    type=Seconds(zero=True, most=MAX_WAIT),
     default=CLI_PATIENCE,
     show_default=True,
-    help="Seconds to keep trying while the database cannot take the event.",
+    help=f"Seconds to keep trying while the database cannot take the event (0 to {MAX_WAIT:g}).",
 )
 @pass_runtime
 def push(runtime: Runtime, source: str, type: str, payload: str, wait: float) -> None:

@@ -10,6 +10,7 @@ command refuses a wrong plugin value or an unknown name alike, at load.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from functools import cached_property
@@ -170,10 +171,14 @@ COUNT = click.IntRange(1, MAX_ROWS)  # a --limit or --lines: at least one, at mo
 
 
 class Seconds(click.ParamType):
-    """A positive number of seconds (``--timeout``): refused as a usage error when it is
-    zero, negative or NaN, which otherwise started the server and then "timed out"."""
+    """A number of seconds: refused as a usage error when it is NaN, not above 0 (or below
+    0 with ``zero``), or above ``most``; zero or less for ``--timeout`` otherwise started
+    the server and then "timed out", and NaN passes every comparison of a range check."""
 
     name = "seconds"
+
+    def __init__(self, zero: bool = False, most: float = math.inf) -> None:
+        self.zero, self.most = zero, most
 
     def convert(
         self, value: object, param: click.Parameter | None, ctx: click.Context | None
@@ -182,6 +187,13 @@ class Seconds(click.ParamType):
             seconds = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not seconds > 0:  # NaN fails this too
-            self.fail(f"expected more than 0 seconds, got {value!r}", param, ctx)
+        least_ok = seconds >= 0 if self.zero else seconds > 0  # NaN fails both
+        if not least_ok:
+            self.fail(f"expected {self.bounds()}, got {value!r}", param, ctx)
+        if seconds > self.most:
+            self.fail(f"expected {self.bounds()}, got {value!r}", param, ctx)
         return seconds
+
+    def bounds(self) -> str:
+        least = "0" if self.zero else "more than 0"
+        return f"{least} seconds" if self.most == math.inf else f"{least} to {self.most:g} seconds"

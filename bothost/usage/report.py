@@ -28,6 +28,7 @@ BY = {
     "kind": "kind",
 }
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+EARLIEST = 0.0  # 1970-01-01 UTC: the store's times are POSIX seconds, none is earlier
 
 
 @dataclass(frozen=True)
@@ -133,10 +134,18 @@ def parse_since(text: str, now: float) -> float:
         if text == "today":
             return day_start(now)
         if DATE.match(text):
-            return float(calendar.timegm(time.strptime(text, "%Y-%m-%d")))
-        return now - parse_duration(text)
+            start = float(calendar.timegm(time.strptime(text, "%Y-%m-%d")))
+        else:
+            start = now - parse_duration(text)
     except ValueError:
         raise ValueError(
             "expected 'today', a UTC date such as 2026-12-01 or a duration such as 7d, "
             f"got {text!r}"
         ) from None
+    # a start before the epoch printed a negative year ("since -271764-03-22") or overflowed
+    # time_t; one after now reports nothing, which says nothing about the past
+    if not start >= EARLIEST:
+        raise ValueError(f"{text!r} goes back before 1970-01-01, the earliest start")
+    if start > now:
+        raise ValueError(f"{text!r} is after now; give a start in the past")
+    return start

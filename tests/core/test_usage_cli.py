@@ -118,3 +118,23 @@ def test_since_takes_today_a_date_or_a_duration(home, tmp_path):
     assert "slack:U1" in run("--by", "user", "--since", "2000-01-01").stdout
     bad = run("--since", "last tuesday")
     assert bad.exit_code == 2 and "expected 'today', a UTC date" in bad.stderr
+
+
+def test_since_out_of_range_is_a_usage_error_naming_the_limit(home, tmp_path):
+    """`--since 100000000d` printed "since -271764-03-22" and a date far ahead a report of
+    nothing: a start before 1970-01-01 or after now is refused, exit 2, saying which."""
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    seed(home, [(time.time() - 3 * 86400, "turn", "slack:U1", "gpt-a", 100, 10, 0)])
+    runner = CliRunner()
+
+    def run(*args):
+        return runner.invoke(cli, ["--config", str(config), "usage", *args])
+
+    for since in ("100000000d", "1000000d", "99999999999999999999d", "1969-12-31", "0001-01-01"):
+        bad = run("--since", since)
+        assert bad.exit_code == 2, (since, bad.stdout)
+        assert "before 1970-01-01" in bad.stderr and "--since" in bad.stderr, bad.stderr
+    ahead = run("--since", "9999-12-31")
+    assert ahead.exit_code == 2 and "is after now" in ahead.stderr, ahead.stderr
+    assert "slack:U1" in run("--by", "user", "--since", "1970-01-01").stdout

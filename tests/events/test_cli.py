@@ -163,3 +163,12 @@ def test_an_event_stored_with_nan_before_it_was_refused_lists_as_valid_json(both
     assert "load" in bothost("events", "list").stdout
     # the tick reads stored payloads the same way: the model is never sent a bare NaN
     assert decode_payload(old)["level"] == "NaN"
+
+
+def test_push_wait_out_of_range_is_a_usage_error(bothost):
+    """--wait nan was taken (NaN passes a bound check) and --wait 1e300 or inf waited
+    forever on a database that cannot write: refused, exit 2, naming the limit."""
+    for wait in ("nan", "inf", "1e300", "-1", "86401"):
+        refused = bothost("events", "push", "--wait", wait, "gmail", "event/x", "{}", code=2)
+        assert "--wait" in refused.stderr and "86400" in refused.stderr, (wait, refused.stderr)
+    assert bothost("events", "push", "--wait", "86400", "gmail", "event/x", "{}").stdout
