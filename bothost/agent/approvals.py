@@ -15,6 +15,11 @@ The lethal-trifecta interlock has refused what it must before anything here runs
    may answer "allow for this conversation" or "always allow this exact call", which stores
    such an answer. Nobody to ask, no answer in time, or any failure means no.
 
+A stored answer (and the record) names the tool by its origin (:mod:`bothost.rules.origin`:
+server, what it runs, the tool's own name), and matches only that tool, so no renaming of a
+tool or a server hands it to another; rules are matched with the call's origin too
+(:func:`bothost.rules.match.match_tool`).
+
 Every decision but the default's plain "runs" is stored in ``approvals`` with who made it.
 """
 
@@ -147,11 +152,12 @@ async def evaluate(host: Host, session: Session, call: ToolCall) -> Evaluation:
     verdict = call_policy(host.pm, "approve_tool_call", "deny", call=call, session=session)
     stored, remembered = await host.store.run(rule_store.load)
     order = stored + config_rules(host.config.permissions)
-    found = first_match(order, call.name, call.arguments, session)
+    origin = call.tool.where_from()
+    found = first_match(order, call.name, call.arguments, session, origin)
     chosen = plan(call, session, verdict, found, host.config.agent.approval)
     answer = None
     if chosen.action == "ask" and chosen.rememberable:
-        answer = first_match(remembered, call.name, call.arguments, session)
+        answer = first_match(remembered, call.name, call.arguments, session, origin)
     return Evaluation(chosen, answer, order)
 
 
@@ -195,8 +201,11 @@ async def ask(host: Host, session: Session, call: ToolCall, rememberable: bool =
         answer, who = answer
     if any(answer == c.value for c in question.choices):
         rule = remembered(answer, call, session)
+        origin = call.tool.where_from()  # the answer is about this tool, whatever its name
         rule_id = await host.store.run(
-            lambda db: rule_store.add(db, rule, str(who), kind=rule_store.ANSWER)
+            lambda db: rule_store.add(
+                db, rule, str(who), kind=rule_store.ANSWER, tool_origin=origin
+            )
         )
         return Decision(True, str(who), f"remembered as #{rule_id}")
     return Decision(bool(answer), str(who), "" if answer else "the user said no")
@@ -236,5 +245,6 @@ async def record(host: Host, session: Session, call: ToolCall, decision: Decisio
         "decided_by": decision.by,
         "reason": decision.reason,
         "created_at": time.time(),
+        "tool_origin": call.tool.where_from().text(),
     }
     await host.store.run(lambda db: db.insert("approvals", row))

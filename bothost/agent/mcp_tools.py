@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 from typing import Any
 
 from bothost.agent.mcp_resources import LIST, READ, resource_tools
@@ -40,6 +41,7 @@ from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolErr
 from bothost.agent.untrusted import wrap_untrusted
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.roster import plugin_name
+from bothost.rules.origin import MCP, RESOURCES, Origin
 
 PREFIX = "mcp__"
 MAX_NAME = 64  # OpenAI and Anthropic both refuse longer tool names
@@ -228,6 +230,7 @@ class McpToolSource:
         # the host's resource tools: a server's tool of the same name does not take theirs
         host = {w: resource_names(group, w) for w in (LIST, READ)} if resources else {}
         names = tool_names(group, [d["name"] for d in definitions], host)
+        source = self.manager.source(group)
         for definition in definitions:
             raw_name = definition["name"]
             if raw_name not in names:
@@ -253,10 +256,13 @@ class McpToolSource:
                     own_deadline=True,  # the MCP layer's: see bothost.mcp.deadline
                     group=group,
                     plugin=plugin_name(group),
+                    origin=Origin(MCP, raw_name, group, source),
                 )
             )
         if resources:
-            tools += resource_tools(self.manager, group, lambda which: names[host[which][0]])
+            for tool in resource_tools(self.manager, group, lambda w: names[host[w][0]]):
+                which = LIST if tool.name == names[host[LIST][0]] else READ
+                tools.append(replace(tool, origin=Origin(RESOURCES, which, group, source)))
         return tools
 
     def runner(self, server: str, tool: str) -> Any:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from bothost.models import Session
+from bothost.rules.origin import Origin, native
 
 if TYPE_CHECKING:
     from bothost.api import HostApi
@@ -90,9 +91,15 @@ class Tool:
     group: str | None = None  # None for native tools; an MCP server name, or "config"
     plugin: str = ""
     admin_only: bool = False
+    # what stored decisions key it by (bothost.rules.origin); None: a native tool's, its name
+    origin: Origin | None = None
 
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.schema}
+
+    def where_from(self) -> Origin:
+        """The tool's origin: the one its source gave it, or a native tool's name."""
+        return self.origin if self.origin is not None else native(self.name)
 
 
 def tool_from_function(

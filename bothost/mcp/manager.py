@@ -37,6 +37,7 @@ from bothost.mcp.handover import StateKeeper
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.tokens import DbTokens
 from bothost.mcp.runner import ServerRunner, ServerStatus, describe
+from bothost.rules.origin import server_source
 
 logger = logging.getLogger(__name__)
 
@@ -339,6 +340,15 @@ class McpManager:
         """The server's MCP tool definitions (annotations, _meta and all), allowlist applied."""
         runner = self.runners.get(server)
         return runner.tools() if runner is not None else []
+
+    def source(self, server: str) -> str:
+        """A hash of what the server runs (its command and arguments, or its URL), part of
+        its tools' origins (:mod:`bothost.rules.origin`); "" for no such server."""
+        runner = self.runners.get(server)
+        if runner is None:
+            return ""
+        config = runner.config
+        return server_source(config.command, config.args, config.url)
 
     def description(self, server: str) -> tuple[str, bool]:
         """The server's line for the agent's groups table, and whether a third party wrote it:

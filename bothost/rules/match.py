@@ -1,6 +1,7 @@
 """What a permission rule is and how it matches one tool call.
 
-A rule names a tool (a glob over the name the model sees), optionally arguments (each a glob,
+A rule names a tool (a glob over the name the model sees, or, for a stored row, the tool's
+origin: see :func:`match_tool`), optionally arguments (each a glob,
 or a regular expression written ``re:PATTERN``; both must match the whole value) and whose
 calls it covers (``who``: users, channels, admins, one conversation); the first rule that
 matches decides ``allow``, ``ask`` or ``deny``. Argument values that are not strings are
@@ -21,6 +22,7 @@ from typing import Any
 from bothost.config import PermissionRule, RuleWho
 from bothost.configschema import ConfigError, build
 from bothost.models import Session
+from bothost.rules.origin import UNKNOWN, Origin, covers
 
 REGEX = "re:"  # an argument pattern starting with this is a regular expression
 ACTIONS = ("allow", "ask", "deny")
@@ -41,6 +43,8 @@ class Rule:
     index: int | None = None  # the position in `permissions` of a config rule
     created_by: str = ""
     created_at: float | None = None
+    # the tool a stored row is about, whatever it is called now (bothost.rules.origin)
+    tool_origin: Origin | None = None
 
     @property
     def ref(self) -> str:
@@ -57,6 +61,7 @@ class Rule:
             "origin": self.origin,
             "id": self.id,
             **spec_data(self.spec),
+            "tool_origin": self.tool_origin.to_dict() if self.tool_origin else None,
             "created_by": self.created_by,
             "created_at": self.created_at,
         }
@@ -128,11 +133,39 @@ def in_channel(pattern: str, session: Session) -> bool:
     return fnmatchcase(str(address), pattern) or fnmatchcase(channel, pattern)
 
 
-def match(rule: Rule, tool: str, arguments: dict[str, Any], session: Session) -> Match | None:
+def match_tool(rule: Rule, tool: str, origin: Origin | None) -> str | None:
+    """What of the rule named the tool (called ``tool`` now, from ``origin``), or None.
+
+    A rule without an origin names tools by its pattern over the name the model sees now. A
+    rule with one is about the tool of that origin under any name; an ``allow`` rule is
+    about nothing else, so no renaming can hand it to another tool, while ``deny`` and
+    ``ask`` rules still cover any tool their pattern names (as written they asked for that,
+    and covering more only refuses or asks more).
+    """
+    spec, pinned = rule.spec, rule.tool_origin
+    if pinned is not None:
+        if origin is not None and covers(pinned, spec.tool, origin, tool):
+            return f"tool {spec.tool!r} ({pinned.label()}) is {tool!r}"
+        if rule.action == "allow":
+            return None
+    if fnmatchcase(tool, spec.tool):
+        return f"tool {spec.tool!r} matched {tool!r}"
+    return None
+
+
+def match(
+    rule: Rule,
+    tool: str,
+    arguments: dict[str, Any],
+    session: Session,
+    origin: Origin | None = None,
+) -> Match | None:
+    """Whether ``rule`` covers this call of ``tool`` (from ``origin``; None: not known)."""
     spec = rule.spec
-    if not fnmatchcase(tool, spec.tool):
+    named = match_tool(rule, tool, origin)
+    if named is None:
         return None
-    found = [f"tool {spec.tool!r} matched {tool!r}"]
+    found = [named]
     for name, pattern in spec.args.items():
         if name not in arguments or not matches(pattern, text_of(arguments[name])):
             return None
@@ -150,11 +183,15 @@ def match(rule: Rule, tool: str, arguments: dict[str, Any], session: Session) ->
 
 
 def first_match(
-    rules: list[Rule], tool: str, arguments: dict[str, Any], session: Session
+    rules: list[Rule],
+    tool: str,
+    arguments: dict[str, Any],
+    session: Session,
+    origin: Origin | None = None,
 ) -> Match | None:
     """The first rule that matches the call, or None."""
     for rule in rules:
-        found = match(rule, tool, arguments, session)
+        found = match(rule, tool, arguments, session, origin)
         if found is not None:
             return found
     return None
@@ -218,6 +255,13 @@ def describe(rule: Rule) -> str:
     """One line for listings: ``deny mcp__ssh__exec args command=re:rm .* who users=U1``."""
     spec = rule.spec
     parts = [f"{spec.action:5} {spec.tool}"]
+    pinned = rule.tool_origin
+    if pinned is not None and pinned.kind == UNKNOWN and spec.action == "allow":
+        parts.append("(origin unknown: matches no tool; add it again by its name now)")
+    elif pinned is not None and pinned.kind == UNKNOWN:
+        parts.append("(origin unknown: matches by name only)")
+    elif pinned is not None:
+        parts.append(f"({pinned.label()})")
     if spec.args:
         args = ", ".join(f"{k}={short(v, 60)}" for k, v in spec.args.items())
         parts.append(f"args {args}{' (exact)' if spec.exact else ''}")

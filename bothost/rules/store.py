@@ -24,6 +24,7 @@ from bothost.rules.match import (
     spec_data,
     spec_from_data,
 )
+from bothost.rules.origin import Origin, parse
 from bothost.store.conn import Conn
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,12 @@ def from_row(row: dict[str, Any]) -> Rule | None:
         return None
     origin = REMEMBERED if row["kind"] == ANSWER else STORED
     return Rule(
-        spec, origin, id=row["id"], created_by=row["created_by"], created_at=row["created_at"]
+        spec,
+        origin,
+        id=row["id"],
+        created_by=row["created_by"],
+        created_at=row["created_at"],
+        tool_origin=parse(row["tool_origin"]),
     )
 
 
@@ -73,17 +79,19 @@ def add(
     *,
     kind: str = RULE,
     first: bool = False,
+    tool_origin: Origin | None = None,
 ) -> int:
-    """Store a checked rule; its id."""
+    """Store a checked rule; its id. ``tool_origin``: the one tool it is about (see
+    :func:`bothost.rules.match.match_tool`), None for a rule that names tools by pattern."""
     data = spec_data(spec)
     who = data.get("who")
     # first: before every stored rule of its kind; else after them
     place = "MIN(position), 0) - 1" if first else "MAX(position), 0) + 1"
     row = db.execute(
         f"INSERT INTO {TABLE} (kind, position, tool, args, exact, who, action, note,"
-        " created_by, created_at)"
+        " created_by, created_at, tool_origin)"
         f" VALUES (?, (SELECT COALESCE({place} FROM {TABLE} WHERE kind = ?),"
-        " ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        " ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         [
             kind,
             kind,
@@ -95,6 +103,7 @@ def add(
             spec.note,
             created_by,
             time.time(),
+            tool_origin.text() if tool_origin is not None else None,
         ],
     ).fetchone()
     return int(row[0])

@@ -234,6 +234,30 @@ def migrate_9(conn: Conn) -> None:
         conn.script(WEBHOOK_IDS_9)
 
 
+# core:11 — stored permission rules and remembered answers name the tool they are about by
+# its origin (bothost.rules.origin), not only by the name the model saw, which another tool
+# may take; the approvals record keeps it too. Rows written before get the origin their
+# literal MCP name establishes (a tool part with no `_`), or `unknown` (an `allow` with it
+# matches nothing): until 2026-12-03 `mcp__s__a_b` was `a.b`'s name as well as `a_b`'s.
+CORE_SCHEMA_11 = """
+ALTER TABLE permission_rules ADD COLUMN tool_origin TEXT;
+ALTER TABLE approvals ADD COLUMN tool_origin TEXT
+"""
+
+
+def migrate_11(conn: Conn) -> None:
+    from bothost.rules.origin import from_name  # a pure function of a name, no store in it
+
+    conn.script(CORE_SCHEMA_11)
+    for row in conn.query("SELECT id, tool FROM permission_rules"):
+        origin = from_name(row["tool"])
+        if origin is not None:
+            conn.execute(
+                "UPDATE permission_rules SET tool_origin = ? WHERE id = ?",
+                [origin.text(), row["id"]],
+            )
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -245,5 +269,6 @@ def core_migrations() -> list[Migration]:
         Migration("core", 7, sql(CORE_SCHEMA_7), "leader-only servers, tick owners"),
         Migration("core", 9, migrate_9, "webhook ids keyed by the id alone"),
         Migration("core", 10, sql(CORE_SCHEMA_10), "mcp_servers.roots"),
+        Migration("core", 11, migrate_11, "origins of stored rules and approvals"),
         Migration("core", 12, sql(CORE_SCHEMA_12), "login links of remote MCP servers"),
     ]

@@ -23,6 +23,7 @@ from bothost.rules.match import (
     match,
     spec_from_data,
 )
+from bothost.rules.origin import MCP, UNKNOWN, Origin, from_name, parse
 from tests.agent.conftest import AskingPlatform
 from tests.fakes.llm import last_tool_result
 
@@ -263,6 +264,7 @@ async def test_always_allow_this_exact_call_is_remembered(openai_host, fake_llm)
         "exact": True,
         "who": {"users": ["alice"]},
         "note": "always allow this exact call",
+        "tool_origin": {"kind": "native", "tool": "wipe", "label": "native tool 'wipe'"},
         "created_by": "alice",
         "created_at": 0,
     }
@@ -354,3 +356,42 @@ async def test_a_deny_rule_makes_the_interlock_stricter(openai_host, fake_llm):
 def test_config_rule_origin():
     assert rule(origin=CONFIG, index=3, tool="x").ref == "permissions[3]"
     assert rule(index=7, tool="x").ref == "#7"
+
+
+# --- origins: a stored rule about one tool, whatever it is called ----------------------------
+
+
+def test_a_rows_origin_from_its_old_name_alone():
+    assert from_name("mcp__s__wipe") == Origin(MCP, "wipe", legacy=True)
+    assert from_name("mcp__my_srv__re-index") == Origin(MCP, "re-index", legacy=True)
+    # `a_b` may have been `a.b`'s name; a cut or hashed name may be anyone's
+    assert from_name("mcp__s__a_b") == Origin(UNKNOWN)
+    assert from_name("mcp__s__a_b_2e7336dc") == Origin(UNKNOWN)
+    assert from_name("mcp__s__*") is None and from_name("wipe") is None  # names by pattern
+    assert parse(from_name("mcp__s__wipe").text()) == from_name("mcp__s__wipe")
+    assert parse("not json") == Origin(UNKNOWN) and parse(None) is None
+
+
+def test_a_pinned_allow_covers_its_tool_alone_and_a_deny_still_covers_its_name():
+    ab = Origin(MCP, "a.b", "s", "f" * 16)
+    forged = Origin(MCP, "a_b_2e7336dc", "s", "f" * 16)
+    name = "mcp__s__a_b_2e7336dc"
+    allow = rule(tool=literal(name))
+    allow.tool_origin = ab
+    assert match(allow, name, {}, ALICE, ab)
+    assert match(allow, "mcp__s__renamed", {}, ALICE, ab)  # its tool under another name
+    assert not match(allow, name, {}, ALICE, forged)  # another tool under its name
+    assert not match(allow, name, {}, ALICE, Origin(MCP, "a.b", "s", "e" * 16))  # other program
+    assert not match(allow, name, {}, ALICE, None)
+    deny = rule("deny", tool=literal(name))
+    deny.tool_origin = ab
+    assert match(deny, name, {}, ALICE, forged) and match(deny, "x", {}, ALICE, ab)
+    unknown = rule(tool="mcp__s__a_b")
+    unknown.tool_origin = Origin(UNKNOWN)
+    assert not match(unknown, "mcp__s__a_b", {}, ALICE, Origin(MCP, "a_b", "s", "f" * 16))
+    unknown.spec.action = "deny"
+    assert match(unknown, "mcp__s__a_b", {}, ALICE, Origin(MCP, "a_b", "s", "f" * 16))
+    legacy = rule(tool="mcp__s__wipe")
+    legacy.tool_origin = from_name("mcp__s__wipe")
+    assert match(legacy, "mcp__s__wipe", {}, ALICE, Origin(MCP, "wipe", "s", "f" * 16))
+    assert not match(legacy, "mcp__t__wipe", {}, ALICE, Origin(MCP, "wipe", "t", "f" * 16))
