@@ -235,17 +235,32 @@ def address_problem(server: McpServerConfig) -> str | None:
     ``ftp://…`` failed each start as "POST ftp://x: ftp://x", ``http://[::1`` with a
     traceback on the terminal, and a header value with a line break could not be sent."""
     if server.url:
-        text = ENV_REFERENCE.sub("x", server.url)
-        try:
-            parts = urlsplit(text)
-            host, _ = parts.hostname, parts.port  # port: a ValueError when out of range
-        except ValueError as exc:
-            return f"url: not a URL ({exc})"
-        if parts.scheme not in ("http", "https"):
-            return "url: expected an http:// or https:// URL (Streamable HTTP)"
-        if not host:
-            return "url: expected an http:// or https:// URL with a host"
+        wrong = url_problem(ENV_REFERENCE.sub("x", server.url))
+        if wrong:
+            return f"url: {wrong}"
     for key, value in server.headers.items():
         if any(c in str(key) + str(value) for c in "\r\n\0"):
             return f"headers.{key}: a header name or value holds a line break or NUL"
+    return None
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as an MCP server's Streamable HTTP address, or None; in
+    words of our own, never quoting the url (it may hold a credential, or come from a
+    variable whose value must not be shown). A value with white space or a line break was
+    taken and then failed at connect as an unknown host, or lost its line break unseen."""
+    if any(c.isspace() or ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in url):
+        return "not a URL (it holds white space or a control character)"
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # urlsplit's own fixed words ("Invalid IPv6 URL")
+        return f"not a URL ({exc})"
+    try:
+        _ = parts.port  # a ValueError when out of range or not a number
+    except ValueError:  # its words quote the port text
+        return "not a URL (the port is not a number from 0 to 65535)"
+    if parts.scheme not in ("http", "https"):
+        return "expected an http:// or https:// URL (Streamable HTTP)"
+    if not parts.hostname:
+        return "expected an http:// or https:// URL with a host"
     return None

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bothost.config import ENV_PATTERN, McpServerConfig
+from bothost.configcheck import url_problem
 
 BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "BOTHOST_HOME", "USER", "LOGNAME", "TMPDIR")
 # Without the proxy and CA names, every npx/uvx server behind a corporate proxy or a private
@@ -47,6 +48,10 @@ BROKEN_REF = re.compile(r"\$\{env[^\s}]{0,40}\}?")
 
 class UnsetVariableError(ValueError):
     """A ``${env:NAME}`` reference to a variable that is not set, or one written wrong."""
+
+
+class ServerAddressError(ValueError):
+    """A server's url, its ``${env:NAME}`` put in, is not one a request can go to."""
 
 
 def reference_problem(value: str, where: str) -> str | None:
@@ -105,3 +110,19 @@ def server_headers(
     return {
         key: resolve(str(value), f"headers.{key}", environ) for key, value in config.headers.items()
     }
+
+
+def server_url(config: McpServerConfig, environ: Mapping[str, str] | None = None) -> str:
+    """The url an HTTP server is reached at, each ``${env:NAME}`` in it put in (a server
+    added at run time stores the reference; config's arrive resolved) and the result
+    checked as :func:`bothost.configcheck.url_problem` checks a url: the check when it was
+    added saw the reference, not the value. :class:`ServerAddressError` names the variables,
+    never their values; :class:`UnsetVariableError` for an unset one."""
+    environ = os.environ if environ is None else environ
+    url = resolve(config.url or "", "url", environ)
+    wrong = url_problem(url)
+    if wrong:
+        names = ", ".join(f"${{env:{name}}}" for name in ENV_REF.findall(config.url or ""))
+        where = f" with {names} put in; check that variable" if names else ""
+        raise ServerAddressError(f"url: {wrong}{where}")
+    return url

@@ -24,7 +24,13 @@ from bothost.executables import resolve_command
 from bothost.mcp import jsonrpc
 from bothost.mcp.content import CallResult
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT
-from bothost.mcp.environment import UnsetVariableError, server_env, server_headers
+from bothost.mcp.environment import (
+    ServerAddressError,
+    UnsetVariableError,
+    server_env,
+    server_headers,
+    server_url,
+)
 from bothost.mcp.handover import BARRIER_TIMEOUT, StateKeeper
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.tokens import TokenStore, wait_for_change
@@ -44,7 +50,7 @@ BACKOFF_MAX = 60.0  # …up to 60 s
 STABLE_AFTER = 60.0  # a run this long resets the backoff: the next death is a fresh problem
 START_WAIT = 30.0  # how long a call waits for a server that is still starting
 # Start failures that are the server's or the config's fault: recorded, not traced.
-EXPECTED = (McpError, TransportError, UnsetVariableError, OSError)
+EXPECTED = (McpError, TransportError, UnsetVariableError, ServerAddressError, OSError)
 NOTICE_CHARS = 300  # a server's error in a chat's one-line notice; `mcp logs` has all of it
 RESTART_SLACK = 0.5  # seconds past a restart's due time that a turn still waits for it
 backoff_sleep = asyncio.sleep  # tests replace it to watch the schedule without waiting
@@ -224,6 +230,16 @@ class ServerRunner:
             logger.warning("MCP server %s: %s", self.name, error)
             self._set("failed", error)  # retrying cannot help: the stored url stays wrong
             return
+        if self.config.url:
+            try:
+                server_url(self.config)
+            except ServerAddressError as exc:  # a variable's value: fixed by a restart only
+                self.log.warning("%s", exc)
+                logger.warning("MCP server %s: %s", self.name, exc)
+                self._set("failed", str(exc))  # the process's environment does not change
+                return
+            except UnsetVariableError:
+                pass  # said by each attempt below, as for headers and env
         delay = BACKOFF_START
         while True:
             self._set("starting")
@@ -296,17 +312,17 @@ class ServerRunner:
         if self._closed is not None and not self._closed.done():
             self._closed.set_result("needs a login")
 
-    def _oauth(self) -> OAuth | None:
+    def _oauth(self, url: str) -> OAuth | None:
         from bothost.mcp.oauth.auth import OAuth  # aiohttp: only for HTTP servers
 
         config = self.config
-        if self.tokens is None or not config.url:
+        if self.tokens is None or not url:
             return None
         if any(key.lower() == "authorization" for key in config.headers):
             return None  # a static credential from config: the user's choice, used as is
         return OAuth(
             self.name,
-            config.url,
+            url,
             self.tokens,
             config=config.auth,
             log=self.log,
@@ -323,8 +339,9 @@ class ServerRunner:
         if config.url:
             from bothost.mcp.http import HttpTransport  # aiohttp: only for HTTP servers
 
+            url = server_url(config)
             transport: Any = HttpTransport(
-                config.url, server_headers(config), log=self.log, auth=self._oauth()
+                url, server_headers(config), log=self.log, auth=self._oauth(url)
             )
         else:
             command = config.command or ""

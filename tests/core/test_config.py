@@ -75,6 +75,11 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
         ("mcp: {servers: {r: {url: 'ftp://x/mcp'}}}", "mcp.servers.r.url", "http:// or https://"),
         ("mcp: {servers: {r: {url: 'http://[::1/mcp'}}}", "mcp.servers.r.url", "not a URL"),
         ("mcp: {servers: {r: {url: 'https:///mcp'}}}", "mcp.servers.r.url", "with a host"),
+        # a value with a space connected to host "a b" and failed as unreachable; a line
+        # break was dropped unseen
+        ("mcp: {servers: {r: {url: 'http://a b/mcp'}}}", "mcp.servers.r.url", "white space"),
+        ('mcp: {servers: {r: {url: "http://h/\\nmcp"}}}', "mcp.servers.r.url", "white space"),
+        ("mcp: {servers: {r: {url: 'http://h:99999/'}}}", "mcp.servers.r.url", "the port is"),
         (
             "mcp: {servers: {r: {url: 'https://h/mcp', headers: {X-A: \"a\\r\\nX-B: b\"}}}}",
             "mcp.servers.r.headers.X-A",

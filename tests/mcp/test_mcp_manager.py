@@ -337,3 +337,52 @@ async def test_a_url_stored_before_urls_were_checked_fails_with_one_line(
     said = [r for r in caplog.records if "old" in r.getMessage()]
     assert said and not any(r.exc_info for r in caplog.records)
     assert state(manager, "old").restarts == 0 and manager.runners["old"]._task.done()
+
+
+@pytest.mark.parametrize(
+    "value", ["[::1", "h:99999", "h:9x9", "a b", "h\nx", "h\x1b]52;c;x\x07"], ids=repr
+)
+async def test_a_url_variable_with_a_malformed_value_fails_with_one_line(
+    make_manager, store, monkeypatch, caplog, value
+):
+    """A stored url's ${env:NAME} was never put in: the literal "${env:MCP_HOST}" reached
+    yarl ("port can't be converted to integer", a traceback each start); and the value put
+    in was not checked as a url. The server fails with one line naming the variable, never
+    its value, and no traceback."""
+    monkeypatch.setenv("MCP_HOST", value)
+    config = McpServerConfig(url="http://${env:MCP_HOST}/mcp")
+    await store.run(lambda db: stored.save(db, "far", config, "cli"))
+    manager = await make_manager({})
+    await wait_for(lambda: state(manager, "far").state == "failed")
+    error = state(manager, "far").error
+    assert error.startswith("url: not a URL (") and "${env:MCP_HOST}" in error, error
+    assert value not in error and value.split(":")[-1] not in error, error
+    assert not any(r.exc_info for r in caplog.records)
+    assert not any(value in r.getMessage() for r in caplog.records)
+
+
+async def test_a_url_variable_is_put_in_when_the_server_starts(make_manager, store, monkeypatch):
+    """A run-time server's url may hold ${env:NAME} (docs/mcp.md): it is resolved at start."""
+    from aiohttp import web
+
+    from tests.helpers import serve_app
+
+    seen = []
+
+    async def mcp(request):
+        seen.append(request.path)
+        return web.Response(status=503)
+
+    app = web.Application()
+    app.router.add_post("/mcp", mcp)
+    runner, base = await serve_app(app)
+    try:
+        monkeypatch.setenv("MCP_HOST", base.removeprefix("http://"))
+        config = McpServerConfig(url="http://${env:MCP_HOST}/mcp")
+        await store.run(lambda db: stored.save(db, "far", config, "cli"))
+        manager = await make_manager({})
+        await wait_for(lambda: seen)
+        await manager.stop()
+    finally:
+        await runner.cleanup()
+    assert seen[0] == "/mcp"
