@@ -1,8 +1,9 @@
 """Installing an MCP server package into a folder of its own, then registering it.
 
 ``bothost mcp install`` puts each server under ``$BOTHOST_HOME/mcp/<name>/``. A PyPI package
-gets a virtual environment there (``venv/``, made with ``python -m venv`` and filled by that
-environment's own pip), so its dependencies can never break the host's; an npm package
+gets a virtual environment there (``venv/``, made with ``python -m venv`` and filled by the
+host's pip through ``--python``, or by the venv's own pip where the host's is too old or
+missing), so its dependencies can never break the host's; an npm package
 (``npm:name`` or ``@scope/name``) is installed with ``npm install --prefix``. The command
 is the distribution's console script (read with the venv's own Python, since the host cannot
 import from that environment) or the npm package's ``bin``. The server is then added to the
@@ -14,6 +15,7 @@ and the folder again: an install either completes or leaves nothing behind.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 import os
 import re
@@ -34,6 +36,9 @@ from bothost.mcp.runner import ServerStatus
 INSTALL_TIMEOUT = 900.0  # a big package on a slow mirror; pip and npm time out stalls themselves
 PROBE_TIMEOUT = 60.0  # reading a distribution's metadata with the venv's Python
 OUTPUT_KEPT = 15  # lines of pip/npm output quoted when an install fails
+# pip's --python (install into another interpreter, running this pip's own code there) came
+# in pip 22.3; with it the server's venv is made without a pip of its own
+PIP_TARGETS_OTHERS = (22, 3)
 LINE_LIMIT = 1 << 20  # npm prints long lines; asyncio's default 64 KiB would raise
 MAX_NAME = 40  # the manager's limit on server names
 NAME_PREFIXES = ("mcp-server-", "server-")
@@ -194,17 +199,27 @@ async def install_pypi(
     package: Package, folder: Path, progress: Progress, names: list[str], chosen: str | None
 ) -> Installed:
     venv = folder / "venv"
+    python = venv / "bin" / "python"
+    # Bootstrapping a pip into the new venv (ensurepip) took 7.3 s of CPU, more than a small
+    # server's whole pip install; the host's own pip fills the venv as well when it can.
+    ours = host_pip_targets_others()
     progress(f"creating a virtual environment in {venv}")
-    code, tail = await run_streamed([sys.executable, "-m", "venv", str(venv)], progress, "venv")
+    code, tail = await run_streamed(
+        [sys.executable, "-m", "venv", *(["--without-pip"] if ours else []), str(venv)],
+        progress,
+        "venv",
+    )
     if code != 0:
         raise InstallError("could not create a virtual environment:\n" + "\n".join(tail))
-    python = venv / "bin" / "python"
+    pip = (
+        [sys.executable, "-m", "pip", "--python", str(python)]
+        if ours
+        else [str(python), "-m", "pip"]
+    )
     progress(f"installing {package.spec} from PyPI")
     code, tail = await run_streamed(
         [
-            str(python),
-            "-m",
-            "pip",
+            *pip,
             "install",
             "--disable-pip-version-check",
             "--no-input",
@@ -228,6 +243,16 @@ async def install_pypi(
     return Installed(
         package, folder, venv / "bin" / script, meta["version"], meta["summary"], meta["scripts"]
     )
+
+
+def host_pip_targets_others() -> bool:
+    """Whether the Python running bothost has a pip that installs into another interpreter."""
+    try:
+        version = importlib.metadata.version("pip")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return found is not None and (int(found[1]), int(found[2])) >= PIP_TARGETS_OTHERS
 
 
 async def read_metadata(python: Path, name: str) -> dict[str, Any]:

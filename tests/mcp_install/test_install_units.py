@@ -159,3 +159,56 @@ async def test_leftover_folder_of_an_unregistered_server_is_replaced(manager, ho
     result = await install_server(manager, "echo-mcp", progress=lines.append)
     assert result.name == "echo" and not stale.exists()
     assert any(line.startswith("replacing the unregistered folder") for line in lines)
+
+
+HOST_PIP = [sys.executable, "-m", "pip", "--python", "VENV_PYTHON", "install"]
+VENV_PIP = ["VENV_PYTHON", "-m", "pip", "install"]
+
+
+@pytest.mark.parametrize(
+    "pip_version, venv_options, pip_argv",
+    [
+        # the host's pip fills a venv made without one (ensurepip took 7.3 s of CPU)
+        ("26.3", ["--without-pip"], HOST_PIP),
+        ("22.3", ["--without-pip"], HOST_PIP),
+        # a pip without --python, or none at all: the venv's own, bootstrapped
+        ("22.2.2", [], VENV_PIP),
+        (None, [], VENV_PIP),
+    ],
+)
+async def test_a_pypi_install_uses_the_hosts_pip_when_it_can_fill_the_venv(
+    tmp_path, monkeypatch, pip_version, venv_options, pip_argv
+):
+    import importlib.metadata
+
+    from bothost.mcp import install
+
+    def version(name):
+        assert name == "pip"
+        if pip_version is None:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return pip_version
+
+    ran: list[list[str]] = []
+
+    async def run_streamed(argv, progress, prefix, env=None):
+        ran.append(argv)
+        return 0, []
+
+    async def read_metadata(python, name):
+        return {"version": "1.0", "summary": "", "scripts": ["mcp-server-time"]}
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.setattr(install, "run_streamed", run_streamed)
+    monkeypatch.setattr(install, "read_metadata", read_metadata)
+    folder = tmp_path / "time"
+    venv = folder / "venv"
+    done = await install.install_pypi(
+        parse_package("mcp-server-time"), folder, lambda line: None, ["time"], None
+    )
+    assert done.command == venv / "bin" / "mcp-server-time"
+    made, filled = ran
+    assert made == [sys.executable, "-m", "venv", *venv_options, str(venv)]
+    expected = [str(venv / "bin" / "python") if a == "VENV_PYTHON" else a for a in pip_argv]
+    assert filled[: len(expected)] == expected
+    assert filled[-1] == "mcp-server-time"
