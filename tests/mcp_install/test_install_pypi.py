@@ -1,38 +1,90 @@
-"""`bothost mcp install` from PyPI, for real: a venv of its own, then a call through the CLI."""
+"""`bothost mcp install` from PyPI, for real: a venv of its own, then a call through the CLI.
+
+The install is done once for the module (a venv and a pip run are most of the time here)
+and each phase after it is a test of its own: what the install printed and stored, a call
+to the installed server, a second install refused. Run alone, each still does the install
+first; no test changes what the next one sees (the refused install touches nothing).
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-from tests.mcp_install.support import INSTALL_TIMEOUT, NETWORK_TEST_TIMEOUT, needs_registry, rows
+from tests.helpers import run_bothost
+from tests.mcp_install.support import (
+    CLI_TIMEOUT,
+    INSTALL_TIMEOUT,
+    NETWORK_TEST_TIMEOUT,
+    needs_registry,
+    rows,
+)
 
 pytestmark = [pytest.mark.network, pytest.mark.timeout(NETWORK_TEST_TIMEOUT)]
 
 
-def test_install_mcp_server_time_then_call_it(bothost, home):
+@dataclass
+class TimeInstalled:
+    home: Path
+    result: subprocess.CompletedProcess[str]  # `bothost mcp install mcp-server-time`
+
+    @property
+    def script(self) -> Path:
+        return self.home / "mcp" / "time" / "venv" / "bin" / "mcp-server-time"
+
+    def bothost(self, *args: str, timeout: float = CLI_TIMEOUT) -> subprocess.CompletedProcess:
+        # as the `home` fixture sets it up: this home, and no developer's own config file
+        env = {k: v for k, v in os.environ.items() if k != "BOTHOST_CONFIG"}
+        env["BOTHOST_HOME"] = str(self.home)
+        return run_bothost(*args, home=self.home, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def time_installed(tmp_path_factory) -> TimeInstalled:
     needs_registry("pypi")
-    installed = bothost("mcp", "install", "mcp-server-time", timeout=INSTALL_TIMEOUT)
+    home = tmp_path_factory.mktemp("pypi") / "home"
+    home.mkdir(mode=0o700)
+    installed = TimeInstalled(home, subprocess.CompletedProcess([], -1, "", ""))
+    installed.result = installed.bothost(
+        "mcp", "install", "mcp-server-time", timeout=INSTALL_TIMEOUT
+    )
+    return installed
+
+
+def test_install_mcp_server_time_streams_pip_and_records_the_server(time_installed):
+    installed = time_installed.result
     assert installed.returncode == 0, installed.stderr
     assert "pip | " in installed.stderr  # progress streamed while it installs
     assert "time/get_current_time" in installed.stdout
-    script = home / "mcp" / "time" / "venv" / "bin" / "mcp-server-time"
+    script = time_installed.script
     assert script.exists()
 
-    row = rows(home)["time"]
+    row = rows(time_installed.home)["time"]
     assert row["origin"] == "install" and row["command"] == str(script)
     record = json.loads(row["install"])
     assert record["kind"] == "pypi" and record["package"] == "mcp-server-time"
 
-    called = bothost("mcp", "call", "time", "get_current_time", '{"timezone": "UTC"}')
+
+def test_the_installed_server_answers_a_call(time_installed):
+    assert time_installed.result.returncode == 0, time_installed.result.stderr
+    called = time_installed.bothost(
+        "mcp", "call", "time", "get_current_time", '{"timezone": "UTC"}'
+    )
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["timezone"] == "UTC"
 
-    again = bothost("mcp", "install", "mcp-server-time")
+
+def test_installing_it_again_is_refused_and_touches_nothing(time_installed):
+    assert time_installed.result.returncode == 0, time_installed.result.stderr
+    again = time_installed.bothost("mcp", "install", "mcp-server-time")
     assert again.returncode == 1
     assert "named 'time' exists (added by install)" in again.stderr
-    assert script.exists()  # the refused install touched nothing
+    assert time_installed.script.exists()  # the refused install touched nothing
 
 
 def test_unknown_pypi_package_leaves_nothing_behind(bothost, home):
