@@ -1,7 +1,9 @@
 """Running one command on a connected host: deadline, output caps, and sudo.
 
-`run` opens an exec channel and reads stdout and stderr until the command exits or the
-deadline passes (then the channel is closed, which makes sshd hang up on the command).
+`run` opens an exec channel and reads stdout and stderr until the command exits, the
+deadline passes or the caller's `stop` event is set (a cancelled tool call). A command cut
+off either way is signalled before its channel closes: without a terminal, closing the
+channel alone leaves a quiet command (`sleep`) running on the host.
 Output beyond a cap is drained and counted but not kept, so a chatty command cannot eat
 the server's memory or the model's context. `sudo_command` wraps a command for a sudo
 method: `nopasswd` uses `sudo -n`, which fails at once instead of waiting for a password
@@ -14,6 +16,7 @@ from __future__ import annotations
 import re
 import select
 import shlex
+import threading
 import time
 from dataclasses import dataclass
 
@@ -24,6 +27,8 @@ MAX_OUTPUT_BYTES = 256 * 1024  # per stream; more is almost never read and flood
 CHUNK = 32 * 1024
 OPEN_TIMEOUT = 10.0
 POLL_SECONDS = 0.5  # upper bound on one wait; data and exit wake the wait earlier
+# How long a cut-off command has to end on TERM before it gets KILL.
+STOP_GRACE_SECONDS = 2.0
 SUDO_MISSING_STATUSES = (126, 127)  # the shell's "cannot run" and "not found"
 # dash says "Permission denied" when a PATH entry is unreadable and nothing else matched.
 _SUDO_MISSING = re.compile(r"\bsudo\b.*(not found|No such file|Permission denied)")
@@ -80,6 +85,7 @@ def run(
     stdin: bytes | None = None,
     max_bytes: int = MAX_OUTPUT_BYTES,
     stop_when_full: bool = False,
+    stop: threading.Event | None = None,
 ) -> CommandResult:
     """Run `command` through the remote user's shell; see the module docstring."""
     transport = client.get_transport()
@@ -92,7 +98,7 @@ def run(
     except (paramiko.SSHException, OSError) as exc:
         raise SshError(f"the host refused a new session: {exc}") from None
     out, err = _Capped(max_bytes), _Capped(max_bytes)
-    timed_out = False
+    timed_out = cut_off = False
     try:
         channel.exec_command(command)
         if stdin:
@@ -109,16 +115,23 @@ def run(
                 break
             elif stop_when_full and (out.full or err.full):
                 break
+            elif stop is not None and stop.is_set():
+                cut_off = True
+                break
             else:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    timed_out = True
+                    timed_out = cut_off = True
                     break
                 if channel.eof_received:  # output is over; only the exit status is left
                     channel.status_event.wait(min(remaining, POLL_SECONDS))
                 else:
                     select.select([channel], [], [], min(remaining, POLL_SECONDS))
-        status = channel.recv_exit_status() if channel.exit_status_ready() else None
+        if cut_off:
+            stop_command(channel)
+        status = (
+            None if cut_off else channel.recv_exit_status() if channel.exit_status_ready() else None
+        )
     finally:
         channel.close()
     return CommandResult(
@@ -129,6 +142,30 @@ def run(
         timed_out=timed_out,
         seconds=time.monotonic() - started,
     )
+
+
+def stop_command(channel: paramiko.Channel) -> None:
+    """Signal a running command: TERM, then KILL if it has not ended within a grace.
+
+    This is RFC 4254's "signal" channel request, which OpenSSH (7.9 and later) delivers to
+    the command's whole process group. OpenSSH refuses it for a root login, whose session
+    runs without privilege separation: there only the closed channel remains, and a
+    command that neither reads nor writes runs on.
+    """
+    for name in ("TERM", "KILL"):
+        if channel.closed or channel.exit_status_ready():
+            return
+        message = paramiko.Message()
+        message.add_byte(paramiko.common.cMSG_CHANNEL_REQUEST)
+        message.add_int(channel.remote_chanid)
+        message.add_string("signal")
+        message.add_boolean(False)
+        message.add_string(name)
+        try:
+            channel.transport._send_user_message(message)
+        except (paramiko.SSHException, OSError, EOFError):
+            return  # the connection is gone, and with it the session
+        channel.status_event.wait(STOP_GRACE_SECONDS)
 
 
 def shell_command(command: str, cwd: str | None = None) -> str:

@@ -14,6 +14,7 @@ import asyncio
 import functools
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -197,9 +198,14 @@ class SshService:
                     ctx, alias, SUDO
                 )
                 stdin = (password + "\n").encode()
-        result = await self.thread(
-            commands.run, client, line, timeout, stdin, timeout=timeout + THREAD_GRACE
-        )
+        stop = threading.Event()
+        run = functools.partial(commands.run, stop=stop)
+        try:
+            result = await self.thread(
+                run, client, line, timeout, stdin, timeout=timeout + THREAD_GRACE
+            )
+        finally:
+            stop.set()  # a cancelled call (Ctrl-C) or a hung thread: end the command on the host
         if sudo or sudo_user:
             problem = commands.sudo_failure(result, method, name)
             if problem:

@@ -6,16 +6,20 @@ the parts whose edge cases are easier to pin down here than through a tool call.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import subprocess
+import threading
 import time
 
 import pytest
 from bothost.mcp_servers.ssh import commands, edits, files, transfer
-from bothost.mcp_servers.ssh.aliases import Alias
+from bothost.mcp_servers.ssh.aliases import Alias, AliasStore
 from bothost.mcp_servers.ssh.connections import ConnectionPool
 from bothost.mcp_servers.ssh.errors import HostKeyError, SshError
+from bothost.mcp_servers.ssh.passwords import LOGIN, PasswordCache
+from bothost.mcp_servers.ssh.service import SshService
 from peers import program
 from sshd import sshd_fixture  # noqa: F401  (the `sshd` fixture)
 
@@ -95,6 +99,80 @@ def test_command_deadline_cap_and_exit_status(client):
     assert slow.timed_out and slow.exit_status is None and time.monotonic() - started < 5
     loud = commands.run(client, "head -c 300000 /dev/zero | tr '\\0' x; exit 4", 10, max_bytes=1000)
     assert loud.truncated and len(loud.stdout) == 1000 and loud.exit_status == 4
+
+
+def _commands_of(user: str, line: str) -> list[int]:
+    """Pids of `user`'s processes whose command line is exactly `line`."""
+    found = subprocess.run(["pgrep", "-u", user, "-x", "-f", line], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def _until(condition, limit: float = 5.0) -> bool:
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.fixture
+def user_client(sshd, pool):
+    """A connection as the non-root test user: OpenSSH serves root's sessions without
+    privilege separation, and refuses to signal them (see commands.stop_command)."""
+    if sshd.password_user is None:
+        pytest.skip("needs root to create the password test user")
+    alias = _alias(sshd, user=sshd.password_user, auth="password", key_file=None)
+    client = pool.client(alias, sshd.password)
+    yield sshd.password_user, client
+    left = [_commands_of(sshd.password_user, f"sleep {n}") for n in (4711, 4712, 4713)]
+    for pid in sum(left, []):
+        os.kill(pid, 9)  # what a failing test left behind
+
+
+def test_a_command_cut_off_by_its_timeout_is_stopped_on_the_host(user_client):
+    # Found from outside: `exec` of `sleep 4711` with timeout 1 returned timed_out, and the
+    # sleep ran on for the hour: closing the channel does not end a command without a tty.
+    user, client = user_client
+    result = commands.run(client, "sleep 4711", timeout=1)
+    assert result.timed_out and result.exit_status is None
+    assert _until(lambda: not _commands_of(user, "sleep 4711")), "the command still runs"
+
+
+def test_a_stopped_command_ends_at_once_and_on_the_host(user_client):
+    # Ctrl-C in chat cancels the tool call: the worker thread must not read on to the
+    # command's own deadline, and the command must end.
+    user, client = user_client
+    stop = threading.Event()
+    results: list[commands.CommandResult] = []
+    worker = threading.Thread(
+        target=lambda: results.append(commands.run(client, "sleep 4712", 600, stop=stop))
+    )
+    worker.start()
+    assert _until(lambda: bool(_commands_of(user, "sleep 4712")))
+    stop.set()
+    worker.join(5)
+    assert not worker.is_alive() and results[0].exit_status is None
+    assert _until(lambda: not _commands_of(user, "sleep 4712")), "the command still runs"
+
+
+async def test_a_cancelled_exec_call_ends_its_command_on_the_host(
+    sshd, pool, user_client, tmp_path
+):
+    # Before: cancelling SshService.execute left its worker reading for the whole timeout
+    # (here 600 s) and the command running.
+    user, _ = user_client
+    aliases = AliasStore(tmp_path / "aliases.json")
+    aliases.add(_alias(sshd, user=user, auth="password", key_file=None))
+    passwords = PasswordCache(60)
+    passwords.put(LOGIN, "t", sshd.password)
+    service = SshService(aliases, pool, passwords, tmp_path)
+    call = asyncio.create_task(service.execute("t", "sleep 4713", 600))
+    assert await asyncio.to_thread(_until, lambda: bool(_commands_of(user, "sleep 4713")))
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert await asyncio.to_thread(_until, lambda: not _commands_of(user, "sleep 4713"))
 
 
 def test_edit_refuses_missing_or_ambiguous_text_and_keeps_mode(sftp, tmp_path):
