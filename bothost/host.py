@@ -99,6 +99,7 @@ class Host:
             connections=lambda: self.http.guard if self._http is not None else None,
             usage=self.config.usage,
             permissions=lambda: self.config.permissions,
+            lookup=lambda name: self.registry.lookup(name),
         )
         self.mcp: Any = None
         self.events: Any = None

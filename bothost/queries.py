@@ -22,11 +22,13 @@ from bothost.events import feedback
 from bothost.models import Address
 from bothost.rules import store as rule_store
 from bothost.rules.match import spec_from_data
+from bothost.rules.origin import pinnable
 from bothost.usage import report, summary
 from bothost.usage.report import UsageRow
 from bothost.usage.summary import Summary
 
 if TYPE_CHECKING:
+    from bothost.agent.tools import Tool
     from bothost.listener import ConnectionGuard
     from bothost.mcp.manager import McpManager
     from bothost.store import Conn, Store
@@ -157,6 +159,7 @@ class Queries:
         connections: Callable[[], ConnectionGuard | None] = lambda: None,
         usage: UsageConfig | None = None,
         permissions: Callable[[], list[PermissionRule]] = list,
+        lookup: Callable[[str], Tool | None] = lambda name: None,
     ) -> None:
         # the manager and the listener come and go with the host's start and stop: ask late
         self.store = store
@@ -165,6 +168,7 @@ class Queries:
         self._connections = connections
         self._usage = usage or UsageConfig()  # prices turn tokens into cost; budgets
         self._permissions = permissions
+        self._lookup = lookup  # a tool the host lists now, by the name the model sees
 
     # --- sessions and transcripts ---------------------------------------------------------
 
@@ -368,10 +372,16 @@ class Queries:
     ) -> int:
         """Store a rule given as plain data (the keys of a ``permissions`` entry); its id.
 
-        Raises ValueError naming the key that is wrong.
+        A ``tool`` that names one MCP tool the host lists now is kept with that tool's
+        origin (see docs/configuration.md, permission rules), so no renaming moves the
+        rule to another tool. Raises ValueError naming the key that is wrong.
         """
         spec = spec_from_data(data)  # RuleError is a ValueError
-        return await self.store.run(lambda db: rule_store.add(db, spec, created_by, first=first))
+        found = self._lookup(spec.tool) if pinnable(spec.tool) else None
+        origin = found.where_from() if found is not None else None
+        return await self.store.run(
+            lambda db: rule_store.add(db, spec, created_by, first=first, tool_origin=origin)
+        )
 
     async def remove_permission_rule(self, rule_id: int) -> bool:
         """Remove a stored rule or remembered answer; False when there is no such row."""

@@ -20,8 +20,9 @@ from bothost import jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.models import Address, AddressError, Session
 from bothost.rules import store as rule_store
-from bothost.rules.explain import explain, find_tool
+from bothost.rules.explain import explain, find_tool, pin
 from bothost.rules.match import ACTIONS, RuleError, describe, spec_from_data
+from bothost.rules.origin import pinnable
 
 pass_runtime = click.make_pass_decorator(Runtime)
 USAGE_EXIT = 2
@@ -84,7 +85,10 @@ def add_command(
     note: str,
     first: bool,
 ) -> None:
-    """Add a rule: bothost rules add mcp__ssh__exec deny --arg 'command=re:rm .*'."""
+    """Add a rule: bothost rules add mcp__ssh__exec deny --arg 'command=re:rm .*'.
+
+    A TOOL that names one MCP tool is kept with that tool's origin (its server is started
+    to ask), so a later renaming never moves the rule to another tool."""
     data: dict[str, Any] = {"tool": tool, "action": action, "exact": exact, "note": note}
     data["args"] = {}
     for pair in args:
@@ -100,8 +104,18 @@ def add_command(
     except RuleError as exc:
         raise click.UsageError(str(exc)) from None
     by = f"cli:{getpass.getuser()}"
-    rule_id = runtime.store.call(lambda db: rule_store.add(db, spec, by, first=first))
-    click.echo(f"Added rule #{rule_id}.")
+    origin, problem = None, ""
+    if pinnable(tool):  # one MCP tool: kept by its origin, so no renaming moves the rule
+        origin, problem = runtime.run(pin(runtime.host(), tool))
+    rule_id = runtime.store.call(
+        lambda db: rule_store.add(db, spec, by, first=first, tool_origin=origin)
+    )
+    if origin is not None:
+        click.echo(f"Added rule #{rule_id} ({origin.label()}).")
+    elif problem:
+        click.echo(f"Added rule #{rule_id} (by name only: {problem}).")
+    else:
+        click.echo(f"Added rule #{rule_id}.")
 
 
 @rules_group.command("remove")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from bothost.agent.approvals import ToolCall, evaluate
 from bothost.agent.tools import Tool
 from bothost.models import Session
+from bothost.rules.origin import Origin, pinnable
 
 if TYPE_CHECKING:
     from bothost.host import Host
@@ -104,6 +105,18 @@ async def explain(
             "private data and untrusted content, whatever the rules say"
         )
     return result
+
+
+async def pin(host: Host, name: str) -> tuple[Origin | None, str]:
+    """The origin a stored rule naming ``name`` keeps (:func:`bothost.rules.match.match_tool`):
+    that of the MCP tool so named now, starting its server to ask; None, with why, when the
+    name is a glob or a native tool's (it names tools by pattern) or no tool is so named."""
+    if not pinnable(name):
+        return None, ""
+    tool, problem = await find_tool(host, name)
+    if tool is None:
+        return None, problem or f"no MCP tool is called {name} now"
+    return tool.where_from(), ""
 
 
 async def find_tool(host: Host, name: str) -> tuple[Tool | None, str]:

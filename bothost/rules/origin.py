@@ -97,6 +97,11 @@ def server_source(command: str | None, args: list[str], url: str | None) -> str:
     return hashlib.sha256(what.encode("utf-8", "surrogatepass")).hexdigest()[:SOURCE_DIGITS]
 
 
+def pinnable(name: str) -> bool:
+    """Whether a rule's tool pattern names one MCP tool, so a stored rule keeps its origin."""
+    return name.startswith(PREFIX) and not GLOB.search(name)
+
+
 def covers(pinned: Origin, written: str, origin: Origin, name: str) -> bool:
     """Whether a rule pinned to ``pinned`` (``written``: its tool pattern, a literal name for
     a legacy origin) is about the tool of ``origin``, now called ``name``."""

@@ -195,3 +195,24 @@ async def test_an_old_remembered_answer_is_migrated_and_never_covers_another_too
         _, answers = host.store.call(rule_store.load)
         kinds = {a.spec.tool: (a.tool_origin.kind, a.tool_origin.tool) for a in answers}
         assert kinds == {"mcp__s__a_b": ("unknown", ""), "mcp__s__wipe": ("mcp", "wipe")}
+
+
+async def test_a_rule_added_at_run_time_stays_with_its_tool_when_servers_swap_names(
+    home, fake_llm, store_target
+):
+    before = {"s": server("one", "wipe"), "t": server("two", "wipe")}
+    async with running(home, fake_llm, store_target, before) as host:
+        rule = {"tool": "mcp__s__wipe", "action": "allow"}
+        await host.queries.add_permission_rule(rule, "web")  # as the dashboard adds it
+        platform = AskingPlatform(False)
+        reply = await turn(host, fake_llm, platform, activate("s"), call("mcp__s__wipe"))
+        assert reply == "one called wipe" and platform.questions == []
+        listed = (await host.queries.permission_rules())["rules"][0]
+        assert listed["tool"] == "mcp__s__wipe"
+        assert listed["tool_origin"]["label"] == "server s, tool 'wipe'"
+    after = {"s": server("two", "wipe"), "t": server("one", "wipe")}
+    async with running(home, fake_llm, store_target, after) as host:
+        platform = AskingPlatform(False)
+        reply = await turn(host, fake_llm, platform, activate("s"), call("mcp__s__wipe"))
+        assert "said no" in reply and "two called" not in reply
+        assert len(platform.questions) == 1

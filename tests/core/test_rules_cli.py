@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from bothost.agent.mcp_tools import tool_names
 from bothost.cli import cli
 from bothost.rules import store as rule_store
 from bothost.rules.match import spec_from_data
@@ -179,3 +180,35 @@ def test_rules_test_starts_an_mcp_server_for_its_tools_capabilities(home, monkey
     runner.invoke(cli, ["rules", "add", "mcp__*", "deny"], catch_exceptions=False)
     data = json.loads(runner.invoke(cli, [*args, "--json"], catch_exceptions=False).stdout)
     assert (data["action"], data["rule"]["ref"], data["remembered"]) == ("deny", "#2", None)
+
+
+SHIFTING = Path(__file__).parents[1] / "mcp" / "servers" / "shifting_server.py"
+
+
+def test_rules_add_keeps_an_mcp_tools_origin_and_list_shows_both_names(home):
+    servers = {
+        "s": {"command": sys.executable, "args": [str(SHIFTING), "one", "a.b"]},
+        "weather": {"enabled": False},
+    }
+    (home / "bothost.yaml").write_text(json.dumps({"mcp": {"servers": servers}}))
+    runner = CliRunner()
+
+    def run(*args):
+        result = runner.invoke(cli, list(args), catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    tested = json.loads(run("rules", "test", "mcp__s__a_b", "--json"))  # not a.b's name
+    assert tested["action"] == "allow" and "no tool 'mcp__s__a_b'" in tested["notes"][0]
+    name = tool_names("s", ["a.b", "change"])["a.b"]  # what the model sees: a_b and a hash
+    assert run("rules", "add", name, "allow").strip() == "Added rule #1 (server s, tool 'a.b')."
+    added = run("rules", "add", "mcp__s__nothing", "deny").strip()
+    assert added == "Added rule #2 (by name only: no MCP tool is called mcp__s__nothing now)."
+    assert run("rules", "add", "mcp__s__*", "ask").strip() == "Added rule #3."
+    listed = run("rules", "list").splitlines()
+    assert f"allow {name}  (server s, tool 'a.b')" in listed[0]
+    data = json.loads(run("rules", "list", "--json"))["rules"]
+    assert data[0]["tool_origin"]["tool"] == "a.b" and data[1]["tool_origin"] is None
+    tested = json.loads(run("rules", "test", name, "--json"))
+    assert tested["action"] == "allow" and tested["rule"]["ref"] == "#1"
+    assert tested["matched"][0] == f"tool {name!r} (server s, tool 'a.b') is {name!r}"
