@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 from bothost.plugins.web import body, dashboard, feedback, sse
-from bothost.plugins.web.platform import WebPlatform, valid_session
+from bothost.plugins.web.platform import SESSION_FORM, WebPlatform, valid_session
 from bothost.plugins.web.rules import RuleRoutes
 from bothost.plugins.web.security import (
     PAGE_HEADERS,
@@ -53,7 +53,7 @@ json_body = body.json_object  # 400 for what the host's decoding refuses, 413 ov
 def session_of(value: Any) -> str:
     session = "default" if value is None else value
     if not valid_session(session):
-        raise BadRequest("session must be 1-64 characters of A-Z a-z 0-9 _ . -")
+        raise BadRequest(f"session must be {SESSION_FORM}")
     return session
 
 

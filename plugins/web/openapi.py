@@ -14,7 +14,12 @@ from bothost.plugins.web.config import NAME_PATTERN
 
 from bothost.api import Outcome
 
-SESSION = {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$", "default": "default"}
+SESSION = {
+    "type": "string",
+    "pattern": "^(?!\\.+$)[A-Za-z0-9_.-]{1,64}$",
+    "default": "default",
+    "description": "1-64 characters of A-Z a-z 0-9 _ . -, not only dots",
+}
 ERROR = {"type": "object", "properties": {"error": {"type": "string"}}}
 SIGNATURE_HEADERS = [
     {

@@ -27,7 +27,10 @@ from bothost.platform import Question
 
 logger = logging.getLogger(__name__)
 
-SESSION_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# A session name: 1-64 of these characters, not only dots ("." and ".." name a path's here
+# and parent, and a page URL or a file named after a session would follow them).
+SESSION_PATTERN = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]{1,64}")
+SESSION_FORM = "1-64 characters of A-Z a-z 0-9 _ . -, not only dots"
 WHO = "web"  # who answered an approval: a web UI session is the (admin) operator
 PAGES = "web.pages"  # "how many pages of this session do you hold?"
 QUESTION = "web.question"  # a question was asked (its id)

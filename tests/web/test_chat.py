@@ -177,6 +177,35 @@ async def test_bad_chat_requests_are_400(web_host, client):
         assert response.status == 400
 
 
+BAD_SESSIONS = [".", "..", "...", "", "a\nb", "a\x00", "a\x1b", "s" * 65, "a/b", "a b", 7]
+
+
+async def test_every_entry_refuses_a_bad_session_name(web_host, client):
+    """`.` and `..` were taken as session names (a path's here and parent, and a web page
+    that is no conversation); empty, control characters and over 64 were refused already.
+    Every entry that takes a name says the allowed form."""
+    url = base_url(web_host)
+    for name in BAD_SESSIONS:
+        entries = [
+            ("/api/chat", {"session": name, "text": "hi"}),
+            ("/api/chat/stream", {"session": name, "text": "hi"}),
+            ("/api/answer", {"session": name, "id": "q1", "answer": 1}),
+        ]
+        if isinstance(name, str):  # a query string carries text only
+            entries += [("/api/events", None), ("/api/history", None)]
+        for path, body in entries:
+            if body is None:
+                request = client.get(url + path, params={"session": name})
+            else:
+                request = client.post(url + path, json=body)
+            async with request as response:
+                assert response.status == 400, (name, path)
+                error = (await response.json())["error"]
+                assert "session must be" in error and "not only dots" in error, error
+    async with client.post(url + "/api/chat", json={"session": "a.b-c_1", "text": "help"}) as ok:
+        assert ok.status == 200
+
+
 async def test_feedback_acknowledges_events_and_refuses_bad_input(web_host, client):
     from bothost.models import Event
 

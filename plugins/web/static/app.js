@@ -7,7 +7,7 @@
   const POLL_MS = 3000; // dashboard refresh; briefings also arrive live on the event stream
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
   const params = new URLSearchParams(location.search);
-  const SESSION_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+  const SESSION_RE = /^(?!\.+$)[A-Za-z0-9_.-]{1,64}$/;  // as the server's (platform.py)
   let session = params.get("session") || localStorage.getItem("bothost.session") || "";
   if (!SESSION_RE.test(session)) session = "s-" + Math.random().toString(36).slice(2, 10);
   localStorage.setItem("bothost.session", session);
