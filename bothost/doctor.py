@@ -35,6 +35,11 @@ logger = logging.getLogger(__name__)
 START_AFRESH = (
     "restore bothost.db from a backup (`bothost docs operations`), or move it away to start afresh"
 )
+# a server the store cannot reach or log in to: nothing to restore, something to check
+CHECK_SERVER = (
+    "check store.url (host, port, user, password, database name) and that the server "
+    "runs and accepts this host (`bothost docs operations`)"
+)
 PLUGIN_CHECK_TIMEOUT = 60.0  # seconds for one plugin's checks; an outside service may be slow
 
 
@@ -185,6 +190,8 @@ def check_store(runtime: Any) -> list[Finding]:
     try:
         store = runtime.store
     except StoreError as exc:
+        if runtime.config.store.url is not None and "cannot connect" in str(exc):
+            return [Finding("database", False, str(exc), CHECK_SERVER)]
         return [
             Finding(
                 "database",

@@ -127,6 +127,18 @@ def test_doctor_refuses_a_database_from_a_newer_bothost(home, tmp_path):
     )
 
 
+def test_doctor_on_an_unreachable_postgresql_says_what_to_check_not_to_move_a_file(home, tmp_path):
+    # Found from outside: a wrong password in store.url got "restore bothost.db from a
+    # backup, or move it away", advice for SQLite that a PostgreSQL user cannot follow.
+    url = f"postgresql://bothost:wrong@127.0.0.1:{free_port()}/bothost"
+    result = run_doctor(home, tmp_path, f"store: {{url: '{url}'}}\n")
+    assert result.returncode == 1
+    found = line(result.stdout, "database")
+    assert "cannot connect" in found and "wrong" not in result.stdout, result.stdout
+    fix = result.stdout.split(found, 1)[1].splitlines()[1]
+    assert "bothost.db" not in fix and "store.url" in fix, fix
+
+
 def test_doctor_reports_a_web_port_in_use(home, tmp_path):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
