@@ -24,7 +24,7 @@ from bothost.rules.match import (
     spec_data,
     spec_from_data,
 )
-from bothost.rules.origin import Origin, parse
+from bothost.rules.origin import Origin, from_name, parse
 from bothost.store.conn import Conn
 
 logger = logging.getLogger(__name__)
@@ -51,13 +51,18 @@ def from_row(row: dict[str, Any]) -> Rule | None:
         logger.warning("permission rule #%s is skipped: %s", row["id"], exc)
         return None
     origin = REMEMBERED if row["kind"] == ANSWER else STORED
+    tool_origin = parse(row["tool_origin"])
+    if tool_origin is None and origin == REMEMBERED:
+        # an answer is always about one tool; one stored without its origin (by a host
+        # older than core:11 sharing this store) is read as the migration reads old rows
+        tool_origin = from_name(spec.tool)
     return Rule(
         spec,
         origin,
         id=row["id"],
         created_by=row["created_by"],
         created_at=row["created_at"],
-        tool_origin=parse(row["tool_origin"]),
+        tool_origin=tool_origin,
     )
 
 

@@ -395,3 +395,15 @@ def test_a_pinned_allow_covers_its_tool_alone_and_a_deny_still_covers_its_name()
     legacy.tool_origin = from_name("mcp__s__wipe")
     assert match(legacy, "mcp__s__wipe", {}, ALICE, Origin(MCP, "wipe", "s", "f" * 16))
     assert not match(legacy, "mcp__t__wipe", {}, ALICE, Origin(MCP, "wipe", "t", "f" * 16))
+
+
+def test_a_remembered_answer_stored_without_its_origin_is_read_as_an_old_row(openai_host):
+    """A host older than core:11 on the same store writes answers with no origin."""
+    for tool in ("mcp__s__a_b", "mcp__s__wipe"):
+        spec = PermissionRule(tool=tool, action="allow")
+        openai_host.store.call(
+            lambda db, spec=spec: rule_store.add(db, spec, "old", kind="remembered")
+        )
+    _, answers = openai_host.store.call(rule_store.load)
+    assert [a.tool_origin for a in answers] == [from_name("mcp__s__a_b"), from_name("mcp__s__wipe")]
+    assert answers[0].tool_origin == Origin(UNKNOWN)

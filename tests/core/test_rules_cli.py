@@ -175,8 +175,9 @@ def test_rules_test_starts_an_mcp_server_for_its_tools_capabilities(home, monkey
     result = runner.invoke(cli, args, catch_exceptions=False)
     assert result.stdout.splitlines()[2] == (
         "  remembered answer #1 says yes instead of asking: "
-        "tool 'mcp__caps__send' matched 'mcp__caps__send'; args.to 'a@b.c' matched 'a@b.c'"
-    )
+        "tool 'mcp__caps__send' (tool 'send' of the server its name names) is "
+        "'mcp__caps__send'; args.to 'a@b.c' matched 'a@b.c'"
+    )  # stored without an origin, as a host older than core:11 does: read as an old row
     runner.invoke(cli, ["rules", "add", "mcp__*", "deny"], catch_exceptions=False)
     data = json.loads(runner.invoke(cli, [*args, "--json"], catch_exceptions=False).stdout)
     assert (data["action"], data["rule"]["ref"], data["remembered"]) == ("deny", "#2", None)

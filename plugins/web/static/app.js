@@ -345,7 +345,8 @@
       body.append(el("tr", { class: `rule-${r.origin}` },
         el("td", { text: r.position ? String(r.position) : "" }),
         el("td", { text: `${r.ref} ${r.origin}` }), el("td", { text: r.action }),
-        el("td", { text: r.tool }), el("td", { text: ruleWhen(r) }), el("td", {}, remove)));
+        el("td", { text: r.tool_origin ? `${r.tool} (${r.tool_origin.label})` : r.tool }),
+        el("td", { text: ruleWhen(r) }), el("td", {}, remove)));
     }
   }
 
