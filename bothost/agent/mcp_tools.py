@@ -198,6 +198,12 @@ class McpToolSource:
     async def settle(self, groups: set[str]) -> None:
         await self.manager.settle(groups)
 
+    def claims(self, name: str) -> set[str]:
+        """The servers whose tools could be called ``name`` (their ``mcp__<server>__``
+        prefix), known from the name alone: for a server not started, nothing else is."""
+        groups = self.groups()
+        return {g.name for g in groups if name.startswith(f"{PREFIX}{server_part(g.name)}__")}
+
     def groups(self) -> list[Group]:
         out = []
         for status in self.manager.status():

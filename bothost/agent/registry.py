@@ -91,6 +91,24 @@ class ToolRegistry:
             except Exception:
                 logger.exception("tool source %r failed to settle %s", source, sorted(groups))
 
+    def owners(self, name: str) -> set[str]:
+        """The groups a tool called ``name`` could belong to, found without starting any: a
+        source that can tell from the name alone says so (``claims``: an MCP server's tools
+        are ``mcp__<server>__…``); the others by the tools they list now."""
+        found: set[str] = set()
+        for source in self.sources:
+            try:
+                claims = getattr(source, "claims", None)
+                if claims is not None:
+                    found |= set(claims(name))
+                    continue
+                for group in source.groups():
+                    if any(t.name == name for t in source.tools(group.name)):
+                        found.add(group.name)
+            except Exception:
+                logger.exception("tool source %r failed to say who owns %s", source, name)
+        return found
+
     def group_tools(self, group: str) -> list[Tool]:
         for source in self.sources:
             try:

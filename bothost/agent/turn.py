@@ -155,9 +155,14 @@ class Turn:
         await self.add({"role": "assistant", "content": reply})
         return Reply(reply, Outcome.FAILED)
 
-    async def catalog(self) -> list[dict[str, Any]]:
+    async def catalog(self, tool: str | None = None) -> list[dict[str, Any]]:
+        """Every tool of the session, each group's with its name; with ``tool``, only the
+        groups that could hold that name are started and waited for (none for a native one)."""
         registry = self.host.registry
-        await registry.settle({g.name for g in registry.groups(self.session.is_admin)})
+        groups = {g.name for g in registry.groups(self.session.is_admin)}
+        if tool is not None:
+            groups = set() if tool in registry.native else registry.owners(tool) & groups
+        await registry.settle(groups)
         listed = [{"name": t.name, "description": t.description} for t in registry.native.values()]
         for group in registry.groups(self.session.is_admin):
             listed += [

@@ -61,7 +61,9 @@ class ChatRequest:
     # Every tool known, active or not, for a provider with `wants_catalog` (the offline
     # agent's `tools` and `call`). Pulled rather than filled in: listing it waits for MCP
     # servers still starting, which most commands (`help`) never need (issue 19).
-    load_catalog: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None
+    # ``load_catalog(tool=NAME)`` starts and waits for only the group that could hold NAME
+    # (`call`): the others are listed as they are, unstarted ones without their tools.
+    load_catalog: Callable[..., Awaitable[list[dict[str, Any]]]] | None = None
     on_text: Callable[[str], Awaitable[None]] | None = None
     max_tokens: int = 4096
 

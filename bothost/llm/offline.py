@@ -60,7 +60,7 @@ class OfflineProvider:
             return await say(request, NO_MODEL)
         if isinstance(wanted, str):
             return await say(request, wanted)
-        return activate_or_call(request, await catalog_of(request), *wanted)
+        return activate_or_call(request, await catalog_of(request, wanted[0]), *wanted)
 
     def help(self) -> str:
         extra = "".join(f"  {line}\n" for line, _ in self.commands.values())
@@ -107,8 +107,12 @@ class OfflineProvider:
         return await say(request, "\n".join(unwrap(m.get("content", "")) for m in results))
 
 
-async def catalog_of(request: ChatRequest) -> list[dict[str, Any]]:
-    return await request.load_catalog() if request.load_catalog is not None else []
+async def catalog_of(request: ChatRequest, tool: str | None = None) -> list[dict[str, Any]]:
+    """The turn's catalog: every group's tools for ``tools`` (each MCP server started to list
+    its own: nothing else knows them), only ``tool``'s group started for ``call``."""
+    if request.load_catalog is None:
+        return []
+    return await (request.load_catalog(tool=tool) if tool else request.load_catalog())
 
 
 def activate_or_call(

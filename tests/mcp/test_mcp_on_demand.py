@@ -59,3 +59,39 @@ async def test_a_commands_servers_start_when_a_turn_needs_their_tools(home):
         assert states(host) == {"one": "ready", "two": "ready"}
     finally:
         await host.stop()
+
+
+def marked(mark) -> dict:
+    """The paging server, started through a shell that first writes `mark`: whether the
+    process was started is read from the disk, not from the host's own account of it."""
+    return {
+        "command": "/bin/sh",
+        "args": [
+            "-c",
+            'touch "$0" && exec "$1" "$2"',
+            str(mark),
+            sys.executable,
+            str(PAGING_SERVER),
+        ],
+    }
+
+
+async def test_the_offline_call_starts_only_the_server_it_names(home, tmp_path):
+    """`call mcp__one__echo …` started every configured server (the offline agent's catalog
+    settled them all); it starts `one` alone, and a native tool's call starts none."""
+    marks = {name: tmp_path / f"{name}.started" for name in ("one", "two", "three")}
+    servers = {name: marked(mark) for name, mark in marks.items()}
+    host = make_host(home, {"mcp": {"servers": {"weather": {"enabled": False}, **servers}}})
+    await host.start(serve_http=False, platforms=False, tick=False, mcp_on_demand=True)
+    try:
+        reply = await host.handle_message(message('call events_list {"status": "pending"}'))
+        assert "No events" in reply.text or "events" in reply.text.lower(), reply.text
+        assert not any(mark.exists() for mark in marks.values())
+        reply = await host.handle_message(message('call mcp__one__echo {"text": "hi"}'))
+        assert "hi" in reply.text, reply.text
+        assert marks["one"].exists()
+        assert not marks["two"].exists() and not marks["three"].exists()
+        reply = await host.handle_message(message('call mcp__nowhere__echo {"text": "hi"}'))
+        assert not marks["two"].exists() and not marks["three"].exists()
+    finally:
+        await host.stop()
