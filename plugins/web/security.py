@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -37,6 +38,8 @@ CSRF_HEADER = "X-CSRF-Token"
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 WILDCARD_BINDS = {"0.0.0.0", "::", ""}
 COOKIE_MAX_AGE = 30 * 24 * 3600  # a month; the token itself does not expire
+CSRF_BYTES = 24  # 192 bits of randomness, 32 URL-safe characters
+CSRF_SHAPE = re.compile(r"[A-Za-z0-9_-]{32}")  # what secrets.token_urlsafe(CSRF_BYTES) gives
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -177,8 +180,11 @@ class Access:
 
 
 def csrf_token(request: web.Request) -> str:
-    """The browser's CSRF token: the one in its cookie, or a fresh one."""
-    return request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
+    """The browser's CSRF token: the one in its cookie when it has the shape we mint, else
+    a fresh one. Cookies are not kept apart by port: a page on another localhost port can
+    set this one, and the value is written into the page."""
+    kept = request.cookies.get(CSRF_COOKIE, "")
+    return kept if CSRF_SHAPE.fullmatch(kept) else secrets.token_urlsafe(CSRF_BYTES)
 
 
 def set_page_cookies(

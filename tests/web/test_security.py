@@ -50,6 +50,21 @@ async def test_a_foreign_origin_is_refused(web_host, client):
         assert response.status == 403
 
 
+async def test_a_tossed_csrf_cookie_is_not_written_into_the_page(web_host, client):
+    # Found from outside: cookies are not kept apart by port, so any page served from
+    # localhost (another port) can set bothost_csrf for this listener too; its value went
+    # into the page's HTML unescaped. Only a value of the shape we mint is taken back.
+    tossed = 'x"><b id="tossed">hi</b><meta name="x" content="'
+    async with client.get(
+        base_url(web_host) + "/", headers={"Cookie": f"bothost_csrf={tossed}"}
+    ) as response:
+        assert response.status == 200
+        html = await response.text()
+        fresh = response.cookies["bothost_csrf"].value
+    assert 'id="tossed"' not in html and tossed not in html
+    assert f'name="csrf-token" content="{fresh}"' in html and len(fresh) >= 32
+
+
 async def test_browser_requests_need_the_csrf_token(web_host, client):
     csrf = await page_cookies(client, web_host)
     origin = {"Origin": base_url(web_host)}
