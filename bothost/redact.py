@@ -52,6 +52,48 @@ PLAIN_VARIABLES = frozenset(
         "XDG_CACHE_HOME",
     }
 )
+# A server's ``env`` entries that cannot hold a credential, so they are neither masked nor
+# redacted ("production" would otherwise vanish from every log line and ``mcp list``):
+# - a plain number or boolean under any name but a secret one (``TIMEOUT_MS: 30000``): a
+#   numeric credential comes under a secret name (``*_PIN``, ``*_TOKEN``, ``PASSCODE``);
+# - a word-like value under one of these well-known setting names, whose values are modes,
+#   levels, zones and ports. Word-like: no letters and digits mixed in one run and no
+#   credential shape, so a token pasted under ``NODE_ENV`` is still a secret.
+# Any other value is masked: an unknown name may hold a credential (``APP_CONFIG: …``).
+SETTING_NAMES = frozenset(
+    {
+        "NODE_ENV",
+        "ENV",
+        "ENVIRONMENT",
+        "APP_ENV",
+        "RAILS_ENV",
+        "RACK_ENV",
+        "FLASK_ENV",
+        "PYTHON_ENV",
+        "LOG_LEVEL",
+        "LOGLEVEL",
+        "LOG_FORMAT",
+        "DEBUG",
+        "VERBOSE",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "TERM",
+        "TZ",
+        "LANG",
+        "LANGUAGE",
+        "LC_ALL",
+        "PORT",
+        "HOST",
+        "PYTHONUNBUFFERED",
+        "PYTHONIOENCODING",
+        "PYTHONDONTWRITEBYTECODE",
+        "NODE_NO_WARNINGS",
+        "MCP_TRANSPORT",
+    }
+)
+PLAIN_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?|true|false|yes|no|on|off", re.IGNORECASE)
+SETTING_WORD = re.compile(r"[A-Za-z0-9_.:/*,+ -]{1,64}")
+MIXED_RUN = re.compile(r"[A-Za-z]+[0-9]|[0-9]+[A-Za-z]")
 ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # A name (config key, flag, query parameter, KEY=value) is secret when one of its words is
@@ -75,6 +117,9 @@ SECRET_WORDS = frozenset(
         "signature",
         "sig",
         "bearer",
+        "pin",  # numeric credentials: a PIN, a one-time code
+        "otp",
+        "passcode",
     }
 )
 SECRET_SUFFIXES = (
@@ -171,6 +216,21 @@ def plain_value(value: str) -> bool:
     if value.startswith(("/", "~/")):
         return os.path.exists(os.path.dirname(os.path.expanduser(value)))
     return False
+
+
+def setting_entry(name: str, value: str) -> bool:
+    """Whether a server's env entry ``name=value`` is a setting that cannot be a credential
+    (see :data:`SETTING_NAMES`): shown and logged as it is, never masked."""
+    if secret_name(name):
+        return False
+    if PLAIN_NUMBER.fullmatch(value):
+        return True
+    return (
+        name.upper() in SETTING_NAMES
+        and SETTING_WORD.fullmatch(value) is not None
+        and not MIXED_RUN.search(value)
+        and redact(value) == value
+    )
 
 
 class _Known:
@@ -381,6 +441,8 @@ def command_line(command: str, args: Sequence[str]) -> str:
 def mask_config(data: Any, key: str = "") -> Any:
     """A copy of raw config data with every credential masked (``config show``)."""
     if isinstance(data, dict):
+        if key == "env":
+            return {k: v if setting_entry(str(k), str(v)) else MASK for k, v in data.items()}
         if key in MASKED_MAPPINGS:
             return {k: MASK for k in data}
         return {k: mask_config(v, str(k)) for k, v in data.items()}
@@ -409,7 +471,9 @@ def config_secrets(config: Any, environ: Mapping[str, str] | None = None) -> set
     def walk(value: Any, key: str = "") -> None:
         if isinstance(value, dict):
             for k, v in value.items():
-                if key in MASKED_MAPPINGS and isinstance(v, str):
+                if key == "env" and isinstance(v, str) and setting_entry(str(k), v):
+                    pass
+                elif key in MASKED_MAPPINGS and isinstance(v, str):
                     found.add(v)
                     if key == "env" and not secret_name(str(k)):
                         settings.add(v)
@@ -428,7 +492,9 @@ def config_secrets(config: Any, environ: Mapping[str, str] | None = None) -> set
     is_model = dataclasses.is_dataclass(config) and not isinstance(config, type)
     walk(dataclasses.asdict(config) if is_model else config)
     for name in ENV_REF.findall(repr(getattr(config, "raw", {}))):
-        if name not in PLAIN_VARIABLES and name in environ:
+        if name in PLAIN_VARIABLES or name not in environ:
+            continue
+        if not setting_entry(name, environ[name]):
             found.add(environ[name])
             (marked if secret_name(name) else settings).add(environ[name])
     KNOWN.classify(settings, marked)
@@ -442,14 +508,19 @@ def server_secrets(server: Any, environ: Mapping[str, str] | None = None) -> set
     def resolved(value: str) -> str:
         return ENV_REF.sub(lambda m: environ.get(m.group(1), ""), value)
 
-    found = {resolved(str(v)) for v in (*server.env.values(), *server.headers.values())}
-    settings = {resolved(str(v)) for k, v in server.env.items() if not secret_name(str(k))}
+    env = {
+        str(k): resolved(str(v))
+        for k, v in server.env.items()
+        if not setting_entry(str(k), resolved(str(v)))
+    }
+    found = {*env.values(), *(resolved(str(v)) for v in server.headers.values())}
+    settings = {v for k, v in env.items() if not secret_name(k)}
     found |= secret_args([resolved(a) for a in server.args])
     found |= url_secrets(resolved(server.url or ""))
     marked = set(found - settings)
     for value in (*server.env.values(), *server.headers.values(), *server.args, server.url or ""):
         for n in ENV_REF.findall(str(value)):
-            if n in environ and n not in PLAIN_VARIABLES:
+            if n in environ and n not in PLAIN_VARIABLES and not setting_entry(n, environ[n]):
                 found.add(environ[n])
                 (marked if secret_name(n) else settings).add(environ[n])
     KNOWN.classify(settings, marked)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import shlex
 import sys
 from pathlib import Path
 
@@ -178,3 +179,39 @@ async def test_running_server_shows_no_secret_in_status_log_or_status_file(home,
         ("server log", server_log),
     ):
         assert not [v for v in (token, env_value, pw) if v in text], where
+
+
+def test_server_env_settings_are_not_masked_but_secrets_under_plain_names_are(monkeypatch):
+    """``NODE_ENV: production`` is a setting: masking it blanked every "production" in the
+    logs and in ``mcp list``. A value under a name bothost does not know is still a secret,
+    and so is a credential-looking value under a known setting name."""
+    hidden = [
+        ("APP_CONFIG", canary("plain")),  # a name bothost does not know: may be a credential
+        ("NODE_ENV", canary("k9")),  # letters and digits mixed in one run: credential-shaped
+        ("SERVICE_PIN", "48291736"),  # a number under a name bothost does not know
+        ("API_KEY", "123456789"),  # a number under a secret name
+        ("LOG_LEVEL", "ghp_" + "a1B2" * 9),  # a GitHub token under a setting name
+    ]
+    settings = [
+        ("NODE_ENV", "production"),
+        ("LOG_LEVEL", "warning"),
+        ("TZ", "America/Argentina/Buenos_Aires"),
+        ("DEBUG", "mcp:*,express:router"),
+        ("TIMEOUT_MS", "300000"),  # a plain number under any name but a secret one
+        ("VERBOSE", "true"),
+    ]
+    for (name, value), masked in [*((e, True) for e in hidden), *((e, False) for e in settings)]:
+        config = McpServerConfig(command="srv", env={name: value})
+        redact.remember(redact.server_secrets(config, environ={}))
+        shown = json.dumps(mask_secrets({"mcp": {"servers": {"s": {"env": {name: value}}}}}))
+        assert (value in shown) is not masked, (name, shown)
+    for _, value in settings:
+        _, target = describe(McpServerConfig(command="srv", args=["--x", value]))
+        assert target == f"srv --x {shlex.quote(value)}"
+        assert redact.redact(f"mode {value} on") == f"mode {value} on"
+    referenced = McpServerConfig(command="srv", env={"NODE_ENV": "${env:NODE_ENV}"})
+    assert redact.server_secrets(referenced, environ={"NODE_ENV": "production"}) == set()
+    raw = {"mcp": {"servers": {"s": {"command": "srv", "env": dict(settings + hidden[:1])}}}}
+    assert redact.config_secrets(raw, environ={}) == {hidden[0][1]}
+    for _, value in hidden:
+        assert redact.redact(f"mode {value} on") == "mode *** on"
