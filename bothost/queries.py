@@ -355,6 +355,35 @@ class Queries:
             lambda db: db.execute("DELETE FROM webhook_ids WHERE id = ?", [webhook_id])
         )
 
+    # --- platform deliveries: a chat platform's retried delivery is processed once -------
+
+    async def claim_delivery(
+        self, platform: str, keys: Iterable[str], at: float, keep: float
+    ) -> bool:
+        """Record the delivery ``keys`` of ``platform`` (an event id, a message's own key) as
+        received at ``at``, and forget those received before ``at - keep`` (``keep``: the
+        platform's retry window with a margin).
+
+        True when none of ``keys`` was recorded before: the keys are the table's key, so of
+        several hosts (or one host before and after a restart) taking the same delivery,
+        exactly one gets True. All keys are recorded either way.
+        """
+        keys = list(dict.fromkeys(keys))
+
+        def write(db: Conn) -> bool:
+            new = 0
+            with db.transaction():  # one commit for the keys and the expiry
+                for key in keys:
+                    new += db.execute(
+                        "INSERT INTO platform_deliveries (platform, key, received_at)"
+                        " VALUES (?, ?, ?) ON CONFLICT (platform, key) DO NOTHING",
+                        [platform, key, at],
+                    ).rowcount
+                db.execute("DELETE FROM platform_deliveries WHERE received_at < ?", [at - keep])
+            return new == len(keys)
+
+        return await self.store.run(write)
+
     # --- permission rules: stored ones change at run time, config ones only in the file ----
 
     async def permission_rules(self) -> dict[str, list[dict[str, Any]]]:

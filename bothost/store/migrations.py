@@ -199,6 +199,20 @@ CREATE TABLE mcp_state (
 """
 
 
+# core:8 — the deliveries a chat platform has already taken (Slack's ``event_id`` and its
+# message key): a platform retries a delivery it thinks was lost, and the retry may reach
+# another host sharing the store or this host after a restart, so the record is in the
+# store, not in a process. Rows older than the platform's retry window are deleted as new
+# ones come (bothost.queries.Queries.claim_delivery).
+CORE_SCHEMA_8 = """
+CREATE TABLE platform_deliveries (
+    platform TEXT NOT NULL, key TEXT NOT NULL, received_at REAL NOT NULL,
+    PRIMARY KEY (platform, key)
+);
+CREATE INDEX platform_deliveries_received ON platform_deliveries (received_at);
+"""
+
+
 # core:12 — one-time login links an admin is sent in chat when a remote MCP server needs an
 # OAuth login (issue 16, bothost/mcp/oauth/links.py): only the token's SHA-256 is kept, with
 # the server, the admin it was made for, and when it expires and was used.
@@ -267,6 +281,7 @@ def core_migrations() -> list[Migration]:
         Migration("core", 5, sql(CORE_SCHEMA_5), "conversation summaries"),
         Migration("core", 6, sql(CORE_SCHEMA_6), "mcp_servers.max_timeout"),
         Migration("core", 7, sql(CORE_SCHEMA_7), "leader-only servers, tick owners"),
+        Migration("core", 8, sql(CORE_SCHEMA_8), "platform deliveries taken"),
         Migration("core", 9, migrate_9, "webhook ids keyed by the id alone"),
         Migration("core", 10, sql(CORE_SCHEMA_10), "mcp_servers.roots"),
         Migration("core", 11, migrate_11, "origins of stored rules and approvals"),

@@ -4,7 +4,9 @@ The bot answers mentions in channels, direct messages, and follow-ups in a threa
 already part of (no mention needed there, so ``stop`` works as typed). With
 ``require_mention: false`` it answers every message in its channels. Slack delivers a
 mention twice (``app_mention`` and ``message``) and retries deliveries it thinks were lost,
-so events are deduplicated by ``event_id`` and by the message's own ``(channel, ts)``. The
+so events are deduplicated by ``event_id`` and by the message's own ``(channel, ts)``: first
+in this process, then, for a message addressed to the bot, in the store (a retry may reach
+another host sharing it, or this host after a restart: ``host.queries.claim_delivery``). The
 reply goes to the thread the message was in (a new thread under a top-level message);
 mentioned in the middle of a thread, the bot first reads what was said there since it last
 spoke. Turns run as tasks owned by the platform; one turn per thread at a time, except that
@@ -17,8 +19,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.streaming import Reply
@@ -32,6 +36,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SEEN_LIMIT = 5000  # event ids and message keys remembered for deduplication
+# Slack retries an undelivered event three times: at once, after a minute, after five
+# minutes. The store keeps a delivery for an hour: the window with room for slow hosts,
+# host clocks that disagree and a retry that waited for a restart.
+DELIVERY_KEPT = 3600.0
 IGNORED_SUBTYPES = {
     "bot_message",
     "message_changed",
@@ -72,6 +80,7 @@ class Conversations:
     def __init__(self, platform: SlackPlatform) -> None:
         self.platform = platform
         self.seen = Seen()
+        self.clock: Callable[[], float] = time.time  # when a delivery was taken (store rows)
         self.locks: dict[str, asyncio.Lock] = {}  # one turn per thread at a time
         self.waiting: dict[str, int] = {}
 
@@ -88,9 +97,30 @@ class Conversations:
         how = await self.addressed(event)
         if how is None:
             return
-        if not self.seen.add(f"message:{event.get('channel')}:{event.get('ts')}"):
+        message_key = f"message:{event.get('channel')}:{event.get('ts')}"
+        if not self.seen.add(message_key):
             return  # the same message as app_mention and as message
+        if not await self.first_delivery(event_id, message_key):
+            logger.info(
+                "slack event %s was taken already (another host, or before a restart)",
+                event_id or message_key,
+            )
+            return
         self.platform.spawn(self.handle(body, event, direct=how == DIRECT))
+
+    async def first_delivery(self, event_id: str | None, message_key: str) -> bool:
+        """Whether no host sharing the store has taken this event or message before.
+
+        A store that cannot write does not cost the message: it is answered, and only the
+        dedupe across hosts is lost while the store is down (logged)."""
+        keys = [f"event:{event_id}", message_key] if event_id else [message_key]
+        try:
+            return await self.platform.host.queries.claim_delivery(
+                "slack", keys, self.clock(), DELIVERY_KEPT
+            )
+        except Exception:  # boundary: the message still gets its turn
+            logger.exception("slack: could not record event %s in the store", keys[0])
+            return True
 
     async def addressed(self, event: dict[str, Any]) -> str | None:
         """DIRECT (a mention or DM), AMBIENT (a thread it is in, or any message when no

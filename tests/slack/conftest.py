@@ -1,10 +1,12 @@
 """Fixtures: the fake Slack, and ``start_bot(slack_settings, **sections)`` that writes a
 config (offline agent, the test plugin in ``plugins/``), starts a real host with the Slack
-platform against the fake, and returns a :class:`~tests.slack.harness.Bot`.
+platform against the fake, and returns a :class:`~tests.slack.harness.Bot` (``bot_home``: the
+home of a second host).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +32,10 @@ async def start_bot(fake, home, tmp_path):
     hosts: list[Host] = []
 
     async def start(
-        slack: dict[str, Any] | None = None, with_mcp: bool = False, **sections: Any
+        slack: dict[str, Any] | None = None,
+        with_mcp: bool = False,
+        bot_home: Path | None = None,
+        **sections: Any,
     ) -> Bot | Host:
         config = {
             "llm": {"provider": "offline"},
@@ -58,10 +63,10 @@ async def start_bot(fake, home, tmp_path):
         config = merge(config, sections)
         path = tmp_path / f"bothost-{len(hosts)}.yaml"
         path.write_text(yaml.safe_dump(config))
-        loaded = load(path, home)
+        loaded = load(path, bot_home or home)
         pm = new_plugin_manager()
         load_plugins(pm, loaded.plugins.dirs, [])
-        host = Host(loaded, home, pm)
+        host = Host(loaded, bot_home or home, pm)
         hosts.append(host)
         await host.start(
             serve_http=config["platforms"]["slack"].get("mode") == "http",

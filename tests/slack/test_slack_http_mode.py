@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import subprocess
 import sys
 import time
@@ -11,6 +13,9 @@ from urllib.parse import urlencode
 import aiohttp
 from slack_sdk.signature import SignatureVerifier
 
+from bothost.models import Address
+from tests.conftest import both_backends
+from tests.helpers import until
 from tests.slack.fake_slack import BOT_USER, FakeSlack
 from tests.slack.harness import ALICE, GENERAL, SECRET
 
@@ -53,6 +58,44 @@ async def test_signed_event_is_answered(start_bot):
     status, _ = await post(bot, body, signed(body))
     assert status == 200
     await bot.wait_reply(GENERAL, ts, "offline agent")
+
+
+@both_backends
+async def test_a_retry_that_reaches_another_host_or_a_restarted_one_runs_no_second_turn(
+    start_bot, backend, store_target, tmp_path, caplog
+):
+    """Slack retries an event it thinks was lost (``X-Slack-Retry-Num``), and the retry may
+    reach another host sharing the store (PostgreSQL) or this host after a restart (SQLite,
+    one host per file): the event was taken already, so no second turn runs."""
+    caplog.set_level(logging.INFO, logger="bothost.plugins.slack.events")
+    store = {"store": {"url": store_target}} if isinstance(store_target, str) else {}
+    first = await start_bot({"mode": "http", "app_token": None}, **store)
+    body, ts = mention(first, "help")
+    if backend == "sqlite":
+        status, _ = await post(first, body, signed(body))
+        assert status == 200
+        await first.wait_reply(GENERAL, ts, "offline agent")
+        await first.host.stop()
+        second = await start_bot({"mode": "http", "app_token": None})
+        status, _ = await post(second, body, {**signed(body), "X-Slack-Retry-Num": "1"})
+        assert status == 200
+    else:
+        other = tmp_path / "home2"
+        other.mkdir(mode=0o700)
+        second = await start_bot({"mode": "http", "app_token": None}, bot_home=other, **store)
+        retry = {**signed(body), "X-Slack-Retry-Num": "1"}
+        answers = await asyncio.gather(post(first, body, signed(body)), post(second, body, retry))
+        assert [status for status, _ in answers] == [200, 200]
+        await first.wait_reply(GENERAL, ts, "offline agent")
+    await until(
+        lambda: (
+            "was taken already" in caplog.text  # the retry was seen and left alone
+            or first.thread(GENERAL, ts).count("offline agent") > 1
+        )  # or it ran a second turn
+    )
+    said = await second.host.queries.transcript(Address("slack", GENERAL, ts))
+    assert [m.role for m in said if m.role == "user"] == ["user"], said
+    assert first.thread(GENERAL, ts).count("offline agent") == 1
 
 
 async def test_forged_or_stale_signature_is_refused(start_bot):
