@@ -14,25 +14,39 @@ import sys
 
 import pytest
 
-from tests.helpers import free_port
+from tests.helpers import COMMAND_SECONDS, free_port
 from tests.peers import conformance_js, node22
 
 SCENARIOS = ["server-initialize", "tools-list"]
-START_SECONDS = 10.0
+READY = b" serving on http://"  # the line mcp_servers/kit/http.py logs once it listens
+# Only against a hang: the start is waited for by its ready line (or the process's end), not
+# timed; a 10 s bound on the port answering failed once at load 12.
+HANG_SECONDS = COMMAND_SECONDS
 SCENARIO_SECONDS = 60.0
 
 
-async def listening(port: int) -> None:
-    async with asyncio.timeout(START_SECONDS):
-        while True:
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.05)
-                continue
-            writer.close()
-            await writer.wait_closed()
-            return
+async def ready(proc: asyncio.subprocess.Process, log) -> asyncio.Task:
+    """Wait until the server says it is serving; the task that copies the rest of its
+    stderr to ``log``. A server that exits first fails the test with what it said."""
+    assert proc.stderr is not None
+    serving = asyncio.Event()
+
+    async def copy() -> None:
+        async for line in proc.stderr:
+            log.write(line)
+            log.flush()
+            if READY in line:
+                serving.set()
+
+    copying = asyncio.create_task(copy())
+    async with asyncio.timeout(HANG_SECONDS):
+        await asyncio.wait(
+            [copying, asyncio.create_task(serving.wait())], return_when=asyncio.FIRST_COMPLETED
+        )
+    if not serving.is_set():
+        await copying
+        raise AssertionError(f"the server ended before serving: {log.name}")
+    return copying
 
 
 async def run_scenario(node, suite, port: int, scenario: str) -> tuple[int, str]:
@@ -56,7 +70,7 @@ async def run_scenario(node, suite, port: int, scenario: str) -> tuple[int, str]
 async def test_http_mode_passes_the_conformance_scenarios(server, home, tmp_path):
     node, suite = node22(), conformance_js()
     port = free_port()
-    log = (tmp_path / "server.log").open("w")
+    log = (tmp_path / "server.log").open("wb")
     env = {**os.environ, "BOTHOST_HOME": str(home), f"{server.upper()}_POLL_SECONDS": "3600"}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -65,15 +79,19 @@ async def test_http_mode_passes_the_conformance_scenarios(server, home, tmp_path
         "--http",
         f"127.0.0.1:{port}",
         stdout=subprocess.DEVNULL,
-        stderr=log,
+        stderr=subprocess.PIPE,
         env=env,
     )
+    copying = None
     try:
-        await listening(port)
+        copying = await ready(proc, log)
         for scenario in SCENARIOS:  # one at a time: node start-up is CPU-bound
             code, output = await run_scenario(node, suite, port, scenario)
             assert code == 0 and "0 failed" in output, f"{scenario}:\n{output[-3000:]}"
     finally:
-        proc.terminate()
+        if proc.returncode is None:
+            proc.terminate()
         await proc.wait()
+        if copying is not None:
+            await copying
         log.close()
