@@ -10,9 +10,11 @@ before a handler runs:
 * **Host.** A browser tricked by DNS rebinding sends a foreign ``Host``; only loopback
   names and the bind address are accepted, unless the request holds the token (then any
   name a reverse proxy uses is fine: the attacker's page cannot have our cookie).
-* **Origin and CSRF.** A state-changing request must be JSON (a cross-site form cannot
-  send ``application/json`` without a CORS preflight we never grant), must not come from a
-  foreign ``Origin`` or a cross-site ``Sec-Fetch-Site``, and — when it comes from a browser
+* **Origin and CSRF.** No request may come from a foreign ``Origin`` (a foreign page's
+  event stream would otherwise count as a page there to answer questions). A
+  state-changing request must be JSON (a cross-site form cannot send ``application/json``
+  without a CORS preflight we never grant), must not come from a cross-site
+  ``Sec-Fetch-Site``, and — when it comes from a browser
   (it has an Origin, fetch metadata or cookies) and is not bearer-authenticated — must echo
   the page's CSRF token in ``X-CSRF-Token`` (double submit: header equals HttpOnly cookie).
   Non-browser clients on loopback (curl, scripts) need no CSRF token: CSRF needs a browser.
@@ -146,13 +148,18 @@ class Access:
             raise forbidden("only loopback clients may use the web UI without a token")
         if not self.host_allowed(request) and not self.authenticated(request):
             raise forbidden(f"unexpected Host header {request.host!r}")
-
-    def check_writer(self, request: web.Request) -> None:
-        """Everything :meth:`check_reader` checks, plus Origin, JSON and CSRF."""
-        self.check_reader(request)
+        # A browser names a foreign page's Origin on its fetches and event streams; our own
+        # page's reads send ours or none. A foreign page cannot read the answer, but an
+        # open stream of its would count as a page there to answer questions.
         origin = request.headers.get("Origin")
         if origin is not None and origin != f"{request.scheme}://{request.host}":
             raise forbidden(f"cross-origin request from {origin!r} refused")
+
+    def check_writer(self, request: web.Request) -> None:
+        """Everything :meth:`check_reader` checks (Origin included), plus fetch metadata,
+        JSON and CSRF."""
+        self.check_reader(request)
+        origin = request.headers.get("Origin")
         if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
             raise forbidden("cross-site request refused")
         if request.content_type != "application/json":

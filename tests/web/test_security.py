@@ -65,6 +65,19 @@ async def test_a_tossed_csrf_cookie_is_not_written_into_the_page(web_host, clien
     assert f'name="csrf-token" content="{fresh}"' in html and len(fresh) >= 32
 
 
+async def test_a_cross_origin_page_cannot_open_the_event_stream(web_host, client):
+    # Found from outside: a page on any site could hold GET /api/events open for a
+    # session (the browser sends its Origin, the host answered 200 and streamed), and the
+    # hub then counted a page as there to answer: a question that nobody can answer
+    # waited its whole timeout instead of being refused at once.
+    stream = base_url(web_host) + "/api/events?session=sec"
+    async with client.get(stream, headers={"Origin": "http://evil.example"}) as response:
+        assert response.status == 403 and "cross-origin" in await response.text()
+    assert not web_host.platform("web").hub.connected("sec")
+    async with client.get(stream, headers={"Origin": base_url(web_host)}) as response:
+        assert response.status == 200
+
+
 async def test_browser_requests_need_the_csrf_token(web_host, client):
     csrf = await page_cookies(client, web_host)
     origin = {"Origin": base_url(web_host)}
