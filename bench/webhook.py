@@ -148,6 +148,25 @@ async def bare_peer() -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+@contextlib.asynccontextmanager
+async def bare_server() -> AsyncIterator[str]:
+    """The bare handler on aiohttp's low-level server (``web.Server``): no Application, so
+    no router, middleware chain or signals; what the HTTP parser and transport cost alone."""
+
+    async def handle(request: web.BaseRequest) -> web.Response:
+        await request.read()
+        return web.json_response({})
+
+    server = web.Server(handle, access_log=None)
+    listener = await asyncio.get_running_loop().create_server(server, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/hook"
+    finally:
+        listener.close()
+        await server.shutdown()
+
+
 def bench_host(tmp: str) -> tuple[Host, str]:
     """A host (not started) with the webhook routes on, in ``tmp``; and its webhook secret."""
     home = Path(tmp) / "home"

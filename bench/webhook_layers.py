@@ -5,10 +5,15 @@ counts instructions with callgrind, which the load does not change. The server o
 bench/webhook.py receives the same senders' requests (in a child process, not counted)
 once per layer, each layer adding one part of the path on top of the one before:
 
+* ``server``: the same bare handler on aiohttp's low-level server (``web.Server``), no
+  Application: the HTTP parser, the transport and the Request and Response objects alone;
 * ``peer``: the bare aiohttp handler of bench/webhook.py (read the body, answer ``{}``);
-* ``app``: the host's own app, the events route reading the body and answering at once:
-  what the listener adds to aiohttp (its middlewares, the security headers, the router
-  with every route of the host);
+* ``routed``: the host's own app, the events route reading the body and answering at
+  once, served through the Application (as before 2026-12-04): its router with every
+  route of the host, its two middlewares (and aiohttp's own), the security headers'
+  ``on_response_prepare`` signal;
+* ``app``: the same, served directly by the listener (``bothost.direct``): what the
+  listener's protections, done inline once, add to aiohttp;
 * ``front``: and the signature check and the JSON decode (the handler's front half);
 * ``checks``: the whole handler, with the queue answering at once (no store, no wait);
 * ``full``: the real path, each event durably queued before its answer.
@@ -38,13 +43,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/webhook.py beside this
 
 from bothost.plugins.web import webhooks  # noqa: E402
-from webhook import bare_peer, bench_host, blast_elsewhere  # noqa: E402
+from webhook import bare_peer, bare_server, bench_host, blast_elsewhere  # noqa: E402
 
-from bothost import heap  # noqa: E402
+from bothost import direct, heap  # noqa: E402
 from bothost.api import Receipt  # noqa: E402
 from bothost.host import Host  # noqa: E402
 
-LAYERS = ["peer", "app", "front", "checks", "full"]
+LAYERS = ["server", "peer", "routed", "app", "front", "checks", "full"]
 WARM_UP = 300  # requests before counting: connections open, caches and code warm
 ANSWER = b'{"accepted": true, "event_id": 1}'
 
@@ -52,11 +57,11 @@ ANSWER = b'{"accepted": true, "event_id": 1}'
 def stub(layer: str) -> None:
     """Cut the webhook path short after ``layer`` (before the host adds its routes)."""
 
-    async def app(self: Any, request: Any) -> Any:
+    async def app(self: Any, request: Any, source: str) -> Any:
         await request.read()
         return webhooks.answer(ANSWER)
 
-    async def front(self: Any, request: Any) -> Any:
+    async def front(self: Any, request: Any, source: str) -> Any:
         await self.signed_json(request, "events")
         return webhooks.answer(ANSWER)
 
@@ -65,10 +70,13 @@ def stub(layer: str) -> None:
     async def queued_at_once(self: Any, *args: Any) -> Receipt:
         return Receipt(event_id=next(numbers))
 
-    if layer == "app":
-        webhooks.WebhookRoutes.event = app  # type: ignore[method-assign]
+    if layer == "routed":  # the app's own route: the listener serves nothing directly
+        webhooks.WebhookRoutes.event_at = app  # type: ignore[method-assign]
+        direct.install = lambda *args: None  # type: ignore[assignment]
+    elif layer == "app":
+        webhooks.WebhookRoutes.event_at = app  # type: ignore[method-assign]
     elif layer == "front":
-        webhooks.WebhookRoutes.event = front  # type: ignore[method-assign]
+        webhooks.WebhookRoutes.event_at = front  # type: ignore[method-assign]
     elif layer == "checks":
         Host.ingest_webhook_event = queued_at_once  # type: ignore[method-assign]
 
@@ -83,8 +91,9 @@ async def serve(layer: str, count: int) -> None:
         heap.settle()
         try:
             url = f"http://127.0.0.1:{host.http.port}/webhook/events/bench"
-            async with bare_peer() as peer_url:
-                target, key = (peer_url, None) if layer == "peer" else (url, secret)
+            async with bare_peer() as peer_url, bare_server() as server_url:
+                bare = {"peer": peer_url, "server": server_url}
+                target, key = (bare[layer], None) if layer in bare else (url, secret)
                 ids = [f"msg_{uuid.uuid4().hex}" for _ in range(WARM_UP)]
                 await blast_elsewhere(target, WARM_UP, 32, key, ids)
                 ids = [f"msg_{uuid.uuid4().hex}" for _ in range(count)]

@@ -279,16 +279,52 @@ class HostApi(Protocol):
         nothing again)."""
 
 
+# a direct route's handler: the request and the path's last segment, decoded as the
+# router decodes a ``{name}`` part
+DirectHandler = Callable[["web.Request", str], Awaitable["web.StreamResponse"]]
+
 if TYPE_CHECKING:
     HOST: web.AppKey[HostApi]  # in a route handler, request.app[HOST]
+    DIRECT_ROUTES: web.AppKey[dict[str, DirectHandler]]  # see direct_post
+
+
+def direct_post(app: web.Application, prefix: str, handler: DirectHandler) -> None:
+    """Serve ``POST {prefix}{segment}`` (one path segment) with ``handler(request, segment)``
+    straight from the host's listener, without the application's router, middleware chain
+    and ``on_response_prepare`` signal.
+
+    For a route whose cost per request matters (the signed webhook events of issue 19, where
+    that machinery was a fifth of what aiohttp itself costs). The listener still does, once
+    and inline, what its middlewares do for every route: the connection guard (the body
+    deadline, 408) and the store-failure 503s; an ``aiohttp.web.HTTPException`` raised, a
+    ``100-continue``, and an unexpected exception (a JSON 500, logged) are answered as the
+    application would. What the handler returns is sent as it is: it must carry the headers
+    every answer gets (the web plugin's security headers). Register the same path as an
+    ordinary route too: a plain application (a test's, say) serves it there, and other
+    methods get their 405 from the router. Call from ``register_routes``.
+    """
+    if not prefix.startswith("/") or not prefix.endswith("/"):
+        raise ValueError(f"a direct route's prefix starts and ends with '/': {prefix!r}")
+    routes = app.setdefault(app_key("DIRECT_ROUTES"), {})
+    if prefix in routes:
+        raise ValueError(f"a direct route for {prefix!r} exists already")
+    routes[prefix] = handler
+
+
+APP_KEYS = {"HOST": "host", "DIRECT_ROUTES": "direct routes"}
+
+
+def app_key(name: str) -> Any:
+    """The aiohttp ``AppKey`` named ``name`` in :data:`APP_KEYS`, made on first use."""
+    from aiohttp import web
+
+    return globals().setdefault(name, web.AppKey(APP_KEYS[name]))
 
 
 def __getattr__(name: str) -> Any:
-    """``HOST``, made on first use: importing aiohttp was a third of every CLI command's
-    start (issue 19), and only the HTTP listener and its routes need the key."""
-    if name == "HOST":
-        from aiohttp import web
-
-        key = globals().setdefault("HOST", web.AppKey("host"))
-        return key
+    """``HOST`` and ``DIRECT_ROUTES``, made on first use: importing aiohttp was a third of
+    every CLI command's start (issue 19), and only the HTTP listener and its routes need
+    the keys."""
+    if name in APP_KEYS:
+        return app_key(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

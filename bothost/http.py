@@ -5,7 +5,8 @@ host. The core serves ``GET /healthz``. A bind address other than loopback requi
 ``platforms.web.token``, because the web chat gives admin rights to whoever reaches it.
 The listening socket is the host's own (not an aiohttp site) so that its protocol factory
 is :class:`bothost.listener.ConnectionGuard`'s: header and body deadlines and a connection
-cap keep clients that stall from taking the listener down.
+cap keep clients that stall from taking the listener down. A plugin's direct routes
+(:func:`bothost.api.direct_post`) are served by :mod:`bothost.direct` before the app.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bothost import jsondecode
+from bothost import direct, jsondecode
 from bothost.api import HOST  # kept importable from here for older plugins
 from bothost.events import lease
 from bothost.events.leadership import LEADER_LOCK
@@ -107,8 +108,10 @@ class HttpServer:
             logger=self.guard.bad_requests,  # a request it cannot parse: no traceback each
         )
         await self.runner.setup()
-        assert self.runner.server is not None
+        assert self.runner.server is not None and self.app is not None
         self.guard.attach(self.runner.server)
+        # direct routes (the signed webhook events) are served past the app's machinery
+        direct.install(self.runner.server, self.app, self.guard, self.store_failures.refusal)
         loop = asyncio.get_running_loop()
         AcceptErrors.install(loop, self.connection_status)
         try:
@@ -209,21 +212,29 @@ class StoreFailures:
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         try:
             return await handler(request)
-        except StoreBusyError as exc:  # a job withdrawn unstarted (Store.run's start_within)
+        except Exception as exc:
+            response = self.refusal(request, exc)
+            if response is None:
+                raise
+            return response
+
+    def refusal(self, request: web.BaseRequest, exc: Exception) -> web.Response | None:
+        """The 503 for ``exc`` when it means the store cannot write (or was busy); None for
+        any other exception."""
+        if isinstance(exc, StoreBusyError):  # a job withdrawn unstarted (start_within)
             self.log(f"{request.method} {request.path}", "busy: a job was withdrawn unstarted")
             return web.json_response(
                 {"error": f"{exc}; retry later"}, status=503, headers=RETRY_HEADERS
             )
-        except store_errors() as exc:
-            if not storage_failure(exc):
-                raise
-            reason = one_line(exc)
-            self.log(f"{request.method} {request.path}", reason)
-            return web.json_response(
-                {"error": f"the store cannot write right now ({reason}); retry later"},
-                status=503,
-                headers=RETRY_HEADERS,
-            )
+        if not isinstance(exc, store_errors()) or not storage_failure(exc):
+            return None
+        reason = one_line(exc)
+        self.log(f"{request.method} {request.path}", reason)
+        return web.json_response(
+            {"error": f"the store cannot write right now ({reason}); retry later"},
+            status=503,
+            headers=RETRY_HEADERS,
+        )
 
     def log(self, what: str, reason: str) -> None:
         unlogged = self.lines.due()

@@ -193,26 +193,38 @@ class ConnectionGuard:
     @web.middleware
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         """Mark the connection busy; fail a body that is late; answer that 408."""
-        protocol = request.protocol
-        self.busy[protocol] = request
-        self.served.add(protocol)
-        timer = None
-        if request.body_exists and not request.content.is_eof():
-            timer = asyncio.get_running_loop().call_later(
-                self.body_timeout, self.body_late, request
-            )
+        timer = self.enter(request)
         try:
             return await handler(request)
         except BodyTimeoutError as exc:
-            self.counts["body_timeout"] += 1
-            response = web.json_response({"error": str(exc)}, status=408)
-            response.force_close()
-            return response
+            return self.late(exc)
         finally:
-            if timer is not None:
-                timer.cancel()
-            if self.busy.get(protocol) is request:
-                del self.busy[protocol]
+            self.leave(request, timer)
+
+    def enter(self, request: web.BaseRequest) -> asyncio.TimerHandle | None:
+        """A handler starts on ``request``: its connection is busy, and a body still arriving
+        gets :attr:`body_timeout` (the timer returned, for :meth:`leave`)."""
+        protocol = request.protocol
+        self.busy[protocol] = request
+        self.served.add(protocol)
+        if request.body_exists and not request.content.is_eof():
+            return asyncio.get_running_loop().call_later(self.body_timeout, self.body_late, request)
+        return None  # the whole body came with the headers (a small webhook's does)
+
+    def leave(self, request: web.BaseRequest, timer: asyncio.TimerHandle | None) -> None:
+        """The handler of ``request`` has finished (after :meth:`enter`)."""
+        if timer is not None:
+            timer.cancel()
+        protocol = request.protocol
+        if self.busy.get(protocol) is request:
+            del self.busy[protocol]
+
+    def late(self, exc: BodyTimeoutError) -> web.Response:
+        """The 408 for a body that did not arrive in time; the connection is closed after."""
+        self.counts["body_timeout"] += 1
+        response = web.json_response({"error": str(exc)}, status=408)
+        response.force_close()
+        return response
 
     def body_late(self, request: web.BaseRequest) -> None:
         if not request.content.is_eof():

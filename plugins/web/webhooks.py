@@ -33,13 +33,13 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
-from bothost.plugins.web import callback
+from bothost.plugins.web import callback, security
 from bothost.plugins.web.config import NAME_PATTERN, NAME_RULE, WebhookConfig
 from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_signed
 from bothost.plugins.web.signing import MalformedError, SignatureError, TimestampError, verify
 
 from bothost import jsondecode
-from bothost.api import EventRejectedError, HostApi
+from bothost.api import EventRejectedError, HostApi, direct_post
 from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -59,8 +59,10 @@ MAX_GROWTH = 8
 
 
 # the header as aiohttp would build it from content_type and charset, given whole: setting
-# those two parses and rebuilds the header per response
-JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
+# those two parses and rebuilds the header per response; and the security headers every
+# answer of the listener gets, given here once because the events route is served directly
+# (bothost.api.direct_post), past the app's on_response_prepare that adds them elsewhere
+JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8", **security.DEFAULT_HEADERS}
 
 
 def answer(body: bytes) -> web.Response:
@@ -75,7 +77,9 @@ DROPPED = b'{"accepted": true, "dropped": true}'
 
 
 def error(status: int, reason: str, **extra: Any) -> web.Response:
-    return web.json_response({"error": reason, **extra}, status=status)
+    return web.json_response(
+        {"error": reason, **extra}, status=status, headers=security.DEFAULT_HEADERS
+    )
 
 
 class WebhookRoutes:
@@ -92,6 +96,9 @@ class WebhookRoutes:
     def add(self, app: web.Application) -> None:
         app.router.add_post("/webhook/message", self.message)
         app.router.add_post("/webhook/events/{source}", self.event)
+        # and served by the listener itself, past the app's router, middlewares and signals,
+        # which cost a fifth of aiohttp's own work per request (issue 19; docs/webhooks.md)
+        direct_post(app, "/webhook/events/", self.event_at)
         app.on_shutdown.append(self.shutdown)
 
     @property
@@ -224,11 +231,15 @@ class WebhookRoutes:
     # --- POST /webhook/events/{source} ----------------------------------------------------
 
     async def event(self, request: web.Request) -> web.Response:
+        """The route through the app (a plain application's, a test's)."""
+        return await self.event_at(request, request.match_info["source"])
+
+    async def event_at(self, request: web.Request, source: str) -> web.Response:
+        """``POST /webhook/events/{source}``: the listener calls this directly."""
         checked = await self.signed_json(request, "events")
         if isinstance(checked, web.Response):
             return checked
         msg_id, data = checked
-        source = request.match_info["source"]
         if not NAME_PATTERN.fullmatch(source):  # `..` is no name: never a path's part
             return error(400, f"source must be {NAME_RULE}")
         type_ = data.get("type", "webhook")
