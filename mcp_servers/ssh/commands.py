@@ -96,6 +96,9 @@ def run(
     try:
         channel = transport.open_session(timeout=OPEN_TIMEOUT)
     except (paramiko.SSHException, OSError) as exc:
+        # A connection that cannot open a session is of no more use (a silent peer keeps
+        # TCP up for minutes): closed, the pool connects afresh on the next call.
+        transport.close()
         raise SshError(f"the host refused a new session: {exc}") from None
     out, err = _Capped(max_bytes), _Capped(max_bytes)
     timed_out = cut_off = False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import stat
 import subprocess
 import threading
@@ -173,6 +174,37 @@ async def test_a_cancelled_exec_call_ends_its_command_on_the_host(
     with pytest.raises(asyncio.CancelledError):
         await call
     assert await asyncio.to_thread(_until, lambda: not _commands_of(user, "sleep 4713"))
+
+
+def _children(pid: int) -> set[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return {int(child) for child in found.stdout.split()}
+
+
+def test_a_connection_that_stops_answering_is_dropped_so_the_next_call_reconnects(
+    sshd, pool, monkeypatch
+):
+    # Found from outside: a pooled connection whose peer stopped answering (a half-open
+    # TCP connection: a laptop that slept, a NAT that forgot it) stayed in the pool, so
+    # every later call waited for a session that never opened, each failing the same way,
+    # until TCP itself gave up minutes later. Stopping the connection's sshd process is
+    # that silence, here.
+    monkeypatch.setattr(commands, "OPEN_TIMEOUT", 1.0)
+    master = int((sshd.root / "sshd.pid").read_text())
+    before = _children(master)
+    alias = _alias(sshd)
+    client = pool.client(alias)
+    ours = _children(master) - before
+    assert len(ours) == 1
+    (silent,) = ours
+    os.kill(silent, signal.SIGSTOP)
+    try:
+        with pytest.raises(SshError, match="refused a new session"):
+            commands.run(client, "true", 5)
+        assert not pool.live(alias)
+        assert commands.run(pool.client(alias), "echo back", 5).stdout == "back\n"
+    finally:
+        os.kill(silent, signal.SIGKILL)
 
 
 def test_edit_refuses_missing_or_ambiguous_text_and_keeps_mode(sftp, tmp_path):
