@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -396,7 +397,8 @@ class Host:
         together and awaited as one. One outcome per item, in order: the row id, None
         (dropped by a plugin, deduped or refused), or the error that kept it out (the
         store's, once ``patience`` seconds of retries ran out; without it, none runs out)."""
-        events = [Event(source=source, type=type_, payload=payload) for type_, payload in items]
+        now = time.time()  # one clock read for the backlog: its events arrived together
+        events = [Event(source, type_, payload, now) for type_, payload in items]
         # the server cannot send them again: what the store fails to take is held and
         # written again, and this await lasts as long (back-pressure on the server)
         if not self.pm.hook.event_received.get_hookimpls():  # no plugin looks: ask nothing

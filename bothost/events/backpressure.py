@@ -43,7 +43,10 @@ async def ingest_until_stored(
     give_up = None if patience is None else time.monotonic() + patience
     outcomes = await queue.ingest_batch(events)
     delay = FIRST_RETRY
-    while failed := [i for i, outcome in enumerate(outcomes) if store_failed(outcome)]:
+    # (an exception is rare: the C isinstance first, the call only for what is one)
+    while failed := [
+        i for i, o in enumerate(outcomes) if isinstance(o, Exception) and store_failed(o)
+    ]:
         if give_up is not None and time.monotonic() + delay > give_up:
             break
         logger.warning(

@@ -60,6 +60,8 @@ RELIST_INTERVAL = 1.0  # re-listings start at most this often, however often lis
 QUEUE_HIGH = 1_000  # queued notifications at which the readers pause…
 QUEUE_HIGH_BYTES = 16 * 1024 * 1024  # …or queued bytes (a few big events weigh more than many)
 QUEUE_DROP_FACTOR = 2  # past this multiple of the marks, what arrived in one piece is dropped
+DROP_COUNT = QUEUE_HIGH * QUEUE_DROP_FACTOR
+DROP_BYTES = QUEUE_HIGH_BYTES * QUEUE_DROP_FACTOR
 EVENT_BATCH = QUEUE_HIGH  # events handed over at once: all a paused reader has queued
 MAX_SERVER_REQUESTS = 32  # server requests handled at once; a flood beyond is dropped
 ANSWER_TIMEOUT = 10.0  # writing one answer; a server that stops reading its stdin gets none
@@ -73,6 +75,7 @@ LOG_RATE = 200.0
 LOG_BURST = 1_000
 LISTED_AFRESH = ("resources", "prompts")  # listed on each ask: nothing of theirs is held
 LIST_CHANGED = {f"notifications/{kind}/list_changed": kind for kind in LISTED_AFRESH}
+EMPTY: dict[str, Any] = {}  # an event without params, told apart by identity (never queued)
 
 
 async def await_maybe(value: Any) -> Any:
@@ -185,6 +188,7 @@ class Inbound:
         self._drained.set()
         self._room = asyncio.Event()  # set while the queue is below its high marks
         self._room.set()
+        self._full = False  # not self._room.is_set(), as a plain field: asked per message
         self._closed = False
         self._worker: asyncio.Task | None = None
         self._relist: asyncio.Task | None = None
@@ -213,6 +217,7 @@ class Inbound:
                 self.log.warning("%d notifications dropped at close", len(self._queue))
         self._closed = True
         self._room.set()  # a paused reader must not wait on a worker that is gone
+        self._full = False
         tasks = [t for t in (*self._tasks, self._worker, self._relist) if t and not t.done()]
         for task in tasks:
             task.cancel()
@@ -281,15 +286,17 @@ class Inbound:
 
     def on_notification(self, message: jsonrpc.Message, size: int = 0) -> None:
         method = message["method"]
-        params = jsonrpc.params_of(message)
         if method.startswith("event/"):  # first: a flood of events is the common case
-            # positional params (MCP has none) became {}: an empty event says nothing;
-            # a non-empty params is an object, so the usual event pays one truth test
-            if params or isinstance(message.get("params", params), dict):
-                self._enqueue(method, params, size)
+            # an object (decoded JSON: a dict itself), or none at all (an empty event);
+            # positional params (MCP has none) say nothing: dropped
+            params = message.get("params", EMPTY)
+            if type(params) is dict:
+                self._enqueue(method, params if params is not EMPTY else {}, size)
             else:
                 self.dropped.add(f"{method[:100]} with params that are not an object")
-        elif method == "notifications/progress":
+            return
+        params = jsonrpc.params_of(message)
+        if method == "notifications/progress":
             self._progress(params)
         elif method == "notifications/cancelled":
             request_id = params.get("requestId")
@@ -314,31 +321,29 @@ class Inbound:
     def _enqueue(self, method: str, params: dict[str, Any], size: int) -> None:
         if self._closed:
             return  # after the close drain: nobody would handle it
-        count, size = len(self._queue), max(size, 0)
-        if (
-            count >= QUEUE_HIGH * QUEUE_DROP_FACTOR
-            or self._queued_bytes >= QUEUE_HIGH_BYTES * QUEUE_DROP_FACTOR
-        ):
+        count, queued_bytes = len(self._queue), self._queued_bytes
+        if count >= DROP_COUNT or queued_bytes >= DROP_BYTES:
             self.dropped.add(f"{method[:100]} beyond the notification queue's bound")
             return
         self._queue.append((method, params))  # as the owner takes them: no copy per batch
         self._sizes.append(size)
-        self._queued_bytes += size
+        self._queued_bytes = queued_bytes = queued_bytes + size
         if not self._unhandled:
             self._drained.clear()
         self._unhandled += 1
         if not count:  # the worker waits only on an empty queue
             self._arrived.set()
-        if count + 1 >= QUEUE_HIGH or self._queued_bytes >= QUEUE_HIGH_BYTES:
+            if self._worker is None:
+                self._worker = asyncio.create_task(self._work(), name=f"mcp-notes-{self.name}")
+        if count + 1 >= QUEUE_HIGH or queued_bytes >= QUEUE_HIGH_BYTES:
             self._room.clear()
-        if self._worker is None:
-            self._worker = asyncio.create_task(self._work(), name=f"mcp-notes-{self.name}")
+            self._full = True
 
     def room(self) -> Awaitable[object] | None:
         """None while the notification queue is below its high marks, else what to await
         until it is (the readers' backpressure: they read no more until the worker has
         caught up); a plain check first, as the stdio reader asks after every message."""
-        return None if self._room.is_set() else self._room.wait()
+        return self._room.wait() if self._full else None
 
     def _take(self) -> list[tuple[str, dict[str, Any]]]:
         """The next batch off the queue; the reader may go on while it is handled."""
@@ -353,6 +358,7 @@ class Inbound:
             self._queued_bytes -= sum(sizes.popleft() for _ in range(EVENT_BATCH))
         if len(queue) < QUEUE_HIGH // 2 and self._queued_bytes < QUEUE_HIGH_BYTES // 2:
             self._room.set()
+            self._full = False
         return batch
 
     def _handled(self, count: int) -> None:

@@ -119,24 +119,41 @@ def decode(data: bytes | str) -> list[Message]:
             raise ValueError("extra data")
     except Exception:  # the exact reason: from json.loads, which reads what this may not
         value = _loads(data)
+    if type(value) is dict:  # one message, as nearly every line is: no list walked
+        # an event's notification ("method" a str, no "id", "params" an object) passes
+        # with three look-ups; anything else gets every check of check()
+        if (
+            value.get("jsonrpc") == "2.0"
+            and type(value.get("method")) is str
+            and "id" not in value
+            and type(value.get("params", value)) is dict
+        ):
+            return [value]
+        check(value)
+        return [value]
     items = value if isinstance(value, list) else [value]
     for item in items:
-        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
-            raise ProtocolError("not a JSON-RPC 2.0 message")
-        if "id" in item:
-            id_ = item["id"]
-            if not isinstance(id_, ID_TYPES) or isinstance(id_, bool):
-                raise ProtocolError(f"bad id {id_!r}")
-        if "method" in item and not isinstance(item["method"], str):
-            raise ProtocolError(f"method is not a string: {item['method']!r:.80}")
-        if "params" in item and not isinstance(item["params"], PARAMS_TYPES):
-            raise ProtocolError("params is neither an object nor an array")
-        if "method" not in item:
-            if not ("result" in item or "error" in item):
-                raise ProtocolError("neither a request, a notification nor a response")
-            if "id" not in item:  # no call could ever claim it
-                raise ProtocolError("an answer without an id")
+        check(item)
     return items
+
+
+def check(item: Any) -> None:
+    """Raise :class:`ProtocolError` unless ``item`` is one JSON-RPC 2.0 message."""
+    if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
+        raise ProtocolError("not a JSON-RPC 2.0 message")
+    if "id" in item:
+        id_ = item["id"]
+        if not isinstance(id_, ID_TYPES) or isinstance(id_, bool):
+            raise ProtocolError(f"bad id {id_!r}")
+    if "method" in item and not isinstance(item["method"], str):
+        raise ProtocolError(f"method is not a string: {item['method']!r:.80}")
+    if "params" in item and not isinstance(item["params"], PARAMS_TYPES):
+        raise ProtocolError("params is neither an object nor an array")
+    if "method" not in item:
+        if not ("result" in item or "error" in item):
+            raise ProtocolError("neither a request, a notification nor a response")
+        if "id" not in item:  # no call could ever claim it
+            raise ProtocolError("an answer without an id")
 
 
 def _loads(data: bytes | str) -> Any:

@@ -165,6 +165,7 @@ class StdioTransport:
         """Split ``chunk`` into lines and hand each on; stop reading while the backlog is
         full (the rest of the chunk waits in ``_held``)."""
         buffer, start, find = self._buffer, 0, chunk.find
+        line_of, backlog = self._line, self.backlog  # asked per line: looked up once
         while (end := find(b"\n", start)) != -1:
             if not buffer and self._refused is None and end - start <= self.max_line:
                 line = chunk[start:end]  # the whole line in this chunk: its one copy
@@ -185,8 +186,8 @@ class StdioTransport:
                     continue
                 line = bytes(buffer)
                 buffer.clear()
-            self._line(line)
-            if self.backlog is not None and (waiter := self.backlog()) is not None:
+            line_of(line)
+            if backlog is not None and (waiter := backlog()) is not None:
                 self._pause(waiter, chunk[start:])  # a flood waits in the server's pipe
                 return
         buffer += chunk[start:]
@@ -240,10 +241,11 @@ class StdioTransport:
             self.log.warning("skipped a stdout line (%s): %.200r", exc, line)
             return
         size = len(line) // len(messages) if messages else 0
+        on_message = self._on_message
+        assert on_message is not None
         for message in messages:
-            assert self._on_message is not None
             try:
-                self._on_message(message, None, size)
+                on_message(message, None, size)
             except Exception:  # boundary: one bad message must not stop the reader
                 self.log.exception("handling a message failed: %.200r", message)
 

@@ -51,6 +51,37 @@ def test_decode_says_why_a_line_is_not_json(line, reason):
         jsonrpc.decode(line)
 
 
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b'{"jsonrpc":"1.0","method":"event/x","params":{}}', "not a JSON-RPC 2.0"),
+        (b'{"jsonrpc":"2.0","method":5,"params":{}}', "method is not a string"),
+        (b'{"jsonrpc":"2.0","method":"event/x","params":{},"id":true}', "bad id"),
+        (b'{"jsonrpc":"2.0","method":"event/x","params":"x"}', "neither an object"),
+        (b'{"jsonrpc":"2.0","params":{}}', "neither a request"),
+        (b'{"jsonrpc":"2.0","result":{}}', "without an id"),
+    ],
+)
+def test_one_message_off_the_events_fast_path_gets_every_check(line, reason):
+    # decode passes an event's notification on three look-ups; whatever differs from one
+    # in any of them is checked in full, as a batch's members are
+    with pytest.raises(jsonrpc.ProtocolError, match=reason):
+        jsonrpc.decode(line)
+    with pytest.raises(jsonrpc.ProtocolError, match=reason):
+        jsonrpc.decode(b"[" + line + b"]")
+
+
+async def test_an_event_without_params_is_queued_with_an_object_of_its_own():
+    owner = Owner()
+    inbound = Inbound(owner, name="t", log=LOG, roots=[])  # type: ignore[arg-type]
+    inbound.on_notification(jsonrpc.notification("event/a"))
+    inbound.on_notification(jsonrpc.notification("event/b"))
+    await asyncio.wait_for(inbound.drain(), 10)
+    await inbound.close()
+    [(_, first), (_, second)] = owner.batches[0]
+    assert first == second == {} and first is not second  # a hook may fill one in
+
+
 class Owner:
     """The inbound side's session, taking event batches as they are handed over."""
 
