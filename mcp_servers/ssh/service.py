@@ -158,6 +158,7 @@ class SshService:
             try:
                 sftp = client.open_sftp()
             except (paramiko.SSHException, OSError) as exc:
+                client.close()  # of no more use: the pool connects afresh (commands.run too)
                 raise SshError(f"{name}: cannot start SFTP: {exc}") from None
             try:
                 sftp.get_channel().settimeout(timeout)

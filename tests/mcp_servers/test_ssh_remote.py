@@ -207,6 +207,29 @@ def test_a_connection_that_stops_answering_is_dropped_so_the_next_call_reconnect
         os.kill(silent, signal.SIGKILL)
 
 
+async def test_a_silent_connection_is_dropped_after_a_failed_sftp_call_too(sshd, tmp_path):
+    # The same silence as above, met by a file tool (read_file, list_files, edit_file):
+    # open_sftp gave up, and the dead connection stayed pooled for the next call.
+    pool = ConnectionPool(sshd.known_hosts, connect_timeout=1)
+    aliases = AliasStore(tmp_path / "aliases.json")
+    aliases.add(_alias(sshd))
+    service = SshService(aliases, pool, PasswordCache(60), tmp_path)
+    master = int((sshd.root / "sshd.pid").read_text())
+    before = _children(master)
+    await service.connect("t")
+    (silent,) = _children(master) - before
+    os.kill(silent, signal.SIGSTOP)
+    try:
+        with pytest.raises(SshError, match="cannot start SFTP"):
+            await service.with_sftp("t", None, lambda sftp: sftp.listdir("/"), timeout=5)
+        assert not pool.live(aliases.get("t"))
+        listed = await service.with_sftp("t", None, lambda sftp: sftp.listdir("/"), timeout=5)
+        assert "tmp" in listed
+    finally:
+        os.kill(silent, signal.SIGKILL)
+        pool.close_all()
+
+
 def test_edit_refuses_missing_or_ambiguous_text_and_keeps_mode(sftp, tmp_path):
     path = tmp_path / "app.conf"
     path.write_text("port = 80\nhost = a\nhost = a\n")
