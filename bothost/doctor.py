@@ -40,6 +40,7 @@ CHECK_SERVER = (
     "check store.url (host, port, user, password, database name) and that the server "
     "runs and accepts this host (`bothost docs operations`)"
 )
+SHOWN_RULES = 10  # rule ids named on the permission rules line; the count says the rest
 PLUGIN_CHECK_TIMEOUT = 60.0  # seconds for one plugin's checks; an outside service may be slow
 
 
@@ -64,6 +65,8 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     else:
         store = check_store(runtime) if all(f.ok for f in home) else []
     findings += store
+    if store and all(f.ok for f in store):
+        findings += check_rules(runtime)
     findings += check_llm(runtime, offline)
     findings += check_delivery(runtime)
     findings += check_web(config)
@@ -224,6 +227,35 @@ def check_store(runtime: Any) -> list[Finding]:
             )
         ]
     return [Finding("database", True, f"{tables} tables, schema {version} (ours), quick_check ok")]
+
+
+def check_rules(runtime: Any) -> list[Finding]:
+    """Stored ``allow`` rows kept from before tools' origins were (core:11) that could name
+    another tool: they allow nothing now, so people are asked again; say which they are."""
+    from bothost.rules import store as rule_store
+    from bothost.rules.origin import UNKNOWN
+
+    def inert(db: Any) -> list[str]:
+        rules, answers = rule_store.load(db)
+        return [
+            r.ref
+            for r in rules + answers
+            if r.action == "allow" and r.tool_origin is not None and r.tool_origin.kind == UNKNOWN
+        ]
+
+    found = runtime.store.call(inert)
+    if not found:
+        return []
+    shown = ", ".join(found[:SHOWN_RULES]) + (" …" if len(found) > SHOWN_RULES else "")
+    return [
+        Finding(
+            "permission rules",
+            True,
+            f"{len(found)} stored allow rule(s) or remembered answer(s) from before 2026-12-04 "
+            f"name a tool that cannot be told from another and allow nothing ({shown}): "
+            "see `bothost rules list`; `bothost rules remove ID` drops one",
+        )
+    ]
 
 
 def check_server_store(store: Any) -> list[Finding]:

@@ -221,3 +221,20 @@ def test_plugins_lists_the_configured_servers_without_creating_a_home(tmp_path):
     result = run_bothost("plugins", home=home, timeout=120)
     assert not (tmp_path / "nonexistent").exists(), result.stderr
     assert result.returncode == 0 and "mcp:weather" in result.stdout, result
+
+
+def test_doctor_names_old_allow_rows_that_allow_nothing_now(home, tmp_path):
+    from bothost.config import PermissionRule
+    from bothost.rules import store as rule_store
+    from bothost.rules.origin import UNKNOWN, Origin
+    from bothost.store import Store, core_migrations
+
+    store = Store(home / "bothost.db", core_migrations())
+    for tool, origin in [("mcp__s__a_b", Origin(UNKNOWN)), ("mcp__s__*", None)]:
+        spec = PermissionRule(tool=tool, action="allow")
+        store.call(lambda db, s=spec, o=origin: rule_store.add(db, s, "old", tool_origin=o))
+    store.close()
+    result = run_doctor(home, tmp_path, "")
+    found = line(result.stdout, "permission rules")
+    assert found.startswith("ok  permission rules: 1 stored allow rule"), result.stdout
+    assert "(#1)" in found and "bothost rules remove ID" in found
