@@ -29,6 +29,7 @@ from bothost.probes import ask_llm, web_port
 from bothost.startup import collect_platforms, collect_providers
 from bothost.store import StoreError
 from bothost.store.health import MIN_FREE_BYTES, free_bytes
+from bothost.store.target import POSTGRES_SCHEMES
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
         store = []
         if config.store.url is None:
             findings.append(Finding("database", True, "none yet (`bothost run` creates it)"))
+        elif config.store.url.startswith(POSTGRES_SCHEMES):
+            store = check_server_reachable(config.store.url)
     else:
         store = check_store(runtime) if all(f.ok for f in home) else []
     findings += store
@@ -271,6 +274,24 @@ def check_server_store(store: Any) -> list[Finding]:
     return [
         Finding("database", True, f"{store.label}: {tables} tables, {applied} migrations applied")
     ]
+
+
+def check_server_reachable(url: str) -> list[Finding]:
+    """A server store before the first run (no home yet): can this host log in to it?
+
+    Nothing is migrated or written here; the first ``bothost run`` does that."""
+    from bothost.store.postgres import PostgresBackend
+
+    backend = PostgresBackend(url)
+    try:
+        backend.connect().raw.close()
+    except StoreError as exc:  # no driver: the message names the extra to install
+        return [Finding("database", False, f"{backend.label}: {exc}", CHECK_SERVER)]
+    except Exception as exc:  # boundary: a server fails in many ways (network, auth, …)
+        return [
+            Finding("database", False, f"{backend.label}: {backend.explain(exc)}", CHECK_SERVER)
+        ]
+    return [Finding("database", True, f"{backend.label}: reachable; `bothost run` migrates it")]
 
 
 def check_llm(runtime: Any, offline: bool) -> list[Finding]:

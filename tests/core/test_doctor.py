@@ -139,6 +139,18 @@ def test_doctor_on_an_unreachable_postgresql_says_what_to_check_not_to_move_a_fi
     assert "bothost.db" not in fix and "store.url" in fix, fix
 
 
+def test_doctor_checks_a_postgresql_store_before_the_first_run(tmp_path):
+    # Found from outside: a new host set up for a shared database (BOTHOST_CONFIG naming
+    # store.url, no home yet) got "ok" on every line and exit 0 from a server that was not
+    # there; only the first `bothost run` said so.
+    url = f"postgresql://bothost:wrong@127.0.0.1:{free_port()}/bothost"
+    result = run_doctor(tmp_path / "new-home", tmp_path, f"store: {{url: '{url}'}}\n")
+    assert result.returncode == 1, result.stdout
+    found = line(result.stdout, "database")
+    assert found.startswith("!!  database:") and "cannot connect" in found, result.stdout
+    assert "wrong" not in result.stdout and not (tmp_path / "new-home").exists()
+
+
 def test_doctor_reports_a_web_port_in_use(home, tmp_path):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
