@@ -64,7 +64,9 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
         if config.store.url is None:
             findings.append(Finding("database", True, "none yet (`bothost run` creates it)"))
         elif config.store.url.startswith(POSTGRES_SCHEMES):
-            store = check_server_reachable(config.store.url)
+            # beside ``store``, which stays empty: with it ok, the MCP check would start
+            # servers, and they would make the home
+            findings += check_server_reachable(config.store.url)
     else:
         store = check_store(runtime) if all(f.ok for f in home) else []
     findings += store

@@ -151,6 +151,12 @@ def test_doctor_checks_a_postgresql_store_before_the_first_run(tmp_path):
     assert "wrong" not in result.stdout and not (tmp_path / "new-home").exists()
 
 
+def test_doctor_finds_a_postgresql_store_reachable_before_the_first_run(tmp_path, postgres_url):
+    result = run_doctor(tmp_path / "new-home", tmp_path, f"store: {{url: '{postgres_url}'}}\n")
+    assert "reachable; `bothost run` migrates it" in line(result.stdout, "database")
+    assert not (tmp_path / "new-home").exists()  # a check, not a first run
+
+
 def test_doctor_reports_a_web_port_in_use(home, tmp_path):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
