@@ -85,7 +85,7 @@ def mcp_plugins(runtime: Runtime) -> list[PluginInfo]:
     """The MCP servers on the roster, as ``mcp:NAME`` (origin ``mcp:<who added it>``)."""
     from bothost.mcp import roster, stored
 
-    rows = runtime.store.call(stored.load) if runtime.has_home() else {}  # none added yet
+    rows = runtime.stored.call(stored.load) if runtime.has_home() else {}  # none added yet
     servers = roster.desired_servers(runtime.config.mcp.servers, rows).servers
     return [
         PluginInfo(name=s.plugin, origin=f"mcp:{s.added_by}", disabled=not s.config.enabled)

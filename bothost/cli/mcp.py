@@ -31,12 +31,12 @@ def fail(message: str, code: int = USAGE_EXIT) -> None:
     sys.exit(code)
 
 
-def manager(runtime: Runtime, on_events: Any = None) -> Any:
+def manager(runtime: Runtime, on_events: Any = None, store: Any = None) -> Any:
     """A private manager; ``on_events`` (from ``runtime.recording_events``) records what its
-    servers push."""
+    servers push; ``store``: the one to read (``runtime.stored`` for a listing)."""
     ask = terminal_ask if sys.stdin.isatty() else None
     return commands.manager_for(
-        runtime.config, runtime.store, runtime.home, ask=ask, on_events=on_events
+        runtime.config, store or runtime.store, runtime.home, ask=ask, on_events=on_events
     )
 
 
@@ -110,9 +110,9 @@ def mcp_group() -> None:
 @pass_runtime
 def list_command(runtime: Runtime, check: bool, as_json: bool) -> None:
     """Every server from config and the table, with its state."""
-    if not check:
-        runtime.stored  # noqa: B018 (listing reads the table: no home is created for it)
-    statuses = run(runtime, commands.list_servers(manager(runtime), check))
+    # listing reads the table: no home is created for it, and a read-only one is read
+    store = runtime.store if check else runtime.stored
+    statuses = run(runtime, commands.list_servers(manager(runtime, store=store), check))
     if as_json:
         click.echo(json.dumps([s.to_dict() for s in statuses], indent=2))
         return

@@ -24,6 +24,7 @@ from bothost import redact
 from bothost.discovery import PluginInfo, load_plugins, new_plugin_manager
 from bothost.home import HomeError
 from bothost.startup import collect_platforms, collect_providers
+from bothost.store.target import DEFAULT_FILE
 
 T = TypeVar("T")
 
@@ -111,7 +112,19 @@ class Runtime:
                 f"no home at {self.home} yet, so nothing is stored there: `bothost run` (or "
                 "`bothost chat`) creates it; or choose another --home / BOTHOST_HOME"
             )
+        if self._host is None and self.config.store.url is None and not writable(self.home):
+            if (self.home / DEFAULT_FILE).exists():  # else: nothing to read, "not writable"
+                return self.read_only_store  # a backup, a read-only mount, a 0555 home
         return self.store
+
+    @cached_property
+    def read_only_store(self) -> Any:
+        """The home's database opened for reading only (no home made, nothing migrated)."""
+        from bothost.startup import build_migrations
+        from bothost.store import Store
+        from bothost.store.target import store_target
+
+        return Store(store_target(None, self.home), build_migrations(self.pm), read_only=True)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
@@ -162,12 +175,25 @@ class Runtime:
     def close(self) -> None:
         if self._host is not None and not self._host.started:
             self._host.store.close()
+        if "read_only_store" in self.__dict__:
+            self.read_only_store.close()
 
 
 # How many rows a listing prints at most: SQLite's LIMIT takes a 64-bit integer (a larger
 # one was an OverflowError) and no screen or script wants more than this from one command.
 MAX_ROWS = 1_000_000
 COUNT = click.IntRange(1, MAX_ROWS)  # a --limit or --lines: at least one, at most MAX_ROWS
+
+
+def writable(home: Path) -> bool:
+    """Whether a command could write in ``home``: its mode for this user (root too, without
+    CAP_DAC_OVERRIDE) and not a read-only mount."""
+    import os
+
+    try:
+        return os.access(home, os.W_OK) and not os.statvfs(home).f_flag & os.ST_RDONLY
+    except OSError:
+        return False
 
 
 class Seconds(click.ParamType):

@@ -67,7 +67,11 @@ def server_logger(home: Path | None, name: str) -> logging.Logger:
     for handler in list(logger.handlers):  # a previous home (tests) — drop it
         logger.removeHandler(handler)
         handler.close()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:  # a read-only home (`mcp list` reads one): its records go to the host's
+        logger.propagate = True
+        return logger
     handler = PrivateRotatingFileHandler(
         path,
         maxBytes=MAX_BYTES,

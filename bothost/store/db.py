@@ -40,22 +40,25 @@ def is_postgres(target: Path | str) -> bool:
     return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
 
 
-def open_backend(target: Path | str) -> Any:
-    """The backend for ``target``: a ``postgresql://`` URL, or a SQLite file's path."""
+def open_backend(target: Path | str, read_only: bool = False) -> Any:
+    """The backend for ``target``: a ``postgresql://`` URL, or a SQLite file's path
+    (``read_only``: opened for reading only, see ``SqliteBackend.open_read_only``)."""
     if is_postgres(target):
         from bothost.store.postgres import PostgresBackend
 
         return PostgresBackend(str(target))
     from bothost.store.sqlite import SqliteBackend
 
-    return SqliteBackend(Path(target))
+    return SqliteBackend(Path(target), read_only=read_only)
 
 
 class Store:
     """The process's database behind a single worker thread."""
 
-    def __init__(self, target: Path | str, migrations: Iterable[Migration] = ()) -> None:
-        self.backend = open_backend(target)
+    def __init__(
+        self, target: Path | str, migrations: Iterable[Migration] = (), read_only: bool = False
+    ) -> None:
+        self.backend = open_backend(target, read_only)
         self.dialect: str = self.backend.dialect
         self.path: Path | None = getattr(self.backend, "path", None)  # SQLite's file
         self.label: str = self.backend.label  # the file, or the URL with secrets masked

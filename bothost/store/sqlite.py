@@ -14,7 +14,7 @@ from typing import Any
 from bothost.store.conn import SQLITE, Conn, SqliteConn
 from bothost.store.errors import StoreError
 from bothost.store.health import MIN_FREE_BYTES, WriteHealth, free_bytes, probe
-from bothost.store.migrations import Migration, apply_migrations
+from bothost.store.migrations import Migration, apply_migrations, pending
 from bothost.store.version import check_writable, explain, record_version, refuse_newer
 
 BUSY_TIMEOUT_MS = 10_000  # another process may hold the write lock through a whole tick batch
@@ -23,8 +23,9 @@ BUSY_TIMEOUT_MS = 10_000  # another process may hold the write lock through a wh
 class SqliteBackend:
     dialect = SQLITE
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only  # a command that only reads, on a home it cannot write
         self.label = str(path)
         self.health = WriteHealth()
         self.applied: list[str] = []  # the migrations this open applied
@@ -33,6 +34,8 @@ class SqliteBackend:
         migrations = list(migrations)
         if self.path.is_dir():
             raise StoreError("is a directory, not a database; move it away")
+        if self.read_only:
+            return self.open_read_only(migrations)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
         raw = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -48,6 +51,45 @@ class SqliteBackend:
             conn = SqliteConn(raw)
             self.applied = apply_migrations(conn, migrations)
             record_version(raw, migrations)
+        except BaseException:
+            raw.close()
+            raise
+        return conn
+
+    def open_read_only(self, migrations: list[Migration]) -> SqliteConn:
+        """The file opened for reading only: nothing created, migrated or recorded.
+
+        ``mode=ro`` first: it reads a running host's WAL through the -shm file, which it
+        must be able to open or create; on a read-only mount with no -shm left (a clean
+        close removes it) that fails, and ``immutable=1`` reads the file as it is, without
+        locks — sound there, since nothing can write through that mount. A database that
+        still needs a migration is refused: its tables are not what the command reads."""
+        if not self.path.exists():
+            raise StoreError("no database here yet (a read-only home cannot create one)")
+        uri = self.path.absolute().as_uri()
+        raw = None
+        for mode in ("mode=ro", "immutable=1"):
+            raw = sqlite3.connect(
+                f"{uri}?{mode}", uri=True, isolation_level=None, check_same_thread=False
+            )
+            try:
+                raw.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                break
+            except sqlite3.OperationalError:
+                raw.close()
+                raw = None
+        if raw is None:
+            raise StoreError("cannot be read (not even as an unchanging file)")
+        try:
+            raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            refuse_newer(raw, migrations)
+            conn = SqliteConn(raw)
+            waiting = pending(conn, migrations)
+            if waiting:
+                raise StoreError(
+                    f"needs {len(waiting)} migration(s) before it can be read, and the home "
+                    "is read-only: run a bothost command on a writable copy first"
+                )
         except BaseException:
             raw.close()
             raise
