@@ -12,8 +12,12 @@ answer then wakes its caller one loop iteration after the bytes arrive instead o
 (asyncio's subprocess transport relays data with ``call_soon``, and a reader task is one
 more hop), the larger part of our own time in a ``tools/call`` round trip (issue 19).
 Stderr goes line by line into the server's log (rotated), long lines cut, so endless stderr
-costs no memory. The transport closes — and says why — when stdout ends or the process
-exits.
+costs no memory, and within a budget — the one its ``notifications/message`` lines have
+(:data:`~bothost.mcp.inbound.LOG_BURST` at once, then :data:`~bothost.mcp.inbound.LOG_RATE`
+a second) — so endless stderr costs little CPU either: lines beyond it are read, counted
+and dropped, the count said in the log (at once, then at most every 10 s, and in all at
+exit). The last lines are kept whatever the budget, for the exit reason. The transport
+closes — and says why — when stdout ends or the process exits.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ import logging
 import os
 import re
 import signal
+import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from bothost.mcp import jsonrpc
+from bothost.mcp.inbound import LOG_BURST, LOG_RATE, Budget, Tally
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
 from bothost.redact import command_line
 
@@ -37,6 +43,10 @@ MAX_STDERR_LINE = 64 * 1024  # longer stderr lines are cut, not refused
 # the exit reason so `mcp list` and a failed call say it, not only `mcp logs`.
 STDERR_TAIL_LINES = 3
 STDERR_TAIL_CHARS = 300
+# Each stderr line written costs what a notifications/message line does (formatting,
+# redaction, the rotating file: ~80 µs), so it gets the same budget (inbound.py says why).
+STDERR_RATE = LOG_RATE
+STDERR_BURST = LOG_BURST
 TERM_GRACE = 3.0  # DESIGN: SIGKILL 3 s after SIGTERM
 EXIT_DRAIN = 0.5  # after exit, how long stdout may still deliver buffered answers
 # An over-long *response* names its id near one end: failing that call at once beats letting
@@ -87,6 +97,7 @@ class StdioTransport:
         log: logging.Logger,
         cwd: str | None = None,
         max_line: int = MAX_LINE,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.command = command
         self.args = list(args)
@@ -113,6 +124,9 @@ class StdioTransport:
         self._stdout_done = asyncio.Event()
         self._stderr_done = asyncio.Event()
         self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._stderr_budget = Budget(STDERR_RATE, STDERR_BURST, clock)
+        self._stderr_over = Tally(log, label="stderr flood control")
+        self.stderr_dropped = 0  # stderr lines not written to the log (over the budget)
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self._on_message, self._on_close = on_message, on_close
@@ -281,7 +295,11 @@ class StdioTransport:
 
     def _stderr_line(self, line: bytes) -> None:
         text = line[:MAX_STDERR_LINE].decode("utf-8", "replace").rstrip("\r")
-        self.log.info("[stderr] %s", text)
+        if self._stderr_budget.take():
+            self.log.info("[stderr] %s", text)
+        else:
+            self.stderr_dropped += 1
+            self._stderr_over.add(f"stderr lines beyond {STDERR_RATE:.0f} a second dropped")
         if text.strip():
             self._stderr_tail.append(text.strip()[:STDERR_TAIL_CHARS])
 
@@ -297,6 +315,12 @@ class StdioTransport:
             pass  # a forked helper keeps a pipe open; the server itself is gone
         reason = f"exited with code {code}" if code >= 0 else f"killed by signal {-code}"
         self.log.info("process %s %s", self.pid, reason)
+        if self.stderr_dropped:
+            self.log.warning(
+                "%d stderr lines of process %s were dropped in all (over the log's budget)",
+                self.stderr_dropped,
+                self.pid,
+            )
         if code != 0 and self._stderr_tail:
             reason += ": " + " / ".join(self._stderr_tail)
         self._finish(reason)

@@ -306,3 +306,38 @@ async def test_an_answer_with_both_result_and_error_is_an_error(open_paging):
     result = await session.call_tool("misanswer", {"how": "both"})
     assert result.is_error and result.text == "paging/misanswer failed: and an error"
     assert (await session.call_tool("echo", {"text": "still fine"})).text == "still fine"
+
+
+async def test_a_stderr_flood_is_logged_within_the_budget_and_the_rest_counted(home):
+    # a server that writes stderr without end once cost ~80 µs of host CPU a line, every
+    # line written to its log: past the log budget (1,000 at once, then 200 a second; the
+    # clock here stands still, so exactly the burst) lines are counted, not written, and the
+    # last ones still say why it exited
+    import sys
+
+    from bothost.mcp.serverlog import close_server_logger, server_logger
+    from bothost.mcp.stdio import STDERR_BURST, StdioTransport
+
+    flood = 5_000
+    script = (
+        "import sys\n"
+        f"for i in range({flood}): sys.stderr.write(f'noise {{i}}\\n')\n"
+        "sys.stderr.write('fatal: the database is locked\\n'); sys.exit(3)\n"
+    )
+    log = server_logger(home, "noisy")
+    closed: list[str] = []
+    transport = StdioTransport(sys.executable, ["-c", script], {}, log=log, clock=lambda: 0.0)
+    try:
+        await transport.start(lambda *a: None, closed.append)
+        await wait_for(lambda: closed)
+        await transport.close()
+    finally:
+        close_server_logger("noisy")
+    text = log_path(home, "noisy").read_text()
+    written = text.count("[stderr] ")
+    assert written == STDERR_BURST, written
+    dropped = flood + 1 - STDERR_BURST
+    assert transport.stderr_dropped == dropped
+    assert f"{dropped} stderr lines of process {transport.pid} were dropped in all" in text
+    assert "stderr flood control: 1 × stderr lines beyond 200 a second dropped" in text
+    assert closed == ["exited with code 3: noise 4998 / noise 4999 / fatal: the database is locked"]
