@@ -1,7 +1,9 @@
 """The host's one aiohttp application and its listener (``platforms.web``).
 
 Plugins add routes through ``register_routes(app)``; ``app[bothost.api.HOST]`` is the
-host. The core serves ``GET /healthz``. A bind address other than loopback requires
+host. The core serves ``GET /healthz``, which names no file or directory (see
+:func:`hide_paths`): no answer the listener gives without the token shows where the host
+keeps its files (a path names the account running it). A bind address other than loopback requires
 ``platforms.web.token``, because the web chat gives admin rights to whoever reaches it.
 The listening socket is the host's own (not an aiohttp site) so that its protocol factory
 is :class:`bothost.listener.ConnectionGuard`'s: header and body deadlines and a connection
@@ -17,6 +19,7 @@ import hmac
 import ipaddress
 import logging
 import os
+import re
 import time
 from typing import Any
 
@@ -52,6 +55,21 @@ LISTEN_FIXES = {
     errno.EADDRNOTAVAIL: "; no interface has that address: check platforms.web.host",
 }
 REFUSAL_LOG_INTERVAL = 10.0  # seconds between log lines about writes refused with 503
+# An absolute file path inside an answer's text (not a URL's path: that follows "://" or a
+# host name); ":" and brackets end it, as they end a path in "PATH: error" messages.
+ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~-])/(?:[^\s/'\"(),;:\[\]]+/)*([^\s/'\"(),;:\[\]]+)")
+
+
+def hide_paths(value: Any) -> Any:
+    """``value`` (text, or a JSON-able dict or list of it) with each absolute path cut to
+    ``…/`` and its last part: ``/home/ann/.bothost/bothost.db`` becomes ``…/bothost.db``."""
+    if isinstance(value, str):
+        return ABSOLUTE_PATH.sub(r"…/\1", value) if "/" in value else value
+    if isinstance(value, dict):
+        return {key: hide_paths(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [hide_paths(inner) for inner in value]
+    return value
 
 
 class HttpError(Exception):
@@ -162,7 +180,7 @@ class HttpServer:
             self.listener = None
 
     async def healthz(self, request: web.Request) -> web.Response:
-        report = await health(self.host)
+        report = hide_paths(await health(self.host))
         if not self.sees_details(request):
             report = summary(report)
         if report["ok"]:
@@ -224,14 +242,14 @@ class StoreFailures:
         if isinstance(exc, StoreBusyError):  # a job withdrawn unstarted (start_within)
             self.log(f"{request.method} {request.path}", "busy: a job was withdrawn unstarted")
             return web.json_response(
-                {"error": f"{exc}; retry later"}, status=503, headers=RETRY_HEADERS
+                {"error": hide_paths(f"{exc}; retry later")}, status=503, headers=RETRY_HEADERS
             )
         if not isinstance(exc, store_errors()) or not storage_failure(exc):
             return None
         reason = one_line(exc)
         self.log(f"{request.method} {request.path}", reason)
         return web.json_response(
-            {"error": f"the store cannot write right now ({reason}); retry later"},
+            {"error": f"the store cannot write right now ({hide_paths(reason)}); retry later"},
             status=503,
             headers=RETRY_HEADERS,
         )
@@ -285,7 +303,9 @@ async def health(host: Any) -> dict[str, Any]:
     except Exception as exc:  # the health page reports what failed; it never fails itself
         found = {"counts": {}, "last": None}
         store = {**host.store.health.report(), "ok": False, "error": one_line(exc)}
-    store["database"] = host.store.label  # which database (a URL's password masked)
+    # which kind of database; not which one: the file's path names the account running the
+    # host, a server's URL an internal host (`bothost doctor` and `db check` say which)
+    store["backend"] = host.store.dialect
     platforms = {name: platform_health(p) for name, p in host.active.items()}
     servers = {}
     if host.mcp is not None:

@@ -30,6 +30,30 @@ async def test_healthz_reports_each_component(web_host, client):
     assert health["mcp"] == {}
 
 
+async def test_healthz_names_no_path_even_on_loopback_without_a_token(
+    web_host, client, monkeypatch
+):
+    # a loopback host without a token shows /healthz whole, to any local account: the
+    # database's path (and an error quoting it) named the account running the host
+    from bothost.store import StoreError
+
+    url = base_url(web_host) + "/healthz"
+    async with client.get(url) as response:
+        text = await response.text()
+    assert str(web_host.home) not in text and "bothost.db" not in text, text
+    assert (await response.json())["store"]["backend"] == "sqlite"
+
+    def failing(db):
+        raise StoreError(f"{web_host.store.label}: disk I/O error")
+
+    monkeypatch.setattr(web_host.store, "probe", failing)
+    async with client.get(url) as response:
+        assert response.status == 503
+        text = await response.text()
+    assert str(web_host.home) not in text, text
+    assert "…/bothost.db: disk I/O error" in (await response.json())["store"]["error"]
+
+
 async def test_metrics_count_messages_tools_events_ticks_and_briefings(web_host, client, secret):
     url = base_url(web_host)
     web_host.config.agent.approval = "allow"

@@ -151,7 +151,7 @@ async def test_without_the_token_healthz_says_only_what_is_up(token_host, client
     bearer = {"Authorization": "Bearer s3cret-token"}
     async with client.get(url + "/healthz", headers=bearer) as response:
         full = await response.json()
-    assert full["store"]["database"] and "leader" in full["tick"]
+    assert full["store"]["backend"] == "sqlite" and "leader" in full["tick"]
 
 
 async def test_static_files_carry_the_page_headers(web_host, client):
