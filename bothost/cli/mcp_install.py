@@ -17,7 +17,7 @@ from bothost.cli.mcp import fail, manager, mcp_group, pass_runtime
 from bothost.cli.runtime import Runtime
 from bothost.mcp import commands
 from bothost.mcp.importer import ImportFileError, import_file
-from bothost.mcp.install import InstallError, install_server
+from bothost.mcp.install import InstallError, PackageSpecError, install_server, parse_package
 from bothost.mcp.manager import McpManagerError
 
 INSTALL_FAILED_EXIT = 1
@@ -28,8 +28,18 @@ def progress(line: str) -> None:
     click.echo(f"  {line}", err=True)
 
 
+def checked_package(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """PACKAGE checked before anything runs: a usage error (exit 2) unless it is a name with
+    an optional version (bothost.mcp.install.parse_package)."""
+    try:
+        parse_package(value)
+    except PackageSpecError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
 @mcp_group.command("install")
-@click.argument("package")
+@click.argument("package", callback=checked_package)
 @click.option("--name", help="Server name (default: from the package, `mcp-server-time` → time).")
 @click.option("--arg", "args", multiple=True, help="An argument for the server (repeatable).")
 @click.option("--env", "env", multiple=True, help="K=V for the server's environment.")

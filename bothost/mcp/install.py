@@ -43,9 +43,22 @@ LINE_LIMIT = 1 << 20  # npm prints long lines; asyncio's default 64 KiB would ra
 MAX_NAME = 40  # the manager's limit on server names
 NAME_PREFIXES = ("mcp-server-", "server-")
 NAME_SUFFIXES = ("-mcp-server", "-mcp")  # longest first: "x-mcp-server" must not keep "-server"
-PYPI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-PYPI_REST = re.compile(r"(\[[A-Za-z0-9_,.\s-]*\])?\s*([<>=!~].*)?")  # extras, version specifier
+# What `mcp install` passes on is a requirement in PEP 508's form and nothing more: a name,
+# extras, a version specifier — no URL (`name @ https://…`), no path, no environment marker,
+# no option (`-e`, `--index-url`), no characters a version cannot hold (`==../../x`), so
+# pip and npm only ever look a name up in their registry. (Checked by hand: `packaging` is
+# not a dependency of bothost.)
+MAX_SPEC = 200  # a name with extras and a version range is far shorter
+PYPI_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+PEP440_CLAUSE = r"(?:~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9][A-Za-z0-9.*+!_-]*"
+PYPI_REST = re.compile(
+    rf"\s*(\[\s*(?:{PYPI_NAME.pattern}(?:\s*,\s*{PYPI_NAME.pattern})*)?\s*\])?"  # extras
+    rf"\s*(?:{PEP440_CLAUSE}(?:\s*,\s*{PEP440_CLAUSE})*)?\s*"  # version specifier
+)
 NPM_NAME = re.compile(r"(@[a-z0-9][\w.~-]*/)?[a-z0-9][\w.~-]*")
+# After `name@`: a version, a range (`^2`, `>=1 <2`, `1.x || 2.x`) or a dist-tag (`latest`);
+# never `file:`, `git+…`, `github:user/repo`, a URL or a path (no ":" and no "/").
+NPM_VERSION = re.compile(r"[\w.^~<>=*|+ -]{1,100}")
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 # Run with the venv's Python (-I: nothing from the caller's environment leaks in).
 PROBE = """
@@ -91,20 +104,38 @@ class Installed:
         }
 
 
+class PackageSpecError(InstallError):
+    """What was given is no package name (with an optional version): nothing was run."""
+
+
 def parse_package(text: str) -> Package:
-    """`mcp-server-time`, `pkg==1.2`, `npm:name`, `@scope/name@1.0` → what to install."""
+    """`mcp-server-time`, `pkg==1.2`, `npm:name`, `@scope/name@1.0` → what to install.
+
+    Raises :class:`PackageSpecError` for anything else (a URL, a path, an option, a version
+    that is not one), before any installer runs."""
     text = text.strip()
+    if len(text) > MAX_SPEC:
+        raise PackageSpecError(f"a package name with its version is at most {MAX_SPEC} characters")
     if text.startswith("npm:") or text.startswith("@"):
         spec = text.removeprefix("npm:")
         at = spec.find("@", 1)
-        name = spec[:at] if at > 0 else spec
+        name, version = (spec[:at], spec[at + 1 :]) if at > 0 else (spec, None)
         if not NPM_NAME.fullmatch(name):
-            raise InstallError(f"{text!r} is not an npm package name")
+            raise PackageSpecError(
+                f"{text!r} is not an npm package name (npm:NAME[@VERSION] or @scope/NAME[@VERSION])"
+            )
+        if version is not None and not NPM_VERSION.fullmatch(version):
+            raise PackageSpecError(
+                f"{version!r} is not an npm version, range or tag (paths, URLs and git "
+                "specs are not installed)"
+            )
         return Package("npm", spec, name)
     match = PYPI_NAME.match(text)
     if not match or not PYPI_REST.fullmatch(text[match.end() :]):
-        raise InstallError(
-            f"{text!r} is not a PyPI package name (NAME, NAME==VERSION, npm:NAME or @scope/NAME)"
+        raise PackageSpecError(
+            f"{text!r} is not a PyPI package name with an optional version (NAME, NAME[EXTRA],"
+            " NAME==1.2, NAME>=1,<2) nor an npm one (npm:NAME, @scope/NAME); paths, URLs and"
+            " pip options are not installed"
         )
     return Package("pypi", text, re.sub(r"[-_.]+", "-", match.group(0)).lower())
 

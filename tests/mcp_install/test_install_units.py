@@ -56,6 +56,21 @@ def test_parse_package(text, kind, spec, name):
     assert (package.kind, package.spec, package.name) == (kind, spec, name)
 
 
+# What pip or npm would take as a path, a URL, an option or a marker, not a registry name.
+REFUSED_SPECS = [
+    "pkg==../../x",
+    "pkg>=1.0/../../x",
+    "pkg @ https://evil.example/x.whl",
+    "pkg==1.0; python_version > '3'",
+    "pkg==1 --index-url http://evil.example",
+    "-e",
+    "--index-url=http://evil.example",
+    "npm:left-pad@file:../../x",
+    "@scope/x@github:evil/repo",
+    "npm:x@git+https://evil.example/r.git",
+]
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -65,11 +80,21 @@ def test_parse_package(text, kind, spec, name):
         "npm:",
         "npm:../x",
         "pkg; rm -rf /",
+        *REFUSED_SPECS,
     ],
 )
 def test_parse_package_refuses_what_is_not_a_name(text):
     with pytest.raises(InstallError):
         parse_package(text)
+
+
+@pytest.mark.parametrize("text", REFUSED_SPECS)
+def test_install_refuses_a_spec_that_is_no_name_before_anything_runs(bothost, home, text):
+    # these reached pip or npm (a venv was made, the installer ran) before they were refused
+    result = bothost("mcp", "install", "--", text)
+    assert result.returncode == 2, result.stderr
+    assert "Invalid value for 'PACKAGE'" in result.stderr and "not installed" in result.stderr
+    assert not (home / "mcp").exists() and not (home / "bothost.db").exists()
 
 
 def test_pick_command():
