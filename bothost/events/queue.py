@@ -42,7 +42,7 @@ from typing import Any
 from bothost.api import EventRejectedError, Receipt  # Rejected: one event, its batch unaffected
 from bothost.config import TickConfig
 from bothost.events.dedupe import canonical_json, dedupe_key
-from bothost.events.triage import rule_priority
+from bothost.events.triage import CRITICAL, rule_priority
 from bothost.models import Event
 from bothost.store.conn import POSTGRESQL, SQLITE, Conn
 from bothost.store.errors import database_failures
@@ -283,9 +283,12 @@ class EventQueue:
                 self.max_payload,
             )
             return None
-        urgent = rule_priority(event.source, event.type, event.payload, self.config.rules) == (
-            "urgent"
-        )
+        rules, fields = self.config.rules, event.payload
+        if not rules and type(fields) is dict:  # rule_priority's default, without its call:
+            # 1,600 instructions per event on the loop (callgrind, a loop over 2,000 events)
+            urgent = fields.get("severity") == CRITICAL
+        else:
+            urgent = rule_priority(event.source, event.type, fields, rules) == "urgent"
         return _Row(event, payload, dedupe_key(event, payload), urgent, answer, index, claim)
 
     # --- the group commit: on the store thread -------------------------------------------

@@ -27,6 +27,7 @@ from bothost.models import BriefingItem
 PRIORITIES = ("urgent", "high", "normal", "low", "drop")
 SHOWN = ("urgent", "high", "normal")  # priorities that get items; low is a counted line
 MUTED = "muted"
+CRITICAL = "critical"  # the payload severity that makes an event urgent when no rule matches
 # payload fields that say who or what a group of events is about, and how to say it
 GROUP_FIELDS = (
     ("from", "from"),
@@ -173,7 +174,7 @@ def rule_priority(
             return rule.priority
     # a dict first, as every queued event's payload is: the Mapping ABC's own check cost
     # ~1 µs per event against ~0.4 µs with dict tried first (timeit, loaded machine)
-    if isinstance(payload, (dict, Mapping)) and payload.get("severity") == "critical":
+    if isinstance(payload, (dict, Mapping)) and payload.get("severity") == CRITICAL:
         return "urgent"
     return "normal"
 

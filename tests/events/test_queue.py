@@ -232,6 +232,20 @@ async def test_an_urgent_event_pokes_the_ticker(store, config):
     await queue.close()
 
 
+async def test_a_critical_event_pokes_the_ticker_with_no_rules_configured(store, config):
+    # with no rules an event's priority is the default's: urgent for severity "critical"
+    # (the queue decides it without rule_priority's call there), normal otherwise
+    assert not config.rules
+    poked = asyncio.Event()
+    queue = EventQueue(store, config, on_urgent=poked.set)
+    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a1", "severity": "warning"}))
+    assert not poked.is_set()
+    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a2", "severity": "critical"}))
+    async with asyncio.timeout(5):
+        await poked.wait()
+    await queue.close()
+
+
 async def test_close_waits_for_the_batch_being_written(store, config):
     queue = EventQueue(store, config)
     pending = asyncio.ensure_future(queue.ingest_many([email(n) for n in range(2000)]))
