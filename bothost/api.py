@@ -311,14 +311,14 @@ def direct_post(app: web.Application, prefix: str, handler: DirectHandler) -> No
     routes[prefix] = handler
 
 
-APP_KEYS = {"HOST": "host", "DIRECT_ROUTES": "direct routes"}
+APP_KEYS = frozenset({"HOST", "DIRECT_ROUTES"})  # made in bothost.appkeys
 
 
 def app_key(name: str) -> Any:
-    """The aiohttp ``AppKey`` named ``name`` in :data:`APP_KEYS`, made on first use."""
-    from aiohttp import web
+    """The aiohttp ``AppKey`` named ``name`` (one of :data:`APP_KEYS`), made on first use."""
+    from bothost import appkeys
 
-    return globals().setdefault(name, web.AppKey(APP_KEYS[name]))
+    return getattr(appkeys, name)
 
 
 def __getattr__(name: str) -> Any:
