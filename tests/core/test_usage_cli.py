@@ -104,15 +104,17 @@ async def test_usage_by_user_and_model_from_the_installed_cli(home, tmp_path):
     assert models["gpt-old"]["unpriced"] == 1
 
 
-def test_since_takes_today_a_date_or_a_duration(home, tmp_path):
+def usage_of_one_turn(home, tmp_path):
+    """`bothost usage ARGS` as a function, over one turn recorded three days ago."""
     config = tmp_path / "c.yaml"
     config.write_text(CONFIG)
     seed(home, [(time.time() - 3 * 86400, "turn", "slack:U1", "gpt-a", 100, 10, 0)])
     runner = CliRunner()
+    return lambda *args: runner.invoke(cli, ["--config", str(config), "usage", *args])
 
-    def run(*args):
-        return runner.invoke(cli, ["--config", str(config), "usage", *args])
 
+def test_since_takes_today_a_date_or_a_duration(home, tmp_path):
+    run = usage_of_one_turn(home, tmp_path)
     assert "No model calls recorded." in run("--since", "today").stdout
     assert "slack:U1" in run("--by", "user", "--since", "7d").stdout
     assert "slack:U1" in run("--by", "user", "--since", "2000-01-01").stdout
@@ -123,14 +125,7 @@ def test_since_takes_today_a_date_or_a_duration(home, tmp_path):
 def test_since_out_of_range_is_a_usage_error_naming_the_limit(home, tmp_path):
     """`--since 100000000d` printed "since -271764-03-22" and a date far ahead a report of
     nothing: a start before 1970-01-01 or after now is refused, exit 2, saying which."""
-    config = tmp_path / "c.yaml"
-    config.write_text(CONFIG)
-    seed(home, [(time.time() - 3 * 86400, "turn", "slack:U1", "gpt-a", 100, 10, 0)])
-    runner = CliRunner()
-
-    def run(*args):
-        return runner.invoke(cli, ["--config", str(config), "usage", *args])
-
+    run = usage_of_one_turn(home, tmp_path)
     for since in ("100000000d", "1000000d", "99999999999999999999d", "1969-12-31", "0001-01-01"):
         bad = run("--since", since)
         assert bad.exit_code == 2, (since, bad.stdout)
