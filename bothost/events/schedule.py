@@ -61,6 +61,15 @@ class QuietHours:
         h1, m1, h2, m2 = (int(g) for g in match.groups())
         if h1 > 23 or h2 > 23 or m1 > 59 or m2 > 59:
             raise ScheduleError("quiet_hours", f"not a time of day in {text!r}")
+        if (h1, m1) == (h2, m2):
+            # An empty range reads as "all day" to some and "never" to others: say which
+            # spelling means what instead of picking one silently.
+            raise ScheduleError(
+                "quiet_hours",
+                f"start equals end in {text!r}, an empty range; for no quiet hours leave "
+                "quiet_hours unset; for quiet all day write '00:00-23:59' (the end is exclusive, "
+                "so the day's last minute stays open)",
+            )
         return cls(time(h1, m1), time(h2, m2))
 
     def contains(self, moment: datetime) -> bool:
