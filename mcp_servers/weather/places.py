@@ -9,6 +9,7 @@ few names on every poll.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -61,15 +62,51 @@ def parse_coordinates(text: str) -> tuple[float, float] | None:
     return lat, lon
 
 
-def place_from_result(result: dict[str, Any]) -> Place:
+def place_from_result(result: dict[str, Any]) -> Place | None:
+    """The `Place` a geocoder result names; None when it has no usable coordinates.
+
+    The geocoder has been seen to answer without them (or with null ones): such a result
+    names no point we could ask the forecast about, so callers skip it.
+    """
+    latitude = _coordinate(result.get("latitude"), 90)
+    longitude = _coordinate(result.get("longitude"), 180)
+    if latitude is None or longitude is None:
+        return None
     return Place(
         name=result.get("name") or "?",
-        latitude=float(result["latitude"]),
-        longitude=float(result["longitude"]),
+        latitude=latitude,
+        longitude=longitude,
         country=result.get("country") or result.get("country_code"),
         admin1=result.get("admin1"),
         timezone=result.get("timezone"),
     )
+
+
+def _coordinate(value: Any, limit: float) -> float | None:
+    """`value` as a finite number within ±`limit`; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and -limit <= number <= limit else None
+
+
+def _no_coordinates(name: str) -> ToolError:
+    return ToolError(
+        f"the geocoder's answer for {name!r} had no coordinates, so there is no point to "
+        'look up. Try another spelling, or pass "lat,lon".'
+    )
+
+
+def _label(result: dict[str, Any]) -> str:
+    """How a geocoder result is named in an error, coordinates or not."""
+    parts = [str(result.get("name") or "?")]
+    for field in ("admin1", "country", "country_code"):
+        extra = result.get(field)
+        if extra and str(extra) not in parts:
+            parts.append(str(extra))
+            if field == "country":
+                break
+    return ", ".join(parts)
 
 
 class PlaceResolver:
@@ -110,7 +147,10 @@ class PlaceResolver:
         results = await self.api.geocode(
             name, count=max(count, QUALIFIED_SEARCH_COUNT) if qualifier else count
         )
-        places = [place_from_result(r) for r in results if _matches(r, qualifier)]
+        matches = [r for r in results if _matches(r, qualifier)]
+        places = [p for p in map(place_from_result, matches) if p is not None]
+        if matches and not places:
+            raise _no_coordinates(location)
         return places[:count]
 
     async def _geocode(self, text: str) -> Place:
@@ -122,10 +162,15 @@ class PlaceResolver:
                 f"Unknown place {text!r}: the geocoder found nothing by that "
                 'name. Check the spelling, or pass "lat,lon".'
             )
+        matched = False
         for result in results:
             if _matches(result, qualifier):
-                return place_from_result(result)
-        found = "; ".join(place_from_result(r).label for r in results[:5])
+                matched = True
+                if place := place_from_result(result):
+                    return place
+        if matched:
+            raise _no_coordinates(text)
+        found = "; ".join(_label(r) for r in results[:5])
         raise ToolError(f"No place {name!r} in {qualifier!r}. Found: {found}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes.open_meteo import BERN, ZURICH
+from tests.fakes.open_meteo import BERN, SPRINGFIELD_IL, SPRINGFIELD_MO, ZURICH
 
 CAPS = "bothost/capabilities"
 
@@ -128,3 +128,28 @@ async def test_status_reports_endpoints_and_watch(weather, open_meteo):
     assert [p["location"] for p in data["watch"]["places"]] == ["Bern", "47.37,8.54"]
     assert data["watch"]["places"][0]["thresholds"]["aqi"] is None
     assert [p["location"] for p in json.loads(only.content[0].text)["watch"]["places"]] == ["Bern"]
+
+
+async def test_a_geocoder_result_without_coordinates_is_a_clear_error(weather, open_meteo):
+    broken = {"id": 1, "name": "Nowhere", "country_code": "XX", "country": "Nowhere"}
+    open_meteo.places["nowhere"] = [broken]
+    open_meteo.places["nulltown"] = [broken | {"latitude": None, "longitude": 8.5}]
+    open_meteo.places["texttown"] = [broken | {"latitude": "north", "longitude": 8.5}]
+    # The first Springfield has no usable coordinates: the qualifier's next match is used.
+    open_meteo.places["springfield"] = [
+        {k: v for k, v in SPRINGFIELD_MO.items() if k != "longitude"},
+        SPRINGFIELD_IL,
+    ]
+    async with weather() as (client, _):
+        missing = await client.call_tool("current", {"location": "Nowhere"})
+        null = await client.call_tool("forecast", {"location": "Nulltown"})
+        text = await client.call_tool("geocode", {"location": "Texttown"})
+        skipped = await client.call_tool("current", {"location": "Springfield, US"})
+        listed = await client.call_tool("geocode", {"location": "Springfield"})
+    for result, name in ((missing, "Nowhere"), (null, "Nulltown"), (text, "Texttown")):
+        assert result.is_error, result
+        assert "unexpected" not in result.content[0].text.lower()
+        assert f"the geocoder's answer for {name!r} had no coordinates" in result.content[0].text
+    assert not skipped.is_error
+    assert skipped.structured_content["location"]["admin1"] == "Illinois"
+    assert [r["admin1"] for r in listed.structured_content["results"]] == ["Illinois"]
