@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -197,8 +197,13 @@ def check_rules(config: Config) -> None:
             raise ConfigError(f"{source_of(config, 'tick', 'rules')}: {exc}") from None
 
 
-def check_registered(config: Config, providers: Iterable[str], platforms: Iterable[str]) -> None:
-    """Refuse an ``llm.provider`` or a ``deliver_to`` platform no plugin registered."""
+def check_registered(
+    config: Config, providers: Iterable[str], platforms: Mapping[str, Any] | Iterable[str]
+) -> None:
+    """Refuse an ``llm.provider`` or a ``deliver_to`` platform no plugin registered, and a
+    ``deliver_to`` target its platform refuses (its optional ``target_problem(channel)``,
+    asked only of the platforms ``deliver_to`` names). ``platforms`` maps names to the
+    registered platforms (names alone skip the platforms' own checks)."""
     providers = set(providers)
     provider = config.llm.provider or "offline"
     if provider not in providers:
@@ -206,15 +211,22 @@ def check_registered(config: Config, providers: Iterable[str], platforms: Iterab
             f"{source_of(config, 'llm', 'provider')}: llm.provider: unknown "
             f"provider {provider!r}{did_you_mean(provider, providers)}"
         )
-    platforms = set(platforms)  # console: too is a platform (the console plugin's)
+    registered = platforms if isinstance(platforms, Mapping) else dict.fromkeys(platforms)
+    names = set(registered)  # console: too is a platform (the console plugin's)
     for i, target in enumerate(config.tick.deliver_to):
-        name = target.split(":", 1)[0]
-        if name not in platforms:
+        name, _, channel = target.partition(":")
+        where = f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]"
+        if name not in names:
             raise ConfigError(
-                f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]: "
-                f"no platform {name!r} for {target!r}"
-                f"{did_you_mean(name, platforms)}"
+                f"{where}: no platform {name!r} for {target!r}{did_you_mean(name, names)}"
             )
+        try:  # a Deferred platform is made here; if it cannot be, starting it says so
+            judge = getattr(registered[name], "target_problem", None)
+        except Exception:
+            continue
+        problem = judge(channel) if callable(judge) else None
+        if problem:
+            raise ConfigError(f"{where}: {target!r}: {problem}")
 
 
 def timeout_problem(server: McpServerConfig) -> str | None:

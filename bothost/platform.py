@@ -169,6 +169,8 @@ class Platform(Protocol):
       by default a platform that fails to start is logged and left out.
     - ``notify_login_needed(notice)`` (:class:`Notifying`): tell the platform's admins that
       a remote MCP server waits for a login.
+    - ``target_problem(channel)`` (:class:`Checking`): why ``tick.deliver_to: name:channel``
+      cannot work (a config error at load), or None.
     """
 
     name: str  # the address prefix it serves: "slack" for "slack:C0123:…"
@@ -239,6 +241,15 @@ class Notifying(Protocol):
         """Tell each admin once per spell: ``host.mcp_login_link(server, admin)`` gives the
         admin's one-time link ("" when the host has no public address: say ``command``
         instead), or None when that admin was told already. Raise on failure (logged)."""
+
+
+@runtime_checkable
+class Checking(Protocol):
+    """A platform that judges its own ``tick.deliver_to`` targets when the config loads."""
+
+    def target_problem(self, channel: str) -> str | None:
+        """Why ``name:channel`` cannot be delivered to (one phrase, shown after the key
+        path as a config error), or None when it can. Pure: no I/O, no network."""
 
 
 class Deferred:

@@ -53,6 +53,11 @@ class WebPlatform:
     def enabled(self, host: HostApi) -> bool:
         return bool(host.config.platforms.web.enabled)
 
+    def target_problem(self, channel: str) -> str | None:
+        """Why ``tick.deliver_to: web:<channel>`` cannot work, or None: a briefing goes to a
+        session, and a session name a page could never open is refused at config load."""
+        return None if valid_session(channel) else f"a web session must be {SESSION_FORM}"
+
     async def start(self, host: HostApi) -> None:
         self.host = host
         self.hub.closed = False

@@ -107,6 +107,19 @@ def test_unknown_deliver_to_platform_is_a_config_error(tmp_path, home, command):
     assert "did you mean 'slack'" in line
 
 
+# found from outside: these loaded and `doctor` said ok, but the web platform refuses such
+# session names everywhere else (a page cannot open "..", "a/b" or an empty session)
+@pytest.mark.parametrize("target", ["web:..", "web:", "web:a/b"])
+def test_a_web_target_the_web_platform_refuses_is_a_config_error(tmp_path, home, target):
+    config = config_file(tmp_path, f"tick: {{deliver_to: ['console:', '{target}']}}\n")
+    assert_one_line(
+        ["--config", config, "doctor"],
+        home,
+        2,
+        contains=f"{config}: tick.deliver_to[1]: {target!r}: a web session must be 1-64",
+    )
+
+
 def test_deliver_to_console_and_registered_platforms_pass(tmp_path, home):
     config = config_file(
         tmp_path, "tick: {deliver_to: ['console:', 'web:briefings', 'slack:C1', 'webhook:ops']}\n"

@@ -110,3 +110,24 @@ async def test_a_platform_that_cannot_be_made_stops_the_host_with_its_name(home)
         raise AssertionError("the host started without a platform it could not make")
     finally:
         await host.stop()
+
+
+def test_a_deliver_to_check_leaves_a_platform_that_cannot_be_made_to_its_start(home, tmp_path):
+    from bothost.config import ConfigError, check_registered, load
+
+    def make():
+        raise ImportError("No module named 'discord'")
+
+    path = tmp_path / "c.yaml"
+    path.write_text("tick: {deliver_to: ['discord:ops', 'pager:..']}\n")
+    config = load(path, home)
+    pager = Deferred("pager", lambda: type("P", (), {"name": "pager"})())
+    platforms = {"discord": Deferred("discord", make), "pager": pager}
+    check_registered(config, ["offline"], platforms)  # the host's start names discord
+    checked = type("P", (), {"name": "pager", "target_problem": lambda self, c: "no dots"})()
+    try:
+        check_registered(config, ["offline"], {**platforms, "pager": checked})
+    except ConfigError as exc:
+        assert "tick.deliver_to[1]: 'pager:..': no dots" in str(exc)
+    else:
+        raise AssertionError("a target its platform refuses was accepted")
