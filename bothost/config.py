@@ -120,6 +120,13 @@ class McpAuthConfig:
     }
 
 
+# The longest an MCP call may wait for news (`timeout`) or be kept going by progress
+# (`max_timeout`): a day covers the longest build or crawl anyone waits on through a chat,
+# while "99999999999999999999d" was accepted and meant a call that never ended, holding its
+# turn and the person waiting on it for good.
+MCP_TIMEOUT_LIMIT = parse_duration("1d")
+
+
 @dataclass
 class McpServerConfig:
     command: str | None = None
@@ -139,6 +146,8 @@ class McpServerConfig:
     auth: McpAuthConfig | None = None
     # on the leader only (several hosts on one store); None: by command (bothost.mcp.placement)
     singleton: bool | None = None
+
+    RANGES = {"timeout": (0, MCP_TIMEOUT_LIMIT), "max_timeout": (0, MCP_TIMEOUT_LIMIT)}
 
 
 @dataclass

@@ -4,7 +4,8 @@ The dataclasses in :mod:`bothost.config` are the schema: a field's type hint say
 expected (``str``, ``int``, ``float`` durations, ``bool``, ``list[str]``, ``dict[str, X]``,
 nested dataclasses, ``X | None``), a class attribute ``CHOICES`` limits strings to a set and
 ``DURATIONS`` names the ``float`` fields that take a duration (``30s``, ``15m``) besides the
-core's :data:`DURATION_FIELDS`; ``RANGES`` bounds numbers (``{"port": (0, 65535)}``).
+core's :data:`DURATION_FIELDS`; ``RANGES`` bounds numbers (``{"port": (0, 65535)}``) and
+durations, in seconds (``{"timeout": (0, 86400)}``).
 Plugins declare their own sections in the same language (:mod:`bothost.configsections`).
 Unknown keys are refused with a "did you mean".
 """
@@ -141,9 +142,13 @@ def convert(tp: Any, value: Any, path: str, where: str, key: str, cls: type | No
         return {str(k): convert(item, v, join(path, k), where, key, None) for k, v in value.items()}
     if tp is float and (key in DURATION_FIELDS or key in getattr(cls, "DURATIONS", ())):
         try:
-            return parse_duration(value)
+            seconds = parse_duration(value)
         except ValueError as exc:
             raise ConfigError(f"{where}: {path}: expected {exc}, got {value!r}") from None
+        wrong = duration_problem(seconds, getattr(cls, "RANGES", {}).get(key))
+        if wrong:
+            raise ConfigError(f"{where}: {path}: {wrong}, got {value!r}")
+        return seconds
     if tp is bool:
         if not isinstance(value, bool):
             raise fail
@@ -167,6 +172,24 @@ def convert(tp: Any, value: Any, path: str, where: str, key: str, cls: type | No
             )
         return value
     return value
+
+
+def duration_text(seconds: float) -> str:
+    """``86400`` as ``"1d"``, ``90`` as ``"90s"``: the largest unit that divides it."""
+    for unit in ("d", "h", "m", "s"):
+        size = UNIT_SECONDS[unit]
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
+def duration_problem(seconds: float, bounds: tuple[float, float] | None) -> str | None:
+    """What is wrong with a duration outside the schema's ``RANGES`` bounds, or None."""
+    if bounds and seconds > bounds[1]:
+        return f"expected at most {duration_text(bounds[1])} ({bounds[1]:g} s)"
+    if bounds and seconds < bounds[0]:
+        return f"expected at least {duration_text(bounds[0])} ({bounds[0]:g} s)"
+    return None
 
 
 def in_range(value: float, cls: type | None, key: str, path: str, where: str) -> Any:

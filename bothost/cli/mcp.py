@@ -227,6 +227,15 @@ def logs_command(runtime: Runtime, name: str, lines: int) -> None:
         fail(str(exc), CALL_FAILED_EXIT)
 
 
+def checked_duration(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
+    """A server timeout option checked before anything starts: a usage error (exit 2)."""
+    if value is not None:
+        _, wrong = commands.checked_duration(value)
+        if wrong:
+            raise click.BadParameter(f"{wrong}, got {value!r}")
+    return value
+
+
 @mcp_group.command("add")
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -234,8 +243,16 @@ def logs_command(runtime: Runtime, name: str, lines: int) -> None:
 @click.option("--header", "headers", multiple=True, help="K=V (values may use ${env:NAME}).")
 @click.option("--env", "env", multiple=True, help="K=V for the server's environment.")
 @click.option("--description", default="", help="One line for the agent's server table.")
-@click.option("--timeout", help="How long a call may go without news (90, 90s, 2m; default 60s).")
-@click.option("--max-timeout", help="How long progress may keep a call going (default 10m).")
+@click.option(
+    "--timeout",
+    callback=checked_duration,
+    help="How long a call may go without news (90, 90s, 2m; default 60s; at most 1d).",
+)
+@click.option(
+    "--max-timeout",
+    callback=checked_duration,
+    help="How long progress may keep a call going (default 10m; at most 1d).",
+)
 @click.option("--disabled", is_flag=True, help="Add it without starting it.")
 @click.option(
     "--root",

@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from bothost.config import McpServerConfig
-from bothost.configschema import parse_duration
+from bothost.config import MCP_TIMEOUT_LIMIT, McpServerConfig
+from bothost.configschema import duration_problem, parse_duration
 from bothost.mcp.environment import server_headers
 from bothost.mcp.manager import McpManager, McpManagerError, status_path
 from bothost.mcp.oauth.tokens import DbTokens, all_records, clear_record
@@ -257,13 +257,23 @@ def new_config(
 
 
 def duration(value: str, what: str) -> float:
+    """`value` in seconds; `McpManagerError` naming `what` when it is no server timeout."""
+    seconds, wrong = checked_duration(value)
+    if wrong:
+        raise McpManagerError(f"{what} {value!r}: {wrong}")
+    return seconds
+
+
+def checked_duration(value: str) -> tuple[float, str | None]:
+    """`value` in seconds and what is wrong with it as a server's timeout (None: nothing):
+    more than 0 s, and at most :data:`~bothost.config.MCP_TIMEOUT_LIMIT` as in config."""
     try:
         seconds = parse_duration(value)
     except ValueError as exc:
-        raise McpManagerError(f"{what} {value!r}: expected {exc}") from None
+        return 0.0, f"expected {exc}"
     if seconds <= 0:
-        raise McpManagerError(f"{what} {value!r}: expected more than 0 s")
-    return seconds
+        return seconds, "expected more than 0 s"
+    return seconds, duration_problem(seconds, (0, MCP_TIMEOUT_LIMIT))
 
 
 def pairs(values: tuple[str, ...], what: str) -> dict[str, str]:

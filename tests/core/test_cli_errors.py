@@ -419,6 +419,10 @@ def test_a_port_out_of_range_is_a_config_error(tmp_path, home, command):
         ["mcp", "call", "weather", "status", "--timeout", "-1"],
         ["mcp", "call", "weather", "status", "--timeout", "nan"],
         ["mcp", "call", "weather", "status", "--timeout", "0"],
+        # found from outside: accepted and stored, a call that effectively never timed out
+        ["mcp", "add", "x", "--timeout", "99999999999999999999d", "--", "echo"],
+        ["mcp", "add", "x", "--max-timeout", "2d", "--", "echo"],
+        ["mcp", "add", "x", "--timeout", "-1", "--", "echo"],
     ],
 )
 def test_a_number_option_out_of_range_is_a_usage_error(home, args):
@@ -429,3 +433,20 @@ def test_a_number_option_out_of_range_is_a_usage_error(home, args):
     result = CliRunner().invoke(cli, ["--home", str(home), *args])
     assert result.exit_code == 2, (result.output, result.exception)
     assert "Invalid value" in result.output
+    if args[:2] == ["mcp", "add"] and args[-3].endswith("d"):  # the value, before "--"
+        assert "at most 1d" in result.output, result.output
+
+
+@pytest.mark.parametrize("key", ["timeout", "max_timeout"])
+def test_an_mcp_timeout_beyond_a_day_is_a_config_error(tmp_path, home, key):
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "platforms: {web: {port: 0}, console: {enabled: false}}\n"
+        f"mcp: {{servers: {{w: {{command: echo, {key}: 2d}}}}}}\n"
+    )
+    assert_one_line(
+        ["--config", str(config), "config", "show"],
+        home,
+        2,
+        contains=f"{config}: mcp.servers.w.{key}: expected at most 1d (86400 s)",
+    )
