@@ -262,12 +262,24 @@ class Deferred:
     platforms' modules were a tenth of ``bothost chat -m help``'s start (issue 19). The
     host, hooks and tools see the platform's own members and behaviour through it; what
     ``make()`` returns must carry the same ``name``, and its failure is the platform's.
+
+    ``target_problem`` (:class:`Checking`), when given, answers the config's check of
+    ``tick.deliver_to`` targets without making the platform: every command loads the
+    config, and most never use the platform.
     """
 
-    def __init__(self, name: str, make: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        name: str,
+        make: Callable[[], Any],
+        *,
+        target_problem: Callable[[str], str | None] | None = None,
+    ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "_make", make)
         object.__setattr__(self, "_made", None)
+        if target_problem is not None:  # found before __getattr__, so nothing is made
+            object.__setattr__(self, "target_problem", target_problem)
 
     @property
     def made(self) -> bool:

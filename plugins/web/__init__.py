@@ -7,7 +7,7 @@ Web chat and dashboard at ``/``, the chat API, signed webhooks in and out, ``/me
 from collections.abc import Callable
 from typing import Any
 
-from bothost.plugins.web import briefings, doctor, messages, questions
+from bothost.plugins.web import briefings, doctor, messages, questions, sessions
 from bothost.plugins.web.config import WebConfig, WebhookConfig
 
 from bothost.hookspecs import hookimpl
@@ -35,7 +35,7 @@ def webhook_platform() -> Any:
 @hookimpl
 def register_platforms(register: Callable[[Any], None]) -> None:
     # made when used (see bothost.platform.Deferred): `bothost chat` uses neither
-    register(Deferred("web", web_platform))
+    register(Deferred("web", web_platform, target_problem=sessions.target_problem))
     register(Deferred("webhook", webhook_platform))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 from bothost.plugins.web import body, dashboard, feedback, sse
-from bothost.plugins.web.platform import SESSION_FORM, WebPlatform, valid_session
+from bothost.plugins.web.platform import WebPlatform
 from bothost.plugins.web.rules import RuleRoutes
 from bothost.plugins.web.security import (
     PAGE_HEADERS,
@@ -28,6 +28,7 @@ from bothost.plugins.web.security import (
     same,
     set_page_cookies,
 )
+from bothost.plugins.web.sessions import SESSION_FORM, valid_session
 
 from bothost.api import HostApi
 from bothost.models import Address, IncomingMessage

@@ -13,11 +13,10 @@ session's pages through the :class:`~bothost.plugins.web.hub.Hub`, on every host
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from typing import Any
 
-from bothost.plugins.web import briefings, messages, questions
+from bothost.plugins.web import briefings, messages, questions, sessions
 from bothost.plugins.web.feed import Feed
 from bothost.plugins.web.hub import Hub
 
@@ -27,10 +26,6 @@ from bothost.platform import Question
 
 logger = logging.getLogger(__name__)
 
-# A session name: 1-64 of these characters, not only dots ("." and ".." name a path's here
-# and parent, and a page URL or a file named after a session would follow them).
-SESSION_PATTERN = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]{1,64}")
-SESSION_FORM = "1-64 characters of A-Z a-z 0-9 _ . -, not only dots"
 WHO = "web"  # who answered an approval: a web UI session is the (admin) operator
 PAGES = "web.pages"  # "how many pages of this session do you hold?"
 QUESTION = "web.question"  # a question was asked (its id)
@@ -56,7 +51,7 @@ class WebPlatform:
     def target_problem(self, channel: str) -> str | None:
         """Why ``tick.deliver_to: web:<channel>`` cannot work, or None: a briefing goes to a
         session, and a session name a page could never open is refused at config load."""
-        return None if valid_session(channel) else f"a web session must be {SESSION_FORM}"
+        return sessions.target_problem(channel)
 
     async def start(self, host: HostApi) -> None:
         self.host = host
@@ -215,7 +210,3 @@ class WebPlatform:
             self.hub.hide(question_id)
         for question_id in list(self.shared):
             await self.take_answer(question_id)
-
-
-def valid_session(name: Any) -> bool:
-    return isinstance(name, str) and SESSION_PATTERN.fullmatch(name) is not None

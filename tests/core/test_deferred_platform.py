@@ -131,3 +131,27 @@ def test_a_deliver_to_check_leaves_a_platform_that_cannot_be_made_to_its_start(h
         assert "tick.deliver_to[1]: 'pager:..': no dots" in str(exc)
     else:
         raise AssertionError("a target its platform refuses was accepted")
+
+
+def test_a_deferred_platform_given_its_target_check_answers_it_unmade(home, tmp_path):
+    # the web platform's check of `web:<session>` made the platform at every config load,
+    # default config included, so `bothost chat -m help` imported the web platform's modules
+    from bothost.config import ConfigError, check_registered, load
+
+    made = []
+    pager = Deferred(
+        "pager",
+        lambda: made.append(1) or Pager(),
+        target_problem=lambda channel: "no dots" if channel == ".." else None,
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text("tick: {deliver_to: ['pager:ops']}\n")
+    check_registered(load(path, home), ["offline"], {"pager": pager})
+    path.write_text("tick: {deliver_to: ['pager:..']}\n")
+    try:
+        check_registered(load(path, home), ["offline"], {"pager": pager})
+    except ConfigError as exc:
+        assert "tick.deliver_to[0]: 'pager:..': no dots" in str(exc)
+    else:
+        raise AssertionError("a target its platform refuses was accepted")
+    assert not pager.made and made == []
