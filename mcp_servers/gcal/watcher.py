@@ -13,12 +13,18 @@ news. Later runs ask for changes since the token and announce
 Google may expire a token at any time (410 Gone): the watcher then lists everything again
 and compares with what it knows, announcing only real differences, never the whole
 calendar again.
+
+An event that ended more than `PAST_HORIZON` ago is no news whatever happens to it (an edit
+to last month's meeting is housekeeping), so the state forgets it: `known` would otherwise
+grow with every event that ever passed, and be read and written whole on every poll. A
+recurring series is kept however old its first occurrence: it may still be running.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..google.client import GoogleClient
@@ -32,15 +38,25 @@ NEW = "event/new_calendar_event"
 CHANGED = "event/calendar_event_changed"
 CANCELLED = "event/calendar_event_cancelled"
 PAGE_SIZE = 250  # Google's default page; the maximum (2500) makes single answers slow
+# How long after its end an event can still be news (moved, cancelled, minutes taken): a
+# week covers a long weekend away from the chat; older ones are forgotten and not announced.
+PAST_HORIZON = timedelta(days=7)
 
 
 class CalendarWatcher:
     """Watches the given calendars; `poll(notify)` is the kit watcher's body."""
 
-    def __init__(self, client: GoogleClient, state: StateFile, calendars: list[str]) -> None:
+    def __init__(
+        self,
+        client: GoogleClient,
+        state: StateFile,
+        calendars: list[str],
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.client = client
         self.state = state
         self.calendars = calendars
+        self.clock = clock
 
     async def poll(self, notify: Notify) -> int:
         """One look at every watched calendar; returns how many changes were announced."""
@@ -65,7 +81,12 @@ class CalendarWatcher:
             return await self._apply(calendar_id, entry, state, items, next_token, outbox)
         items, next_token = await self._list(calendar_id, None)
         if "known" not in entry:  # the very first look: learn, announce nothing
-            entry["known"] = {e["id"]: _memo(e) for e in items if e.get("status") != "cancelled"}
+            horizon = self.clock() - PAST_HORIZON
+            entry["known"] = {
+                e["id"]: _memo(e)
+                for e in items
+                if e.get("status") != "cancelled" and not _long_past(_memo(e), horizon)
+            }
             entry["sync_token"] = next_token
             self.state.save(state)
             logger.info("calendar %s: %d events known", calendar_id, len(entry["known"]))
@@ -77,7 +98,11 @@ class CalendarWatcher:
 
     async def _apply(self, calendar_id, entry, state, items, next_token, outbox: Outbox) -> None:
         known: dict[str, dict[str, Any]] = entry.setdefault("known", {})
+        horizon = self.clock() - PAST_HORIZON
         for event in items:
+            if _long_past(_memo(event), horizon):  # no news, and nothing to remember
+                known.pop(event["id"], None)
+                continue
             method, payload = _classify(calendar_id, event, known.get(event["id"]))
             if method and not await outbox.send(method, payload):
                 return  # nobody heard it: keep the old token, retry later
@@ -87,6 +112,8 @@ class CalendarWatcher:
                 known[event["id"]] = _memo(event)
             if method:
                 self.state.save(state)  # announced: a restart must not announce it again
+        for event_id in [i for i, memo in known.items() if _long_past(memo, horizon)]:
+            del known[event_id]
         entry["sync_token"] = next_token
         self.state.save(state)
 
@@ -118,12 +145,29 @@ class CalendarWatcher:
 
 def _memo(event: dict[str, Any]) -> dict[str, Any]:
     """What we remember of an event: enough to detect a change and describe a cancellation."""
-    start = event.get("start") or {}
+    start, end = event.get("start") or {}, event.get("end") or {}
     return {
         "updated": event.get("updated"),
         "title": event.get("summary", ""),
         "start": start.get("dateTime") or start.get("date"),
+        # a series' end is its first occurrence's: None keeps it (see _long_past)
+        "end": None if event.get("recurrence") else end.get("dateTime") or end.get("date"),
     }
+
+
+def _long_past(memo: dict[str, Any], horizon: datetime) -> bool:
+    """Whether the event ended before `horizon`; False when its end is unknown (a series, a
+    cancellation stripped to its id, state from before ends were kept) or unreadable."""
+    end = memo.get("end")
+    if not isinstance(end, str):
+        return False
+    try:
+        ended = datetime.fromisoformat(end)
+    except ValueError:
+        return False
+    if ended.tzinfo is None:  # an all-day event's date: its (exclusive) end, taken as UTC
+        ended = ended.replace(tzinfo=UTC)
+    return ended < horizon
 
 
 def _classify(calendar_id: str, event: dict, memo: dict | None) -> tuple[str | None, dict]:
