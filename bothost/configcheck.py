@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from bothost.configschema import ConfigError
 from bothost.mcp import roots
+from bothost.platform import target_check
 
 if TYPE_CHECKING:
     from bothost.config import Config, McpServerConfig
@@ -202,7 +203,8 @@ def check_registered(
 ) -> None:
     """Refuse an ``llm.provider`` or a ``deliver_to`` platform no plugin registered, and a
     ``deliver_to`` target its platform refuses (its optional ``target_problem(channel)``,
-    asked only of the platforms ``deliver_to`` names). ``platforms`` maps names to the
+    asked only of the platforms ``deliver_to`` names, and never by making a deferred one:
+    :func:`bothost.platform.target_check`). ``platforms`` maps names to the
     registered platforms (names alone skip the platforms' own checks)."""
     providers = set(providers)
     provider = config.llm.provider or "offline"
@@ -220,11 +222,8 @@ def check_registered(
             raise ConfigError(
                 f"{where}: no platform {name!r} for {target!r}{did_you_mean(name, names)}"
             )
-        try:  # a Deferred platform is made here; if it cannot be, starting it says so
-            judge = getattr(registered[name], "target_problem", None)
-        except Exception:
-            continue
-        problem = judge(channel) if callable(judge) else None
+        judge = target_check(registered[name])
+        problem = judge(channel) if judge is not None else None
         if problem:
             raise ConfigError(f"{where}: {target!r}: {problem}")
 

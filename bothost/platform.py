@@ -264,8 +264,8 @@ class Deferred:
     ``make()`` returns must carry the same ``name``, and its failure is the platform's.
 
     ``target_problem`` (:class:`Checking`), when given, answers the config's check of
-    ``tick.deliver_to`` targets without making the platform: every command loads the
-    config, and most never use the platform.
+    ``tick.deliver_to`` targets without making the platform (see :func:`target_check`):
+    every command loads the config, and most never use the platform.
     """
 
     def __init__(
@@ -308,6 +308,17 @@ class Deferred:
 
     def __repr__(self) -> str:
         return f"Deferred({self.name!r}, made={self.made})"
+
+
+def target_check(platform: Any) -> Callable[[str], str | None] | None:
+    """``platform``'s ``target_problem`` (:class:`Checking`) for the config's check of
+    ``tick.deliver_to``, or None. A :class:`Deferred` platform not yet made is not made for
+    it (every command loads the config): it answers with the check it was given, if any."""
+    if isinstance(platform, Deferred) and not platform.made:
+        judge = vars(platform).get("target_problem")
+    else:
+        judge = getattr(platform, "target_problem", None)
+    return judge if callable(judge) else None
 
 
 def actual(platform: Any) -> Any:

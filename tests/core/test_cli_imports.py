@@ -80,6 +80,16 @@ def test_terminal_chat_imports_no_platform_but_the_console(tmp_path):
     assert not modules & set(OTHER_PLATFORMS), sorted(modules & set(OTHER_PLATFORMS))
 
 
+def test_terminal_chat_makes_no_platform_its_deliver_to_names(tmp_path):
+    # the config's check of tick.deliver_to targets asked each named platform for its
+    # target_problem, and so made a Deferred Slack or webhook platform at every command
+    config = tmp_path / "c.yaml"
+    config.write_text("tick: {deliver_to: ['slack:C0123', 'webhook:ops', 'web:briefings']}\n")
+    modules = imported(tmp_path, "--config", str(config), "chat", "-m", "help", full=True)
+    assert "bothost.plugins.console.platform" in modules
+    assert not modules & set(OTHER_PLATFORMS), sorted(modules & set(OTHER_PLATFORMS))
+
+
 # the MCP client's own stack: a command's host starts a server only when a turn needs its
 # tools (bothost.mcp.manager's on_demand), and the first server to start imports it
 MCP_CLIENT = ("bothost.mcp.session", "bothost.mcp.stdio", "bothost.mcp.inbound")
