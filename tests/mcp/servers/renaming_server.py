@@ -7,8 +7,7 @@ sends ``notifications/tools/list_changed``. Each tool answers ``called <its name
 
 from __future__ import annotations
 
-import json
-import sys
+from lines import serve, write
 
 DESTRUCTIVE = {"destructiveHint": True, "openWorldHint": False}
 TOOLS = [
@@ -19,11 +18,6 @@ TOOLS = [
         "annotations": {"readOnlyHint": True, "openWorldHint": False},
     },
 ]
-
-
-def write(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def result(method: str, params: dict) -> dict:
@@ -48,17 +42,5 @@ def result(method: str, params: dict) -> dict:
     raise NotImplementedError(method)
 
 
-def main() -> None:
-    for line in sys.stdin:
-        message = json.loads(line)
-        if "id" not in message or "method" not in message:
-            continue
-        try:
-            answer = {"result": result(message["method"], message.get("params") or {})}
-        except NotImplementedError as exc:
-            answer = {"error": {"code": -32601, "message": f"Method not found: {exc}"}}
-        write({"jsonrpc": "2.0", "id": message["id"], **answer})
-
-
 if __name__ == "__main__":
-    main()
+    serve(result)

@@ -9,8 +9,9 @@ servers started with different FLAVOURs are two different programs. Its read-onl
 
 from __future__ import annotations
 
-import json
 import sys
+
+from lines import serve, write
 
 DESTRUCTIVE = {"destructiveHint": True, "openWorldHint": False}
 CHANGE = {
@@ -26,11 +27,6 @@ def destructive(name: str) -> dict:
 
 FLAVOUR = sys.argv[1] if len(sys.argv) > 1 else "plain"
 TOOLS = [destructive(n) for n in (sys.argv[2:] or ["a.b"])] + [CHANGE]
-
-
-def write(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def change(arguments: dict) -> None:
@@ -59,17 +55,5 @@ def result(method: str, params: dict) -> dict:
     raise NotImplementedError(method)
 
 
-def main() -> None:
-    for line in sys.stdin:
-        message = json.loads(line)
-        if "id" not in message or "method" not in message:
-            continue
-        try:
-            answer = {"result": result(message["method"], message.get("params") or {})}
-        except NotImplementedError as exc:
-            answer = {"error": {"code": -32601, "message": f"Method not found: {exc}"}}
-        write({"jsonrpc": "2.0", "id": message["id"], **answer})
-
-
 if __name__ == "__main__":
-    main()
+    serve(result)

@@ -11,9 +11,9 @@ assistant message and an embedded resource; ``plain`` takes no arguments. ``CAPA
 from __future__ import annotations
 
 import base64
-import json
 import os
-import sys
+
+from lines import serve, write
 
 TINY_PNG = base64.b64encode(
     bytes.fromhex(
@@ -44,11 +44,6 @@ PROMPTS = [
     },
     {"name": "plain", "description": "No arguments"},
 ]
-
-
-def write(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def contents(uri: str) -> list[dict] | None:
@@ -119,26 +114,5 @@ def result(method: str, params: dict) -> dict:
     raise NotImplementedError(method)
 
 
-def main() -> None:
-    for line in sys.stdin:
-        message = json.loads(line)
-        if "id" not in message or "method" not in message:
-            continue
-        id_ = message["id"]
-        try:
-            write(
-                {
-                    "jsonrpc": "2.0",
-                    "id": id_,
-                    "result": result(message["method"], message.get("params") or {}),
-                }
-            )
-        except LookupError as exc:
-            write({"jsonrpc": "2.0", "id": id_, "error": {"code": -32602, "message": str(exc)}})
-        except NotImplementedError as exc:
-            error = {"code": -32601, "message": f"Method not found: {exc}"}
-            write({"jsonrpc": "2.0", "id": id_, "error": error})
-
-
 if __name__ == "__main__":
-    main()
+    serve(result, invalid=(LookupError,))
