@@ -41,9 +41,8 @@ from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolErr
 from bothost.agent.untrusted import wrap_untrusted
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.roster import plugin_name
-from bothost.rules.origin import MCP, RESOURCES, Origin
+from bothost.rules.origin import MCP, PREFIX, RESOURCES, Origin
 
-PREFIX = "mcp__"
 MAX_NAME = 64  # OpenAI and Anthropic both refuse longer tool names
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 META_KEY = "bothost/capabilities"

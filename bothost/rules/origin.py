@@ -25,7 +25,7 @@ from typing import Any
 NATIVE, MCP, RESOURCES, UNKNOWN = "native", "mcp", "resources", "unknown"
 KINDS = (NATIVE, MCP, RESOURCES, UNKNOWN)
 SOURCE_DIGITS = 16  # hex digits of the hash of what a server runs: 64 bits, never met by chance
-PREFIX = "mcp__"  # the MCP tool names' prefix (bothost.agent.mcp_tools.PREFIX)
+PREFIX = "mcp__"  # every MCP tool name's prefix (bothost.agent.mcp_tools names them)
 # a tool part no sanitising can have produced from another name: `_` is what unsafe
 # characters became, and a cut or hashed name always holds one
 VERBATIM = re.compile(r"[A-Za-z0-9-]+")
