@@ -223,23 +223,12 @@ class ServerRunner:
         self.on_change(self.name)
 
     async def _run(self) -> None:
-        wrong = address_problem(self.config)
-        if wrong:  # config load and `mcp add` refuse these: one stored before they did
-            error = f"{wrong}; remove it (`bothost mcp remove {self.name}`) and add it again"
-            self.log.warning("%s", error)
-            logger.warning("MCP server %s: %s", self.name, error)
-            self._set("failed", error)  # retrying cannot help: the stored url stays wrong
+        lasting = self._lasting_problem()
+        if lasting:  # retrying cannot help: said once, and the server stays failed
+            self.log.warning("%s", lasting)
+            logger.warning("MCP server %s: %s", self.name, lasting)
+            self._set("failed", lasting)
             return
-        if self.config.url:
-            try:
-                server_url(self.config)
-            except ServerAddressError as exc:  # a variable's value: fixed by a restart only
-                self.log.warning("%s", exc)
-                logger.warning("MCP server %s: %s", self.name, exc)
-                self._set("failed", str(exc))  # the process's environment does not change
-                return
-            except UnsetVariableError:
-                pass  # said by each attempt below, as for headers and env
         delay = BACKOFF_START
         while True:
             self._set("starting")
@@ -311,6 +300,20 @@ class ServerRunner:
         self._login = message
         if self._closed is not None and not self._closed.done():
             self._closed.set_result("needs a login")
+
+    def _lasting_problem(self) -> str | None:
+        """What would fail every attempt alike, found before the first, or None."""
+        wrong = address_problem(self.config)
+        if wrong:  # config load and `mcp add` refuse these: one stored before they did
+            return f"{wrong}; remove it (`bothost mcp remove {self.name}`) and add it again"
+        if self.config.url:
+            try:
+                server_url(self.config)
+            except ServerAddressError as exc:  # a variable's value: the process's environment
+                return str(exc)  # does not change, so only a restart can mend it
+            except UnsetVariableError:
+                pass  # said by each attempt, as for headers and env
+        return None
 
     def _oauth(self, url: str) -> OAuth | None:
         from bothost.mcp.oauth.auth import OAuth  # aiohttp: only for HTTP servers
