@@ -83,9 +83,9 @@ class CalendarWatcher:
         if "known" not in entry:  # the very first look: learn, announce nothing
             horizon = self.clock() - PAST_HORIZON
             entry["known"] = {
-                e["id"]: _memo(e)
+                e["id"]: memo
                 for e in items
-                if e.get("status") != "cancelled" and not _long_past(_memo(e), horizon)
+                if e.get("status") != "cancelled" and not _long_past(memo := _memo(e), horizon)
             }
             entry["sync_token"] = next_token
             self.state.save(state)
@@ -100,7 +100,8 @@ class CalendarWatcher:
         known: dict[str, dict[str, Any]] = entry.setdefault("known", {})
         horizon = self.clock() - PAST_HORIZON
         for event in items:
-            if _long_past(_memo(event), horizon):  # no news, and nothing to remember
+            memo = _memo(event)
+            if _long_past(memo, horizon):  # no news, and nothing to remember
                 known.pop(event["id"], None)
                 continue
             method, payload = _classify(calendar_id, event, known.get(event["id"]))
@@ -109,7 +110,7 @@ class CalendarWatcher:
             if event.get("status") == "cancelled":
                 known.pop(event["id"], None)
             else:
-                known[event["id"]] = _memo(event)
+                known[event["id"]] = memo
             if method:
                 self.state.save(state)  # announced: a restart must not announce it again
         for event_id in [i for i, memo in known.items() if _long_past(memo, horizon)]:
