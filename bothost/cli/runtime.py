@@ -214,9 +214,7 @@ class Seconds(click.ParamType):
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
         least_ok = seconds >= 0 if self.zero else seconds > 0  # NaN fails both
-        if not least_ok:
-            self.fail(f"expected {self.bounds()}, got {value!r}", param, ctx)
-        if seconds > self.most:
+        if not least_ok or seconds > self.most:
             self.fail(f"expected {self.bounds()}, got {value!r}", param, ctx)
         return seconds
 
