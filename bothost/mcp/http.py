@@ -324,6 +324,7 @@ class HttpTransport:
             self.log.info("SSE stream broke: %s", exc or type(exc).__name__)
         finally:
             resp.release()
+            parser.end()  # a resumed stream starts clean, after the last whole event
         return False
 
     async def _call_stream(self, resp: aiohttp.ClientResponse, related: Any) -> None:

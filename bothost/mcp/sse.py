@@ -3,8 +3,11 @@
 Written here rather than relying on aiohttp's ``readline`` because MCP messages ride in a
 single ``data:`` line and can be megabytes long (base64 images), past aiohttp's line limit;
 our bound is the same one the stdio reader enforces. Follows the WHATWG event-stream rules
-MCP relies on: ``data`` lines joined with newlines, ``id`` remembered for ``Last-Event-ID``,
-``retry`` in milliseconds, comment lines ignored, an event dispatched on a blank line.
+MCP relies on: ``data`` lines joined with newlines, ``id`` remembered for ``Last-Event-ID``
+once its event is whole (dispatched), ``retry`` in milliseconds, comment lines ignored, an
+event dispatched on a blank line. One parser reads a stream and the streams that resume it:
+:meth:`SseParser.end` forgets what a broken stream left unfinished (a line, an event), so
+the resumed stream starts clean and is resumed from the last event that arrived whole.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ class SseEvent:
 class SseParser:
     def __init__(self, max_bytes: int = MAX_EVENT_BYTES) -> None:
         self.max_bytes = max_bytes
-        self.last_id: str | None = None
+        self.last_id: str | None = None  # the id of the last event dispatched whole
+        self._id: str | None = None  # the id in force for the event being read
         self.retry_ms: int | None = None
         self._pending = bytearray()
         self._data: list[str] = []
@@ -64,7 +68,7 @@ class SseParser:
             self._size += len(value) + 1
         elif name == "id":
             if "\0" not in value:
-                self.last_id = value
+                self._id = value
         elif name == "retry":
             if value.isdigit():
                 self.retry_ms = self._retry = int(value)
@@ -72,7 +76,16 @@ class SseParser:
             self._event = value
         return None
 
+    def end(self) -> None:
+        """The stream ended: drop its unfinished line and event (never received whole); the
+        last whole event's id and the retry delay stay, for resuming."""
+        self._pending.clear()
+        self._data, self._size, self._event, self._retry = [], 0, "", None
+        self._saw_field = False
+        self._id = self.last_id
+
     def _dispatch(self) -> SseEvent | None:
+        self.last_id = self._id
         if not self._saw_field:
             return None
         event = SseEvent("\n".join(self._data), self._event or "message", self.last_id, self._retry)

@@ -1,0 +1,71 @@
+"""Streamable HTTP answers whose SSE stream breaks and is resumed with ``Last-Event-ID``.
+
+The server here keeps every event it sent on a call's stream, as the spec's resumable
+servers do, and replays those after the id a GET names. A stream may break anywhere,
+inside an event too: what the client resumes from must be the last event it received whole.
+"""
+
+from __future__ import annotations
+
+import json
+
+from aiohttp import web
+
+from bothost.config import McpServerConfig
+from tests.mcp.test_mcp_hostile_http import answer, site  # noqa: F401 (fixture)
+from tests.mcp.test_mcp_manager import make_manager, store  # noqa: F401 (fixtures)
+
+
+def resumable(first_stream):
+    """An MCP endpoint whose tools/call answer is sent as SSE event ``e1`` after a priming
+    event ``e0``; the POST's stream is written by ``first_stream(data)`` (which may cut it
+    short); a GET with ``Last-Event-ID`` replays the events after that id, whole. The ids
+    the client resumed from are kept in the returned list."""
+    resumed_from: list[str | None] = []
+    sent: dict[str, str] = {}
+
+    async def endpoint(request):
+        if request.method == "GET":
+            last = request.headers.get("Last-Event-ID")
+            if last is None:
+                raise web.HTTPMethodNotAllowed("GET", ["POST"])  # no push stream
+            resumed_from.append(last)
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            if last == "e0" and "e1" in sent:
+                await response.write(f"id: e1\nevent: message\ndata: {sent['e1']}\n\n".encode())
+            return response
+        message = await request.json()
+        if message.get("method") != "tools/call":
+            reply = answer(message, [{"name": "slow", "inputSchema": {"type": "object"}}])
+            return web.Response(status=202) if reply is None else web.json_response(reply)
+        block = {"type": "text", "text": "the whole answer"}
+        data = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": [block]}})
+        sent["e1"] = data
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"id: e0\nretry: 10\ndata: \n\n")  # the priming event
+        await response.write(first_stream(data).encode())
+        return response
+
+    return [web.route("*", "/mcp", endpoint)], resumed_from
+
+
+async def test_a_stream_cut_inside_an_event_resumes_from_the_last_whole_one(site, make_manager):  # noqa: F811
+    # the event's id line arrived, its data only in part: that event was never received
+    routes, resumed_from = resumable(lambda data: f"id: e1\nevent: message\ndata: {data[:25]}")
+    base = await site(routes)
+    manager = await make_manager({"cut": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    result = await manager.call_tool("cut", "slow", {}, timeout=30)
+    assert resumed_from == ["e0"]
+    assert not result.is_error and result.text == "the whole answer", result.text
+
+
+async def test_a_line_cut_short_is_not_joined_to_the_resumed_streams_first(site, make_manager):  # noqa: F811
+    # the stream ends in the middle of a line: its bytes must not run into the next stream's
+    routes, resumed_from = resumable(lambda data: "id: e1\nevent: mess")
+    base = await site(routes)
+    manager = await make_manager({"cut": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    result = await manager.call_tool("cut", "slow", {}, timeout=30)
+    assert resumed_from == ["e0"]
+    assert not result.is_error and result.text == "the whole answer", result.text
