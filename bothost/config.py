@@ -71,8 +71,13 @@ class LlmConfig:
     # budget are sized from it. 32,000 fits every current hosted model and common local ones
     # (Ollama's and llama.cpp's own defaults are smaller: set theirs); larger costs more.
     context_tokens: int = 32000
+    # retries of a failed request (429, 5xx, a lost connection) the provider's SDK makes,
+    # with its backoff: a turn rides out a provider's brief trouble. Not a config key:
+    # doctor's probe (bothost.probes.ask_llm) sets 0, to fail fast with one request.
+    max_retries: int = 3
 
     RANGES = {"temperature": (0, 2)}  # the widest any provider takes (OpenAI's; Anthropic's 0-1)
+    INTERNAL = ("max_retries",)
 
 
 @dataclass

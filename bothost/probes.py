@@ -25,7 +25,9 @@ OURS = {"store", "mcp", "tick"}  # keys of bothost's /healthz body (bothost.http
 
 async def ask_llm(factory: Any, llm_config: Any) -> str | None:
     """Ask the configured model for one token; the problem, or None if it answered."""
-    provider = factory(dataclasses.replace(llm_config, timeout=LLM_DEADLINE))
+    # no retries: a dead URL or a failing model is one request and one line, not the
+    # SDK's backoff (a turn keeps its retries: bothost.config.LlmConfig.max_retries)
+    provider = factory(dataclasses.replace(llm_config, timeout=LLM_DEADLINE, max_retries=0))
     request = ChatRequest(
         system="Answer with one word.", messages=[{"role": "user", "content": "ping"}], max_tokens=1
     )
@@ -35,9 +37,9 @@ async def ask_llm(factory: Any, llm_config: Any) -> str | None:
     except TimeoutError:
         return f"no answer within {LLM_DEADLINE:.0f} s"
     except LlmError as exc:
-        return str(exc)
+        return " ".join(str(exc).split())  # one line, whatever the server's message held
     except Exception as exc:  # boundary: a provider plugin may raise anything
-        return f"{type(exc).__name__}: {exc}"
+        return " ".join(f"{type(exc).__name__}: {exc}".split())
     finally:
         close = getattr(provider, "close", None)
         if close is not None:

@@ -25,8 +25,6 @@ from bothost.llm.base import (
     parse_arguments,
 )
 
-MAX_RETRIES = 3
-
 
 def transport_errors() -> tuple[type[Exception], ...]:
     """The errors of a response body that breaks off, from the HTTP library under the SDK.
@@ -60,7 +58,7 @@ class AnthropicProvider:
             api_key=config.api_key or "",
             base_url=self.base_url,
             timeout=config.timeout,
-            max_retries=MAX_RETRIES,
+            max_retries=config.max_retries,
         )
 
     async def close(self) -> None:

@@ -25,7 +25,6 @@ from bothost.llm.base import (
     parse_arguments,
 )
 
-MAX_RETRIES = 3
 NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any key, the SDK demands one
 # OpenAI's chat format has no error flag on a tool message (Anthropic's has `is_error`), so a
 # failed call's result starts with this, or a model reads the failure as the tool's answer
@@ -45,7 +44,7 @@ class OpenAIProvider:
             api_key=config.api_key or NO_KEY,
             base_url=self.base_url,
             timeout=config.timeout,
-            max_retries=MAX_RETRIES,
+            max_retries=config.max_retries,
         )
 
     async def close(self) -> None:
