@@ -53,6 +53,9 @@ MAX_DESCRIPTION = 1024  # characters of a server's tool description; real ones a
 RUNS_OF_UNDERSCORES = re.compile(r"_{2,}")
 SERVER_DIGITS = 6  # hash digits added to a server name that would make tool names ambiguous
 SUFFIX_DIGITS = (8, 16, 40)  # hash digits that tell colliding names apart (more if needed)
+# how every name the host made ends (`_` and one of those hashes): a tool's own name that
+# ends so would pass for another tool's made name, so it is never used as it is
+LOOKS_MADE = re.compile("_(?:" + "|".join(f"[0-9a-f]{{{d}}}" for d in SUFFIX_DIGITS) + r")\Z")
 
 
 def suffixed(name: str, original: str, digits: int) -> str:
@@ -85,10 +88,14 @@ def own_names(server: str, tool: str) -> list[str]:
     A name that needs no change is the first; one that sanitising changed ends in ``_`` and
     a short hash of the original (``a.b`` is always ``a_b_<hash>``, never ``a_b``, which is
     the name of a tool called ``a_b``); one cut to 64 characters already ends in a hash (see
-    :func:`tool_name`). Longer hashes follow, for names some other tool's list holds too.
+    :func:`tool_name`). A name that already ends as a made one does (``_`` and 8, 16 or 40
+    hex digits: ``a_b_2e7336dc``) is not used as it is either: it gets a hash of its own
+    (``a_b_2e7336dc_<hash>``), so a tool can never be named what the host made of another
+    tool's name (and take a permission rule written for it) merely by being called that.
+    Longer hashes follow, for names some other tool's list holds too.
     """
     plain = tool_name(server, tool)
-    unchanged = plain == f"{PREFIX}{server_part(server)}__{tool}"
+    unchanged = plain == f"{PREFIX}{server_part(server)}__{tool}" and not LOOKS_MADE.search(tool)
     cut = len(f"{PREFIX}{server_part(server)}__{UNSAFE.sub('_', tool)}") > MAX_NAME
     first = plain if unchanged or cut else suffixed(plain, tool, SUFFIX_DIGITS[0])
     return [first, *(suffixed(plain, tool, digits) for digits in SUFFIX_DIGITS[1:])]

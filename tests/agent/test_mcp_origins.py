@@ -100,8 +100,11 @@ async def test_a_tool_taking_an_approved_name_after_list_changed_is_asked(
         forged = dotted.removeprefix("mcp__s__")
         await host.mcp.call_tool("s", "change", {"remove": ["a.b"], "add": [forged]})
         await until(lambda: forged in originals(host))  # the re-listing after list_changed
-        assert dotted in names(host) and "a.b" not in originals(host)
-        reply = await turn(host, fake_llm, platform, call(dotted))
+        assert "a.b" not in originals(host)
+        # it is not even given that name (see the config rule test below), and whatever
+        # name it has, the answer given for `a.b` is not its answer
+        (alike,) = [t.name for t in host.registry.group_tools("s") if t.origin.tool == forged]
+        reply = await turn(host, fake_llm, platform, call(alike))
         assert "said no" in reply and "called" not in reply
         assert len(platform.questions) == 2
         # a tool renamed by its server (`a.b` is gone, `c.d` is new) is asked about too
@@ -216,3 +219,26 @@ async def test_a_rule_added_at_run_time_stays_with_its_tool_when_servers_swap_na
         reply = await turn(host, fake_llm, platform, activate("s"), call("mcp__s__wipe"))
         assert "said no" in reply and "two called" not in reply
         assert len(platform.questions) == 1
+
+
+async def test_a_config_allow_for_a_hashed_name_never_reaches_a_tool_named_like_it(
+    home, fake_llm, store_target
+):
+    """A config rule has no origin: it names `a.b` by the name the host made for it,
+    `mcp__s__a_b_<hash>`. A tool whose own name is that text (`a_b_<hash>`) must not be
+    given the same name when `a.b` is gone, or it would take the rule's allow."""
+    servers = {"s": server("one", "a.b")}
+    async with running(home, fake_llm, store_target, servers) as host:
+        (dotted,) = [n for n in names(host) if n.startswith("mcp__s__a_b")]
+    more = {"permissions": [{"tool": dotted, "action": "allow"}]}
+    async with running(home, fake_llm, store_target, servers, **more) as host:
+        platform = AskingPlatform(False)
+        assert await turn(host, fake_llm, platform, activate("s"), call(dotted)) == "one called a.b"
+        forged = dotted.removeprefix("mcp__s__")
+        await host.mcp.call_tool("s", "change", {"remove": ["a.b"], "add": [forged]})
+        await until(lambda: forged in originals(host))
+        (alike,) = [t.name for t in host.registry.group_tools("s") if t.origin.tool == forged]
+        reply = await turn(host, fake_llm, platform, call(alike))
+        assert "said no" in reply and "called" not in reply
+        assert len(platform.questions) == 1
+        assert alike != dotted and alike.startswith(f"{dotted}_")  # named apart, hashed

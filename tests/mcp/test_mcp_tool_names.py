@@ -48,12 +48,18 @@ def test_a_name_comes_from_the_tool_alone_and_never_passes_to_another():
     alone = tool_names("s", ["a.b"])["a.b"]
     assert alone.startswith("mcp__s__a_b_") and alone == tool_names("s", ["a.b", "a_b"])["a.b"]
     assert tool_names("s", ["a_b"])["a_b"] == "mcp__s__a_b"
-    # a tool named to look like another's hashed name gets neither that name nor leaves it
-    # to the other: each moves to a longer hash of its own name
+    # a tool named to look like another's hashed name never has that name, listed with the
+    # other or alone: a name ending in `_` and a hash is only ever one the host made
     forged = alone.removeprefix("mcp__s__")
     both = tool_names("s", ["a.b", forged])
-    assert alone not in both.values() and len(set(both.values())) == 2
-    assert both["a.b"].startswith(alone)  # the same name with more of the same hash
+    assert both["a.b"] == alone and both[forged].startswith(f"{alone}_")
+    assert tool_names("s", [forged]) == {forged: both[forged]}
+    for digits in (8, 16, 40):  # every length of hash the host uses
+        alike = "x_" + "0" * digits
+        assert tool_names("s", [alike])[alike].startswith(f"mcp__s__{alike}_")
+    # other endings are kept as they are
+    for plain in ("x_0000000", "x_00000000a", "x_ABCDEF12", "x-00000000"):
+        assert tool_names("s", [plain])[plain] == f"mcp__s__{plain}"
 
 
 def test_the_hosts_resource_tools_keep_their_names_from_a_servers_tools():
