@@ -278,7 +278,8 @@ class ClientSession:
     async def list_tools(self, timeout: float = REQUEST_TIMEOUT) -> list[dict[str, Any]]:
         """Every tool, following ``nextCursor``; raises :class:`McpError` past the bounds
         (``MAX_TOOL_PAGES``, ``MAX_TOOLS``, ``MAX_TOOLS_BYTES``). Tools without a usable
-        name, repeated names and definitions over ``MAX_TOOL_BYTES`` are skipped, logged."""
+        name, repeated names, definitions over ``MAX_TOOL_BYTES`` and input schemas whose
+        ``type`` is not ``"object"`` are skipped, logged."""
         tools: dict[str, dict[str, Any]] = {}
         skipped: list[str] = []
         total = 0
@@ -328,6 +329,13 @@ class ClientSession:
             return 0
         if name in tools:
             skipped.append(f"{name!r:.80} listed twice (the first kept)")
+            return 0
+        schema = tool.get("inputSchema")
+        if isinstance(schema, dict) and schema.get("type", "object") != "object":
+            # MCP's arguments are an object; and both providers refuse a whole request that
+            # offers a function whose parameters are not an object schema
+            kind = json.dumps(schema["type"], ensure_ascii=False)[:40].replace('"', "'")
+            skipped.append(f"{name!r:.80} takes no JSON object (inputSchema type {kind})")
             return 0
         size = len(json.dumps(tool, ensure_ascii=False, default=str))
         if size > MAX_TOOL_BYTES:

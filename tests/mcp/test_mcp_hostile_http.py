@@ -231,3 +231,26 @@ async def test_a_large_json_answer_arrives_whole(site, make_manager):  # noqa: F
     manager = await make_manager({"large": McpServerConfig(url=f"{base}/mcp")}, retry=False)
     result = await manager.call_tool("large", "img", {}, timeout=20)
     assert not result.is_error and result.text == text, result.text[:200]
+
+
+async def test_a_tool_whose_input_is_not_an_object_is_skipped_not_offered(site, make_manager):  # noqa: F811
+    # both providers refuse a request holding a function whose parameters are not an object
+    # schema, so one such tool would fail every round of a conversation that activated it
+    tools = [
+        {"name": "scalar", "inputSchema": {"type": "string"}},
+        {"name": "either", "inputSchema": {"type": ["object", "null"]}},
+        {"name": "echo", "inputSchema": {"type": "object"}},
+    ]
+
+    async def endpoint(request):
+        if request.method == "GET":
+            raise web.HTTPMethodNotAllowed("GET", ["POST"])
+        reply = answer(await request.json(), tools)
+        return web.Response(status=202) if reply is None else web.json_response(reply)
+
+    base = await site([web.route("*", "/mcp", endpoint)])
+    manager = await make_manager({"odd": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    assert [t["name"] for t in manager.tools("odd")] == ["echo"]
+    log = (manager.home / "logs" / "mcp" / "odd.log").read_text()
+    assert "'scalar' takes no JSON object (inputSchema type 'string')" in log, log
+    assert "'either' takes no JSON object" in log, log
