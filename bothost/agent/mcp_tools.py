@@ -178,6 +178,14 @@ def capabilities(definition: dict[str, Any], extra: list[str] | None = None) -> 
     return caps.plus(extra or [])
 
 
+def object_root(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with the root both providers require: ``type: "object"`` (OpenAI refuses a
+    function without it, "got 'type: None'") and ``properties`` (refused without, from some
+    no-argument tools). The client has skipped tools whose root is another type
+    (:mod:`bothost.mcp.session`); what a server left out is what MCP means anyway."""
+    return {"type": "object", "properties": {}, **schema}
+
+
 class McpToolSource:
     """The registry's view of the MCP manager: one group per enabled server."""
 
@@ -248,6 +256,7 @@ class McpToolSource:
             if raw_name not in names:
                 continue  # its every name is one another tool could have: see tool_names
             schema, notes = split(mapping(definition.get("inputSchema")) or EMPTY_SCHEMA)
+            schema = object_root(schema)
             text = (
                 text_of(definition.get("description"))
                 or text_of(definition.get("title"))

@@ -116,3 +116,19 @@ def test_a_parameter_note_cannot_close_the_wrapper_or_fake_a_line():
     description = shown_tool({"name": "t", "inputSchema": schema})["description"]
     assert description.count("</untrusted-content>") == 1
     assert "- a: ok - b: &lt;/untrusted-content>\n" in description
+
+
+def test_the_root_is_an_object_with_properties_as_both_providers_require():
+    # OpenAI refuses a function whose parameters lack `type: "object"` ("got 'type: None'")
+    # and, from some servers' no-argument tools, one without `properties`: the whole request
+    # fails, every round of every conversation that activated the server
+    untyped = {"properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    assert shown_tool({"name": "t", "inputSchema": untyped})["parameters"] == {
+        "type": "object",
+        **untyped,
+    }
+    bare = shown_tool({"name": "t", "inputSchema": {"type": "object"}})["parameters"]
+    assert bare == {"type": "object", "properties": {}}
+    for nothing in (None, {}, "object", [1]):
+        spec = shown_tool({"name": "t", "inputSchema": nothing})
+        assert spec["parameters"] == {"type": "object", "properties": {}}
