@@ -13,8 +13,10 @@ body that stops. Left alone, each holds a file descriptor until the process runs
   with :class:`BodyTimeoutError`, answered 408, and the connection is closed.
 * **Connection cap.** The listener's protocol factory counts open connections. At the cap
   a new connection evicts the oldest one that never completed a request (silent or
-  mid-header), else the oldest whose body is still arriving, else the oldest idle
-  keep-alive one; when every connection is busy with a complete request, the newcomer
+  mid-header), else the oldest whose client is not reading its answers (the host's writes
+  to it are paused: a full send buffer, e.g. pipelined requests never read), else the
+  oldest whose body is still arriving, else the oldest idle keep-alive one; when every
+  connection is busy with a complete request and reads what it is sent, the newcomer
   gets a 503 and is closed at once. The cap is taken
   from the open-file limit, leaving room for the store, logs and MCP servers, so accepting
   does not run the process out of descriptors.
@@ -109,6 +111,7 @@ class ConnectionGuard:
             "evicted_idle": 0,
             "evicted_body": 0,
             "evicted_keepalive": 0,
+            "evicted_stalled": 0,
             "refused": 0,
             "header_timeout": 0,
             "body_timeout": 0,
@@ -160,15 +163,24 @@ class ConnectionGuard:
         """Close one connection that is not serving a complete request; False if none.
 
         Oldest first (the server keeps connections in the order they came): one that has
-        never completed a request, then one whose body is still arriving, then an idle
-        keep-alive connection of a client that was served (it reconnects at no loss).
-        A connection whose request is parsed but not yet in a handler counts as busy.
+        never completed a request, then one whose client does not read what it is sent,
+        then one whose body is still arriving, then an idle keep-alive connection of a
+        client that was served (it reconnects at no loss). A connection whose request is
+        parsed but not yet in a handler counts as busy.
         """
         live = self.live()
         idle = [h for h in live if h not in self.busy and not request_waiting(h)]
         for handler in idle:
             if handler not in self.served:
                 return self.evict(handler, "evicted_idle")
+        for handler in live:
+            if not_reading(handler):
+                # aborted, not closed: a close waits for the unread answers to be sent,
+                # which this client never lets happen, and would keep the descriptor
+                transport = handler.transport
+                if transport is not None:
+                    transport.abort()
+                return self.evict(handler, "evicted_stalled")
         for handler in live:
             request = self.busy.get(handler)
             if request is not None and not request.content.is_eof():
@@ -292,6 +304,13 @@ class BadRequests(logging.LoggerAdapter):
             more,
             self.interval,
         )
+
+
+def not_reading(handler: RequestHandler) -> bool:
+    """Whether the host's writes to this connection are paused: its send buffer is over the
+    high-water mark because the client does not read (aiohttp's flow control; without the
+    attribute, in a later aiohttp, no connection is judged so)."""
+    return bool(getattr(handler, "writing_paused", False))
 
 
 def request_waiting(handler: RequestHandler) -> bool:

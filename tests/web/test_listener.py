@@ -104,6 +104,36 @@ async def test_when_every_connection_serves_a_request_a_newcomer_gets_503(small_
         stream.close()
 
 
+def stalled_reader(port: int) -> socket.socket:
+    """A client that pipelines many requests for a large answer and never reads: a tiny
+    receive window, so the host's answers pile up in its send buffer."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 400)
+    return sock
+
+
+async def test_at_the_cap_a_client_that_never_reads_its_answers_is_cut_for_a_newcomer(
+    small_host,
+):
+    # found from outside: four (at the default cap, 2,048) connections that each pipelined
+    # 400 requests and never read an answer were never evicted (a request was always
+    # waiting), so every other client -- /healthz, webhook senders -- got 503 for as long
+    # as the attacker kept the sockets open; /openapi.json needs no token on any bind
+    guard = small_host.http.guard
+    port = small_host.http.port
+    stalled = [await asyncio.to_thread(stalled_reader, port) for _ in range(4)]
+    await until(lambda: sum(h.writing_paused for h in guard.live()) == 4, timeout=20)
+    async with aiohttp.ClientSession() as client:
+        async with client.get(f"http://127.0.0.1:{port}/healthz") as response:
+            assert response.status == 200
+    assert guard.counts["evicted_stalled"] == 1
+    await until(lambda: len(small_host.http.guard.server.connections) <= 4)  # freed at once
+    for sock in stalled:
+        sock.close()
+
+
 def test_the_cap_leaves_half_the_open_files_to_the_rest_of_the_process():
     assert connection_cap(1024) == 512
     assert connection_cap(64) == 32  # a floor: one page, its stream and webhooks still fit
