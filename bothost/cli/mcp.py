@@ -123,9 +123,19 @@ def list_command(runtime: Runtime, check: bool, as_json: bool) -> None:
         click.echo(
             f"{s.name:16} {s.origin:6} {s.state:12} {tools:9} {s.transport:5} {s.target}".rstrip()
         )
-        for extra in (s.error, s.note):
+        for extra in (s.error, s.note, restarted(s)):
             if extra:
                 click.echo(f"{'':16} {extra}")
+
+
+def restarted(status: commands.ServerStatus) -> str:
+    """How often a running host restarted the server: a crash loop is ``ready`` between its
+    deaths, and its error is gone then, so without this line it would look well."""
+    n = status.restarts or 0
+    if not n:
+        return ""
+    times = "once" if n == 1 else f"{n} times"
+    return f"restarted {times} (why: bothost mcp logs {status.name})"
 
 
 @mcp_group.command("tools")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -383,3 +384,23 @@ async def test_a_servers_question_is_answered_at_the_terminal(home, tmp_path):
             process.kill()
             await process.wait()
         os.close(controller)
+
+
+def test_list_says_how_often_a_running_hosts_server_restarted(bothost, home):
+    # found with a server that exits after its first tools/list: the host restarts it with
+    # backoff, and between deaths `mcp list` read "ready 1 tools" with no sign of the loop
+    from bothost.mcp.manager import status_path
+    from bothost.mcp.runner import ServerStatus
+
+    flapping = ServerStatus("paging", "config", True, "ready", tools=1, restarts=7)
+    failed = ServerStatus("paging", "config", True, "failed", "server exited with code 3")
+    failed.restarts = 1
+    path = status_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for status, said in ((flapping, "restarted 7 times"), (failed, "restarted once")):
+        servers = [status.to_dict()]
+        path.write_text(json.dumps({"pid": os.getpid(), "servers": servers}))
+        lines = bothost("mcp", "list").output.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("paging "))
+        details = [line.strip() for line in lines[at + 1 :] if line.startswith(" ")]
+        assert f"{said} (why: bothost mcp logs paging)" in details, lines
