@@ -5,10 +5,12 @@
 - on SQLite, ``PRAGMA user_version`` above the highest core migration this build knows.
   Every open records that number there, so any later bothost that adds a core migration
   leaves a version this one can recognise — even one that changed how ``_migrations`` looks.
-- on both backends, a ``_migrations`` record ``(component, number)`` with a number above the
-  highest this build knows for that component (core or a plugin's). A component this build
-  does not know at all (a plugin since uninstalled) is no reason to refuse: its tables are
-  simply unused.
+- on both backends, a ``_migrations`` record ``(component, number)`` this build does not have,
+  for a component it knows (core or a plugin's): a number above its highest, or one below
+  it that it lacks. Numbers are reserved ahead and have landed out of order (core:12 before
+  core:8-11), so a build knowing 1-7 and 12 must refuse a store that holds 11. A component
+  this build does not know at all (a plugin since uninstalled) is no reason to refuse: its
+  tables are simply unused.
 
 A database is never migrated down; the fix is to upgrade bothost (or the plugin).
 """
@@ -47,6 +49,7 @@ def newer(found: int, ours: int, component: str = CORE) -> StoreError:
 
 def refuse_newer(conn: sqlite3.Connection, migrations: Iterable[Migration]) -> None:
     """Raise :class:`StoreError` if the database was written by a newer bothost."""
+    migrations = list(migrations)
     known = known_versions(migrations)
     recorded = conn.execute("PRAGMA user_version").fetchone()[0]
     if recorded > known.get(CORE, 0):
@@ -54,16 +57,35 @@ def refuse_newer(conn: sqlite3.Connection, migrations: Iterable[Migration]) -> N
     refuse_newer_records(SqliteConn(conn), migrations)
 
 
+def lacking(found: tuple[str, int], component: str) -> StoreError:
+    label = f"it holds migration {found[0]}:{found[1]}, which this one lacks"
+    if component == CORE:
+        return StoreError(f"created by a newer bothost ({label}); upgrade bothost")
+    return StoreError(
+        f"created by a newer version of the plugin that owns {component!r} ({label}); "
+        "upgrade that plugin"
+    )
+
+
 def refuse_newer_records(conn: Conn, migrations: Iterable[Migration]) -> None:
     """Raise :class:`StoreError` if ``_migrations`` records a migration this build lacks."""
+    migrations = list(migrations)
     known = known_versions(migrations)
+    have = {(m.component, m.number) for m in migrations}
     if "_migrations" not in conn.table_names():
         return
-    for component, number in conn.execute(
-        "SELECT component, MAX(number) FROM _migrations GROUP BY component"
-    ):
-        if component in known and number > known[component]:
-            raise newer(number, known[component], component)
+    recorded = sorted(
+        (str(c), int(n))
+        for c, n in conn.execute("SELECT component, number FROM _migrations")
+        if c in known
+    )
+    for component, number in recorded:
+        if number > known[component]:
+            top = max(n for c, n in recorded if c == component)
+            raise newer(top, known[component], component)
+    for component, number in recorded:
+        if (component, number) not in have:
+            raise lacking((component, number), component)
 
 
 def check_writable(conn: sqlite3.Connection) -> None:

@@ -264,3 +264,21 @@ def test_only_the_lease_holder_claims_on_either_connection(store_target, store):
     finally:
         first.close()
         second.close()
+
+
+def test_a_store_holding_a_migration_this_build_lacks_below_its_highest_is_refused(store_target):
+    # Migration numbers are reserved ahead and may land out of order: core:12 shipped before
+    # core:8-11, so a bothost from then knows 1-7 and 12. Found from outside: that build
+    # opened (and wrote) a store a newer one had taken to core:11, since 11 < 12.
+    store = Store(store_target, core_migrations())
+    store.close()
+    lacking = [m for m in core_migrations() if (m.component, m.number) != ("core", 11)]
+    with pytest.raises(StoreError, match=r"newer bothost \(it holds migration core:11, "):
+        Store(store_target, lacking)
+    notes = [Migration("notes", 1, sql(NOTES)), Migration("notes", 3, sql("SELECT 1"))]
+    store = Store(
+        store_target, core_migrations() + notes + [Migration("notes", 2, sql("SELECT 1"))]
+    )
+    store.close()
+    with pytest.raises(StoreError, match=r"owns 'notes' \(it holds migration notes:2, "):
+        Store(store_target, core_migrations() + notes)
