@@ -286,6 +286,7 @@ DirectHandler = Callable[["web.Request", str], Awaitable["web.StreamResponse"]]
 if TYPE_CHECKING:
     HOST: web.AppKey[HostApi]  # in a route handler, request.app[HOST]
     DIRECT_ROUTES: web.AppKey[dict[str, DirectHandler]]  # see direct_post
+    ANSWER_HEADERS: web.AppKey[dict[str, str]]  # see answer_headers
 
 
 def direct_post(app: web.Application, prefix: str, handler: DirectHandler) -> None:
@@ -311,7 +312,19 @@ def direct_post(app: web.Application, prefix: str, handler: DirectHandler) -> No
     routes[prefix] = handler
 
 
-APP_KEYS = frozenset({"HOST", "DIRECT_ROUTES"})  # made in bothost.appkeys
+def answer_headers(app: web.Application, headers: dict[str, str]) -> None:
+    """Put ``headers`` on every answer the host's listener gives, where the answer has none
+    of that name: the application's (after ``on_response_prepare``'s other receivers), and
+    the ones no route makes — aiohttp's 400 for a request it cannot parse (a bad request
+    line, bad chunking, an oversize header, two ``Content-Length``), its 500 and 504, and
+    the 503 at the connection cap. A direct route's own answers are sent as they are
+    (:func:`direct_post`). Several calls add up; a later value of the same name wins. Call
+    from ``register_routes``.
+    """
+    app.setdefault(app_key("ANSWER_HEADERS"), {}).update(headers)
+
+
+APP_KEYS = frozenset({"HOST", "DIRECT_ROUTES", "ANSWER_HEADERS"})  # made in bothost.appkeys
 
 
 def app_key(name: str) -> Any:
@@ -322,9 +335,9 @@ def app_key(name: str) -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    """``HOST`` and ``DIRECT_ROUTES``, made on first use: importing aiohttp was a third of
-    every CLI command's start (issue 19), and only the HTTP listener and its routes need
-    the keys."""
+    """The app keys (:data:`APP_KEYS`), made on first use: importing aiohttp was a third
+    of every CLI command's start (issue 19), and only the HTTP listener and its routes
+    need the keys."""
     if name in APP_KEYS:
         return app_key(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,3 +10,4 @@ from aiohttp import web
 
 HOST: web.AppKey = web.AppKey("host")
 DIRECT_ROUTES: web.AppKey = web.AppKey("direct routes")
+ANSWER_HEADERS: web.AppKey = web.AppKey("answer headers")

@@ -26,10 +26,10 @@ from typing import Any
 from aiohttp import web
 
 from bothost import direct, jsondecode
-from bothost.api import HOST  # kept importable from here for older plugins
+from bothost.api import HOST, app_key  # HOST: kept importable from here for older plugins
 from bothost.events import lease
 from bothost.events.leadership import LEADER_LOCK
-from bothost.listener import BACKLOG, KEEPALIVE_TIMEOUT, AcceptErrors, ConnectionGuard, Throttle
+from bothost.listener import BACKLOG, AcceptErrors, ConnectionGuard, Throttle
 from bothost.mcp.oauth.links import START_PATH, start_route
 from bothost.mcp.oauth.login import CALLBACK_PATH, callback_route
 from bothost.mcp.placement import STANDBY
@@ -95,6 +95,7 @@ class HttpServer:
         self.guard = ConnectionGuard()
         self.store_failures = StoreFailures()
         self.listener: asyncio.Server | None = None
+        self.answer_headers: dict[str, str] = {}  # every answer's, declared by plugins
 
     def build(self) -> web.Application:
         app = web.Application(
@@ -106,8 +107,16 @@ class HttpServer:
         app.router.add_get(CALLBACK_PATH, callback_route)  # OAuth logins of MCP servers
         app.router.add_get(START_PATH, start_route)  # the one-time links admins are sent
         call_register(self.host.pm, "register_routes", app=app)
+        self.answer_headers = dict(app.get(app_key("ANSWER_HEADERS"), {}))
+        app.on_response_prepare.append(self.add_answer_headers)
         self.app = app
         return app
+
+    async def add_answer_headers(self, request: web.Request, response: web.StreamResponse) -> None:
+        """``on_response_prepare``: the headers plugins declared for every answer
+        (:func:`bothost.api.answer_headers`), where the handler set none of that name."""
+        for name, value in self.answer_headers.items():
+            response.headers.setdefault(name, value)
 
     async def start(self) -> None:
         web_config = self.host.config.platforms.web
@@ -116,18 +125,12 @@ class HttpServer:
                 f"platforms.web.host: binding {web_config.host} (not loopback) requires "
                 "platforms.web.token"
             )
-        # aiohttp's keep-alive timeout runs from the last answer until a complete request:
-        # the deadline for a served client's next headers (the guard times the first ones)
         self.runner = web.AppRunner(
-            self.build(),
-            access_log=None,
-            handle_signals=False,
-            keepalive_timeout=KEEPALIVE_TIMEOUT,
-            logger=self.guard.bad_requests,  # a request it cannot parse: no traceback each
+            self.build(), handle_signals=False, **self.guard.handler_options()
         )
         await self.runner.setup()
         assert self.runner.server is not None and self.app is not None
-        self.guard.attach(self.runner.server)
+        self.guard.attach(self.runner.server, self.answer_headers)
         # direct routes (the signed webhook events) are served past the app's machinery
         direct.install(self.runner.server, self.app, self.guard, self.store_failures.refusal)
         loop = asyncio.get_running_loop()

@@ -26,6 +26,11 @@ logged as one line per :data:`ACCEPT_LOG_INTERVAL` with a count, never a traceba
 Requests aiohttp cannot parse (a header line over 8 KiB, a bad ``Content-Length``) are
 answered 400 by aiohttp and logged by :class:`BadRequests`: one warning line per
 :data:`BAD_REQUEST_LOG_INTERVAL`, with a count, never a traceback each.
+
+Every answer the listener makes without a handler (that 400, aiohttp's 500 and 504, the
+503 at the cap) carries the headers plugins declared for every answer
+(:func:`bothost.api.answer_headers`: the web plugin's security headers), as the
+application's answers do: :class:`ListenerHandler` adds them to aiohttp's error answers.
 """
 
 from __future__ import annotations
@@ -59,11 +64,20 @@ BACKLOG = 128  # the kernel's queue and asyncio's accepts per wake-up (aiohttp's
 ACCEPT_LOG_INTERVAL = 60.0  # seconds between the lines that count failed accepts
 BAD_REQUEST_LOG_INTERVAL = 60.0  # seconds between the lines that count unparsable requests
 
-REFUSAL = (
-    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
-    b"Content-Type: text/plain\r\nContent-Length: 36\r\n\r\n"
-    b"too many open connections; try again"
-)
+REFUSAL_TEXT = b"too many open connections; try again"
+
+
+def refusal(headers: dict[str, str]) -> bytes:
+    """The whole 503 a connection over the cap gets, with ``headers`` (every answer's)."""
+    fields = {
+        "Retry-After": "1",  # a second: an event stream or a slow body ends meanwhile
+        "Connection": "close",
+        "Content-Type": "text/plain; charset=utf-8",
+        "Content-Length": str(len(REFUSAL_TEXT)),
+        **headers,
+    }
+    head = "".join(f"{name}: {value}\r\n" for name, value in fields.items())
+    return f"HTTP/1.1 503 Service Unavailable\r\n{head}\r\n".encode("latin-1") + REFUSAL_TEXT
 
 
 class BodyTimeoutError(TimeoutError):
@@ -84,10 +98,41 @@ def connection_cap(soft_limit: int | None = None) -> int:
 class Refusal(asyncio.Protocol):
     """A connection over the cap: a 503 and closed at once, so its descriptor is free."""
 
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.WriteTransport)
-        transport.write(REFUSAL)
+        transport.write(self.answer)
         transport.close()
+
+
+class ListenerHandler(RequestHandler):
+    """aiohttp's connection handler, whose own error answers carry every answer's headers.
+
+    aiohttp answers a request its parser refused (400), a handler's escaped exception (500)
+    and timeout (504) from :meth:`handle_error`, past the application and its
+    ``on_response_prepare``: plain text with none of the headers the application's answers
+    get. Made by :meth:`ConnectionGuard.factory`, with the options the server was given.
+    """
+
+    __slots__ = ("answer_headers",)
+
+    def __init__(self, manager: web.Server, answer_headers: dict[str, str], **kwargs: Any):
+        super().__init__(manager, **kwargs)
+        self.answer_headers = answer_headers
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        response = super().handle_error(request, status, exc, message)
+        for name, value in self.answer_headers.items():
+            response.headers.setdefault(name, value)
+        return response
 
 
 class ConnectionGuard:
@@ -118,17 +163,39 @@ class ConnectionGuard:
             "bad_request": 0,
         }
         self.bad_requests = BadRequests(self.counts)
+        self.answer_headers: dict[str, str] = {}  # every answer's (see :meth:`attach`)
+        self.refusal = refusal({})
 
-    def attach(self, server: web.Server) -> None:
+    def handler_options(self) -> dict[str, Any]:
+        """What the aiohttp server's connection handlers are made with (give the same to
+        the app's runner): the keep-alive deadline, no access log, :class:`BadRequests`."""
+        # aiohttp's keep-alive timeout runs from the last answer until a complete request:
+        # the deadline for a served client's next headers (the guard times the first ones)
+        return {
+            "keepalive_timeout": KEEPALIVE_TIMEOUT,
+            "access_log": None,
+            "logger": self.bad_requests,  # a request it cannot parse: no traceback each
+        }
+
+    def attach(self, server: web.Server, answer_headers: dict[str, str] | None = None) -> None:
+        """Serve connections for ``server``; ``answer_headers`` go on the listener's own
+        answers (aiohttp's error answers, the 503 at the cap)."""
         self.server = server
+        self.answer_headers = dict(answer_headers or {})
+        self.refusal = refusal(self.answer_headers)
 
     def factory(self) -> asyncio.BaseProtocol:
         """The listener's protocol factory: aiohttp's handler, or a refusal at the cap."""
         assert self.server is not None, "attach() the aiohttp server first"
         if self.open_count() >= self.cap and not self.make_room():
             self.counts["refused"] += 1
-            return Refusal()
-        handler = self.server()
+            return Refusal(self.refusal)
+        handler = ListenerHandler(
+            self.server,
+            self.answer_headers,
+            loop=asyncio.get_running_loop(),
+            **self.handler_options(),
+        )
         asyncio.get_running_loop().call_later(self.header_timeout, self.header_late, handler)
         return handler
 

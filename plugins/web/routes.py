@@ -22,7 +22,7 @@ from bothost.plugins.web.platform import WebPlatform
 from bothost.plugins.web.security import Access
 from bothost.plugins.web.webhooks import WebhookRoutes
 
-from bothost.api import HOST, HostApi
+from bothost.api import HOST, HostApi, answer_headers
 
 P = TypeVar("P", WebPlatform, WebhookPlatform)
 
@@ -69,4 +69,4 @@ def setup(app: web.Application) -> None:
         web_platform.hub.close()
 
     app.on_shutdown.append(close_streams)
-    app.on_response_prepare.append(security.default_headers)
+    answer_headers(app, security.DEFAULT_HEADERS)  # the listener's own answers too

@@ -58,14 +58,10 @@ PAGE_HEADERS = {
 
 
 # what every other answer of the listener gets too (static files, /openapi.json, /healthz,
-# webhooks): the page's template opened as /static/index.html must not be framed either
+# webhooks, aiohttp's 400 for a malformed request, the 503 at the connection cap: declared
+# with bothost.api.answer_headers): the page's template opened as /static/index.html must
+# not be framed either
 DEFAULT_HEADERS = {k: v for k, v in PAGE_HEADERS.items() if k != "Cache-Control"}
-
-
-async def default_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """``on_response_prepare``: :data:`DEFAULT_HEADERS` where a handler set none."""
-    for name, value in DEFAULT_HEADERS.items():
-        response.headers.setdefault(name, value)
 
 
 def is_loopback(host: str) -> bool:

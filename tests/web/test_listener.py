@@ -13,6 +13,7 @@ import textwrap
 
 import aiohttp
 import pytest
+from bothost.plugins.web.security import DEFAULT_HEADERS
 
 from bothost.listener import Throttle, connection_cap
 from tests.faults.http_host import limit_files
@@ -247,3 +248,58 @@ def test_a_throttle_logs_the_first_at_once_then_one_line_per_interval_with_the_c
     now[0] += 0.1
     assert throttle.due() == 4  # the four counted since the last line
     assert throttle.due() is None
+
+
+# found from outside: a request aiohttp's parser refused got its plain-text 400 without the
+# headers every other answer carries (no nosniff, no frame-ancestors), on the app's paths
+# and on the direct webhook route alike; so did the 503 at the connection cap
+MALFORMED = {
+    "bad-request-line": b"GET /healthz HTTP/1.1 extra\r\nHost: 127.0.0.1\r\n\r\n",
+    "bad-chunk-size": b"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked"
+    b"\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+    "oversize-header": b"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"a" * 9000 + b"\r\n\r\n",
+    "two-lengths": b"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
+    b"Content-Length: 3\r\n\r\n{}",
+    "nul-in-method": b"G\x00T {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+}
+
+
+def head_fields(answer: bytes) -> dict[str, str]:
+    head = answer.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")[1:]
+    return dict(line.split(": ", 1) for line in head)
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/webhook/events/ops"], ids=["app", "direct"])
+@pytest.mark.parametrize("kind", list(MALFORMED))
+async def test_a_malformed_request_gets_a_400_with_the_security_headers(small_host, path, kind):
+    reader, writer = await connect(small_host.http.port)
+    writer.write(MALFORMED[kind].replace(b"{path}", path.encode()))
+    answer = await read_all(reader)
+    writer.close()
+    assert answer.split(b"\r\n")[0].endswith(b" 400 Bad Request"), answer
+    fields = head_fields(answer)
+    for name, value in DEFAULT_HEADERS.items():
+        assert fields.get(name) == value, (name, answer)
+    assert small_host.http.guard.counts["bad_request"] == 1
+
+
+async def test_the_503_at_the_cap_carries_the_security_headers(small_host):
+    guard = small_host.http.guard
+    streams = []
+    for _ in range(4):  # live event streams: complete requests that stay in their handler
+        reader, writer = await connect(small_host.http.port)
+        writer.write(b"GET /api/events?session=s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        streams.append((reader, writer))
+    await until(lambda: len(guard.busy) == 4)
+    reader, writer = await connect(small_host.http.port)
+    answer = await read_all(reader)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 503"), answer
+    fields = head_fields(answer)
+    assert fields["Retry-After"] == "1" and fields["Content-Length"] == str(
+        len(answer.partition(b"\r\n\r\n")[2])
+    )
+    for name, value in DEFAULT_HEADERS.items():
+        assert fields.get(name) == value, (name, answer)
+    for _, stream in streams:
+        stream.close()
