@@ -17,7 +17,7 @@ from typing import Any
 from bothost import heap
 from bothost.api import Outcome
 from bothost.configschema import ConfigError
-from bothost.logs import chat_terminal
+from bothost.logs import chat_terminal, log_file
 from bothost.logs import setup as setup_logging
 from bothost.models import Address
 from bothost.platform import in_daemon_thread, terminal_input
@@ -64,9 +64,9 @@ async def chat(host: Any, message: str | None, verbose: int = 0) -> int:
     """One message (``-m``) or an interactive conversation in the terminal; the exit status
     (1 when the one message's turn failed or was refused).
 
-    The log goes to ``logs/bothost.log`` as ``bothost run``'s does; the terminal shows its
-    warnings, except the MCP runner's: a server a turn needed and could not have is one
-    line there (:func:`bothost.logs.chat_terminal`), not its retries and tracebacks."""
+    The log goes to ``logs/bothost.log`` as ``bothost run``'s does; the terminal shows each
+    warning or error there as one line, once (:func:`bothost.logs.chat_terminal`), and of
+    the MCP runner only a server a turn needed and could not have, not its retries."""
     console = host.platforms.get("console")
     if console is None:
         raise ConfigError(
@@ -74,7 +74,7 @@ async def chat(host: Any, message: str | None, verbose: int = 0) -> int:
             "enable it to chat in the terminal"
         )
     setup_logging(host.config, host.home, verbose)
-    with chat_terminal(verbose):
+    with chat_terminal(verbose, log_file(host.home)):
         return await converse(host, console, message)
 
 
