@@ -50,6 +50,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from bothost.mcp import elicitation, jsonrpc, serverlog, taskcall
+from bothost.mcp.flood import LOG_BURST, LOG_RATE, Budget, Tally
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.tasks import TaskSet
 from bothost.mcp.transport import TransportError
@@ -66,13 +67,6 @@ EVENT_BATCH = QUEUE_HIGH  # events handed over at once: all a paused reader has 
 MAX_SERVER_REQUESTS = 32  # server requests handled at once; a flood beyond is dropped
 ANSWER_TIMEOUT = 10.0  # writing one answer; a server that stops reading its stdin gets none
 PROGRESS_TIMEOUT = 10.0  # showing one progress update (a platform's status call)
-DROP_LOG_EVERY = 10.0  # a flood's drops are logged at most this often, with their count
-# A server's notifications/message lines written to its log: ~80 µs of CPU each (formatting,
-# redaction, the rotating file: measured 82 µs at load 10), so 200 a second are under 2 % of
-# a core, more than a server logs in normal use, and a burst of 1,000 (a start's or an
-# error's worth) is written whole.
-LOG_RATE = 200.0
-LOG_BURST = 1_000
 LISTED_AFRESH = ("resources", "prompts")  # listed on each ask: nothing of theirs is held
 LIST_CHANGED = {f"notifications/{kind}/list_changed": kind for kind in LISTED_AFRESH}
 EMPTY: dict[str, Any] = {}  # an event without params, told apart by identity (never queued)
@@ -85,49 +79,6 @@ async def await_maybe(value: Any) -> Any:
 def hashable(value: Any) -> bool:
     """An id or token a server sent that can be looked up (a JSON object or list cannot)."""
     return isinstance(value, str | int) and not isinstance(value, bool)
-
-
-class Tally:
-    """Counts what a flood made us drop or ignore; logs the first, then at most every 10 s."""
-
-    def __init__(
-        self, log: logging.Logger, level: int = logging.WARNING, label: str = "flood control"
-    ) -> None:
-        self.log = log
-        self.level = level
-        self.label = label
-        self.counts: dict[str, int] = {}
-        self._logged = float("-inf")
-
-    def add(self, what: str) -> None:
-        self.counts[what] = self.counts.get(what, 0) + 1
-        now = time.monotonic()
-        if now - self._logged >= DROP_LOG_EVERY:
-            self._logged = now
-            summary = ", ".join(f"{n} × {w}" for w, n in sorted(self.counts.items()))
-            self.log.log(self.level, "%s: %s (since the last such line)", self.label, summary)
-            self.counts.clear()
-
-
-class Budget:
-    """A token bucket: up to ``burst`` at once, then ``rate`` a second, on ``clock``."""
-
-    def __init__(self, rate: float, burst: int, clock: Callable[[], float]) -> None:
-        self.rate = rate
-        self.burst = float(burst)
-        self.clock = clock
-        self._tokens = self.burst
-        self._at = clock()
-
-    def take(self) -> bool:
-        """One more within the budget? (False: over it; nothing is taken.)"""
-        now = self.clock()
-        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
-        self._at = now
-        if self._tokens < 1:
-            return False
-        self._tokens -= 1
-        return True
 
 
 class InboundOwner(Protocol):

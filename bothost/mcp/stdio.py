@@ -13,7 +13,7 @@ answer then wakes its caller one loop iteration after the bytes arrive instead o
 more hop), the larger part of our own time in a ``tools/call`` round trip (issue 19).
 Stderr goes line by line into the server's log (rotated), long lines cut, so endless stderr
 costs no memory, and within a budget — the one its ``notifications/message`` lines have
-(:data:`~bothost.mcp.inbound.LOG_BURST` at once, then :data:`~bothost.mcp.inbound.LOG_RATE`
+(:data:`~bothost.mcp.flood.LOG_BURST` at once, then :data:`~bothost.mcp.flood.LOG_RATE`
 a second) — so endless stderr costs little CPU either: lines beyond it are read, counted
 and dropped, the count said in the log (at once, then at most every 10 s, and in all at
 exit). The last lines are kept whatever the budget, for the exit reason. The transport
@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 from bothost.mcp import jsonrpc
-from bothost.mcp.inbound import LOG_BURST, LOG_RATE, Budget, Tally
+from bothost.mcp.flood import LOG_BURST, LOG_RATE, Budget, Tally
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
 from bothost.redact import command_line
 
@@ -44,7 +44,7 @@ MAX_STDERR_LINE = 64 * 1024  # longer stderr lines are cut, not refused
 STDERR_TAIL_LINES = 3
 STDERR_TAIL_CHARS = 300
 # Each stderr line written costs what a notifications/message line does (formatting,
-# redaction, the rotating file: ~80 µs), so it gets the same budget (inbound.py says why).
+# redaction, the rotating file: ~80 µs), so it gets the same budget (flood.py says why).
 STDERR_RATE = LOG_RATE
 STDERR_BURST = LOG_BURST
 TERM_GRACE = 3.0  # DESIGN: SIGKILL 3 s after SIGTERM
