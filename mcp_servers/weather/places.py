@@ -23,6 +23,9 @@ COORDINATES = re.compile(r"^\s*(-?\d{1,3}(?:\.\d+)?)\s*[,;\s]\s*(-?\d{1,3}(?:\.\
 QUALIFIED_SEARCH_COUNT = 20
 # Watched places plus whatever people ask about in a day; oldest names are forgotten first.
 MAX_CACHED_PLACES = 512
+# One part of a place's label: the longest real place names are under 100 characters; more
+# is a broken geocoder answer, cut so that an error listing five of them stays readable.
+LABEL_PART_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,7 @@ class Place:
     @property
     def label(self) -> str:
         """ "Zürich, Zurich, Switzerland" — name plus whatever distinguishes it."""
-        parts = [self.name]
-        for extra in (self.admin1, self.country):
-            if extra and extra not in parts:
-                parts.append(extra)
-        return ", ".join(parts)
+        return label(self.name, self.admin1, self.country)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None} | {"label": self.label}
@@ -97,16 +96,28 @@ def _no_coordinates(name: str) -> ToolError:
     )
 
 
-def _label(result: dict[str, Any]) -> str:
-    """How a geocoder result is named in an error, coordinates or not."""
-    parts = [str(result.get("name") or "?")]
-    for field in ("admin1", "country", "country_code"):
-        extra = result.get(field)
-        if extra and str(extra) not in parts:
-            parts.append(str(extra))
-            if field == "country":
-                break
+def label(name: Any, *extras: Any) -> str:
+    """``name`` and each of ``extras`` that says more (not empty, not a repeat), joined with
+    commas; each part as one line of text of at most :data:`LABEL_PART_CHARS` (the
+    geocoder's values are not trusted to be short strings)."""
+    parts = [_label_part(name) or "?"]
+    for extra in extras:
+        text = _label_part(extra)
+        if text and text not in parts:
+            parts.append(text)
     return ", ".join(parts)
+
+
+def _label_part(value: Any) -> str:
+    text = " ".join(str(value).split()) if value is not None else ""
+    return text if len(text) <= LABEL_PART_CHARS else text[: LABEL_PART_CHARS - 1] + "…"
+
+
+def _result_label(result: dict[str, Any]) -> str:
+    """How a geocoder result is named in an error, coordinates or not: as the
+    :class:`Place` it would make (see :func:`place_from_result`) is labelled."""
+    country = result.get("country") or result.get("country_code")
+    return label(result.get("name"), result.get("admin1"), country)
 
 
 class PlaceResolver:
@@ -170,7 +181,7 @@ class PlaceResolver:
                     return place
         if matched:
             raise _no_coordinates(text)
-        found = "; ".join(_label(r) for r in results[:5])
+        found = "; ".join(_result_label(r) for r in results[:5])
         raise ToolError(f"No place {name!r} in {qualifier!r}. Found: {found}")
 
 
