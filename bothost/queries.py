@@ -21,7 +21,7 @@ from bothost.config import PermissionRule, UsageConfig
 from bothost.events import feedback
 from bothost.models import Address
 from bothost.rules import store as rule_store
-from bothost.rules.match import spec_from_data
+from bothost.rules.match import PRECEDENCE, spec_from_data
 from bothost.rules.origin import pinnable
 from bothost.usage import report, summary
 from bothost.usage.report import UsageRow
@@ -386,12 +386,14 @@ class Queries:
 
     # --- permission rules: stored ones change at run time, config ones only in the file ----
 
-    async def permission_rules(self) -> dict[str, list[dict[str, Any]]]:
+    async def permission_rules(self) -> dict[str, Any]:
         """``rules``: every rule in the order checked (stored, then config), each with its
-        ``position``, ``ref``, ``origin`` and keys; ``remembered``: the remembered answers."""
+        ``position``, ``ref``, ``origin`` and keys; ``precedence``: how that order decides
+        (a deny beats an ask above it); ``remembered``: the remembered answers."""
         permissions = self._permissions()
         rules, answers = await self.store.run(lambda db: rule_store.listing(db, permissions))
         return {
+            "precedence": PRECEDENCE,
             "rules": [{**r.to_dict(), "position": i} for i, r in enumerate(rules, 1)],
             "remembered": [a.to_dict() for a in answers],
         }

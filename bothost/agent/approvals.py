@@ -3,8 +3,10 @@
 The lethal-trifecta interlock has refused what it must before anything here runs (see
 :mod:`bothost.agent.turn`), so nothing here can loosen it. Then, in order:
 
-1. A ``deny`` from the ``approve_tool_call`` policy hook, or from the first permission rule
-   that matches the call (stored rules, then config ``permissions``), refuses it.
+1. A ``deny`` from the ``approve_tool_call`` policy hook, or from the permission rule that
+   decides the call (stored rules, then config ``permissions``: the first that matches, but
+   a ``deny`` that matches too beats an ``ask`` above it,
+   :func:`bothost.rules.match.deciding_match`), refuses it.
 2. Tools marked ``always_ask`` (``register_mcp``, which runs a command) need an admin's yes
    whatever the rules and the mode say.
 3. Otherwise the hook's verdict and the rule's action, the stricter of the two (``ask`` over
@@ -39,7 +41,15 @@ from bothost.hookcall import call_policy
 from bothost.models import Session
 from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Choice, Question
 from bothost.rules import store as rule_store
-from bothost.rules.match import Match, Rule, config_rules, first_match, literal, text_of
+from bothost.rules.match import (
+    Match,
+    Rule,
+    config_rules,
+    deciding_match,
+    first_match,
+    literal,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from bothost.host import Host
@@ -153,7 +163,7 @@ async def evaluate(host: Host, session: Session, call: ToolCall) -> Evaluation:
     stored, remembered = await host.store.run(rule_store.load)
     order = stored + config_rules(host.config.permissions)
     origin = call.tool.where_from()
-    found = first_match(order, call.name, call.arguments, session, origin)
+    found = deciding_match(order, call.name, call.arguments, session, origin)
     chosen = plan(call, session, verdict, found, host.config.agent.approval)
     answer = None
     if chosen.action == "ask" and chosen.rememberable:

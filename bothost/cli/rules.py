@@ -21,7 +21,7 @@ from bothost.cli.runtime import Runtime
 from bothost.models import Address, AddressError, Session
 from bothost.rules import store as rule_store
 from bothost.rules.explain import explain, find_tool, pin
-from bothost.rules.match import ACTIONS, RuleError, describe, spec_from_data
+from bothost.rules.match import ACTIONS, PRECEDENCE, RuleError, describe, spec_from_data
 from bothost.rules.origin import pinnable
 
 pass_runtime = click.make_pass_decorator(Runtime)
@@ -46,6 +46,7 @@ def list_command(runtime: Runtime, as_json: bool) -> None:
     rules, answers = runtime.stored.call(lambda db: rule_store.listing(db, permissions))
     if as_json:
         data = {
+            "precedence": PRECEDENCE,
             "rules": [{**r.to_dict(), "position": i} for i, r in enumerate(rules, 1)],
             "remembered": [a.to_dict() for a in answers],
         }
@@ -53,6 +54,8 @@ def list_command(runtime: Runtime, as_json: bool) -> None:
         return
     if not rules:
         click.echo("No permission rules: the default decides (see agent.approval).")
+    else:
+        click.echo(f"Rules, {PRECEDENCE}:")
     for i, rule in enumerate(rules, 1):
         click.echo(f"{i:>3}  {rule.ref:16} {rule.origin:7} {describe(rule)}")
     if answers:

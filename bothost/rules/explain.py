@@ -96,7 +96,14 @@ async def explain(
         rule = plan.match.rule
         position = evaluation.order.index(rule) + 1
         result.rule = {**rule.to_dict(), "position": position}
-        result.matched = plan.match.fields
+        result.matched = list(plan.match.fields)
+        over = plan.match.over
+        if over is not None:  # a deny that beat an ask above it (deciding_match)
+            place = evaluation.order.index(over) + 1
+            result.rule["over"] = {"ref": over.ref, "position": place}
+            result.matched.append(
+                f"a deny beats the ask of rule {place} ({over.ref}), which matched first"
+            )
     if evaluation.answer is not None:
         result.answer = {**evaluation.answer.rule.to_dict(), "matched": evaluation.answer.fields}
     if tool.capabilities.egress == "chosen" and plan.action != "deny":

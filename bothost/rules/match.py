@@ -4,7 +4,8 @@ A rule names a tool (a glob over the name the model sees, or, for a stored row, 
 origin: see :func:`match_tool`), optionally arguments (each a glob,
 or a regular expression written ``re:PATTERN``; both must match the whole value) and whose
 calls it covers (``who``: users, channels, admins, one conversation); the first rule that
-matches decides ``allow``, ``ask`` or ``deny``. Argument values that are not strings are
+matches decides ``allow``, ``ask`` or ``deny``, except that a ``deny`` further down that
+matches too beats an ``ask`` (:func:`deciding_match`). Argument values that are not strings are
 matched as their JSON text. A match says which fields matched, so ``bothost rules test``
 can show why.
 """
@@ -27,6 +28,11 @@ from bothost.rules.origin import UNKNOWN, Origin, covers
 REGEX = "re:"  # an argument pattern starting with this is a regular expression
 ACTIONS = ("allow", "ask", "deny")
 CONFIG, STORED, REMEMBERED = "config", "stored", "remembered"
+# how the listed order is read (`bothost rules list`, /api/rules, the dashboard)
+PRECEDENCE = (
+    "checked top to bottom: the first rule that matches decides, "
+    "but a deny that matches too beats an ask above it"
+)
 
 
 class RuleError(ValueError):
@@ -73,6 +79,7 @@ class Match:
 
     rule: Rule
     fields: list[str] = field(default_factory=list)
+    over: Rule | None = None  # an `ask` rule that matched first and this `deny` beat
 
 
 def text_of(value: Any) -> str:
@@ -195,6 +202,39 @@ def first_match(
         if found is not None:
             return found
     return None
+
+
+def deciding_match(
+    rules: list[Rule],
+    tool: str,
+    arguments: dict[str, Any],
+    session: Session,
+    origin: Origin | None = None,
+) -> Match | None:
+    """The rule that decides the call: the first that matches, except that an ``ask`` never
+    shadows a ``deny``. When the first match asks, a later rule that denies the call
+    decides instead (its ``over`` names the ask). An ``allow`` that comes first still
+    decides: written above a deny it is an exception to it, which is what ordering is for.
+
+    Why deny beats ask but not allow: an ``ask`` is never a permission, only more caution,
+    so where a deny covers the call too the more cautious rule is the deny. Someone who adds
+    ``deny mcp__ssh__*`` (``rules add`` puts it last) after an old ``ask mcp__ssh__exec``
+    means every ssh call refused; first match alone only asked.
+    """
+    first: Match | None = None
+    for rule in rules:
+        if first is not None and rule.action != "deny":
+            continue
+        found = match(rule, tool, arguments, session, origin)
+        if found is None:
+            continue
+        if first is None and rule.action == "ask":
+            first = found
+            continue
+        if first is not None:
+            found.over = first.rule
+        return found
+    return first
 
 
 def short(text: str, limit: int = 80) -> str:

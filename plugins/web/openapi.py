@@ -165,8 +165,9 @@ def paths() -> dict[str, Any]:
         },
         "/api/rules": {
             "get": {
-                "summary": "Permission rules in the order checked (stored, then config), and the "
-                "remembered answers.",
+                "summary": "Permission rules in the order checked (stored, then config), how "
+                "that order decides (`precedence`: the first match, but a deny beats an ask "
+                "above it), and the remembered answers.",
                 "responses": {"200": answer("Rules", {"type": "object"}), **WEB_ERRORS},
             },
             "post": {

@@ -13,11 +13,13 @@ from bothost.hookspecs import hookimpl
 from bothost.models import Address, IncomingMessage, Session
 from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION
 from bothost.rules import store as rule_store
+from bothost.rules.explain import explain
 from bothost.rules.match import (
     CONFIG,
     STORED,
     Rule,
     RuleError,
+    deciding_match,
     first_match,
     literal,
     match,
@@ -25,7 +27,9 @@ from bothost.rules.match import (
 )
 from bothost.rules.origin import MCP, UNKNOWN, Origin, from_name, parse
 from tests.agent.conftest import AskingPlatform
+from tests.conftest import both_backends
 from tests.fakes.llm import last_tool_result
+from tests.helpers import make_host
 
 ALICE = Session(id="slack:C1:1.2", address=Address("slack", "C1", "1.2"), user="U_ALICE")
 ADMIN = Session(id="console:", address=Address("console", ""), user="root", is_admin=True)
@@ -102,6 +106,24 @@ def test_first_match_wins_and_says_what_matched():
     assert first_match(rules, "mcp__ssh__exec", {"command": "ls"}, ALICE).rule.index == 1
     assert first_match(rules, "wipe", {}, ALICE).rule.index == 2
     assert first_match(rules[:2], "wipe", {}, ALICE) is None
+
+
+def test_a_deny_beats_an_ask_that_matched_first_and_an_allow_above_a_deny_stays_an_exception():
+    ssh = {"command": "uptime"}
+    # an old `ask` for one tool, a `deny` for the whole server added after it
+    rules = [rule("ask", tool="mcp__ssh__exec", index=0), rule("deny", tool="mcp__ssh__*", index=1)]
+    found = deciding_match(rules, "mcp__ssh__exec", ssh, ALICE)
+    assert found.rule.index == 1 and found.over is rules[0]
+    # the ask still decides what no deny covers
+    assert deciding_match(rules[:1], "mcp__ssh__exec", ssh, ALICE).rule.index == 0
+    other = [rules[0], rule("deny", tool="mcp__ssh__exec", args={"command": "rm *"}, index=1)]
+    assert deciding_match(other, "mcp__ssh__exec", ssh, ALICE).rule.index == 0
+    # an allow written above a deny is an exception to it, as the order says
+    allow = [rule("allow", tool="mcp__ssh__exec", args=ssh, index=0), rules[1]]
+    assert deciding_match(allow, "mcp__ssh__exec", ssh, ALICE).rule.index == 0
+    assert deciding_match(allow, "mcp__ssh__exec", {"command": "ls"}, ALICE).rule.index == 1
+    # an ask above an allow still asks (the stricter of the two came first)
+    assert deciding_match([rules[0], allow[0]], "mcp__ssh__exec", ssh, ALICE).rule.index == 0
 
 
 def test_literal_patterns_match_only_the_value():
@@ -198,6 +220,31 @@ async def test_stored_rules_come_before_config_rules(openai_host, fake_llm):
     )
     host.store.call(lambda db: rule_store.remove(db, rule_id))
     assert await turn(host, fake_llm, platform, call("wipe")) == "wiped all"
+
+
+@both_backends
+async def test_a_deny_added_after_an_ask_refuses_and_rules_test_says_so(
+    home, fake_llm, store_target
+):
+    host = make_host(
+        home,
+        {"llm": fake_llm.openai_config(), "store": {"url": str(store_target)}},
+    )
+    await host.start(serve_http=False, mcp=False, tick=False)
+    try:
+        host.registry.register(wipe, destructive=True)
+        asked = add_rule(host, tool="wipe", action="ask")
+        denied = add_rule(host, tool="wip*", action="deny", note="no wiping")
+        platform = AskingPlatform(True)
+        text = await turn(host, fake_llm, platform, call("wipe"))
+        assert text == f"Not allowed: refused by permission rule #{denied} (no wiping)."
+        assert platform.questions == []
+        result = await explain(host, "wipe", {}, ADMIN, host.registry.lookup("wipe", True))
+        assert result.action == "deny" and result.rule["ref"] == f"#{denied}"
+        assert result.rule["position"] == 2
+        assert f"beats the ask of rule 1 (#{asked}), which matched first" in result.lines()[1]
+    finally:
+        await host.stop()
 
 
 async def test_the_stricter_of_hook_and_rule_applies(openai_host, fake_llm):

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from bothost.agent.mcp_tools import tool_names
 from bothost.cli import cli
 from bothost.rules import store as rule_store
-from bothost.rules.match import spec_from_data
+from bothost.rules.match import PRECEDENCE, spec_from_data
 from bothost.store.conn import SqliteConn
 
 COMMAND_TIMEOUT = 60
@@ -122,7 +122,8 @@ def test_rules_add_list_test_and_remove(configured):
     added = run("rules", "add", "wipe_disk", "deny", "--arg", "target=re:prod-.*", "--note", "no")
     assert added.stdout.strip() == "Added rule #1."
     run("rules", "add", "other", "ask", "--first", "--user", "U1", "--admins")
-    listed = run("rules", "list").stdout.splitlines()
+    header, *listed = run("rules", "list").stdout.splitlines()
+    assert header == f"Rules, {PRECEDENCE}:"
     assert [line.split()[:5] for line in listed] == [
         ["1", "#2", "stored", "ask", "other"],
         ["2", "#1", "stored", "deny", "wipe_disk"],
@@ -141,6 +142,7 @@ def test_rules_add_list_test_and_remove(configured):
     run("rules", "remove", str(2**64), code=1)
     listed = json.loads(run("rules", "list", "--json").stdout)
     assert [r["ref"] for r in listed["rules"]] == ["#2", "permissions[0]", "permissions[1]"]
+    assert listed["precedence"] == PRECEDENCE
 
 
 CAPS_SERVER = Path(__file__).parents[1] / "agent" / "caps_server.py"
@@ -207,7 +209,7 @@ def test_rules_add_keeps_an_mcp_tools_origin_and_list_shows_both_names(home):
     assert added == "Added rule #2 (by name only: no MCP tool is called mcp__s__nothing now)."
     assert run("rules", "add", "mcp__s__*", "ask").strip() == "Added rule #3."
     listed = run("rules", "list").splitlines()
-    assert f"allow {name}  (server s, tool 'a.b')" in listed[0]
+    assert f"allow {name}  (server s, tool 'a.b')" in listed[1]  # [0]: how the order reads
     data = json.loads(run("rules", "list", "--json"))["rules"]
     assert data[0]["tool_origin"]["tool"] == "a.b" and data[1]["tool_origin"] is None
     tested = json.loads(run("rules", "test", name, "--json"))

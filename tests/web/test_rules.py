@@ -58,7 +58,9 @@ async def test_the_dashboard_adds_tests_and_removes_rules(web_host, client):
     assert explained["action"] == "allow" and explained["rule"]["ref"] == added["ref"]
     assert explained["matched"][1] == "args.target 're:scratch-[0-9]+' matched 'scratch-2'"
     async with client.get(url + "/api/rules") as response:
-        assert [r["ref"] for r in (await response.json())["rules"]] == [added["ref"]]
+        listed = await response.json()
+    assert [r["ref"] for r in listed["rules"]] == [added["ref"]]
+    assert "a deny that matches too beats an ask above it" in listed["precedence"]
     for bad, says in (
         ({"tool": "x", "action": "maybe"}, "action: expected one of allow, ask, deny"),
         ({"tool": "x", "action": "deny", "args": {"a": "re:("}}, "args.a: not a regular"),
