@@ -31,6 +31,8 @@ TAG_LIKE = re.compile(
     re.IGNORECASE,
 )
 OPENING = re.compile(r'^<untrusted-content source="[^"]*">\n')
+# what a turn with thread context says before the person's own message (bothost.host)
+ANSWER_LABEL = "The message to answer:"
 
 
 def escape(text: str) -> str:
@@ -56,3 +58,14 @@ def unwrap(text: str) -> str:
     if not opening or end < 0:
         return text
     return text[opening.end() : end] + text[end + 1 + len(UNTRUSTED_CLOSE) :]
+
+
+def own_words(text: str) -> str:
+    """The person's message of a turn that opens with wrapped earlier messages of its thread
+    (``bothost.host.with_context``): what follows the wrapper, its label off; any other
+    text as it is."""
+    end = text.find("\n" + UNTRUSTED_CLOSE)  # the first one is ours: the content is escaped
+    if not OPENING.match(text) or end < 0:
+        return text
+    rest = text[end + 1 + len(UNTRUSTED_CLOSE) :].strip()
+    return rest.removeprefix(ANSWER_LABEL).strip()

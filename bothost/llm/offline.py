@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bothost import jsondecode
+from bothost.agent.untrusted import own_words
 from bothost.agent.untrusted import unwrap as unwrap_untrusted
 from bothost.llm.base import ChatRequest, ChatResponse, ToolCallRequest
 
@@ -49,7 +50,7 @@ class OfflineProvider:
         last = request.messages[-1] if request.messages else {}
         if last.get("role") == "tool":
             return await self.after_tool(request)
-        text = (last.get("content") or "").strip()
+        text = own_words((last.get("content") or "").strip())  # not a thread's earlier words
         word = text.partition(" ")[0].lower()
         if word in ("help", "/help", "?"):
             return await say(request, self.help())
@@ -101,7 +102,7 @@ class OfflineProvider:
             user_text = next(
                 (m["content"] for m in reversed(request.messages) if m.get("role") == "user"), ""
             )
-            wanted = self.requested(user_text)
+            wanted = self.requested(own_words(user_text))
             if isinstance(wanted, tuple):
                 return calls(wanted)
         return await say(request, "\n".join(unwrap(m.get("content", "")) for m in results))
