@@ -22,7 +22,9 @@ server, what it runs, the tool's own name), and matches only that tool, so no re
 tool or a server hands it to another; rules are matched with the call's origin too
 (:func:`bothost.rules.match.match_tool`).
 
-Every decision but the default's plain "runs" is stored in ``approvals`` with who made it.
+Every decision but the default's plain "runs" is stored in ``approvals`` with who made it
+and the tool's origin (:func:`record`). That table is the record for people: nothing here
+reads it back, so no row of it can allow a call (remembered answers live with the rules).
 """
 
 from __future__ import annotations

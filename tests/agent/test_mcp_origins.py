@@ -20,6 +20,7 @@ from bothost.agent import mcp_tools
 from bothost.models import Address, IncomingMessage
 from bothost.platform import ALLOW_CONVERSATION
 from bothost.rules import store as rule_store
+from bothost.rules.origin import MCP, Origin, parse
 from bothost.store import Store, core_migrations
 from tests.agent.conftest import AskingPlatform
 from tests.conftest import both_backends
@@ -242,3 +243,28 @@ async def test_a_config_allow_for_a_hashed_name_never_reaches_a_tool_named_like_
         assert "said no" in reply and "called" not in reply
         assert len(platform.questions) == 1
         assert alike != dotted and alike.startswith(f"{dotted}_")  # named apart, hashed
+
+
+async def test_the_approvals_record_names_each_decisions_tool_by_its_origin(
+    home, fake_llm, store_target
+):
+    """The record (`approvals`) is for people auditing what ran: a name can later be another
+    tool's, so each row keeps the origin of the tool decided about, as the answers do."""
+    async with running(home, fake_llm, store_target, {"s": server("one", "a.b")}) as host:
+        (dotted,) = [n for n in names(host) if not n.endswith("__change")]
+        platform = await approve(host, fake_llm, dotted)
+        assert await turn(host, fake_llm, platform, call(dotted)) == "one called a.b"
+        source = host.mcp.source("s")
+        rows = host.store.call(
+            lambda db: [
+                (r["tool"], r["decided_by"], parse(r["tool_origin"]))
+                for r in db.query("SELECT * FROM approvals ORDER BY id")
+            ]
+        )
+        _, (answer,) = host.store.call(rule_store.load)
+        origin = Origin(MCP, "a.b", "s", source)
+        assert answer.tool_origin == origin
+        assert rows == [
+            (dotted, "u1", origin),
+            (dotted, f"remembered #{answer.id}", origin),
+        ]
