@@ -9,18 +9,15 @@ first; no test changes what the next one sees (the refused install touches nothi
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_bothost
 from tests.mcp_install.support import (
-    CLI_TIMEOUT,
     INSTALL_TIMEOUT,
     NETWORK_TEST_TIMEOUT,
+    Installed,
+    install_once,
     needs_registry,
     rows,
 )
@@ -28,50 +25,30 @@ from tests.mcp_install.support import (
 pytestmark = [pytest.mark.network, pytest.mark.timeout(NETWORK_TEST_TIMEOUT)]
 
 
-@dataclass
-class TimeInstalled:
-    home: Path
-    result: subprocess.CompletedProcess[str]  # `bothost mcp install mcp-server-time`
-
-    @property
-    def script(self) -> Path:
-        return self.home / "mcp" / "time" / "venv" / "bin" / "mcp-server-time"
-
-    def bothost(self, *args: str, timeout: float = CLI_TIMEOUT) -> subprocess.CompletedProcess:
-        # as the `home` fixture sets it up: this home, and no developer's own config file
-        env = {k: v for k, v in os.environ.items() if k != "BOTHOST_CONFIG"}
-        env["BOTHOST_HOME"] = str(self.home)
-        return run_bothost(*args, home=self.home, env=env, timeout=timeout)
+def script(home: Path) -> Path:
+    return home / "mcp" / "time" / "venv" / "bin" / "mcp-server-time"
 
 
 @pytest.fixture(scope="module")
-def time_installed(tmp_path_factory) -> TimeInstalled:
-    needs_registry("pypi")
-    home = tmp_path_factory.mktemp("pypi") / "home"
-    home.mkdir(mode=0o700)
-    installed = TimeInstalled(home, subprocess.CompletedProcess([], -1, "", ""))
-    installed.result = installed.bothost(
-        "mcp", "install", "mcp-server-time", timeout=INSTALL_TIMEOUT
-    )
-    return installed
+def time_installed(tmp_path_factory) -> Installed:
+    return install_once(tmp_path_factory, "pypi", "mcp-server-time")
 
 
 def test_install_mcp_server_time_streams_pip_and_records_the_server(time_installed):
+    time_installed.succeeded()
     installed = time_installed.result
-    assert installed.returncode == 0, installed.stderr
     assert "pip | " in installed.stderr  # progress streamed while it installs
     assert "time/get_current_time" in installed.stdout
-    script = time_installed.script
-    assert script.exists()
+    assert script(time_installed.home).exists()
 
     row = rows(time_installed.home)["time"]
-    assert row["origin"] == "install" and row["command"] == str(script)
+    assert row["origin"] == "install" and row["command"] == str(script(time_installed.home))
     record = json.loads(row["install"])
     assert record["kind"] == "pypi" and record["package"] == "mcp-server-time"
 
 
 def test_the_installed_server_answers_a_call(time_installed):
-    assert time_installed.result.returncode == 0, time_installed.result.stderr
+    time_installed.succeeded()
     called = time_installed.bothost(
         "mcp", "call", "time", "get_current_time", '{"timezone": "UTC"}'
     )
@@ -80,11 +57,11 @@ def test_the_installed_server_answers_a_call(time_installed):
 
 
 def test_installing_it_again_is_refused_and_touches_nothing(time_installed):
-    assert time_installed.result.returncode == 0, time_installed.result.stderr
+    time_installed.succeeded()
     again = time_installed.bothost("mcp", "install", "mcp-server-time")
     assert again.returncode == 1
     assert "named 'time' exists (added by install)" in again.stderr
-    assert time_installed.script.exists()  # the refused install touched nothing
+    assert script(time_installed.home).exists()  # the refused install touched nothing
 
 
 def test_unknown_pypi_package_leaves_nothing_behind(bothost, home):
