@@ -52,7 +52,11 @@ def read_prompt(path: Path, mtime_ns: int, size: int) -> str:
 
 
 def groups_table(
-    host: Host, session: Session, granted: set[str], groups: list[Group] | None = None
+    host: Host,
+    session: Session,
+    granted: set[str],
+    groups: list[Group] | None = None,
+    left_out: dict[str, int] | None = None,
 ) -> str:
     if groups is None:
         groups = host.registry.groups(session.is_admin)
@@ -62,8 +66,11 @@ def groups_table(
     # table with a header row, tool counts and a status column cost 40 % more, and a model
     # chooses a group by what it is about, not by how many tools it has).
     lines = ["Tool groups for activate_tools:"]
+    left_out = left_out or {}
     for g in groups:
         state = "active" if g.name in granted else g.status
+        if g.name in left_out:  # granted, but one request cannot offer its tools
+            state = f"active, not offered: {left_out[g.name]} tools, more than fit in one request"
         # a server still starting is waited for when activated, so it is offered as ready
         note = "" if state in ("ready", "starting") else f" ({state})"
         lines.append(f"- {g.name}{note}: {described(g)}")
@@ -82,14 +89,18 @@ def described(group: Group) -> str:
 
 
 async def system_prompt(
-    host: Host, session: Session, granted: set[str], base: str | None = None
+    host: Host,
+    session: Session,
+    granted: set[str],
+    base: str | None = None,
+    left_out: dict[str, int] | None = None,
 ) -> str:
     parts = [(base or main_prompt(host.config.agent.prompt)).strip(), UNTRUSTED_NOTE]
     for fragment in await call_each(host.pm, "system_prompt", session=session):
         if isinstance(fragment, str) and fragment.strip():
             parts.append(fragment.strip())
     groups = host.registry.groups(session.is_admin)
-    table = groups_table(host, session, granted, groups)
+    table = groups_table(host, session, granted, groups, left_out)
     if table:
         parts.append(table)
     parts.extend(

@@ -4,6 +4,8 @@ Native tools are registered once at startup (``register_tools``). Tool *sources*
 manager, the admin ``config`` group — can change at run time, so the registry asks them for
 their groups and tools each round. A session sees the native tools plus the tools of the
 groups it was granted (``activate_tools``); names are unique and sorted for a stable order.
+One request offers at most ``MAX_OFFERED`` tools: a granted group that does not fit is left
+out whole (:meth:`ToolRegistry.offered`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bothost.agent.tools import Tool, tool_from_function
+from bothost.agent.tools import MAX_OFFERED, Tool, tool_from_function
 
 logger = logging.getLogger(__name__)
 
@@ -119,13 +121,30 @@ class ToolRegistry:
         return []
 
     def visible(self, granted: set[str], is_admin: bool = True) -> list[Tool]:
-        """Native tools plus the tools of the granted groups, sorted by name."""
+        """Native tools plus the tools of the granted groups, sorted by name (see
+        :meth:`offered`: a group that does not fit is left out)."""
+        return self.offered(granted, is_admin)[0]
+
+    def offered(
+        self, granted: set[str], is_admin: bool = True
+    ) -> tuple[list[Tool], dict[str, int]]:
+        """The tools one request offers, sorted by name, and the granted groups left out.
+
+        Native tools first, then each granted group whole, in name order, while the total
+        stays within ``MAX_OFFERED``: a group whose tools would take it past is left out
+        (with its tool count), never cut, so no tool of it goes missing unseen. The groups
+        table says which (:mod:`bothost.agent.prompt`).
+        """
         tools = {n: t for n, t in self.native.items() if is_admin or not t.admin_only}
         allowed = {g.name for g in self.groups(is_admin)}
+        left_out: dict[str, int] = {}
         for group in sorted(granted & allowed):
-            for tool in self.group_tools(group):
-                tools.setdefault(tool.name, tool)
-        return [tools[name] for name in sorted(tools)]
+            new = {t.name: t for t in self.group_tools(group) if t.name not in tools}
+            if len(tools) + len(new) > MAX_OFFERED:
+                left_out[group] = len(new)
+                continue
+            tools.update(new)
+        return [tools[name] for name in sorted(tools)], left_out
 
     def lookup(self, name: str, is_admin: bool = True) -> Tool | None:
         """Any tool the registry knows, granted or not (the offline agent's ``call``)."""

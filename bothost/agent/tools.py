@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from bothost.api import HostApi
 
 EGRESS = ("none", "fixed", "chosen")
+# The most tools one request offers the model: OpenAI refuses a request with more than 128
+# functions (a 400 for the whole request), and a model chooses worse among that many anyway.
+# The registry leaves out whole granted groups past it (bothost.agent.registry).
+MAX_OFFERED = 128
 
 
 class ToolError(Exception):

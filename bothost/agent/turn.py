@@ -122,9 +122,10 @@ class Turn:
             else:
                 granted = await history.grants(self.host.store, self.session.id)
             await self.host.registry.settle(granted)  # a granted server may still be starting
-            tools = self.host.registry.visible(granted, self.session.is_admin) + self.extra_tools
+            tools, left_out = self.host.registry.offered(granted, self.session.is_admin)
+            tools += self.extra_tools
             specs = [t.spec() for t in tools]
-            system = await system_prompt(self.host, self.session, granted, self.system)
+            system = await system_prompt(self.host, self.session, granted, self.system, left_out)
             context = await self.compactor.fit(
                 estimate_tokens(system) + estimate_tokens(specs),
                 (opened.summary, opened.rows) if opened is not None else None,

@@ -5,7 +5,7 @@ They reach the host only through ``ctx.host`` (:class:`bothost.api.HostApi`).
 
 from __future__ import annotations
 
-from bothost.agent.tools import ToolContext, ToolError
+from bothost.agent.tools import MAX_OFFERED, ToolContext, ToolError
 
 
 async def activate_tools(groups: list[str], ctx: ToolContext) -> str:
@@ -27,6 +27,13 @@ async def activate_tools(groups: list[str], ctx: ToolContext) -> str:
     lines = []
     for name in groups:
         tools = ctx.host.group_tools(name)
+        if len(tools) > MAX_OFFERED:  # never offered: see bothost.agent.registry
+            lines.append(
+                f"{name}: {len(tools)} tools, more than the {MAX_OFFERED} one request may "
+                "offer: not offered (the operator can choose some with "
+                f"mcp.servers.{name}.tools)"
+            )
+            continue
         lines.append(
             f"{name}: {len(tools)} tools now available"
             + (f" ({', '.join(t.name for t in tools[:12])})" if tools else "")

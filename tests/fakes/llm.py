@@ -64,6 +64,11 @@ def openai_config(base_url: str, model: str = "m", api_key: str = "test-key") ->
     return {"provider": "openai", "model": model, "base_url": base_url, "api_key": api_key}
 
 
+# Chat Completions refuses a request offering more functions than this (its API reference:
+# "A max of 128 functions are supported"), with the 400 below.
+OPENAI_MAX_TOOLS = 128
+
+
 class FakeLlm:
     def __init__(
         self,
@@ -152,6 +157,18 @@ class FakeLlm:
         if request.headers.get("Authorization") != f"Bearer {self.api_key}":
             return self.error(
                 {"status": 401, "message": "Incorrect API key provided", "code": "invalid_api_key"},
+                "openai",
+            )
+        if len(body.get("tools") or []) > OPENAI_MAX_TOOLS:  # checked before any model runs
+            tools = len(body["tools"])
+            return self.error(
+                {
+                    "status": 400,
+                    "message": f"Invalid 'tools': array too long. Expected an array with "
+                    f"maximum length {OPENAI_MAX_TOOLS}, but got an array with length {tools} "
+                    "instead.",
+                    "code": "array_above_max_length",
+                },
                 "openai",
             )
         step = self.next_step(body)

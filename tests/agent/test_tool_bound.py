@@ -1,0 +1,71 @@
+"""A request offers the model at most MAX_OFFERED tools, however many a granted server lists.
+
+OpenAI refuses a request with more than 128 functions (the fake says so as the API does),
+and activation lasts the conversation: a server of 1,000 tools (the client's bound) once made
+every later round of that conversation fail with a 400.
+"""
+
+from bothost.agent.registry import Group
+from bothost.agent.tools import MAX_OFFERED, Tool
+from bothost.models import Address, IncomingMessage
+from tests.fakes.llm import OPENAI_MAX_TOOLS
+
+
+class Servers:
+    """A tool source of groups with `sizes[name]` tools each."""
+
+    def __init__(self, sizes):
+        self.sizes = sizes
+
+    def groups(self):
+        return [
+            Group(name=n, description=f"{n} things", tool_count=k) for n, k in self.sizes.items()
+        ]
+
+    def tools(self, group):
+        async def run(arguments, ctx):
+            return "ran"
+
+        schema = {"type": "object", "properties": {}}
+        return [
+            Tool(name=f"{group}_{i}", description="t", schema=schema, run=run, group=group)
+            for i in range(self.sizes[group])
+        ]
+
+
+def message(text):
+    return IncomingMessage(address=Address("test", "c1"), text=text, user="u1", is_admin=True)
+
+
+def activate(*groups):
+    return {"tool_calls": [{"name": "activate_tools", "arguments": {"groups": list(groups)}}]}
+
+
+async def test_a_group_too_big_to_offer_is_left_out_and_said_so(openai_host, fake_llm):
+    assert MAX_OFFERED <= OPENAI_MAX_TOOLS
+    openai_host.registry.add_source(Servers({"big": 1000, "small": 3}))
+    fake_llm.script = [activate("big", "small"), {"text": "done"}, {"text": "again"}]
+    reply = await openai_host.handle_message(message("use big"))
+    assert reply.text == "done", reply.text
+    sent = fake_llm.requests[1]
+    names = [t["function"]["name"] for t in sent["tools"]]
+    assert len(names) <= MAX_OFFERED and "small_0" in names and "big_0" not in names
+    result = next(m["content"] for m in sent["messages"] if m["role"] == "tool")
+    assert "big: 1000 tools, more than the 128 one request may offer: not offered" in result
+    system = sent["messages"][0]["content"]
+    assert "- big (active, not offered: 1000 tools, more than fit in one request)" in system
+    # the conversation goes on: the next turn is not refused either
+    assert (await openai_host.handle_message(message("more"))).text == "again"
+
+
+async def test_groups_that_fit_alone_but_not_together_offer_the_first_by_name(
+    openai_host, fake_llm
+):
+    openai_host.registry.add_source(Servers({"a": 60, "b": 60, "c": 60}))
+    fake_llm.script = [activate("a", "b", "c"), {"text": "done"}]
+    await openai_host.handle_message(message("use all"))
+    names = [t["function"]["name"] for t in fake_llm.requests[1]["tools"]]
+    assert "a_0" in names and "b_0" in names and "c_0" not in names
+    assert len(names) <= MAX_OFFERED
+    system = fake_llm.requests[1]["messages"][0]["content"]
+    assert "- c (active, not offered: 60 tools, more than fit in one request)" in system
