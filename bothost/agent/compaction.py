@@ -110,6 +110,44 @@ class Context:
         return (self.summary.private, self.summary.untrusted) if self.summary else (False, False)
 
 
+# What the model reads for a call whose turn was stopped (Ctrl-C, "stop") before it returned.
+STOPPED_CALL = "No result: the turn was stopped before this call returned."
+
+
+def answer_stopped_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with a tool result after each tool call that has none.
+
+    A round's calls all return before the next round reads the context, so a call without
+    its result is one whose turn was stopped. Both APIs refuse a request holding one (400:
+    each ``tool_call_id`` must have its result), which would fail every later turn of the
+    session; the stored transcript keeps what happened, and the model reads that the call
+    gave nothing.
+    """
+    out: list[dict[str, Any]] = []
+    waiting: list[dict[str, Any]] = []
+    for message in [*messages, None]:
+        if message is not None and message["role"] == "tool":
+            waiting = [c for c in waiting if c.get("id") != message.get("tool_call_id")]
+        elif waiting:
+            out += [
+                {
+                    "role": "tool",
+                    "tool_call_id": c.get("id"),
+                    "name": c.get("name"),
+                    "content": STOPPED_CALL,
+                    "is_error": True,
+                }
+                for c in waiting
+            ]
+            waiting = []
+        if message is None:
+            break
+        out.append(message)
+        if message["role"] == "assistant":
+            waiting = list(message.get("tool_calls") or [])
+    return out
+
+
 def render(summary: Summary) -> str:
     body = wrap_untrusted(summary.content, SUMMARY_SOURCE) if summary.untrusted else summary.content
     return (
@@ -176,7 +214,7 @@ class Compactor:
                 rows = [asked, *rows]
         # copies: the rows are kept for the session's next turn (history.Windows), and a
         # provider may change the messages of its request
-        return [dict(r.message) for r in rows]
+        return answer_stopped_calls([dict(r.message) for r in rows])
 
     async def summarise(
         self, previous: Summary | None, covered: list[Stored], space: int

@@ -281,3 +281,39 @@ async def test_an_openai_format_model_is_told_which_tool_results_are_errors(open
         failed, worked = [m["content"] for m in request["messages"] if m["role"] == "tool"]
         assert failed.startswith("[tool error] ") and "disk quota exceeded" in failed
         assert worked == "all fine"
+
+
+def answered_calls(body):
+    """Whether every assistant tool call in an OpenAI request has its tool message, as the
+    API requires (a 400 otherwise: 'tool_call_ids did not have response messages')."""
+    waiting: set[str] = set()
+    for m in body["messages"]:
+        if m["role"] == "tool":
+            waiting.discard(m["tool_call_id"])
+        elif waiting:
+            return False
+        if m["role"] == "assistant":
+            waiting |= {c["id"] for c in m.get("tool_calls") or []}
+    return not waiting
+
+
+async def test_the_turn_after_a_stopped_one_sends_every_call_with_a_result(openai_host, fake_llm):
+    # Found from outside: Ctrl-C in a running tool call left the call stored without a
+    # result, and every later request of the session carried it unanswered.
+    started = asyncio.Event()
+
+    async def wait_forever() -> str:
+        """Blocks."""
+        started.set()
+        await asyncio.sleep(3600)
+        return "never"
+
+    openai_host.registry.register(wait_forever)
+    fake_llm.script = [call("wait_forever")]
+    turn = asyncio.create_task(openai_host.handle_message(message("long job")))
+    await asyncio.wait_for(started.wait(), 5)
+    assert (await openai_host.handle_message(message("stop"))).outcome is Outcome.STOPPED
+    await asyncio.wait_for(turn, 5)
+    fake_llm.script = [{"text": "hi again"}]
+    assert (await openai_host.handle_message(message("hello"))).text == "hi again"
+    assert answered_calls(fake_llm.requests[-1]), fake_llm.requests[-1]["messages"]
