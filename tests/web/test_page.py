@@ -198,6 +198,52 @@ async def test_a_form_question_is_answered_in_the_page(page, web_host):
         assert await asked == {"city": "Zurich", "days": 3}
 
 
+async def test_a_form_offers_the_choices_of_mcp_elicitation_schemas(page, web_host):
+    # found with server-everything's trigger-elicitation-request: its titled enums (oneOf of
+    # const/title), legacy enumNames and multi-selects (type array) were plain text boxes,
+    # and a multi-select's answer went back as one string, which the server refuses
+    from selenium.webdriver.support.ui import Select
+
+    await page.open("p-choices")
+    titled = [{"const": "h1", "title": "Superman"}, {"const": "h2", "title": "Wonder Woman"}]
+    schema = {
+        "type": "object",
+        "properties": {
+            "hero": {"type": "string", "title": "Hero", "oneOf": titled, "default": "h1"},
+            "pet": {"type": "string", "enum": ["p1", "p2"], "enumNames": ["Cats", "Dogs"]},
+            "tools": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["Guitar", "Piano", "Drums"]},
+                "default": ["Guitar"],
+            },
+            "fish": {
+                "type": "array",
+                "items": {
+                    "anyOf": [{"const": "f1", "title": "Tuna"}, {"const": "f2", "title": "Salmon"}]
+                },
+            },
+        },
+    }
+    asked = asyncio.ensure_future(
+        web_host.active["web"].ask(
+            Address("web", "p-choices"),
+            Question("everything asks: your favourites?", kind="form", schema=schema),
+        )
+    )
+    picks = {"hero": "Wonder Woman", "pet": "Dogs", "tools": "Piano", "fish": "Salmon"}
+    for name, label in picks.items():
+        element = await page.wait_for(f".question select[name={name}]")
+        await page.run(Select(element).select_by_visible_text, label)
+    await page.click(".question .submit")
+    async with asyncio.timeout(WAIT):
+        assert await asked == {
+            "hero": "h2",
+            "pet": "p2",
+            "tools": ["Guitar", "Piano"],
+            "fish": ["f2"],
+        }
+
+
 ECHO_SERVER = Path(__file__).resolve().parent.parent / "mcp_servers" / "echo_server.py"
 
 

@@ -129,12 +129,34 @@
     card.querySelector(".outcome").textContent = resp.ok ? outcome : "This question is no longer open.";
   }
 
+  // The choices a property offers, as [value, label] pairs: an `enum` (labelled by a legacy
+  // `enumNames`), or a `oneOf`/`anyOf` of {const, title} (MCP elicitation's titled enums).
+  function choices(prop) {
+    if (!prop || typeof prop !== "object") return [];
+    if (Array.isArray(prop.enum)) {
+      const names = Array.isArray(prop.enumNames) ? prop.enumNames : [];
+      return prop.enum.map((value, i) => [value, names[i] !== undefined ? names[i] : value]);
+    }
+    const listed = Array.isArray(prop.oneOf) ? prop.oneOf : Array.isArray(prop.anyOf) ? prop.anyOf : [];
+    return listed.filter((o) => o && typeof o === "object" && "const" in o)
+      .map((o) => [o.const, o.title || o.const]);
+  }
+
   function field(name, prop, required, secret) {
     const label = prop.title || prop.description || name;
+    // a multi-select is an array whose items are choices; its answer is a list
+    const items = prop.type === "array" && prop.items && typeof prop.items === "object" ? prop.items : null;
+    const listed = choices(items || prop);
     let input;
-    if (Array.isArray(prop.enum)) {
+    if (listed.length) {
       input = el("select", { name });
-      for (const option of prop.enum) input.append(el("option", { value: String(option), text: String(option) }));
+      input.multiple = items !== null;
+      const wanted = (Array.isArray(prop.default) ? prop.default : [prop.default]).map(String);
+      for (const [value, text] of listed) {
+        const option = el("option", { value: String(value), text: String(text) });
+        option.selected = prop.default !== undefined && wanted.includes(String(value));
+        input.append(option);
+      }
     } else if (prop.type === "boolean") {
       input = el("input", { name, type: "checkbox" });
       if (prop.default === true) input.checked = true;
@@ -144,7 +166,7 @@
       input = el("input", { name, type });
       if (prop.type === "number") input.step = "any";
     }
-    if (prop.default !== undefined && prop.type !== "boolean") input.value = String(prop.default);
+    if (prop.default !== undefined && prop.type !== "boolean" && !listed.length) input.value = String(prop.default);
     if (required && prop.type !== "boolean") input.required = true;
     input.dataset.kind = prop.type || "string";
     return el("label", { class: "field" }, el("span", { text: label + (required ? " *" : "") }), input);
@@ -154,7 +176,8 @@
     const values = {};
     for (const input of form.querySelectorAll("input, select")) {
       const kind = input.dataset.kind;
-      if (kind === "boolean") values[input.name] = input.checked;
+      if (input.multiple) values[input.name] = Array.from(input.selectedOptions, (o) => o.value);
+      else if (kind === "boolean") values[input.name] = input.checked;
       else if (input.value === "") continue;
       else if (kind === "integer") values[input.name] = parseInt(input.value, 10);
       else if (kind === "number") values[input.name] = parseFloat(input.value);
