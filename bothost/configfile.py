@@ -102,7 +102,7 @@ def parse(text: str, path: Path) -> Any:
     try:
         return yaml.load(text, Loader=bounded_loader())  # noqa: S506 (a SafeLoader subclass)
     except yaml.MarkedYAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc, text)}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     except ExpansionError as exc:
@@ -111,11 +111,18 @@ def parse(text: str, path: Path) -> Any:
         raise ConfigError(f"{path}: nested too deeply to be a config file") from exc
 
 
-def yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+def yaml_problem(exc: yaml.MarkedYAMLError, text: str = "") -> str:
     """The parser's complaint as ``line L, column C: problem (context)``; its own text names
-    the stream (``in "<unicode string>"``), which means nothing to the person reading."""
+    the stream (``in "<unicode string>"``), which means nothing to the person reading. A tab
+    where the parser stopped is named: its own words for one ("found character that cannot
+    start any token") do not say which character."""
     mark = exc.problem_mark or exc.context_mark
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    if mark is not None and text:
+        lines = text.splitlines()
+        line = lines[mark.line] if mark.line < len(lines) else ""
+        if line[mark.column : mark.column + 1] == "\t":
+            return f"{where}a tab, which YAML does not allow for indenting; indent with spaces"
     context = ""
     if exc.context:
         start = exc.context_mark

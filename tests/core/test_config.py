@@ -172,3 +172,15 @@ def test_a_twin_is_read_only_while_it_was_made_from_the_same_bytes(tmp_path):
     assert read_yaml(path, twin=True) == {"llm": {"provider": "openai"}}
     twin_path(path).write_text("{not json")
     assert read_yaml(path, twin=True) == {"llm": {"provider": "openai"}}
+
+
+@pytest.mark.parametrize("text", ["tick:\n\tinterval: 5m\n", "platforms:\n  web:\n  \tport: 5\n"])
+def test_a_tab_that_indents_is_named_with_the_fix(tmp_path, text):
+    # found from outside: "found character that cannot start any token" named no tab
+    from bothost.configfile import read_yaml
+
+    path = tmp_path / "bothost.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        read_yaml(path)
+    assert "a tab" in str(raised.value) and "indent with spaces" in str(raised.value)
