@@ -169,6 +169,7 @@ class HttpServer:
                     f"{n} {what.replace('_', ' ')}" for what, n in self.guard.counts.items() if n
                 ),
             )
+        self.guard.close()
         if self.listener is not None:
             self.listener.close()  # no new connections; aiohttp closes the open ones
         if self.runner is not None:

@@ -11,6 +11,9 @@ body that stops. Left alone, each holds a file descriptor until the process runs
 * **Body deadline.** :meth:`ConnectionGuard.middleware` arms a timer when a request with a
   body reaches its handler; a body still incomplete when it fires fails the handler's read
   with :class:`BodyTimeoutError`, answered 408, and the connection is closed.
+* **Send deadline.** A connection whose client takes none of our answer's bytes for
+  :data:`SEND_TIMEOUT` (its writes paused, its send buffer unchanged: pipelined requests
+  never read, a stream nobody reads) is aborted, so it keeps no descriptor and no buffers.
 * **Connection cap.** The listener's protocol factory counts open connections. At the cap
   a new connection evicts the oldest one that never completed a request (silent or
   mid-header), else the oldest whose client is not reading its answers (the host's writes
@@ -53,6 +56,9 @@ HEADER_TIMEOUT = 10.0  # seconds for a new connection to send its first request'
 # browsers ~60 s), or a client's reused connection closes under it; nginx's default too
 KEEPALIVE_TIMEOUT = 75.0
 BODY_TIMEOUT = 30.0  # seconds for a body after its headers: 1 MB of webhook at ~35 kB/s
+# seconds a client may take none of what we send (nginx's send_timeout is 60 s); checked
+# every SEND_TIMEOUT, so one is cut between one and two of them after it stopped reading
+SEND_TIMEOUT = 60.0
 MAX_CONNECTIONS = 2048  # far beyond one person's browsers, Slack and webhook senders together
 MIN_CONNECTIONS = 32  # even a tiny open-file limit serves a page, its stream and a webhook
 # Half the open-file limit stays for the rest of the process (store, logs, MCP pipes,
@@ -143,10 +149,15 @@ class ConnectionGuard:
         cap: int | None = None,
         body_timeout: float = BODY_TIMEOUT,
         header_timeout: float = HEADER_TIMEOUT,
+        send_timeout: float = SEND_TIMEOUT,
     ) -> None:
         self.cap = connection_cap() if cap is None else cap
         self.body_timeout = body_timeout
         self.header_timeout = header_timeout
+        self.send_timeout = send_timeout
+        # connections whose writes were paused at the last sweep: their unsent bytes then
+        self.unsent: dict[RequestHandler, int] = {}
+        self.sweeping: asyncio.TimerHandle | None = None
         self.server: web.Server | None = None
         self.busy: dict[RequestHandler, web.BaseRequest] = {}  # connections inside a handler
         # handlers do not take weak references: both sets are pruned to the open connections
@@ -160,6 +171,7 @@ class ConnectionGuard:
             "refused": 0,
             "header_timeout": 0,
             "body_timeout": 0,
+            "send_timeout": 0,
             "bad_request": 0,
         }
         self.bad_requests = BadRequests(self.counts)
@@ -196,8 +208,37 @@ class ConnectionGuard:
             loop=asyncio.get_running_loop(),
             **self.handler_options(),
         )
-        asyncio.get_running_loop().call_later(self.header_timeout, self.header_late, handler)
+        loop = asyncio.get_running_loop()
+        loop.call_later(self.header_timeout, self.header_late, handler)
+        if self.sweeping is None:
+            self.sweeping = loop.call_later(self.send_timeout, self.sweep)
         return handler
+
+    def sweep(self) -> None:
+        """Abort each connection whose client took nothing since the last sweep; again in
+        :attr:`send_timeout` while any connection is open (the factory starts it anew)."""
+        self.sweeping = None
+        live = self.live()
+        unsent: dict[RequestHandler, int] = {}
+        for handler in live:
+            transport = handler.transport
+            if transport is None or not not_reading(handler):
+                continue
+            size = transport.get_write_buffer_size()
+            if self.unsent.get(handler) == size:  # not a byte taken in a whole interval
+                abort(handler)
+                self.evict(handler, "send_timeout")
+            else:
+                unsent[handler] = size
+        self.unsent = unsent
+        if live:
+            self.sweeping = asyncio.get_running_loop().call_later(self.send_timeout, self.sweep)
+
+    def close(self) -> None:
+        """Stop the send deadline's sweeps (the listener stops)."""
+        if self.sweeping is not None:
+            self.sweeping.cancel()
+            self.sweeping = None
 
     def header_late(self, handler: RequestHandler) -> None:
         """Close a connection that has not completed its first request's headers."""
@@ -242,11 +283,7 @@ class ConnectionGuard:
                 return self.evict(handler, "evicted_idle")
         for handler in live:
             if not_reading(handler):
-                # aborted, not closed: a close waits for the unread answers to be sent,
-                # which this client never lets happen, and would keep the descriptor
-                transport = handler.transport
-                if transport is not None:
-                    transport.abort()
+                abort(handler)
                 return self.evict(handler, "evicted_stalled")
         for handler in live:
             request = self.busy.get(handler)
@@ -371,6 +408,14 @@ class BadRequests(logging.LoggerAdapter):
             more,
             self.interval,
         )
+
+
+def abort(handler: RequestHandler) -> None:
+    """Drop a connection at once: a close waits for the unsent answers to go out, which a
+    client that does not read never lets happen, and would keep the descriptor."""
+    transport = handler.transport
+    if transport is not None:
+        transport.abort()
 
 
 def not_reading(handler: RequestHandler) -> bool:

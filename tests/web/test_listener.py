@@ -135,6 +135,20 @@ async def test_at_the_cap_a_client_that_never_reads_its_answers_is_cut_for_a_new
         sock.close()
 
 
+async def test_a_client_that_takes_none_of_its_answers_is_cut_at_the_send_deadline(small_host):
+    # found from outside: below the cap, a connection whose client pipelined requests and
+    # never read kept its descriptor, aiohttp's buffer and up to megabytes of kernel socket
+    # memory for as long as the client liked (nothing timed a write)
+    guard = small_host.http.guard
+    guard.send_timeout = 0.2
+    port = small_host.http.port
+    stalled = await asyncio.to_thread(stalled_reader, port)
+    await until(lambda: any(h.writing_paused for h in guard.live()), timeout=20)
+    await until(lambda: not guard.server.connections, timeout=20)
+    assert guard.counts["send_timeout"] == 1
+    stalled.close()
+
+
 def test_the_cap_leaves_half_the_open_files_to_the_rest_of_the_process():
     assert connection_cap(1024) == 512
     assert connection_cap(64) == 32  # a floor: one page, its stream and webhooks still fit
