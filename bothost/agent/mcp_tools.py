@@ -138,6 +138,25 @@ def tool_names(
     return out
 
 
+def listed_origin(server: str, listing: dict[str, Any], name: str) -> Origin | None:
+    """The origin of the tool that a published listing of `server` (``source``, ``tools``
+    by the server's own names, ``resources``: bothost.mcp.manager) names `name`, named as
+    :meth:`McpToolSource.tools` names them; None when no tool of it is so named."""
+    tools, source = listing.get("tools"), listing.get("source")
+    if not isinstance(tools, list) or not isinstance(source, str) or not source:
+        return None
+    tools = [t for t in tools if isinstance(t, str)]
+    host = {w: resource_names(server, w) for w in (LIST, READ)} if listing.get("resources") else {}
+    resource_keys = {names[0]: which for which, names in host.items()}
+    for key, made in tool_names(server, tools, host).items():
+        if made != name:
+            continue
+        if key in resource_keys:
+            return Origin(RESOURCES, resource_keys[key], server, source)
+        return Origin(MCP, key, server, source)
+    return None
+
+
 def text_of(value: Any) -> str:
     return value if isinstance(value, str) else ""
 

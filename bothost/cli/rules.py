@@ -28,6 +28,11 @@ pass_runtime = click.make_pass_decorator(Runtime)
 USAGE_EXIT = 2
 
 
+def say(line: str) -> None:
+    """One line on stderr, beside a command's answer (``rules add`` starting a server)."""
+    click.echo(line, err=True)
+
+
 def when(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M") if epoch else ""
 
@@ -109,7 +114,7 @@ def add_command(
     by = f"cli:{getpass.getuser()}"
     origin, problem = None, ""
     if pinnable(tool):  # one MCP tool: kept by its origin, so no renaming moves the rule
-        origin, problem = runtime.run(pin(runtime.host(), tool))
+        origin, problem = runtime.run(pin(runtime.host(), tool, say))
     rule_id = runtime.store.call(
         lambda db: rule_store.add(db, spec, by, first=first, tool_origin=origin)
     )

@@ -62,6 +62,18 @@ def live_status(home: Path) -> dict[str, dict[str, Any]]:
     return {s["name"]: s for s in data.get("servers", []) if s.get("state") != "shadowed"}
 
 
+def live_listings(home: Path) -> dict[str, dict[str, Any]]:
+    """The running host's published tool listings by server name (``source``, ``tools`` as
+    each server lists them, ``resources``), or {} if no host runs."""
+    try:
+        data = json.loads(status_path(home).read_text())
+        os.kill(int(data["pid"]), 0)
+        listings = data.get("listings")
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return listings if isinstance(listings, dict) else {}
+
+
 async def list_servers(
     manager: McpManager, check: bool = False, only: set[str] | None = None
 ) -> list[ServerStatus]:

@@ -269,6 +269,7 @@ class McpManager:
             "pid": os.getpid(),
             "updated_at": time.time(),
             "servers": [s.to_dict() for s in self.status()],
+            "listings": self._listings(),
         }
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -277,6 +278,21 @@ class McpManager:
             os.replace(tmp, path)
         except OSError as exc:
             logger.warning("could not write %s: %s", path, exc)
+
+    def _listings(self) -> dict[str, dict[str, Any]]:
+        """Each ready server's tool names as it lists them, what it runs (``source``) and
+        whether it has resources: enough for ``bothost rules add`` in another process to
+        know a tool's origin without starting the server (bothost.rules.explain.pin)."""
+        out = {}
+        for name, runner in self.runners.items():
+            if runner.status().state != "ready":
+                continue
+            out[name] = {
+                "source": self.source(name),
+                "tools": [d["name"] for d in self.tools(name) if isinstance(d.get("name"), str)],
+                "resources": "resources" in self.capabilities(name),
+            }
+        return out
 
     # -- queries -----------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -114,20 +115,54 @@ async def explain(
     return result
 
 
-async def pin(host: Host, name: str) -> tuple[Origin | None, str]:
+async def pin(
+    host: Host, name: str, notice: Callable[[str], None] | None = None
+) -> tuple[Origin | None, str]:
     """The origin a stored rule naming ``name`` keeps (:func:`bothost.rules.match.match_tool`):
-    that of the MCP tool so named now, starting its server to ask; None, with why, when the
-    name is a glob or a native tool's (it names tools by pattern) or no tool is so named."""
+    that of the MCP tool so named now; None, with why, when the name is a glob or a native
+    tool's (it names tools by pattern) or no tool is so named. A running host's published
+    listing of the server answers without starting it; else the server is started to ask
+    (``notice`` is told so first, in one line)."""
     if not pinnable(name):
         return None, ""
-    tool, problem = await find_tool(host, name)
+    origin = await listed(host, name)
+    if origin is not None:
+        return origin, ""
+    tool, problem = await find_tool(host, name, notice)
     if tool is None:
         return None, problem or f"no MCP tool is called {name} now"
     return tool.where_from(), ""
 
 
-async def find_tool(host: Host, name: str) -> tuple[Tool | None, str]:
-    """The tool named ``name`` and, when it could not be looked up, why."""
+async def listed(host: Host, name: str) -> Origin | None:
+    """The origin of the tool called ``name`` in the running host's published listing of its
+    server (bothost.mcp.manager), if that host runs the server as the config says now (the
+    same ``source``: the same command and arguments, or URL); None otherwise."""
+    from bothost.agent.mcp_tools import listed_origin, tool_name
+    from bothost.mcp import commands
+
+    listings = commands.live_listings(host.home)
+    if not listings:
+        return None
+    manager = commands.manager_for(host.config, host.store, host.home)
+    await manager.reload()
+    for server in sorted(commands.enabled_names(manager)):
+        listing = listings.get(server)
+        if not isinstance(listing, dict) or not name.startswith(tool_name(server, "")):
+            continue
+        if listing.get("source") != manager.source(server):
+            continue  # the host runs what the config named before: ask the server itself
+        origin = listed_origin(server, listing, name)
+        if origin is not None:
+            return origin
+    return None
+
+
+async def find_tool(
+    host: Host, name: str, notice: Callable[[str], None] | None = None
+) -> tuple[Tool | None, str]:
+    """The tool named ``name`` and, when it could not be looked up, why. An MCP tool's server
+    is started to ask (``notice``, if given, is told so first)."""
     tool = host.registry.lookup(name, True)
     if tool is not None:
         return tool, ""
@@ -141,6 +176,8 @@ async def find_tool(host: Host, name: str) -> tuple[Tool | None, str]:
     await manager.reload()
     servers = [s for s in commands.enabled_names(manager) if name.startswith(tool_name(s, ""))]
     for server in sorted(servers):
+        if notice is not None:
+            notice(f"Starting MCP server {server} to look up {name} (no running host lists it).")
         try:
             async with commands.private(manager, {server}):
                 for candidate in McpToolSource(manager, host.config).tools(server):

@@ -10,13 +10,18 @@ on both store backends.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from bothost.agent import mcp_tools
+from bothost.cli import cli
 from bothost.models import Address, IncomingMessage
 from bothost.platform import ALLOW_CONVERSATION
 from bothost.rules import store as rule_store
@@ -29,6 +34,7 @@ from tests.helpers import make_host, until
 
 pytestmark = both_backends
 
+QUIET_WEB = {"platforms": {"web": {"port": 0}, "console": {"enabled": False}}}
 SHIFTING = str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "shifting_server.py")
 
 
@@ -268,3 +274,41 @@ async def test_the_approvals_record_names_each_decisions_tool_by_its_origin(
             (dotted, "u1", origin),
             (dotted, f"remembered #{answer.id}", origin),
         ]
+
+
+async def test_rules_add_takes_an_origin_from_the_running_hosts_listing_without_starting_it(
+    home, fake_llm, store_target, tmp_path
+):
+    starts = tmp_path / "starts"
+    s = {**server("one", "a.b"), "env": {"SHIFTING_STARTS": str(starts)}}
+    config = {"llm": fake_llm.openai_config(), "store": {"url": str(store_target)}}
+    (home / "bothost.yaml").write_text(json.dumps({**config, "mcp": {"servers": {"s": s}}}))
+    runner = CliRunner()
+
+    def add(name: str) -> Any:
+        return runner.invoke(cli, ["--home", str(home), "rules", "add", name, "allow"])
+
+    # a long-running host (it serves HTTP) publishes its servers' listings
+    host = make_host(home, {**config, "mcp": {"servers": {"s": s}}, **QUIET_WEB})
+    await host.start(serve_http=True, tick=False)
+    try:
+        await host.registry.settle({"s"})
+        (dotted,) = [n for n in names(host) if not n.endswith("__change")]
+        assert len(starts.read_text().splitlines()) == 1  # the host's own process
+        result = await asyncio.to_thread(add, dotted)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.strip() == "Added rule #1 (server s, tool 'a.b')."
+        assert result.stderr == ""
+        assert len(starts.read_text().splitlines()) == 1  # no second process was started
+        (stored,), _ = host.store.call(rule_store.load)
+        assert stored.tool_origin == Origin(MCP, "a.b", "s", host.mcp.source("s"))
+    finally:
+        await host.stop()
+    # no host runs: the server is started to ask, and the command says so in one line
+    result = await asyncio.to_thread(add, dotted)
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stderr == f"Starting MCP server s to look up {dotted} (no running host lists it).\n"
+    )
+    assert result.stdout.strip() == "Added rule #2 (server s, tool 'a.b')."
+    assert len(starts.read_text().splitlines()) == 2

@@ -70,3 +70,20 @@ def test_the_hosts_resource_tools_keep_their_names_from_a_servers_tools():
     names = tool_names("s", ["echo", "read_resource"], host)
     assert names["mcp__s__read_resource"] != names["read_resource"]
     assert "mcp__s__read_resource" not in names.values()
+
+
+def test_a_published_listing_names_tools_as_the_tool_source_does():
+    from bothost.agent.mcp_resources import LIST, READ
+    from bothost.agent.mcp_tools import listed_origin
+    from bothost.rules.origin import MCP, RESOURCES, Origin
+
+    tools = ["a.b", "a_b", "a_b_2e7336dc", "list_resources", "wipe"]
+    listing = {"source": "f00", "tools": tools, "resources": True}
+    host = {w: resource_names("s", w) for w in (LIST, READ)}
+    names = tool_names("s", tools, host)
+    for tool in tools:
+        assert listed_origin("s", listing, names[tool]) == Origin(MCP, tool, "s", "f00")
+    for which, own in host.items():
+        assert listed_origin("s", listing, names[own[0]]) == Origin(RESOURCES, which, "s", "f00")
+    assert listed_origin("s", listing, "mcp__s__nothing") is None
+    assert listed_origin("s", {**listing, "source": ""}, names["wipe"]) is None

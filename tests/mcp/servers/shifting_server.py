@@ -5,10 +5,12 @@ tool, so calling it asks for approval, and answers a call with ``FLAVOUR called 
 servers started with different FLAVOURs are two different programs. Its read-only tool
 ``change`` takes ``remove`` and ``add`` (lists of tool names), changes the list and sends
 ``notifications/tools/list_changed``, as a server does when it renames or replaces tools.
+With ``SHIFTING_STARTS`` set to a file, each process adds a line to it when it starts.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from lines import serve, write
@@ -26,6 +28,10 @@ def destructive(name: str) -> dict:
 
 
 FLAVOUR = sys.argv[1] if len(sys.argv) > 1 else "plain"
+STARTS = os.environ.get("SHIFTING_STARTS")  # a file this process adds a line to: who started it
+if STARTS:
+    with open(STARTS, "a") as starts:
+        starts.write(f"{os.getpid()}\n")
 TOOLS = [destructive(n) for n in (sys.argv[2:] or ["a.b"])] + [CHANGE]
 
 
