@@ -223,7 +223,7 @@ def check_registered(
                 f"{where}: no platform {name!r} for {target!r}{did_you_mean(name, names)}"
             )
         judge = target_check(registered[name])
-        problem = judge(channel) if judge is not None else None
+        problem = judge(channel, config) if judge is not None else None
         if problem:
             raise ConfigError(f"{where}: {target!r}: {problem}")
 

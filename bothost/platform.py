@@ -14,6 +14,7 @@ uses one can check for it. A plugin whose platform module is costly to import re
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 import threading
@@ -249,7 +250,9 @@ class Checking(Protocol):
 
     def target_problem(self, channel: str) -> str | None:
         """Why ``name:channel`` cannot be delivered to (one phrase, shown after the key
-        path as a config error), or None when it can. Pure: no I/O, no network."""
+        path as a config error), or None when it can. Pure: no I/O, no network. A check
+        that needs the config (the platform's own section) takes it as a second parameter,
+        ``target_problem(channel, config)``: :func:`target_check` passes it then."""
 
 
 class Deferred:
@@ -273,7 +276,7 @@ class Deferred:
         name: str,
         make: Callable[[], Any],
         *,
-        target_problem: Callable[[str], str | None] | None = None,
+        target_problem: Callable[..., str | None] | None = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "_make", make)
@@ -310,15 +313,33 @@ class Deferred:
         return f"Deferred({self.name!r}, made={self.made})"
 
 
-def target_check(platform: Any) -> Callable[[str], str | None] | None:
+def target_check(platform: Any) -> Callable[[str, Any], str | None] | None:
     """``platform``'s ``target_problem`` (:class:`Checking`) for the config's check of
-    ``tick.deliver_to``, or None. A :class:`Deferred` platform not yet made is not made for
-    it (every command loads the config): it answers with the check it was given, if any."""
+    ``tick.deliver_to``, as ``check(channel, config)``, or None. A :class:`Deferred` platform
+    not yet made is not made for it (every command loads the config): it answers with the
+    check it was given, if any. A check that takes one parameter is asked with the channel
+    alone; one that takes two gets the loaded config too (the webhook platform's reads its
+    ``platforms.webhook.targets``)."""
     if isinstance(platform, Deferred) and not platform.made:
         judge = vars(platform).get("target_problem")
     else:
         judge = getattr(platform, "target_problem", None)
-    return judge if callable(judge) else None
+    if not callable(judge):
+        return None
+    if _takes_config(judge):
+        return judge
+    return lambda channel, _config: judge(channel)
+
+
+def _takes_config(check: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(check).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: the channel alone
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return True
+    return sum(p.kind in positional for p in parameters) >= 2
 
 
 def actual(platform: Any) -> Any:

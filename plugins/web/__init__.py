@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bothost.plugins.web import briefings, doctor, messages, questions, sessions
-from bothost.plugins.web.config import WebConfig, WebhookConfig
+from bothost.plugins.web.config import WebConfig, WebhookConfig, webhook_target_problem
 
 from bothost.hookspecs import hookimpl
 from bothost.platform import Deferred
@@ -36,7 +36,7 @@ def webhook_platform() -> Any:
 def register_platforms(register: Callable[[Any], None]) -> None:
     # made when used (see bothost.platform.Deferred): `bothost chat` uses neither
     register(Deferred("web", web_platform, target_problem=sessions.target_problem))
-    register(Deferred("webhook", webhook_platform))
+    register(Deferred("webhook", webhook_platform, target_problem=webhook_target_problem))
 
 
 @hookimpl

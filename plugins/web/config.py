@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from bothost.plugins.web import callback
@@ -59,6 +60,18 @@ class WebhookTarget:
         if parts is not None and (parts.scheme not in ("http", "https") or not parts.hostname):
             raise TypeError(f"url: expected an http:// or https:// URL, got {self.url!r}")
         secret_problem(self.secret)
+
+
+def webhook_target_problem(channel: str, config: Any) -> str | None:
+    """Why ``tick.deliver_to: webhook:<channel>`` cannot work, or None: a briefing goes to
+    a target of ``platforms.webhook.targets``, which must name it (checked at config load,
+    without importing the webhook sender: see bothost.platform.target_check)."""
+    if channel in config.platforms.webhook.targets:
+        return None
+    return (
+        f"no webhook target {channel!r} in platforms.webhook.targets; "
+        f"add platforms.webhook.targets.{channel}.url"
+    )
 
 
 @dataclass

@@ -23,6 +23,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.web.callback import CallbackRefusedError
+from bothost.plugins.web.config import webhook_target_problem
 from bothost.plugins.web.signing import sign_headers
 
 from bothost.api import HostApi
@@ -141,6 +142,10 @@ class WebhookPlatform:
     def enabled(self, host: HostApi) -> bool:
         config = host.config.platforms.webhook
         return bool(config.secret or config.targets)
+
+    def target_problem(self, channel: str, config: Any) -> str | None:
+        """Why ``tick.deliver_to: webhook:<channel>`` cannot work, or None."""
+        return webhook_target_problem(channel, config)
 
     async def start(self, host: HostApi) -> None:
         self.host = host

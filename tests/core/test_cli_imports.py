@@ -84,7 +84,10 @@ def test_terminal_chat_makes_no_platform_its_deliver_to_names(tmp_path):
     # the config's check of tick.deliver_to targets asked each named platform for its
     # target_problem, and so made a Deferred Slack or webhook platform at every command
     config = tmp_path / "c.yaml"
-    config.write_text("tick: {deliver_to: ['slack:C0123', 'webhook:ops', 'web:briefings']}\n")
+    config.write_text(
+        "tick: {deliver_to: ['slack:C0123', 'webhook:ops', 'web:briefings']}\n"
+        "platforms: {webhook: {targets: {ops: {url: 'https://ops.example/in'}}}}\n"
+    )
     modules = imported(tmp_path, "--config", str(config), "chat", "-m", "help", full=True)
     assert "bothost.plugins.console.platform" in modules
     assert not modules & set(OTHER_PLATFORMS), sorted(modules & set(OTHER_PLATFORMS))

@@ -87,13 +87,21 @@ def test_doctor_checks_each_deliver_to_target(home, tmp_path):
         home,
         tmp_path,
         "tick: {deliver_to: ['console:', 'web:briefings', 'slack:C1', 'webhook:ops']}\n",
+        base=QUIET.replace(
+            "{web: {port: 0},",
+            "{web: {port: 0}, webhook: {targets: {ops: {url: 'https://o.example'}}},",
+        ),
     )
     assert result.returncode == 1
     out = result.stdout
     assert line(out, "deliver_to console:").startswith("ok ")
     assert line(out, "deliver_to web:briefings").startswith("ok ")
     assert "platforms.slack is not enabled" in line(out, "deliver_to slack:C1")
-    assert "no webhook target 'ops'" in line(out, "deliver_to webhook:ops")
+    assert line(out, "deliver_to webhook:ops").startswith("ok ")
+    # one platforms.webhook.targets does not name is refused as the config loads
+    missing = run_doctor(home, tmp_path, "tick: {deliver_to: ['webhook:pager']}\n")
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    assert "no webhook target 'pager' in platforms.webhook.targets" in missing.stderr
 
 
 def corrupt_middle_page(path):
