@@ -46,10 +46,14 @@ def zone(name: str | None) -> tzinfo:
 
 @dataclass(frozen=True)
 class QuietHours:
-    """A daily range such as 22:00-07:00 (it may wrap past midnight); the end is exclusive."""
+    """A daily range such as 22:00-07:00 (it may wrap past midnight); the end is exclusive.
+
+    ``24:00`` may end a range: the end of the day, so ``00:00-24:00`` is quiet all day and
+    ``22:00-24:00`` until midnight (as ``22:00-00:00``)."""
 
     start: time
     end: time
+    all_day: bool = False
 
     @classmethod
     def parse(cls, text: str | None) -> QuietHours | None:
@@ -59,20 +63,26 @@ class QuietHours:
         if not match:
             raise ScheduleError("quiet_hours", f"expected 'HH:MM-HH:MM', got {text!r}")
         h1, m1, h2, m2 = (int(g) for g in match.groups())
-        if h1 > 23 or h2 > 23 or m1 > 59 or m2 > 59:
+        day_end = (h2, m2) == (24, 0)  # the end of the day; never a start
+        if h1 > 23 or m1 > 59 or m2 > 59 or (h2 > 23 and not day_end):
             raise ScheduleError("quiet_hours", f"not a time of day in {text!r}")
+        if day_end:
+            if (h1, m1) == (0, 0):
+                return cls(time(0), time(0), all_day=True)
+            return cls(time(h1, m1), time(0))
         if (h1, m1) == (h2, m2):
             # An empty range reads as "all day" to some and "never" to others: say which
             # spelling means what instead of picking one silently.
             raise ScheduleError(
                 "quiet_hours",
                 f"start equals end in {text!r}, an empty range; for no quiet hours leave "
-                "quiet_hours unset; for quiet all day write '00:00-23:59' (the end is exclusive, "
-                "so the day's last minute stays open)",
+                "quiet_hours unset; for quiet all day write '00:00-24:00'",
             )
         return cls(time(h1, m1), time(h2, m2))
 
     def contains(self, moment: datetime) -> bool:
+        if self.all_day:
+            return True
         now = moment.timetz().replace(tzinfo=None)
         if self.start <= self.end:
             return self.start <= now < self.end

@@ -72,7 +72,7 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
         ("tick: {quiet_hours: 'nights'}", "tick.quiet_hours", "HH:MM-HH:MM"),
         # found from outside: start equal to end loaded and meant "never quiet", silently
         ("tick: {quiet_hours: '22:00-22:00'}", "tick.quiet_hours", "start equals end"),
-        ("tick: {quiet_hours: '7:00-07:00'}", "tick.quiet_hours", "00:00-23:59"),
+        ("tick: {quiet_hours: '7:00-07:00'}", "tick.quiet_hours", "00:00-24:00"),
         # found from outside: these loaded; the server then failed with "POST ftp://x:
         # ftp://x", or with a traceback on the terminal ("Invalid IPv6 URL")
         ("mcp: {servers: {r: {url: 'ftp://x/mcp'}}}", "mcp.servers.r.url", "http:// or https://"),

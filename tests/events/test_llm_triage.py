@@ -126,7 +126,7 @@ async def test_a_failing_model_falls_back_to_the_rules(queue, store, config, rec
 
 
 async def test_the_model_rests_during_quiet_hours(queue, store, config, recorder):
-    config.quiet_hours = "00:00-23:59"
+    config.quiet_hours = "00:00-24:00"
     agent = FakeAgent(lambda seen: [])
     await queue.ingest_many(
         [

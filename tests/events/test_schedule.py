@@ -72,6 +72,33 @@ def test_quiet_hours_wrap_past_midnight():
     assert QuietHours.parse("") is None
 
 
+def test_quiet_all_day_is_written_00_00_to_24_00():
+    quiet = QuietHours.parse("00:00-24:00")
+    assert quiet is not None
+    for hour, minute in ((0, 0), (12, 0), (23, 59)):
+        assert quiet.contains(datetime(2026, 1, 1, hour, minute))
+    assert quiet.contains(datetime(2026, 1, 1, 23, 59, 59, 999999))  # the last minute too
+
+
+def test_24_00_ends_a_range_at_midnight():
+    quiet = QuietHours.parse("22:00-24:00")
+    assert quiet is not None
+    assert quiet.contains(datetime(2026, 1, 1, 23, 59)) and quiet.contains(datetime(2026, 1, 1, 22))
+    assert not quiet.contains(datetime(2026, 1, 1, 0, 0))
+    assert not quiet.contains(datetime(2026, 1, 1, 21, 59))
+
+
+@pytest.mark.parametrize("text", ["24:00-07:00", "00:00-24:01", "22:00-25:00"])
+def test_24_00_is_only_an_end(text):
+    with pytest.raises(ScheduleError, match="not a time of day"):
+        QuietHours.parse(text)
+
+
+def test_an_empty_range_names_the_all_day_spelling():
+    with pytest.raises(ScheduleError, match="'00:00-24:00'"):
+        QuietHours.parse("07:00-07:00")
+
+
 @pytest.mark.parametrize(
     "bad", [{"quiet_hours": "late"}, {"schedules": ["every day"]}, {"timezone": "Mars/Olympus"}]
 )
