@@ -98,13 +98,14 @@ class CalendarWatcher:
 
     async def _apply(self, calendar_id, entry, state, items, next_token, outbox: Outbox) -> None:
         known: dict[str, dict[str, Any]] = entry.setdefault("known", {})
-        horizon = self.clock() - PAST_HORIZON
+        now = self.clock()  # one reading per look: it dates what Google left undated too
+        horizon = now - PAST_HORIZON
         for event in items:
             memo = _memo(event)
             if _long_past(memo, horizon):  # no news, and nothing to remember
                 known.pop(event["id"], None)
                 continue
-            method, payload = _classify(calendar_id, event, known.get(event["id"]))
+            method, payload = _classify(calendar_id, event, known.get(event["id"]), now)
             if method and not await outbox.send(method, payload):
                 return  # nobody heard it: keep the old token, retry later
             if event.get("status") == "cancelled":
@@ -171,26 +172,32 @@ def _long_past(memo: dict[str, Any], horizon: datetime) -> bool:
     return ended < horizon
 
 
-def _classify(calendar_id: str, event: dict, memo: dict | None) -> tuple[str | None, dict]:
+def _classify(
+    calendar_id: str, event: dict, memo: dict | None, now: datetime
+) -> tuple[str | None, dict]:
     if event.get("status") == "cancelled":
         if memo is None:
             return None, {}  # never announced, nothing to take back
-        return CANCELLED, _payload(calendar_id, event, memo, CANCELLED)
+        return CANCELLED, _payload(calendar_id, event, memo, CANCELLED, now)
     if memo is None:
-        return NEW, _payload(calendar_id, event, None, NEW)
+        return NEW, _payload(calendar_id, event, None, NEW, now)
     if memo.get("updated") != event.get("updated"):
-        return CHANGED, _payload(calendar_id, event, memo, CHANGED)
+        return CHANGED, _payload(calendar_id, event, memo, CHANGED, now)
     return None, {}
 
 
-def _payload(calendar_id: str, event: dict, memo: dict | None, method: str) -> dict[str, Any]:
-    """DESIGN's payload convention: `id` is unique per occurrence (one per change)."""
+def _payload(
+    calendar_id: str, event: dict, memo: dict | None, method: str, now: datetime
+) -> dict[str, Any]:
+    """DESIGN's payload convention: `id` is unique per occurrence (one per change). An
+    event Google sent without `updated` (a cancellation stripped to its id, one gone at a
+    resync) occurred `now`, the watcher's clock reading."""
     start = event.get("start") or {}
     end = event.get("end") or {}
     title = event.get("summary") or (memo or {}).get("title") or "(untitled)"
     when = start.get("dateTime") or start.get("date") or (memo or {}).get("start") or ""
     event_id = event["id"]
-    updated = event.get("updated") or datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    updated = event.get("updated") or now.astimezone(UTC).isoformat().replace("+00:00", "Z")
     if method == NEW:
         occurrence, summary = event_id, f"New event: {title} ({when})"
     elif method == CHANGED:
