@@ -138,14 +138,20 @@ def batches(events: list[QueuedEvent], tz: tzinfo) -> list[list[QueuedEvent]]:
     runs: list[list[QueuedEvent]] = [[]]
     used = len(_intro(len(events), (99, 99)))  # the longest intro a batch can have
     for event in events:
-        size = len(json.dumps(event.payload, ensure_ascii=False, sort_keys=True))
-        need = len(_head(event, tz)) + min(size * 6, MIN_PAYLOAD_CHARS) + len(EVENT_CLOSE) + 1
+        size = len(_escaped(json.dumps(event.payload, ensure_ascii=False, sort_keys=True)))
+        need = len(_head(event, tz)) + min(size, MIN_PAYLOAD_CHARS) + len(EVENT_CLOSE) + 1
         if runs[-1] and used + need > PROMPT_CHARS:
             runs.append([])
             used = len(_intro(len(events), (99, 99)))
         runs[-1].append(event)
         used += need
     return runs
+
+
+def _rendered(events: list[QueuedEvent], tz: tzinfo) -> list[tuple[list[QueuedEvent], str]]:
+    """Each batch of ``events`` with its text for the model."""
+    runs = batches(events, tz)
+    return [(run, render_events(run, tz, part=(n, len(runs)))) for n, run in enumerate(runs, 1)]
 
 
 def _intro(count: int, part: tuple[int, int]) -> str:
@@ -188,7 +194,9 @@ def _fitted(payload: Any, text: str, chars: int) -> str:
     a payload still too long (thousands of fields) is cut whole, with a note saying so."""
     if len(text) <= chars:
         return text
-    low, high, best = 0, _longest_string(payload), ""
+    # a string longer than the whole share cannot fit: the search starts below it, so no
+    # try encodes a 256 KiB body again
+    low, high, best = 0, min(_longest_string(payload), chars), ""
     while low <= high:  # the longest cut strings whose payload fits
         mid = (low + high) // 2
         cut = _escaped(json.dumps(_cut_strings(payload, mid), ensure_ascii=False, sort_keys=True))
@@ -262,13 +270,13 @@ class LlmTriage:
         self, events: list[QueuedEvent], tz: tzinfo
     ) -> tuple[list[BriefingItem], dict[int, str]]:
         prompt = self.prompt if self.prompt is not None else tick_prompt()
-        runs = batches(events, tz)
+        # off the loop: 200 payloads of 256 KiB took ~2 s of CPU to encode and cut (getrusage)
+        runs = await asyncio.to_thread(_rendered, events, tz)
         items: list[BriefingItem] = []
         deadline = asyncio.timeout(self.timeout)  # one deadline for all the batches
         try:
             async with deadline:
-                for number, run in enumerate(runs, 1):
-                    content = render_events(run, tz, part=(number, len(runs)))
+                for run, content in runs:
                     result = self.run_agent(prompt, content)
                     raw = await result if inspect.isawaitable(result) else result
                     items += self._accepted(raw, run)
