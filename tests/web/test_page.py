@@ -275,6 +275,49 @@ async def test_an_mcp_elicitation_is_answered_in_the_page(mcp_host, driver):
     await page.wait_for(".msg.bot.done", "answer: Zurich")
 
 
+# A server that answers the handshake and its tool list, then exits: a crash loop.
+FLAKY = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "flaky", "version": "1"}}
+    elif m.get("method") == "tools/list":
+        r = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+    if "tools" in r:
+        sys.exit(3)
+"""
+
+
+async def test_the_dashboard_says_a_server_in_a_crash_loop_restarted(
+    home, tmp_path, secret, driver
+):
+    # between its deaths the server reads "ready", its error cleared: only the count tells
+    data = host_config(tmp_path, secret)
+    data["mcp"] = {"servers": {"flaky": {"command": sys.executable, "args": ["-c", FLAKY]}}}
+    host = make_host(home, data)
+    await host.start(tick=False)
+    try:
+        async with asyncio.timeout(30):  # the first restart comes after the 1 s backoff
+            while not [s for s in host.mcp.status() if s.name == "flaky" and s.restarts]:
+                await asyncio.sleep(0.05)
+        page = Page(driver, base_url(host))
+        await page.open("p-flaky")
+        table = await page.wait_for("#mcp", "restarted")
+        row = next(
+            line
+            for line in (await page.run(lambda: table.text)).splitlines()
+            if "restarted" in line
+        )
+        assert row.startswith("flaky ") and "(restarted " in row, row
+    finally:
+        await host.stop()
+
+
 async def test_with_a_token_the_page_works_after_opening_the_token_link(
     home, tmp_path, secret, driver
 ):

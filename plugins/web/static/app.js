@@ -298,7 +298,9 @@
   function renderDashboard(d) {
     for (const b of [...d.briefings].reverse()) addBriefing(b, false);
     fillTable("#mcp", d.mcp, [
-      (s) => s.name, (s) => s.state || "",
+      (s) => s.name,
+      // a crash loop reads "ready" between its deaths, its error cleared: the count says it
+      (s) => (s.state || "") + (s.restarts ? ` (restarted ${s.restarts === 1 ? "once" : `${s.restarts} times`})` : ""),
       (s) => (s.tool_names && s.tool_names.length) ? `${s.tool_names.length}: ${s.tool_names.join(", ")}`
         : String(s.tools ?? ""),
       (s) => s.error || "",
