@@ -71,6 +71,35 @@ def test_one_message_off_the_events_fast_path_gets_every_check(line, reason):
         jsonrpc.decode(b"[" + line + b"]")
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        jsonrpc.request(7, "tools/call", {"name": "echo", "arguments": {"text": "ping"}}),
+        jsonrpc.request("a-1", "x", {"é": ["ü\n\u2028", 1.5, -0.0, 10**30, None, True, {}]}),
+        jsonrpc.notification("n", {"nan": float("nan"), "inf": float("-inf"), 1: 2, None: 3}),
+        jsonrpc.result(1, {"t": (1, 2), "\x00": '"\\/'}),
+    ],
+)
+def test_encode_writes_what_json_dumps_writes(message):
+    expected = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    assert jsonrpc.encode(message) == expected.encode() + b"\n"
+
+
+def test_encode_still_refuses_what_json_dumps_refuses():
+    looped: dict = {"jsonrpc": "2.0", "method": "x", "params": {}}
+    looped["params"]["self"] = looped
+    with pytest.raises(ValueError, match="Circular reference"):
+        jsonrpc.encode(looped)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        jsonrpc.encode(jsonrpc.notification("x", {"when": object()}))
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate has no UTF-8
+        jsonrpc.encode(jsonrpc.notification("x", {"text": "\ud800"}))
+    # the markers are fresh per message, and an object met twice (not inside itself) is no loop
+    shared = {"a": 1}
+    message = jsonrpc.notification("x", {"one": shared, "two": shared})
+    assert jsonrpc.encode(message).count(b'{"a":1}') == 2
+
+
 async def test_an_event_without_params_is_queued_with_an_object_of_its_own():
     owner = Owner()
     inbound = Inbound(owner, name="t", log=LOG, roots=[])  # type: ignore[arg-type]
