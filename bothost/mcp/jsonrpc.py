@@ -134,15 +134,22 @@ def decode(data: bytes | str) -> list[Message]:
     except Exception:  # the exact reason: from json.loads, which reads what this may not
         value = _loads(data)
     if type(value) is dict:  # one message, as nearly every line is: no list walked
-        # an event's notification ("method" a str, no "id", "params" an object) passes
-        # with three look-ups; anything else gets every check of check()
-        if (
-            value.get("jsonrpc") == "2.0"
-            and type(value.get("method")) is str
-            and "id" not in value
-            and type(value.get("params", value)) is dict
-        ):
-            return [value]
+        # an event's notification ("method" a str, no "id", "params" an object) and an
+        # answer to one of our requests (an int id as we number them, a result object, no
+        # "method", "params" nor "error") pass with a few look-ups, as check() would pass
+        # them; anything else gets every check of check()
+        if value.get("jsonrpc") == "2.0":
+            if "id" in value:
+                if (
+                    type(value["id"]) is int
+                    and type(value.get("result")) is dict
+                    and "method" not in value
+                    and "params" not in value
+                    and "error" not in value
+                ):
+                    return [value]
+            elif type(value.get("method")) is str and type(value.get("params", value)) is dict:
+                return [value]
         check(value)
         return [value]
     items = value if isinstance(value, list) else [value]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 
 import pytest
 
@@ -69,6 +70,38 @@ def test_one_message_off_the_events_fast_path_gets_every_check(line, reason):
         jsonrpc.decode(line)
     with pytest.raises(jsonrpc.ProtocolError, match=reason):
         jsonrpc.decode(b"[" + line + b"]")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{}}',
+        b'{"jsonrpc":"2.0","id":"1","result":{}}',
+        b'{"jsonrpc":"2.0","id":1,"result":[]}',
+        b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}',
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}',
+        b'{"jsonrpc":"2.0","id":null,"result":{}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{},"method":5}',
+        b'{"jsonrpc":"2.0","id":1,"result":{},"method":"x"}',
+        b'{"jsonrpc":"2.0","id":1,"result":{},"params":"x"}',
+        b'{"jsonrpc":"2.0","id":true,"result":{}}',
+        b'{"jsonrpc":"2.0","id":1.5,"result":{}}',
+        b'{"jsonrpc":"2.0","id":[1],"result":{}}',
+        b'{"jsonrpc":"1.0","id":1,"result":{}}',
+        b'{"id":1,"result":{}}',
+        b'{"jsonrpc":"2.0","id":1}',
+    ],
+)
+def test_an_answer_is_decoded_alone_as_in_a_batch(line):
+    # decode passes an answer shaped as ours are answered (an int id, a result object, no
+    # other member) on a few look-ups; whatever differs is checked in full, as in a batch
+    try:
+        alone = jsonrpc.decode(line)
+    except jsonrpc.ProtocolError as exc:
+        with pytest.raises(jsonrpc.ProtocolError, match=re.escape(str(exc))):
+            jsonrpc.decode(b"[" + line + b"]")
+    else:
+        assert alone == jsonrpc.decode(b"[" + line + b"]") == [json.loads(line)]
 
 
 @pytest.mark.parametrize(
