@@ -379,7 +379,9 @@ class ClientSession:
         """
         if ask is not None and not isinstance(ask, Asker):
             ask = Asker(f"call:{next(self._solo_askers)}", ask)
-        tool = await self._tool(name)
+        tool = self._listed(name)
+        if tool is None and taskcall.server_runs_tool_tasks(self.capabilities):
+            tool = await self._listed_again(name)
         if taskcall.runs_as_task(tool, self.capabilities):
             result = await taskcall.run(
                 self,
@@ -418,18 +420,23 @@ class ClientSession:
             return content.CallResult.failure(f"{self.name}/{name} failed: {why}")
         return content.from_result(answer, self.media_dir)
 
-    async def _tool(self, name: str) -> dict[str, Any] | None:
-        """The listed definition of tool `name`; a name not listed yet is looked up once
+    def _listed(self, name: str) -> dict[str, Any] | None:
+        """The listed definition of tool `name`, if listed."""
+        for tool in self.tools:
+            if tool.get("name") == name:
+                return tool
+        return None
+
+    async def _listed_again(self, name: str) -> dict[str, Any] | None:
+        """The listed definition of tool `name`, which was not listed yet, looked up once
         more (a server may add tools right after initialize and announce them a moment
-        later), and on a server that runs tool tasks only: elsewhere it changes nothing."""
-        found = next((t for t in self.tools if t.get("name") == name), None)
-        if found is None and taskcall.server_runs_tool_tasks(self.capabilities):
-            try:
-                await self.refresh_tools()
-            except McpError as exc:
-                self.log.info("listing tools before calling %s failed: %s", name, exc.message)
-            found = next((t for t in self.tools if t.get("name") == name), None)
-        return found
+        later): only on a server that runs tool tasks, where it decides how the call is
+        sent (elsewhere it changes nothing, and the call is made without the wait)."""
+        try:
+            await self.refresh_tools()
+        except McpError as exc:
+            self.log.info("listing tools before calling %s failed: %s", name, exc.message)
+        return self._listed(name)
 
     # -- incoming ----------------------------------------------------------------------
 
