@@ -56,15 +56,19 @@ class CallDeadline:
         tie is a lack of news: without progress or pauses the two are the same moment)."""
         return self._since is not None and self._cap() < self._news + self.timeout
 
-    @contextmanager
-    def attach(self, scope: asyncio.Timeout) -> Iterator[None]:
-        """Drive `scope` (an entered :func:`asyncio.timeout`) for as long as this block runs."""
+    def attach(self, scope: asyncio.Timeout) -> CallDeadline:
+        """Drive `scope` (an entered :func:`asyncio.timeout`) for as long as the ``with``
+        block this opens runs (``with deadline.attach(scope):``). A class's ``__exit__``,
+        not a generator's: every request opens one (issue 19)."""
         self._scope = scope
         self._move()
-        try:
-            yield
-        finally:
-            self._scope = None
+        return self
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._scope = None
 
     def progressed(self) -> None:
         """The server reported progress: a fresh `timeout`, within `longest`."""
@@ -90,5 +94,6 @@ class CallDeadline:
 
     def _move(self) -> None:
         scope = self._scope
-        if scope is not None and not scope.expired():
-            scope.reschedule(self.when())
+        # a scope already set to the moment is left alone: re-arming it makes a timer
+        if scope is not None and not scope.expired() and scope.when() != (when := self.when()):
+            scope.reschedule(when)

@@ -229,7 +229,7 @@ class ClientSession:
         deadline = CallDeadline(timeout, max_timeout)
         self.pending[id_] = Pending(method, future, on_progress, asker, deadline)
         try:
-            async with asyncio.timeout(None) as scope:
+            async with asyncio.timeout_at(deadline.when()) as scope:
                 with deadline.attach(scope):
                     await self.transport.send(jsonrpc.request(id_, method, params))
                     return await future
