@@ -52,6 +52,9 @@ MAX_DESCRIPTION = 1024  # characters of a server's tool description; real ones a
 
 RUNS_OF_UNDERSCORES = re.compile(r"_{2,}")
 SERVER_DIGITS = 6  # hash digits added to a server name that would make tool names ambiguous
+# how a server name the host made ends (`-` and that hash): a name that ends so would pass
+# for another server's made name (`a_b-63e5c1` is how `a__b` is written), so it gets one too
+SERVER_MADE = re.compile(f"-[0-9a-f]{{{SERVER_DIGITS}}}\\Z")
 SUFFIX_DIGITS = (8, 16, 40)  # hash digits that tell colliding names apart (more if needed)
 # how every name the host made ends (`_` and one of those hashes): a tool's own name that
 # ends so would pass for another tool's made name, so it is never used as it is
@@ -68,9 +71,12 @@ def server_part(server: str) -> str:
     """The server's part of its tools' names, ending where the first ``__`` after the prefix
     is: a name that holds ``__`` or ends in ``_`` would let another server's tool take the
     same full name (server ``a__b``'s ``c`` and server ``a``'s ``b__c``), so such a name has
-    its runs of ``_`` shortened and a short hash of it added; other names stay as they are."""
+    its runs of ``_`` shortened and a short hash of it added. So does a name that already
+    ends as such a made one does (``-`` and six hex digits: a server configured as
+    ``a_b-63e5c1`` would otherwise take the tool names, and the config rules, of ``a__b``).
+    Other names stay as they are."""
     plain = UNSAFE.sub("_", server)
-    if "__" not in plain and not plain.endswith("_"):
+    if "__" not in plain and not plain.endswith("_") and not SERVER_MADE.search(plain):
         return plain
     digest = hashlib.sha256(server.encode("utf-8", "surrogatepass")).hexdigest()[:SERVER_DIGITS]
     return f"{RUNS_OF_UNDERSCORES.sub('_', plain).rstrip('_')}-{digest}"

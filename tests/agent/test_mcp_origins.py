@@ -312,3 +312,22 @@ async def test_rules_add_takes_an_origin_from_the_running_hosts_listing_without_
     )
     assert result.stdout.strip() == "Added rule #2 (server s, tool 'a.b')."
     assert len(starts.read_text().splitlines()) == 2
+
+
+async def test_a_server_named_like_anothers_made_name_never_takes_its_rules(
+    home, fake_llm, store_target
+):
+    """`a__b` is written `a_b-<hash>` in tool names; a server configured under that very
+    name must not give its tools the names a config rule for `a__b`'s tools names."""
+    alike = mcp_tools.server_part("a__b")
+    servers = {"a__b": server("one", "wipe"), alike: server("two", "wipe")}
+    more = {"permissions": [{"tool": f"mcp__{alike}__wipe", "action": "allow"}]}
+    async with running(home, fake_llm, store_target, servers, **more) as host:
+        platform = AskingPlatform(False)
+        (other,) = names(host, alike)[1:]  # [0] is `change`
+        reply = await turn(host, fake_llm, platform, activate(alike), call(other))
+        assert "said no" in reply and "two called" not in reply
+        assert other != f"mcp__{alike}__wipe"
+        reply = await turn(host, fake_llm, platform, activate("a__b"), call(f"mcp__{alike}__wipe"))
+        assert reply == "one called wipe"
+        assert len(platform.questions) == 1

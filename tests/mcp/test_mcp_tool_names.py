@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bothost.agent.mcp_tools import MAX_NAME, resource_names, tool_names
+from bothost.agent.mcp_tools import MAX_NAME, resource_names, server_part, tool_names
 
 VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -37,6 +37,11 @@ def test_tools_of_two_servers_never_share_a_name():
     names = [tool_names(server, [tool])[tool] for server, tool in pairs]
     assert len(set(names)) == len(pairs), names
     assert all(VALID.fullmatch(n) for n in names)
+    # a server named like what the host made of another's name (`a__b` is written
+    # `a_b-<hash>`) is not written so: its tools never take the other server's names
+    alike = server_part("a__b")
+    assert tool_names(alike, ["c"])["c"] != tool_names("a__b", ["c"])["c"]
+    assert tool_names(alike, ["c"])["c"].startswith(f"mcp__{alike}-")
     # an ordinary server name keeps the names people and rules already use
     assert tool_names("a_b", ["c"])["c"] == "mcp__a_b__c"
     assert tool_names("github-2", ["x"])["x"] == "mcp__github-2__x"
