@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 async def serve(host: Any, verbose: int = 0) -> int:
     """Start everything configured and stay up until SIGINT or SIGTERM; the exit status."""
     setup_logging(host.config, host.home, verbose)
+    if host.store.applied:  # an upgrade: the log says when the database changed, and by what
+        logger.info("%s: applied migrations %s", host.store.label, ", ".join(host.store.applied))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -108,3 +108,26 @@ async def test_ctrl_c_stops_run_in_a_terminal_at_once(tmp_path, home):
             process.kill()
             await process.wait()
         os.close(controller)
+
+
+async def test_run_logs_the_migrations_it_applied(tmp_path, home):
+    # Found from outside: a home of an older bothost (core:1-9) upgraded by `bothost run`
+    # got core:10-12, and logs/bothost.log never said that the database had changed.
+    from bothost.store import Store, core_migrations
+
+    Store(home / "bothost.db", [m for m in core_migrations() if m.number <= 9]).close()
+    port = free_port()
+    config = write_config(
+        tmp_path / "c.yaml",
+        {"platforms": {"web": {"port": port}}, "mcp": {"servers": {"weather": {"enabled": False}}}},
+    )
+    process = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
+    try:
+        async with asyncio.timeout(30):
+            while b"bothost is running" not in await process.stderr.readline():
+                assert not process.stderr.at_eof(), "bothost run exited early"
+        log = (home / "logs" / "bothost.log").read_text()
+        assert "bothost.db: applied migrations core:10, core:11, core:12, events:1" in log, log
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
