@@ -21,7 +21,14 @@ from bothost.cli.runtime import Runtime
 from bothost.models import Address, AddressError, Session
 from bothost.rules import store as rule_store
 from bothost.rules.explain import explain, find_tool, pin
-from bothost.rules.match import ACTIONS, PRECEDENCE, RuleError, describe, spec_from_data
+from bothost.rules.match import (
+    ACTIONS,
+    PRECEDENCE,
+    RuleError,
+    allows_before,
+    describe,
+    spec_from_data,
+)
 from bothost.rules.origin import pinnable
 
 pass_runtime = click.make_pass_decorator(Runtime)
@@ -124,6 +131,18 @@ def add_command(
         click.echo(f"Added rule #{rule_id} (by name only: {problem}).")
     else:
         click.echo(f"Added rule #{rule_id}.")
+    if spec.action == "deny":  # an allow above a deny still decides what it matches
+        rules, _ = runtime.store.call(rule_store.load)
+        added = next((r for r in rules if r.id == rule_id), None)
+        for rule in allows_before(rules, added) if added is not None else []:
+            spec_of = rule.spec
+            more = ", with arguments" if spec_of.args else ""
+            more += ", for some people" if spec_of.who is not None else ""
+            say(
+                f"note: rule {rule.ref} (allow {spec_of.tool}{more}) comes before it and still"
+                f" decides the calls it matches: remove it (bothost rules remove {rule.id})"
+                " or add this rule with --first"
+            )
 
 
 @rules_group.command("remove")

@@ -237,6 +237,22 @@ def deciding_match(
     return first
 
 
+def allows_before(rules: list[Rule], added: Rule) -> list[Rule]:
+    """The ``allow`` rules before the ``deny`` rule ``added`` (in ``rules``, the order
+    checked) that may decide some of its calls first (:func:`deciding_match`: an allow
+    above a deny is an exception to it). Tool patterns that may meet: either matches the
+    other as a name (``mcp__ssh__exec`` and ``mcp__ssh__*``); a guess, never a refusal."""
+    if added.action != "deny" or added not in rules:
+        return []
+    tool = added.spec.tool
+    return [
+        rule
+        for rule in rules[: rules.index(added)]
+        if rule.action == "allow"
+        and (fnmatchcase(rule.spec.tool, tool) or fnmatchcase(tool, rule.spec.tool))
+    ]
+
+
 def short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 

@@ -215,3 +215,25 @@ def test_rules_add_keeps_an_mcp_tools_origin_and_list_shows_both_names(home):
     tested = json.loads(run("rules", "test", name, "--json"))
     assert tested["action"] == "allow" and tested["rule"]["ref"] == "#1"
     assert tested["matched"][0] == f"tool {name!r} (server s, tool 'a.b') is {name!r}"
+
+
+def test_rules_add_deny_names_an_allow_above_it_that_still_decides(configured):
+    runner = CliRunner()
+
+    def run(*args):
+        result = runner.invoke(cli, ["--home", str(configured), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output + result.stderr
+        return result
+
+    run("rules", "add", "mcp__ssh__exec", "allow", "--arg", "command=uptime")
+    run("rules", "add", "mcp__ssh__exec", "ask")
+    added = run("rules", "add", "mcp__ssh__*", "deny")
+    assert added.stdout.startswith("Added rule #3")
+    assert added.stderr.splitlines() == [
+        "note: rule #1 (allow mcp__ssh__exec, with arguments) comes before it and still "
+        "decides the calls it matches: remove it (bothost rules remove 1) or add this rule "
+        "with --first"
+    ]
+    # a deny beats the ask above it (no note), and nothing comes before a rule added first
+    assert run("rules", "add", "mcp__ssh__*", "deny", "--first").stderr == ""
+    assert run("rules", "add", "mcp__gmail__send", "deny").stderr == ""
