@@ -173,6 +173,16 @@ class HttpTransport:
                     f"HTTP {resp.status} from {self.shown_url}: answered "
                     f"{kind or 'no content type'}, not an MCP endpoint",
                 )
+            elif related is not None and (self._get_task is None or self._get_task.done()):
+                # a request accepted without an answer: only a push stream could still bring
+                # one (a server may misplace it there), and none is open, so waiting out the
+                # whole timeout would end in a bare "timed out"
+                self._fail(
+                    related,
+                    f"HTTP 202 from {self.shown_url}: the server answered 202 (accepted) and "
+                    "has no stream open to send the answer on (a Streamable HTTP server "
+                    "answers a request with JSON or an SSE stream)",
+                )
         elif kind == "application/json":
             await self._json_body(resp, related)
         else:
