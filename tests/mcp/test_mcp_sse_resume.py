@@ -8,10 +8,14 @@ inside an event too: what the client resumes from must be the last event it rece
 from __future__ import annotations
 
 import json
+import sys
 
 from aiohttp import web
+from mcp_helpers import SERVERS, free_port, listening_process
 
 from bothost.config import McpServerConfig
+from bothost.mcp.elicitation import Asker
+from tests.helpers import until
 from tests.mcp.test_mcp_hostile_http import answer, site  # noqa: F401 (fixture)
 from tests.mcp.test_mcp_manager import make_manager, store  # noqa: F401 (fixtures)
 
@@ -69,3 +73,54 @@ async def test_a_line_cut_short_is_not_joined_to_the_resumed_streams_first(site,
     result = await manager.call_tool("cut", "slow", {}, timeout=30)
     assert resumed_from == ["e0"]
     assert not result.is_error and result.text == "the whole answer", result.text
+
+
+async def test_a_request_answered_202_with_no_stream_to_answer_on_fails_at_once(site, make_manager):  # noqa: F811
+    # a 202 accepts a notification; for a request, the spec wants JSON or SSE. With no push
+    # stream open (GET answers 405), nothing could ever bring the answer: the call waited
+    # for its whole timeout and then said only "timed out"
+    async def endpoint(request):
+        if request.method == "GET":
+            raise web.HTTPMethodNotAllowed("GET", ["POST"])
+        message = await request.json()
+        if message.get("method") == "tools/call":
+            return web.Response(status=202)
+        reply = answer(message, [{"name": "lost", "inputSchema": {"type": "object"}}])
+        return web.Response(status=202) if reply is None else web.json_response(reply)
+
+    base = await site([web.route("*", "/mcp", endpoint)])
+    manager = await make_manager({"quiet": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    transport = manager.runners["quiet"].session.transport
+    await until(lambda: transport._get_task.done())  # its GET was refused: no push stream
+    result = await manager.call_tool("quiet", "lost", {}, timeout=5)
+    assert result.is_error
+    assert "answered 202 (accepted) and has no stream open to send the answer on" in result.text
+
+
+async def test_an_sdk_server_that_drops_its_stream_mid_call_is_followed_to_the_end(
+    make_manager,  # noqa: F811
+    tmp_path,
+):
+    # the official Python SDK's polling: a tool closes its SSE stream (ctx.close_sse_stream)
+    # and the client must come back with Last-Event-ID for the rest, progress and questions too
+    port = free_port()
+    command = [sys.executable, str(SERVERS / "sdk_polling_server.py"), str(port)]
+    with listening_process(command, port, tmp_path / "sdk.log", {}):
+        url = f"http://127.0.0.1:{port}/mcp"
+        manager = await make_manager({"sdk": McpServerConfig(url=url)}, retry=False)
+        seen = []
+
+        async def progress(value, total=None, message=None):
+            seen.append(message)
+
+        result = await manager.call_tool("sdk", "count", {"steps": 4}, on_progress=progress)
+        assert not result.is_error and result.text == "counted to 4", result.text
+        # updates that arrive while one is shown are coalesced: the last is always shown
+        assert seen[0] == "step 0" and seen[-1] == "step 3", seen
+
+        async def ask(question):
+            assert "Which city?" in question.text
+            return {"city": "Zurich"}
+
+        result = await manager.call_tool("sdk", "ask_later", {}, ask=Asker("person", ask))
+        assert not result.is_error and result.text == "city: Zurich", result.text
