@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sqlite3
+import time
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from functools import cached_property
@@ -95,6 +97,23 @@ class Runtime:
             self._host = Host(self.config, self.home, self.pm)
         return self._host
 
+    async def host_within(self, patience: float) -> Any:
+        """:meth:`host`, its database opened again while another process holds it locked,
+        for up to ``patience`` seconds (``events push --wait``): the open waits out the lock
+        only for the store's busy timeout, and a push must not be lost to a long write."""
+        from bothost.store import StoreError
+
+        give_up = time.monotonic() + patience
+        while True:
+            try:
+                return self.host()
+            except StoreError as exc:
+                left = give_up - time.monotonic()
+                if not busy(exc) or left <= 0:
+                    raise
+                click.echo(f"bothost: {exc}; trying again for up to {math.ceil(left)} s", err=True)
+                await asyncio.sleep(min(OPEN_RETRY_SECONDS, left))
+
     @property
     def store(self) -> Any:
         return self.host().store
@@ -148,7 +167,7 @@ class Runtime:
         from bothost.events.push import push_event
         from bothost.wiring import start_events
 
-        host = self.host()
+        host = await self.host_within(patience)
         host.events = await start_events(host, tick=False)
         try:
             return await push_event(host, source, type, payload, patience=patience)
@@ -177,6 +196,20 @@ class Runtime:
             self._host.store.close()
         if "read_only_store" in self.__dict__:
             self.read_only_store.close()
+
+
+# Between two opens of a locked database: each open itself waits out the lock for the
+# store's busy timeout (10 s), so this only keeps a lock-free failure from spinning.
+OPEN_RETRY_SECONDS = 1.0
+
+
+def busy(exc: BaseException) -> bool:
+    """Whether opening the store failed because another process held its lock."""
+    cause = exc.__cause__
+    return isinstance(cause, sqlite3.OperationalError) and (
+        getattr(cause, "sqlite_errorname", "") == "SQLITE_BUSY"
+        or "locked" in str(cause)  # an open's first read: "database is locked"
+    )
 
 
 # How many rows a listing prints at most: SQLite's LIMIT takes a 64-bit integer (a larger

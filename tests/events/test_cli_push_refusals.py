@@ -144,3 +144,31 @@ async def test_a_failing_store_is_one_line_per_try_and_its_traceback_only_with_v
         tries = lines[:-1]
         assert tries and all("trying again" in line for line in tries), text
     assert rows(home) == []
+
+
+async def test_a_database_locked_at_open_is_opened_again_within_wait(home, tmp_path):
+    # Found from outside: with another process holding the write lock, `events push --wait
+    # 30` gave up after the open's own busy timeout (10 s) with 'locked by another process
+    # for too long', though --wait says the push keeps trying for that long.
+    run(home, "events", "list")  # creates and migrates the database
+    config = tmp_path / "empty.yaml"
+    config.write_text("{}\n")
+    holder = sqlite3.connect(home / "bothost.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        proc = await bothost_process(
+            home, config, "events", "push", "--wait", "600", "disk", "event/full", '{"id": "1"}'
+        )
+        assert proc.stderr is not None
+        async with asyncio.timeout(60):  # the open's busy timeout, then its line
+            while b"trying again" not in (line := await proc.stderr.readline()):
+                assert line, "the push ended without trying again"
+        assert b"locked by another process" in line
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    async with asyncio.timeout(60):
+        out, _ = await proc.communicate()
+    assert proc.returncode == 0
+    assert out.decode().strip() == "Queued event 1."
+    assert rows(home) == [(1, "disk", "event/full")]
