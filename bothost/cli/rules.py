@@ -25,6 +25,7 @@ from bothost.rules.match import (
     ACTIONS,
     PRECEDENCE,
     RuleError,
+    allow_above,
     allows_before,
     describe,
     spec_from_data,
@@ -135,12 +136,8 @@ def add_command(
         rules, _ = runtime.store.call(rule_store.load)
         added = next((r for r in rules if r.id == rule_id), None)
         for rule in allows_before(rules, added) if added is not None else []:
-            spec_of = rule.spec
-            more = ", with arguments" if spec_of.args else ""
-            more += ", for some people" if spec_of.who is not None else ""
             say(
-                f"note: rule {rule.ref} (allow {spec_of.tool}{more}) comes before it and still"
-                f" decides the calls it matches: remove it (bothost rules remove {rule.id})"
+                f"note: {allow_above(rule)}: remove it (bothost rules remove {rule.id})"
                 " or add this rule with --first"
             )
 

@@ -253,6 +253,16 @@ def allows_before(rules: list[Rule], added: Rule) -> list[Rule]:
     ]
 
 
+def allow_above(rule: Rule) -> str:
+    """How a note names an allow that decides before a new deny (:func:`allows_before`)."""
+    more = ", with arguments" if rule.spec.args else ""
+    more += ", for some people" if rule.spec.who is not None else ""
+    return (
+        f"rule {rule.ref} (allow {rule.spec.tool}{more}) comes before it and still decides"
+        " the calls it matches"
+    )
+
+
 def short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 

@@ -48,7 +48,8 @@ class RuleRoutes:
             rule_id = await self.host.queries.add_permission_rule(body, CREATED_BY, first)
         except ValueError as exc:
             return error(str(exc))
-        return web.json_response({"ok": True, "id": rule_id, "ref": f"#{rule_id}"})
+        notes = await self.host.queries.allows_above(rule_id)
+        return web.json_response({"ok": True, "id": rule_id, "ref": f"#{rule_id}", "notes": notes})
 
     async def remove(self, request: web.Request) -> web.Response:
         body = await body_of(request)

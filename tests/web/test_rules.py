@@ -61,6 +61,17 @@ async def test_the_dashboard_adds_tests_and_removes_rules(web_host, client):
         listed = await response.json()
     assert [r["ref"] for r in listed["rules"]] == [added["ref"]]
     assert "a deny that matches too beats an ask above it" in listed["precedence"]
+    # a deny added below that allow: the answer names the allow, which still decides first
+    deny = {"tool": "wipe_disk", "action": "deny"}
+    async with client.post(url + "/api/rules", json=deny) as response:
+        notes = (await response.json())["notes"]
+    assert notes == [
+        f"rule {added['ref']} (allow wipe_*, with arguments) comes before it and still "
+        "decides the calls it matches"
+    ]
+    assert "wiped scratch-3" in await chat(
+        client, url, "dash", 'call wipe_disk {"target": "scratch-3"}'
+    )
     for bad, says in (
         ({"tool": "x", "action": "maybe"}, "action: expected one of allow, ask, deny"),
         ({"tool": "x", "action": "deny", "args": {"a": "re:("}}, "args.a: not a regular"),

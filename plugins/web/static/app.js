@@ -396,7 +396,7 @@
     } catch (err) { out.textContent = "args and who must be JSON objects"; return; }
     const resp = await post("/api/rules", rule);
     const data = await resp.json();
-    out.textContent = resp.ok ? `Added ${data.ref}.` : data.error;
+    out.textContent = resp.ok ? [`Added ${data.ref}.`, ...(data.notes || []).map((n) => `Note: ${n}.`)].join(" ") : data.error;
     if (resp.ok) { form.reset(); refreshRules(); }
   });
 
