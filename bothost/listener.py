@@ -18,11 +18,12 @@ body that stops. Left alone, each holds a file descriptor until the process runs
   a new connection evicts the oldest one that never completed a request (silent or
   mid-header), else the oldest whose client is not reading its answers (the host's writes
   to it are paused: a full send buffer, e.g. pipelined requests never read), else the
-  oldest whose body is still arriving, else the oldest idle keep-alive one; when every
-  connection is busy with a complete request and reads what it is sent, the newcomer
-  gets a 503 and is closed at once. The cap is taken
-  from the open-file limit, leaving room for the store, logs and MCP servers, so accepting
-  does not run the process out of descriptors.
+  oldest whose body is still arriving, else the oldest idle keep-alive one, else the
+  oldest stream (a handler that has begun its answer and runs on: a page's event stream
+  reconnects by itself); when every connection is busy with a complete request, reads
+  what it is sent and has no answer begun, the newcomer gets a 503 and is closed at once.
+  The cap is taken from the open-file limit, leaving room for the store, logs and MCP
+  servers, so accepting does not run the process out of descriptors.
 
 Accept errors that still happen (other parts of the process used the descriptors) are
 logged as one line per :data:`ACCEPT_LOG_INTERVAL` with a count, never a traceback each.
@@ -168,6 +169,7 @@ class ConnectionGuard:
             "evicted_body": 0,
             "evicted_keepalive": 0,
             "evicted_stalled": 0,
+            "evicted_stream": 0,
             "refused": 0,
             "header_timeout": 0,
             "body_timeout": 0,
@@ -298,6 +300,10 @@ class ConnectionGuard:
                 return True
         if idle:
             return self.evict(idle[0], "evicted_keepalive")
+        for handler in live:
+            request = self.busy.get(handler)
+            if request is not None and streaming(request):
+                return self.evict(handler, "evicted_stream")
         return False
 
     def evict(self, handler: RequestHandler, reason: str) -> bool:
@@ -408,6 +414,13 @@ class BadRequests(logging.LoggerAdapter):
             more,
             self.interval,
         )
+
+
+def streaming(request: web.BaseRequest) -> bool:
+    """Whether a handler still running has begun its answer: a stream (a page's events, a
+    chat reply as it is written), whose client reconnects or reads the stored result, not
+    a request waiting for its one answer (a webhook being queued)."""
+    return bool(getattr(request.writer, "output_size", 0))
 
 
 def abort(handler: RequestHandler) -> None:
