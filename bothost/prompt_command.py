@@ -66,12 +66,22 @@ async def answer(command: Command, manager: Any) -> Answer:
         return Answer("MCP servers are not running in this process, so there are no prompts.")
     server, _, name = command.target.partition("/")
     servers = await manager.prompt_servers()
+    starting = manager.starting()
     if server and server not in servers:
         have = ", ".join(servers) or "none"
+        if server in starting:
+            return Answer(
+                f"{server} is still starting, so its prompts are not known yet; try again in a "
+                f"moment (bothost mcp logs {server} if it does not start). Servers with "
+                f"prompts: {have}"
+            )
         return Answer(f"no MCP server named {server!r} has prompts; servers with prompts: {have}")
     try:
         if not name:
-            return Answer(await listing(manager, [server] if server else servers))
+            found = await listing(manager, [server] if server else servers)
+            if starting and not server:
+                found += f"\n(still starting: {', '.join(starting)}; their prompts come later)"
+            return Answer(found)
         prompts = {p.name: p for p in await manager.list_prompts(server)}
         prompt = prompts.get(name)
         if prompt is None:

@@ -415,6 +415,10 @@ class McpManager:
         await self.settle(set(self.runners))
         return sorted(name for name in self.runners if "prompts" in self.capabilities(name))
 
+    def starting(self) -> list[str]:
+        """The servers still starting (past a settle's grace: their prompts are not known)."""
+        return sorted(name for name, r in self.runners.items() if r.state == "starting")
+
     async def list_prompts(self, server: str) -> list[prompts.Prompt]:
         """The server's prompts; McpManagerError with a message for people when it fails."""
         runner = self.runners.get(server)

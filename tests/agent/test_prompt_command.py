@@ -119,3 +119,22 @@ def test_a_prompt_turn_counts_as_untrusted_for_the_interlock():
     private_result = {"role": "tool", "content": "…", "private": True}
     assert context_flags([prompt_turn, private_result]) == (True, True)
     assert context_flags([{"role": "user", "content": "hi"}, private_result]) == (True, False)
+
+
+async def test_a_server_still_starting_is_named_as_starting(home, fake_llm):
+    # Found from outside: `chat -m '/prompt time'` with mcp-server-time starting for 6 s
+    # on a loaded machine (past the 5 s grace) answered "no MCP server named 'time' has
+    # prompts; servers with prompts: none", and `/prompt` "No running MCP server offers
+    # prompts", as if it had none.
+    hang = {"command": sys.executable, "args": ["-c", "import time; time.sleep(3600)"]}
+    servers = {"s": server(), "slow": hang, "weather": {"enabled": False}}
+    host = make_host(home, {"llm": fake_llm.openai_config(), "mcp": {"servers": servers}})
+    await host.start(serve_http=False, tick=False)
+    try:
+        named = (await host.handle_message(message("/prompt slow"))).text
+        assert named.startswith("slow is still starting"), named
+        listed = (await host.handle_message(message("/prompt"))).text
+        assert listed.startswith("Prompts (") and "still starting: slow" in listed, listed
+    finally:
+        await host.stop()
+    assert fake_llm.requests == []
