@@ -2,7 +2,8 @@
 
 The model reads what a person would: the content blocks when the server sent any (text
 blocks joined; images, audio and embedded blobs saved under ``media/`` and shown as links,
-never inlined; resource links and embedded text resources with their URIs). Only when there
+never inlined; resource links and embedded text resources with their URIs, and so a blob whose
+type says text and that is UTF-8, which the model could not open as a link). Only when there
 are no blocks is ``structuredContent`` shown, compactly, a lone string value unwrapped:
 SDK servers mirror a ``str`` result as ``{"result": text}`` and file servers as
 ``{"content": text}``, which as JSON puts a whole file on one escaped line. The structured
@@ -14,6 +15,8 @@ keeps it).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from dataclasses import dataclass, field
@@ -29,6 +32,8 @@ SDK_ERROR_PREFIX = re.compile(r"^MCP error -?\d+: ")
 MALFORMED_RESULT = "the server's result had no content (a malformed tools/call answer)"
 MALFORMED_BLOCK = "[malformed content block]"
 BLOCK_TYPE = re.compile(r"[a-z_]{1,32}")  # an unknown block type shown only if a plain word
+# Blob types that are text, read as text rather than saved (as the host's table writes them)
+TEXT_TYPES = re.compile(r"text/.+|application/(json|xml|x-yaml|yaml|javascript|x-sh)")
 
 
 @dataclass
@@ -136,6 +141,9 @@ def _describe(block: dict[str, Any], media_dir: Path | None, saved: list[Path]) 
         if "text" in resource:
             return f"[resource {uri}]\n{resource['text']}"
         if "blob" in resource:
+            text = _text_blob(resource["blob"], resource.get("mimeType"))
+            if text is not None:  # a text file sent base64: the model reads it as text
+                return f"[resource {uri}]\n{text}"
             return _save(
                 "resource", resource["blob"], resource.get("mimeType"), media_dir, saved, uri
             )
@@ -143,6 +151,18 @@ def _describe(block: dict[str, Any], media_dir: Path | None, saved: list[Path]) 
     if isinstance(kind, str) and BLOCK_TYPE.fullmatch(kind):
         return f"[unsupported content type {kind!r}]"
     return "[unsupported content block]"  # the server's words are not echoed
+
+
+def _text_blob(data: Any, given: Any) -> str | None:
+    """A blob's text when its type says text (``text/*``, JSON, XML) and it is UTF-8: a
+    ``/media/`` link is for a person's browser, and the model cannot open one."""
+    mime = media.known_type(given)
+    if not isinstance(data, str) or mime is None or not TEXT_TYPES.fullmatch(mime):
+        return None
+    try:
+        return base64.b64decode(data, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _save(

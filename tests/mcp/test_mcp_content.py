@@ -140,3 +140,30 @@ def test_an_unknown_block_type_is_named_only_when_it_is_a_plain_word():
         assert result.text == "[unsupported content block]", result.text
     result = from_result({"content": [{"type": "hologram"}]}, None)
     assert result.text == "[unsupported content type 'hologram']"
+
+
+def blob(data: bytes, mime: str | None, uri: str = "demo://resource/2") -> dict:
+    resource = {"uri": uri, "blob": base64.b64encode(data).decode()}
+    if mime is not None:
+        resource["mimeType"] = mime
+    return {"type": "resource", "resource": resource}
+
+
+def test_a_text_typed_blob_is_read_as_text_a_binary_one_saved(tmp_path):
+    # found with server-everything's get-resource-reference (Blob): a text/plain resource
+    # sent base64 became a /media/ link the model cannot open, so it never read the text
+    text = "Resource 2: This is a base64 blob\nwith two lines, ünïcode"
+    result = from_result({"content": [blob(text.encode(), "text/plain")]}, tmp_path)
+    assert result.text == f"[resource demo://resource/2]\n{text}" and result.media == []
+    for data, mime in ((b'{"a": 1}', "application/json"), (b"<a/>", "text/xml; charset=utf-8")):
+        shown = from_result({"content": [blob(data, mime)]}, tmp_path).text
+        assert shown == f"[resource demo://resource/2]\n{data.decode()}"
+    # binary, untyped, or not UTF-8 after all: saved, as before
+    for data, mime in (
+        (b"\x89PNG\r\n\x1a\n", "image/png"),
+        (b"abc", None),
+        (b"\xff\xfe", "text/plain"),
+    ):
+        saved = from_result({"content": [blob(data, mime)]}, tmp_path)
+        assert saved.text.startswith("[resource demo://resource/2: /media/"), saved.text
+        assert len(saved.media) == 1
