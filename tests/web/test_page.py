@@ -244,6 +244,29 @@ async def test_a_form_offers_the_choices_of_mcp_elicitation_schemas(page, web_ho
         }
 
 
+async def test_media_a_reply_names_is_shown_in_the_page(page, web_host, home):
+    # found calling server-everything's get-tiny-image through a turn: the image was saved
+    # and the reply named /media/<file>, but the page showed only that path as text, so a
+    # person never saw the picture (nor could click it)
+    from bothost.mcp.media import save_base64
+    from tests.mcp.test_mcp_content import PNG
+
+    picture = save_base64(home / "media", PNG, "image/png")
+    sound = save_base64(home / "media", "UklGRg==", "audio/wav")
+
+    def show_media() -> str:
+        """Returns saved media."""
+        return f"[image: /media/{picture.name}] and [audio: /media/{sound.name}]"
+
+    web_host.registry.register(show_media)
+    await page.open("p-media")
+    await page.say("call show_media {}")
+    image = await page.wait_for(".msg.bot.done img.media")
+    assert (await page.run(image.get_attribute, "src")).endswith(f"/media/{picture.name}")
+    audio = await page.wait_for(".msg.bot.done audio.media")
+    assert (await page.run(audio.get_attribute, "src")).endswith(f"/media/{sound.name}")
+
+
 ECHO_SERVER = Path(__file__).resolve().parent.parent / "mcp_servers" / "echo_server.py"
 
 

@@ -40,9 +40,36 @@
   function addMessage(role, text) {
     const body = el("span", { class: "text", text });
     const node = el("div", { class: `msg ${role}` }, body);
+    if (role === "bot") showMedia(node, text);
     log.append(node);
     scrollDown();
     return node;
+  }
+
+  // Files a reply names as /media/<file> (images, audio and files MCP tools returned, which
+  // the model sees only as such links): shown under the message, pictures and sound inline,
+  // anything else as a link. The names are the host's own (a content hash and a type's
+  // extension), served with a sandboxing CSP: only those shapes are taken.
+  const MEDIA_RE = /\/media\/([A-Za-z0-9_][A-Za-z0-9_-]{0,200}\.[a-z0-9]{1,8})\b/g;
+  const PICTURES = new Set(["png", "jpg", "jpeg", "gif", "webp"]);
+  const SOUNDS = new Set(["mp3", "wav", "ogg", "oga", "m4a"]);
+  function showMedia(node, text) {
+    const names = [...new Set([...String(text || "").matchAll(MEDIA_RE)].map((m) => m[1]))];
+    if (!names.length) return;
+    const shelf = el("div", { class: "media-shelf" });
+    for (const name of names) {
+      const src = `/media/${name}`;
+      const ext = name.split(".").pop();
+      if (PICTURES.has(ext)) {
+        shelf.append(el("a", { href: src, target: "_blank", rel: "noopener" },
+          el("img", { class: "media", src, alt: name, loading: "lazy" })));
+      } else if (SOUNDS.has(ext)) {
+        shelf.append(el("audio", { class: "media", src, controls: "" }));
+      } else {
+        shelf.append(el("a", { class: "media", href: src, target: "_blank", rel: "noopener", text: name }));
+      }
+    }
+    node.append(shelf);
   }
 
   // --- chat: the reply streams in as Server-Sent Events on the POST response -------------
@@ -85,7 +112,10 @@
             bubble.dataset.deltas = String(Number(bubble.dataset.deltas || 0) + 1);
           }
           else if (frame.event === "status") status.textContent = frame.data.text;
-          else if (frame.event === "done") { textNode.textContent = frame.data.reply; status.textContent = ""; }
+          else if (frame.event === "done") {
+            textNode.textContent = frame.data.reply; status.textContent = "";
+            showMedia(bubble, frame.data.reply);
+          }
           scrollDown();
         }
       }
