@@ -89,7 +89,7 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
     if not parts and structured is not None:
         parts.append(_render(structured))
     return CallResult(
-        text="\n".join(p for p in parts if p),
+        text="\n".join(filter(None, parts)),  # the empty parts left out
         structured=structured,
         is_error=is_error,
         media=saved,

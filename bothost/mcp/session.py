@@ -446,8 +446,8 @@ class ClientSession:
                 self.inbound.on_request(message, related)
             else:
                 self.inbound.on_notification(message, size)
-        elif jsonrpc.is_response(message):
-            pending = self._find(message["id"])
+        elif "id" in message and ("result" in message or "error" in message):  # an answer
+            pending = self.pending.get(message["id"]) or self._find(message["id"])
             if pending is None:
                 self.log.debug("answer to unknown request %r ignored", message["id"])
             elif not pending.future.done():
