@@ -56,6 +56,7 @@ class Finding:
 def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     config = runtime.config  # a config error is the command's error: one line, exit 2
     findings = [Finding("config", True, "loaded from " + ", ".join(config.sources))]
+    findings += check_config_files(runtime)
     home = check_home(runtime)
     findings += home
     findings += check_plugins(runtime)
@@ -123,6 +124,39 @@ def plugin_checks(runtime: Any, offline: bool) -> list[Finding]:
 async def within(awaitable: Any, seconds: float) -> Any:
     async with asyncio.timeout(seconds):
         return await awaitable
+
+
+# Shorter configured "secrets" (a test's "x") would match ordinary words of the file.
+MIN_SECRET_CHARS = 8
+
+
+def check_config_files(runtime: Any) -> list[Finding]:
+    """A config file that other users can read and that holds a secret as written (not as
+    ``${env:NAME}``). The home's own file is covered by the home's check (0700)."""
+    from bothost import redact
+
+    secrets = [v for v in redact.config_secrets(runtime.config) if len(v) >= MIN_SECRET_CHARS]
+    home = runtime.home.resolve() if runtime.home.exists() else None
+    found = []
+    for source in runtime.config.sources:
+        path = Path(source)
+        try:
+            shared = stat.S_IMODE(path.stat().st_mode) & 0o044
+            if not shared or (home is not None and path.resolve().is_relative_to(home)):
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if any(secret in text for secret in secrets):
+            found.append(
+                Finding(
+                    "config",
+                    False,
+                    f"{path} holds a secret in plain text and other users can read it",
+                    f"chmod 600 {path}, or write the secret as ${{env:NAME}} (configuration.md)",
+                )
+            )
+    return found
 
 
 def check_home(runtime: Any) -> list[Finding]:

@@ -264,3 +264,22 @@ def test_doctor_names_old_allow_rows_that_allow_nothing_now(home, tmp_path):
     found = line(result.stdout, "permission rules")
     assert found.startswith("ok  permission rules: 1 stored allow rule"), result.stdout
     assert "(#1)" in found and "bothost rules remove ID" in found
+
+
+def test_doctor_names_a_config_file_others_can_read_that_holds_a_secret(home, tmp_path):
+    # Found from outside: `--config /srv/bothost.yaml` (0644) with a literal api_key passed
+    # doctor; the home's own file is guarded by the home's 0700, a file elsewhere is not.
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "llm: {provider: openai, model: m, api_key: sk-plain-0123456789abcdef}\n"
+        "mcp: {servers: {weather: {enabled: false}}}\n"
+        f"platforms: {{web: {{port: {free_port()}}}}}\n"
+    )
+    config.chmod(0o644)
+    out = run_bothost("doctor", "--offline", home=home, config=config, timeout=120).stdout
+    assert f"!!  config: {config} holds a secret in plain text and other users can read it" in out
+    assert f"chmod 600 {config}" in out and "sk-plain" not in out
+    config.chmod(0o600)
+    result = run_bothost("doctor", "--offline", home=home, config=config, timeout=120)
+    assert "plain text" not in result.stdout
+    assert result.returncode == 0, result.stdout
