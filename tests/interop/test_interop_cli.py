@@ -61,6 +61,10 @@ async def test_mcp_call_shows_what_a_person_reads(case, places, interop_home, co
         json.dumps(case.arguments(places)),
     )
     assert code == (1 if case.error else 0), (out, err)
-    assert err == "", err  # no warnings, no restarts, no tracebacks
+    # no warnings, no restarts, no tracebacks: only where each saved file is
+    saved = [line for line in err.splitlines() if line.startswith("saved ")]
+    assert err == "".join(f"{line}\n" for line in saved), err
+    for line in saved:
+        assert (interop_home / "media" / line.rsplit("/", 1)[1]).is_file(), line
     assert out.endswith("\n")
     check_readable(case, out[:-1], places)

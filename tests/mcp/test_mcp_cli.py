@@ -404,3 +404,13 @@ def test_list_says_how_often_a_running_hosts_server_restarted(bothost, home):
         at = next(i for i, line in enumerate(lines) if line.startswith("paging "))
         details = [line.strip() for line in lines[at + 1 :] if line.startswith(" ")]
         assert f"{said} (why: bothost mcp logs paging)" in details, lines
+
+
+def test_call_says_where_a_returned_image_was_saved(bothost, home):
+    # found with server-everything's get-tiny-image: `mcp call` printed
+    # "[image: /media/<file> …]", the web app's path, and a person at the terminal had to
+    # guess the file was under $BOTHOST_HOME/media
+    result = bothost("mcp", "call", "paging", "image")
+    (saved,) = (home / "media").iterdir()
+    assert f"[image: /media/{saved.name}" in result.stdout
+    assert f"saved {saved}" in result.stderr.splitlines()
