@@ -265,7 +265,15 @@ def check_store(runtime: Any) -> list[Finding]:
                 "database", False, f"{store.path} fails PRAGMA quick_check: {shown}", START_AFRESH
             )
         ]
-    return [Finding("database", True, f"{tables} tables, schema {version} (ours), quick_check ok")]
+    detail = f"{tables} tables, schema {version} (ours), quick_check ok"
+    return [Finding("database", True, detail + migrated_now(store))]
+
+
+def migrated_now(store: Any) -> str:
+    """What opening the database for this check applied (an upgrade): said, since doctor is
+    often the first command an upgraded bothost runs and a migration is never undone."""
+    applied = getattr(store, "applied", None) or []
+    return f"; migrated now: {', '.join(applied)}" if applied else ""
 
 
 def check_rules(runtime: Any) -> list[Finding]:
@@ -308,7 +316,11 @@ def check_server_store(store: Any) -> list[Finding]:
     except Exception as exc:  # boundary: a server fails in many ways (network, auth, …)
         return [Finding("database", False, f"{store.label}: {exc}", "check store.url")]
     return [
-        Finding("database", True, f"{store.label}: {tables} tables, {applied} migrations applied")
+        Finding(
+            "database",
+            True,
+            f"{store.label}: {tables} tables, {applied} migrations applied" + migrated_now(store),
+        )
     ]
 
 

@@ -283,3 +283,18 @@ def test_doctor_names_a_config_file_others_can_read_that_holds_a_secret(home, tm
     result = run_bothost("doctor", "--offline", home=home, config=config, timeout=120)
     assert "plain text" not in result.stdout
     assert result.returncode == 0, result.stdout
+
+
+def test_doctor_says_which_migrations_it_applied_on_an_upgraded_home(home, tmp_path):
+    # Found from outside: after installing a newer wheel, `bothost doctor` (the first
+    # command run to check the upgrade) migrated the database and said only 'schema 12
+    # (ours)': nothing told that a migration, never undone, had just been applied.
+    from bothost.store import Store, core_migrations
+
+    Store(home / "bothost.db", [m for m in core_migrations() if m.number <= 9]).close()
+    config = tmp_path / "c.yaml"
+    config.write_text("mcp: {servers: {weather: {enabled: false}}}\n")
+    first = run_bothost("doctor", "--offline", home=home, config=config, timeout=120).stdout
+    assert "quick_check ok; migrated now: core:10, core:11, core:12, events:1" in first, first
+    again = run_bothost("doctor", "--offline", home=home, config=config, timeout=120).stdout
+    assert "migrated now" not in again and "quick_check ok" in again
