@@ -4,8 +4,8 @@ Native tools are registered once at startup (``register_tools``). Tool *sources*
 manager, the admin ``config`` group — can change at run time, so the registry asks them for
 their groups and tools each round. A session sees the native tools plus the tools of the
 groups it was granted (``activate_tools``); names are unique and sorted for a stable order.
-One request offers at most ``MAX_OFFERED`` tools: a granted group that does not fit is left
-out whole (:meth:`ToolRegistry.offered`).
+One request offers at most ``MAX_OFFERED`` tools, in a share of the context window: a granted
+group that does not fit is left out whole (:meth:`ToolRegistry.offered`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bothost.agent.tools import MAX_OFFERED, Tool, tool_from_function
+from bothost.llm.base import estimate_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -126,24 +127,30 @@ class ToolRegistry:
         return self.offered(granted, is_admin)[0]
 
     def offered(
-        self, granted: set[str], is_admin: bool = True
+        self, granted: set[str], is_admin: bool = True, token_budget: int | None = None
     ) -> tuple[list[Tool], dict[str, int]]:
         """The tools one request offers, sorted by name, and the granted groups left out.
 
         Native tools first, then each granted group whole, in name order, while the total
-        stays within ``MAX_OFFERED``: a group whose tools would take it past is left out
-        (with its tool count), never cut, so no tool of it goes missing unseen. The groups
-        table says which (:mod:`bothost.agent.prompt`).
+        stays within ``MAX_OFFERED`` tools and the granted groups' definitions within
+        ``token_budget`` estimated tokens (when given): a group that would take either past
+        is left out (with its tool count), never cut, so no tool of it goes missing unseen.
+        The groups table says which (:mod:`bothost.agent.prompt`).
         """
         tools = {n: t for n, t in self.native.items() if is_admin or not t.admin_only}
         allowed = {g.name for g in self.groups(is_admin)}
         left_out: dict[str, int] = {}
+        spent = 0
         for group in sorted(granted & allowed):
             new = {t.name: t for t in self.group_tools(group) if t.name not in tools}
-            if len(tools) + len(new) > MAX_OFFERED:
+            cost = estimate_tokens([t.spec() for t in new.values()]) if token_budget else 0
+            if len(tools) + len(new) > MAX_OFFERED or (
+                token_budget is not None and spent + cost > token_budget
+            ):
                 left_out[group] = len(new)
                 continue
             tools.update(new)
+            spent += cost
         return [tools[name] for name in sorted(tools)], left_out
 
     def lookup(self, name: str, is_admin: bool = True) -> Tool | None:

@@ -46,6 +46,14 @@ logger = logging.getLogger(__name__)
 TextSink = Callable[[str], Awaitable[None]]
 
 
+def tool_budget(llm: Any) -> int:
+    """Tokens activated servers' tool definitions may take of one request: the context
+    window less the reply and the least room compaction keeps for the conversation; past
+    it, a request could hold nothing else (and a provider refuses it whole), every round of
+    the conversation alike."""
+    return max(0, llm.context_tokens - llm.max_tokens - compaction.MIN_ROOM_TOKENS)
+
+
 class Turn:
     def __init__(
         self,
@@ -122,7 +130,9 @@ class Turn:
             else:
                 granted = await history.grants(self.host.store, self.session.id)
             await self.host.registry.settle(granted)  # a granted server may still be starting
-            tools, left_out = self.host.registry.offered(granted, self.session.is_admin)
+            tools, left_out = self.host.registry.offered(
+                granted, self.session.is_admin, tool_budget(config.llm)
+            )
             tools += self.extra_tools
             specs = [t.spec() for t in tools]
             system = await system_prompt(self.host, self.session, granted, self.system, left_out)

@@ -69,3 +69,23 @@ async def test_groups_that_fit_alone_but_not_together_offer_the_first_by_name(
     assert len(names) <= MAX_OFFERED
     system = fake_llm.requests[1]["messages"][0]["content"]
     assert "- c (active, not offered: 60 tools, more than fit in one request)" in system
+
+
+async def test_a_group_whose_definitions_fill_the_context_window_is_left_out(openai_host, fake_llm):
+    # 8 tools of ~60 KB (under the client's 128 KB a tool): ~120,000 estimated tokens, far
+    # past the 32,000-token window; every request holding them would fail or hold nothing else
+    class Wide(Servers):
+        def tools(self, group):
+            tools = super().tools(group)
+            if group == "wide":
+                for tool in tools:
+                    tool.description = "x" * 60_000
+            return tools
+
+    openai_host.registry.add_source(Wide({"wide": 8, "small": 3}))
+    fake_llm.script = [activate("wide", "small"), {"text": "done"}]
+    assert (await openai_host.handle_message(message("use wide"))).text == "done"
+    names = [t["function"]["name"] for t in fake_llm.requests[1]["tools"]]
+    assert "small_0" in names and "wide_0" not in names
+    system = fake_llm.requests[1]["messages"][0]["content"]
+    assert "- wide (active, not offered: 8 tools, more than fit in one request)" in system
