@@ -69,6 +69,7 @@ class Turn:
         self.on_text = on_text
         self.on_status = on_status
         self.extra_tools = extra_tools or []  # e.g. the tick agent's notify
+        self.left_out: dict[str, int] = {}  # granted groups this round could not offer
         self.system = system  # replaces the main prompt (the tick agent has its own)
         self.done = False  # a tool may end the turn after its round (notify does)
         self.id = uuid.uuid4().hex[:12]
@@ -133,6 +134,7 @@ class Turn:
             tools, left_out = self.host.registry.offered(
                 granted, self.session.is_admin, tool_budget(config.llm)
             )
+            self.left_out = left_out
             tools += self.extra_tools
             specs = [t.spec() for t in tools]
             system = await system_prompt(self.host, self.session, granted, self.system, left_out)
@@ -240,11 +242,16 @@ class Turn:
     ) -> tuple[ToolResult, str]:
         if tool is None:
             known = self.host.registry.lookup(request.name, self.session.is_admin)
-            hint = (
-                f" It belongs to the group {known.group!r}: call activate_tools first."
-                if known and known.group
-                else ""
-            )
+            group = known.group if known else None
+            if group in self.left_out:  # activating it again would change nothing
+                hint = (
+                    f" Its group {group} is active but not offered: {self.left_out[group]} "
+                    "tools, more than fit in one request."
+                )
+            elif group:
+                hint = f" It belongs to the group {group!r}: call activate_tools first."
+            else:
+                hint = ""
             return ToolResult(f"Unknown tool {request.name!r}.{hint}", is_error=True), "unknown"
         if request.raw_arguments:
             return ToolResult(

@@ -89,3 +89,15 @@ async def test_a_group_whose_definitions_fill_the_context_window_is_left_out(ope
     assert "small_0" in names and "wide_0" not in names
     system = fake_llm.requests[1]["messages"][0]["content"]
     assert "- wide (active, not offered: 8 tools, more than fit in one request)" in system
+
+
+async def test_calling_a_left_out_groups_tool_says_why_not_to_activate_it_again(
+    openai_host, fake_llm
+):
+    openai_host.registry.add_source(Servers({"big": 1000}))
+    call_big = {"tool_calls": [{"name": "big_0", "arguments": {}}]}
+    fake_llm.script = [activate("big"), call_big, {"text": "done"}]
+    await openai_host.handle_message(message("use big"))
+    result = [m["content"] for m in fake_llm.requests[2]["messages"] if m["role"] == "tool"][-1]
+    assert "call activate_tools first" not in result
+    assert "big is active but not offered: 1000 tools, more than fit in one request" in result
