@@ -60,6 +60,13 @@ def session_forgotten(status: int, body: str) -> bool:
     return status == 404 or (status == 400 and "session" in body.lower())
 
 
+def unreadable(exc: aiohttp.ClientResponseError) -> str:
+    """An answer aiohttp could not parse, said without what its message pastes in: a status
+    the server never sent (400), the server's bytes after a colon, and the URL unmasked."""
+    why = str(exc.message).split(":", 1)[0].strip()[:ERROR_BODY_CHARS]
+    return f"the answer could not be read ({why or type(exc).__name__})"
+
+
 class HttpTransport:
     """One Streamable HTTP endpoint (see module docstring)."""
 
@@ -142,6 +149,8 @@ class HttpTransport:
             reason = f"unreachable: {exc or type(exc).__name__}"
             self._report(reason)
             raise TransportError(f"POST {self.shown_url}: {reason}") from None
+        except aiohttp.ClientResponseError as exc:  # aiohttp could not parse the answer
+            raise TransportError(f"POST {self.shown_url}: {unreadable(exc)}") from None
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise TransportError(f"POST {self.shown_url}: {exc or type(exc).__name__}") from None
         except ValueError as exc:  # aiohttp refuses to build it: the config is at fault

@@ -254,3 +254,23 @@ async def test_a_tool_whose_input_is_not_an_object_is_skipped_not_offered(site, 
     log = (manager.home / "logs" / "mcp" / "odd.log").read_text()
     assert "'scalar' takes no JSON object (inputSchema type 'string')" in log, log
     assert "'either' takes no JSON object" in log, log
+
+
+async def test_an_answer_with_a_huge_header_is_one_clear_line(site, make_manager):  # noqa: F811
+    # aiohttp refuses a header line over 8190 bytes as "400, message='Got more than 8190
+    # bytes when reading: b'aaaa…'', url='…'": a status the server never sent, the server's
+    # bytes and the URL as aiohttp holds it, pasted into the error a person and the model read
+    async def endpoint(request):
+        return web.Response(
+            text="{}", content_type="application/json", headers={"X-Big": "a" * 10_000}
+        )
+
+    base = await site([web.route("*", "/mcp", endpoint)])
+    manager = await make_manager(
+        {"big": McpServerConfig(url=f"{base}/mcp?sig=abc123")}, retry=False
+    )
+    error = state(manager, "big").error
+    assert error == (
+        f"POST {base}/mcp?sig=***: the answer could not be read (Got more than 8190 bytes "
+        "when reading)"
+    ), error
