@@ -121,8 +121,12 @@ def test_a_web_target_the_web_platform_refuses_is_a_config_error(tmp_path, home,
 
 
 def test_deliver_to_console_and_registered_platforms_pass(tmp_path, home):
-    config = config_file(
-        tmp_path, "tick: {deliver_to: ['console:', 'web:briefings', 'slack:C1', 'webhook:ops']}\n"
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "platforms: {web: {port: 0}, console: {enabled: false},"
+        " webhook: {targets: {ops: {url: 'https://ops.example/in'}}}}\n"
+        "mcp: {servers: {weather: {enabled: false}}}\n"
+        "tick: {deliver_to: ['console:', 'web:briefings', 'slack:C1', 'webhook:ops']}\n"
     )
     result = bothost("--config", config, "config", "show", home=home)
     assert result.returncode == 0, result.stderr
