@@ -3,18 +3,23 @@
 Written here rather than relying on aiohttp's ``readline`` because MCP messages ride in a
 single ``data:`` line and can be megabytes long (base64 images), past aiohttp's line limit;
 our bound is the same one the stdio reader enforces. Follows the WHATWG event-stream rules
-MCP relies on: ``data`` lines joined with newlines, ``id`` remembered for ``Last-Event-ID``
-once its event is whole (dispatched), ``retry`` in milliseconds, comment lines ignored, an
-event dispatched on a blank line. One parser reads a stream and the streams that resume it:
-:meth:`SseParser.end` forgets what a broken stream left unfinished (a line, an event), so
-the resumed stream starts clean and is resumed from the last event that arrived whole.
+MCP relies on: a line ends at CRLF, LF or a lone CR, ``data`` lines joined with newlines,
+``id`` remembered for ``Last-Event-ID`` once its event is whole (dispatched), ``retry`` in
+milliseconds, comment lines ignored, an event dispatched on a blank line. One parser reads
+a stream and the streams that resume it: :meth:`SseParser.end` forgets what a broken
+stream left unfinished (a line, an event), so the resumed stream starts clean and is
+resumed from the last event that arrived whole.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 MAX_EVENT_BYTES = 16 * 1024 * 1024  # same bound as a stdio line
+# The event-stream grammar ends a line at CRLF, a lone LF or a lone CR; CRLF first, so that
+# the pair is one line end and not a line end followed by a blank line.
+LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 class SseError(ValueError):
@@ -36,6 +41,7 @@ class SseParser:
         self._id: str | None = None  # the id in force for the event being read
         self.retry_ms: int | None = None
         self._pending = bytearray()
+        self._after_cr = False  # the last chunk ended in a CR that ended a line
         self._data: list[str] = []
         self._size = 0
         self._event = ""
@@ -43,14 +49,21 @@ class SseParser:
         self._saw_field = False
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the LF of a CRLF split across two chunks: one line end
+        self._after_cr = False
         self._pending += chunk
         events: list[SseEvent] = []
-        while (end := self._pending.find(b"\n")) != -1:
-            line = bytes(self._pending[:end]).rstrip(b"\r")
-            del self._pending[: end + 1]
+        start = 0
+        while (end := LINE_END.search(self._pending, start)) is not None:
+            line = bytes(self._pending[start : end.start()])
+            start = end.end()
+            if end.group() == b"\r" and start == len(self._pending):
+                self._after_cr = True  # the next chunk may begin with this CR's LF
             event = self._line(line.decode("utf-8", "replace"))
             if event is not None:
                 events.append(event)
+        del self._pending[:start]
         if len(self._pending) + self._size > self.max_bytes:
             raise SseError(f"event larger than {self.max_bytes} bytes")
         return events
@@ -80,6 +93,7 @@ class SseParser:
         """The stream ended: drop its unfinished line and event (never received whole); the
         last whole event's id and the retry delay stay, for resuming."""
         self._pending.clear()
+        self._after_cr = False
         self._data, self._size, self._event, self._retry = [], 0, "", None
         self._saw_field = False
         self._id = self.last_id

@@ -106,3 +106,20 @@ async def test_an_event_whose_params_are_not_an_object_is_dropped_not_queued_emp
     await inbound.close()
     assert got == [("event/x", {"id": "b"}), ("event/y", {})]
     assert "params that are not an object" in caplog.text
+
+
+@pytest.mark.parametrize("newline", [b"\r", b"\n", b"\r\n"])
+def test_sse_parser_ends_lines_at_cr_lf_or_crlf(newline):
+    # the event-stream grammar ends a line at CRLF, a lone LF or a lone CR
+    parser = SseParser()
+    stream = b"id: 3" + newline + b"data: a" + newline + b"data: b" + newline + newline
+    assert [(e.data, e.id) for e in parser.feed(stream)] == [("a\nb", "3")]
+
+
+def test_sse_parser_reads_crlf_split_across_chunks_as_one_line_end():
+    # a CR at a chunk's end may be half of a CRLF: the LF that follows is not a blank line
+    parser = SseParser()
+    assert parser.feed(b"data: a\r") == []
+    assert parser.feed(b"\ndata: b\r") == []
+    assert [e.data for e in parser.feed(b"\n\r")] == ["a\nb"]
+    assert [e.data for e in parser.feed(b"\ndata: c\r\r")] == ["c"]

@@ -274,3 +274,19 @@ async def test_an_answer_with_a_huge_header_is_one_clear_line(site, make_manager
         f"POST {base}/mcp?sig=***: the answer could not be read (Got more than 8190 bytes "
         "when reading)"
     ), error
+
+
+async def test_an_sse_answer_with_lone_cr_line_ends_is_read(site, make_manager):  # noqa: F811
+    # the event-stream grammar allows a lone CR as a line end; such an answer once waited
+    # for a line end that never came and ended as "stream ended before the answer arrived"
+    async def cr_only(request, message):
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        reply = answer(message)
+        await response.write(f"event: message\rdata: {json.dumps(reply)}\r\r".encode())
+        return response
+
+    base = await site(tiny_server(cr_only))
+    manager = await make_manager({"cr": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    result = await manager.call_tool("cr", "img", {"a": 1}, timeout=10)
+    assert not result.is_error and json.loads(result.text) == {"a": 1}, result.text
