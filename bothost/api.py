@@ -299,8 +299,9 @@ def direct_post(app: web.Application, prefix: str, handler: DirectHandler) -> No
     and inline, what its middlewares do for every route: the connection guard (the body
     deadline, 408) and the store-failure 503s; an ``aiohttp.web.HTTPException`` raised, a
     ``100-continue``, and an unexpected exception (a JSON 500, logged) are answered as the
-    application would. What the handler returns is sent as it is: it must carry the headers
-    every answer gets (the web plugin's security headers). Register the same path as an
+    application would. What the handler returns gets the headers declared with
+    :func:`answer_headers` (where it has none of that name), and nothing else the signal's
+    receivers would add. Register the same path as an
     ordinary route too: a plain application (a test's, say) serves it there, and other
     methods get their 405 from the router. Call from ``register_routes``.
     """
@@ -317,9 +318,9 @@ def answer_headers(app: web.Application, headers: dict[str, str]) -> None:
     of that name: the application's (after ``on_response_prepare``'s other receivers), and
     the ones no route makes — aiohttp's 400 for a request it cannot parse (a bad request
     line, bad chunking, an oversize header, two ``Content-Length``), its 500 and 504, and
-    the 503 at the connection cap. A direct route's own answers are sent as they are
-    (:func:`direct_post`). Several calls add up; a later value of the same name wins. Call
-    from ``register_routes``.
+    the 503 at the connection cap, and a direct route's answers (:func:`direct_post`).
+    Several calls add up; a later value of the same name wins. Call from
+    ``register_routes``.
     """
     app.setdefault(app_key("ANSWER_HEADERS"), {}).update(headers)
 

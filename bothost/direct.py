@@ -8,8 +8,10 @@ intake of issue 19. What the listener's middlewares do for every route is done h
 inline, once: the connection guard (busy marking, the body deadline, its 408), the
 store-failure 503s; and what the application does itself: ``Expect: 100-continue``, an
 ``HTTPException`` as its answer, an unexpected exception as a logged 500. The answers made
-here pass through the application's ``on_response_prepare`` (the security headers); the
-handler's own answers are sent as they are, so they carry those headers themselves.
+here pass through the application's ``on_response_prepare``; the handler's own answers get
+only what that signal would add for every answer: the headers plugins declared
+(:func:`bothost.api.answer_headers`, the web plugin's security headers), from the same
+declaration the application's answers take them from, where the handler set none of that name.
 
 Every other request, and a direct path with another method or more than one segment, goes
 to the application unchanged (its 404s and 405s included).
@@ -48,6 +50,7 @@ class Dispatch:
         self.app, self.fallback, self.guard, self.refusal = app, fallback, guard, refusal
         self.routes: dict[str, DirectHandler] = dict(app.get(app_key("DIRECT_ROUTES"), {}))
         self.prefixes = tuple(self.routes)
+        self.answer_headers = tuple(app.get(app_key("ANSWER_HEADERS"), {}).items())
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
         if request.method == "POST" and self.prefixes:
@@ -75,7 +78,7 @@ class Dispatch:
         guard = self.guard
         timer = guard.enter(request)
         try:
-            return await handler(request, segment)
+            answer = await handler(request, segment)
         except BodyTimeoutError as exc:
             response = guard.late(exc)
         except web.HTTPException as exc:  # aiohttp sends it as the answer
@@ -87,6 +90,11 @@ class Dispatch:
                 logger.exception("Error handling request %s %s", request.method, request.path)
                 refused = web.json_response({"error": "internal error"}, status=500)
             response = refused
+        else:
+            headers = answer.headers
+            for name, value in self.answer_headers:
+                headers.setdefault(name, value)
+            return answer
         finally:
             guard.leave(request, timer)
         await self.app.on_response_prepare.send(request, response)

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
-from bothost.plugins.web import callback, security
+from bothost.plugins.web import callback
 from bothost.plugins.web.config import NAME_PATTERN, NAME_RULE, WebhookConfig
 from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_signed
 from bothost.plugins.web.signing import MalformedError, SignatureError, TimestampError, verify
@@ -59,10 +59,9 @@ MAX_GROWTH = 8
 
 
 # the header as aiohttp would build it from content_type and charset, given whole: setting
-# those two parses and rebuilds the header per response; and the security headers every
-# answer of the listener gets, given here once because the events route is served directly
-# (bothost.api.direct_post), past the app's on_response_prepare that adds them elsewhere
-JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8", **security.DEFAULT_HEADERS}
+# those two parses and rebuilds the header per response (the security headers come from the
+# listener, on the direct route too: bothost.api.answer_headers)
+JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
 
 
 def answer(body: bytes) -> web.Response:
@@ -77,9 +76,7 @@ DROPPED = b'{"accepted": true, "dropped": true}'
 
 
 def error(status: int, reason: str, **extra: Any) -> web.Response:
-    return web.json_response(
-        {"error": reason, **extra}, status=status, headers=security.DEFAULT_HEADERS
-    )
+    return web.json_response({"error": reason, **extra}, status=status)
 
 
 class WebhookRoutes:

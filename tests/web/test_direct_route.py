@@ -12,6 +12,7 @@ from aiohttp import web
 from bothost.plugins.web.security import DEFAULT_HEADERS
 
 from bothost.direct import Dispatch
+from bothost.hookspecs import hookimpl
 from bothost.store.errors import StoreBusyError
 from tests.helpers import make_host
 from tests.web.conftest import base_url, host_config, signed
@@ -235,3 +236,38 @@ async def test_a_direct_prefix_must_be_a_directory_and_registered_once():
     direct_post(app, "/hooks/", handler)
     with pytest.raises(ValueError, match="exists already"):
         direct_post(app, "/hooks/", handler)
+
+
+class ExtraHeader:
+    """A plugin declaring one more header for every answer (bothost.api.answer_headers)."""
+
+    @hookimpl
+    def register_routes(self, app):
+        from bothost.api import answer_headers
+
+        answer_headers(app, {"X-Extra": "declared", "X-Frame-Options": "SAMEORIGIN"})
+
+
+async def test_the_direct_routes_answers_carry_every_declared_answer_header(
+    home, tmp_path, secret, client
+):
+    config = host_config(tmp_path, secret, platforms={"webhook": {"secret": secret}})
+    host = make_host(home, config, plugins=[ExtraHeader()])
+    await host.start(mcp=False, tick=False)
+    try:
+        url = base_url(host) + EVENTS
+        body, headers = signed(secret, {"summary": "ok"}, msg_id="msg_extra")
+        for data, sent, want in (
+            (body, headers, 200),
+            (body, {"Content-Type": "application/json"}, 401),
+            (*signed(secret, b"{not json"), 400),
+        ):
+            async with client.post(url, data=data, headers=sent) as response:
+                assert response.status == want, await response.text()
+                assert response.headers.get("X-Extra") == "declared", dict(response.headers)
+                # one source: whichever plugin declared a name last, as on the app's answers
+                async with client.get(base_url(host) + "/healthz") as app_answer:
+                    frame = app_answer.headers["X-Frame-Options"]
+                assert response.headers["X-Frame-Options"] == frame
+    finally:
+        await host.stop()
