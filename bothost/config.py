@@ -251,6 +251,9 @@ class StoreConfig:
     # database (several hosts); sqlite:///path or a plain path: another SQLite file
     url: str | None = None  # its password is masked wherever it is shown (redact.mask_url)
 
+    # a number here is a slip, not a file name: `url: 5` opened the SQLite file "5"
+    TEXT_ONLY = ("url",)
+
 
 @dataclass
 class PluginsConfig:

@@ -164,6 +164,10 @@ def convert(tp: Any, value: Any, path: str, where: str, key: str, cls: type | No
     if tp is str:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise fail
+        # a number stands for its text (a model "4", a password 1234), but not in a key
+        # the class says only text fits (a path or URL)
+        if not isinstance(value, str) and key in getattr(cls, "TEXT_ONLY", ()):
+            raise fail
         value = str(value)
         choices = getattr(cls, "CHOICES", {}).get(key)
         if choices and value not in choices:

@@ -88,6 +88,9 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
             "mcp.servers.r.headers.X-A",
             "line break",
         ),
+        # found from outside: a number loaded as the SQLite file "5" beside the home
+        ("store: {url: 5}", "store.url", "expected a string"),
+        ("store: {url: 1.5}", "store.url", "expected a string"),
     ],
 )
 def test_type_errors_name_the_key_path(home, tmp_path, text, path, expected):
