@@ -11,7 +11,6 @@ server requests) and :mod:`bothost.mcp.stdio` (stderr) both use them.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 
 DROP_LOG_EVERY = 10.0  # a flood's drops are logged at most this often, with their count
@@ -24,12 +23,18 @@ LOG_BURST = 1_000
 
 
 class Tally:
-    """Counts what a flood made us drop or ignore; logs the first, then at most every 10 s."""
+    """Counts what a flood made us drop or ignore; logs the first, then at most every
+    :data:`DROP_LOG_EVERY` seconds of ``clock``."""
 
     def __init__(
-        self, log: logging.Logger, level: int = logging.WARNING, label: str = "flood control"
+        self,
+        log: logging.Logger,
+        clock: Callable[[], float],
+        level: int = logging.WARNING,
+        label: str = "flood control",
     ) -> None:
         self.log = log
+        self.clock = clock
         self.level = level
         self.label = label
         self.counts: dict[str, int] = {}
@@ -37,7 +42,7 @@ class Tally:
 
     def add(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
-        now = time.monotonic()
+        now = self.clock()
         if now - self._logged >= DROP_LOG_EVERY:
             self._logged = now
             summary = ", ".join(f"{n} × {w}" for w, n in sorted(self.counts.items()))

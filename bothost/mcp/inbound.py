@@ -146,13 +146,15 @@ class Inbound:
         self._next_listing: asyncio.Future[McpError | None] | None = None
         self._last_listing = float("-inf")
         self._progress_busy: dict[Any, tuple[Any, Any, Any] | None] = {}
-        self.dropped = Tally(self.log)
+        self.dropped = Tally(self.log, clock)
         self._log_budget = Budget(LOG_RATE, LOG_BURST, clock)
-        self.ignored = Tally(self.log, logging.DEBUG)
+        self.ignored = Tally(self.log, clock, logging.DEBUG)
         # resources and prompts are listed afresh whenever asked, so their list_changed has
         # nothing to refresh; it is said in the log (one line per kind at most every 10 s)
         self.changed = {
-            kind: Tally(self.log, logging.INFO, f"{kind} list changed (listed afresh when asked)")
+            kind: Tally(
+                self.log, clock, logging.INFO, f"{kind} list changed (listed afresh when asked)"
+            )
             for kind in LISTED_AFRESH
         }
 

@@ -125,7 +125,7 @@ class StdioTransport:
         self._stderr_done = asyncio.Event()
         self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._stderr_budget = Budget(STDERR_RATE, STDERR_BURST, clock)
-        self._stderr_over = Tally(log, label="stderr flood control")
+        self._stderr_over = Tally(log, clock, label="stderr flood control")
         self.stderr_dropped = 0  # stderr lines not written to the log (over the budget)
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None:
