@@ -8,6 +8,11 @@ matches decides ``allow``, ``ask`` or ``deny``, except that a ``deny`` further d
 matches too beats an ``ask`` (:func:`deciding_match`). Argument values that are not strings are
 matched as their JSON text. A match says which fields matched, so ``bothost rules test``
 can show why.
+
+Regular expressions run on RE2, a linear-time engine: the arguments come from the model,
+which may be steered by what it read, and a backtracking engine takes 2**n steps for a
+pattern such as ``(a+)+$`` on n characters, holding the event loop. RE2 has no
+backreferences or lookaround; a rule using them is refused when it is added or loaded.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 from bothost.config import PermissionRule, RuleWho
 from bothost.configschema import ConfigError, build
@@ -89,9 +96,30 @@ def text_of(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+class PatternError(ValueError):
+    """A ``re:`` pattern RE2 cannot compile; the message says why."""
+
+
+def linear_options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print each refused pattern to stderr itself
+    options.never_capture = True  # a rule asks only whether the whole value matches
+    return options
+
+
+LINEAR = linear_options()
+
+
 @functools.lru_cache(maxsize=512)  # rules are few and re-read per call: compile each once
-def compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def compiled(pattern: str) -> Any:
+    """``pattern`` compiled by RE2 (linear time in the value); PatternError."""
+    try:
+        return re2.compile(pattern, LINEAR)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else "not accepted"
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise PatternError(str(reason)) from None
 
 
 def matches(pattern: str, value: str) -> bool:
@@ -281,8 +309,10 @@ def problems(spec: PermissionRule) -> list[tuple[str, str]]:
         if pattern.startswith(REGEX):
             try:
                 compiled(pattern[len(REGEX) :])
-            except re.error as exc:
-                found.append((f"args.{name}", f"not a regular expression ({exc}): {pattern!r}"))
+            except PatternError as exc:
+                found.append(
+                    (f"args.{name}", f"not a regular expression RE2 runs ({exc}): {pattern!r}")
+                )
     return found
 
 

@@ -454,3 +454,32 @@ def test_a_remembered_answer_stored_without_its_origin_is_read_as_an_old_row(ope
     _, answers = openai_host.store.call(rule_store.load)
     assert [a.tool_origin for a in answers] == [from_name("mcp__s__a_b"), from_name("mcp__s__wipe")]
     assert answers[0].tool_origin == Origin(UNKNOWN)
+
+
+def test_a_backtracking_pattern_cannot_stall_the_host_on_a_long_argument(tmp_path):
+    """A model steered by what it read picks the arguments; a backtracking engine spends
+    2**n steps on ``(a+)+$`` against n 'a's and a '!', holding the event loop. The match runs
+    in a child process so a stall fails the test (its bound is ages, not a speed claim)."""
+    import subprocess
+    import sys
+
+    script = (
+        "from bothost.rules.match import matches\n"
+        "print(matches('re:(a+)+$', 'a' * 5000 + '!'), matches('re:(a+)+$', 'a' * 5000))\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("matching one argument against (a+)+$ did not end in 60 s")
+    assert done.stdout.split() == ["False", "True"], done.stderr
+
+
+def test_patterns_a_linear_engine_cannot_run_are_refused_naming_the_key():
+    for pattern, said in (
+        (r"re:(a)\1", "invalid escape sequence"),  # a backreference: exponential by nature
+        (r"re:(?!safe).*", "invalid perl operator"),  # lookaround: backtracking only
+    ):
+        with pytest.raises(RuleError, match=rf"^args\.command: not a regular expression .*{said}"):
+            spec_from_data({"tool": "x", "action": "deny", "args": {"command": pattern}})
