@@ -32,6 +32,9 @@ DEFAULT_WATCH_INTERVAL = 600.0
 # Set by a bothost host that carries this server's position between hosts (its handover)
 HOST_STATE_DIR = "BOTHOST_STATE_DIR"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# On stdio the client reads stderr and stamps each line as it logs it (bothost's server
+# log does): a time of our own showed twice in `bothost mcp logs`
+STDIO_LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 class Server:
@@ -202,7 +205,8 @@ class Server:
     def run(self, argv: Sequence[str] | None = None) -> None:
         """Command-line entry point: stdio by default, `--http HOST:PORT` for HTTP."""
         args = self._parse_args(argv)
-        logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format=LOG_FORMAT)
+        form = LOG_FORMAT if args.http else STDIO_LOG_FORMAT
+        logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format=form)
         if args.http:
             from .http import serve_http
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -414,3 +415,18 @@ def test_call_says_where_a_returned_image_was_saved(bothost, home):
     (saved,) = (home / "media").iterdir()
     assert f"[image: /media/{saved.name}" in result.stdout
     assert f"saved {saved}" in result.stderr.splitlines()
+
+
+def test_logs_of_a_bundled_server_stamp_each_line_once(home, tmp_path):
+    # found from outside: `mcp logs weather` showed "<time> INFO [stderr] <time> INFO …":
+    # the bundled server stamped its stderr lines and the host stamped them again
+    config = tmp_path / "bothost.yaml"
+    config.write_text("mcp: {servers: {weather: {enabled: true}}}\n")
+    base = ["--home", str(home), "--config", str(config)]
+    listed = CliRunner().invoke(cli, [*base, "mcp", "tools", "weather"])
+    assert listed.exit_code == 0, (listed.output, listed.exception)
+    logs = CliRunner().invoke(cli, [*base, "mcp", "logs", "weather"]).output
+    stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+    stderr_lines = [line for line in logs.splitlines() if "[stderr]" in line]
+    assert stderr_lines, logs
+    assert all(len(stamp.findall(line)) == 1 for line in stderr_lines), logs
