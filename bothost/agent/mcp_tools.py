@@ -4,7 +4,8 @@ Each running server is a group of tools named ``mcp__<server>__<tool>`` (sanitis
 ``[A-Za-z0-9_-]``, at most 64 characters, unique: a name sanitising changed gets a suffix
 from a hash of the original name, so a tool's name never depends on the server's other
 tools, see :func:`tool_names`; a server name that could
-make two servers' tool names meet gets one too, see :func:`server_part`). The client has already
+make two servers' tool names meet gets one too, see :func:`server_part`; a name two servers'
+tools get anyway belongs to neither, see :meth:`McpToolSource.shared`). The client has already
 dropped tools whose name is not a non-empty string (:mod:`bothost.mcp.session`).
 Capabilities follow DESIGN: a tool with no ``annotations`` is ``private`` only; with
 annotations the MCP defaults apply (``readOnlyHint`` → no side effects, untrusted unless
@@ -30,6 +31,7 @@ groups table every turn carries holds none of a server's text.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from dataclasses import replace
 from typing import Any
@@ -42,6 +44,8 @@ from bothost.agent.untrusted import wrap_untrusted
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.roster import plugin_name
 from bothost.rules.origin import MCP, PREFIX, RESOURCES, Origin
+
+logger = logging.getLogger(__name__)
 
 MAX_NAME = 64  # OpenAI and Anthropic both refuse longer tool names
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -217,6 +221,7 @@ class McpToolSource:
     def __init__(self, manager: Any, config: Any) -> None:
         self.manager = manager
         self.config = config
+        self.warned: set[tuple[str, ...]] = set()  # shared names already logged, with servers
 
     @staticmethod
     def asker(session: Any) -> Asker:
@@ -266,19 +271,52 @@ class McpToolSource:
             )
         return out
 
-    def tools(self, group: str) -> list[Tool]:
-        server = self.server_config(group)
-        extra = getattr(server, "capabilities", {}) or {}
-        tools = []
+    def made_names(
+        self, group: str
+    ) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, str]]:
+        """`group`'s tool definitions, the host's resource tools' names (see
+        :func:`resource_names`) and the name :func:`tool_names` gives each tool."""
         definitions = [d for d in self.manager.tools(group) if isinstance(d.get("name"), str)]
         resources = "resources" in self.manager.capabilities(group)
         # the host's resource tools: a server's tool of the same name does not take theirs
         host = {w: resource_names(group, w) for w in (LIST, READ)} if resources else {}
-        names = tool_names(group, [d["name"] for d in definitions], host)
+        return definitions, host, tool_names(group, [d["name"] for d in definitions], host)
+
+    def shared(self, group: str, names: set[str]) -> set[str]:
+        """Those of `names` (`group`'s) that another server's tools are given too.
+
+        Server parts never meet by design (:func:`server_part`), so this takes two hashed
+        server parts meeting: then the tool that kept the name would be checked against the
+        rules written for the other's. Like two tools of one server (:func:`tool_names`),
+        such a name belongs to neither; it is logged once."""
+        out: set[str] = set()
+        for status in self.manager.status():
+            if status.name == group or not names or status.state in ("shadowed", "disabled"):
+                continue
+            met = names & set(self.made_names(status.name)[2].values())
+            for name in sorted(met):
+                servers = tuple(sorted((group, status.name)))
+                if (name, *servers) not in self.warned:
+                    self.warned.add((name, *servers))
+                    logger.warning(
+                        "MCP servers %s both have a tool named %s: neither is offered",
+                        ", ".join(servers),
+                        name,
+                    )
+            out |= met
+        return out
+
+    def tools(self, group: str) -> list[Tool]:
+        server = self.server_config(group)
+        extra = getattr(server, "capabilities", {}) or {}
+        tools = []
+        definitions, host, names = self.made_names(group)
+        shared = self.shared(group, set(names.values()))
+        resources = bool(host)
         source = self.manager.source(group)
         for definition in definitions:
             raw_name = definition["name"]
-            if raw_name not in names:
+            if raw_name not in names or names[raw_name] in shared:
                 continue  # its every name is one another tool could have: see tool_names
             schema, notes = split(mapping(definition.get("inputSchema")) or EMPTY_SCHEMA)
             schema = object_root(schema)
@@ -308,7 +346,8 @@ class McpToolSource:
         if resources:
             for tool in resource_tools(self.manager, group, lambda w: names[host[w][0]]):
                 which = LIST if tool.name == names[host[LIST][0]] else READ
-                tools.append(replace(tool, origin=Origin(RESOURCES, which, group, source)))
+                if tool.name not in shared:
+                    tools.append(replace(tool, origin=Origin(RESOURCES, which, group, source)))
         return tools
 
     def runner(self, server: str, tool: str) -> Any:

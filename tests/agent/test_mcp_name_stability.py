@@ -68,3 +68,34 @@ async def test_an_approval_remembered_for_a_tool_never_covers_one_the_server_add
         assert len(platform.questions) == 2
     finally:
         await host.stop()
+
+
+async def test_a_name_two_servers_tools_both_have_belongs_to_neither(
+    home, fake_llm, monkeypatch, caplog
+):
+    # Server parts are distinct by construction (a hashed part always ends in `-` and six
+    # hex digits, a plain one never does), so two servers' tools can only share a name when
+    # two hashed parts meet; that is forced here. The tool that would win a shared name could
+    # take the rules written for the other's.
+    from bothost.agent import mcp_tools
+
+    monkeypatch.setattr(mcp_tools, "server_part", lambda server: "same-63e5c1")
+    servers = {n: {"command": sys.executable, "args": [RENAMING]} for n in ("a", "b")}
+    host = make_host(home, {"llm": fake_llm.openai_config(), "mcp": {"servers": servers}})
+    await host.start(serve_http=False, tick=False)
+    try:
+        await host.registry.settle({"a", "b"})
+        await until(lambda: all(host.mcp.tools(n) for n in "ab"))
+        shared = "mcp__same-63e5c1__grow"
+        assert host.registry.lookup(shared) is None
+        assert shared not in [t.name for t in host.registry.visible({"a", "b"})]
+        assert shared not in [t.name for t in host.registry.visible({"b"})]
+        # `a.b` is hashed with its own name only, so both servers' are one name too
+        assert host.registry.group_tools("a") == host.registry.group_tools("b") == []
+        assert any(
+            shared in r.getMessage() and "a, b" in r.getMessage()
+            for r in caplog.records
+            if r.levelname == "WARNING"
+        )
+    finally:
+        await host.stop()
