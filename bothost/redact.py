@@ -278,11 +278,59 @@ def remember(values: Iterable[str]) -> None:
     KNOWN.add(values)
 
 
+def mask_values(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of each of ``secrets`` as ``***``.
+
+    Found all before any is replaced, so no order can leave part of one: where occurrences
+    overlap (two values sharing a run of text, a value overlapping itself as ``abcabc`` in
+    ``abcabcabc``, a short value inside a longer one), their whole run is one ``***``.
+    """
+    spans: list[tuple[int, int]] = []
+    for secret in secrets:
+        start = text.find(secret)
+        while start != -1:
+            end = start + len(secret)
+            after = text.find(secret, start + 1)
+            if after != -1 and after < end:  # overlapping itself: a run of its period
+                period = after - start
+                last = start + (periodic_end(text, start, period) - end) // period * period
+                end, after = last + len(secret), text.find(secret, last + 1)
+            spans.append((start, end))
+            start = after
+    if not spans:
+        return text
+    spans.sort()
+    pieces: list[str] = []
+    done = 0  # text before this is written
+    run_start, run_end = spans[0]
+    for start, end in spans[1:]:
+        if start < run_end:  # overlapping: the same run
+            run_end = max(run_end, end)
+            continue
+        pieces += (text[done:run_start], MASK)
+        done, run_start, run_end = run_end, start, end
+    pieces += (text[done:run_start], MASK, text[run_end:])
+    return "".join(pieces)
+
+
+def periodic_end(text: str, start: int, period: int) -> int:
+    """The end of the run of ``text`` from ``start`` that repeats with ``period``: compared a
+    doubling slice at a time, so a megabyte of one repeated secret is not a million finds."""
+    end, step = start + period, period
+    while end < len(text):
+        size = min(step, len(text) - end)
+        if text[end : end + size] == text[end - period : end - period + size]:
+            end, step = end + size, step * 2
+        elif size == 1:
+            break
+        else:
+            step = size // 2
+    return end
+
+
 def redact(text: str, extra: Sequence[str] = ()) -> str:
     """``text`` with known secrets (and ``extra`` ones) and secret-shaped parts as ``***``."""
-    for secret in (*extra, *KNOWN.ordered):
-        if secret in text:
-            text = text.replace(secret, MASK)
+    text = mask_values(text, (*extra, *KNOWN.ordered))
     lowered = text.lower()
     for hints, pattern, replacement in SHAPES:
         if any(hint in lowered for hint in hints):
@@ -298,10 +346,7 @@ def conceal(text: str) -> str:
     config's API key). Unlike :func:`redact` it leaves secret-*shaped* text alone (a tool
     reading a config file must see it as it is) and the paths and plain URLs a server's
     ``env`` holds."""
-    for secret in KNOWN.credentials:
-        if secret in text:
-            text = text.replace(secret, MASK)
-    return text
+    return mask_values(text, KNOWN.credentials)
 
 
 class SecretFilter(logging.Filter):
