@@ -127,12 +127,17 @@ class ToolRegistry:
         return self.offered(granted, is_admin)[0]
 
     def offered(
-        self, granted: set[str], is_admin: bool = True, token_budget: int | None = None
+        self,
+        granted: set[str],
+        is_admin: bool = True,
+        token_budget: int | None = None,
+        added: int = 0,
     ) -> tuple[list[Tool], dict[str, int]]:
         """The tools one request offers, sorted by name, and the granted groups left out.
 
         Native tools first, then each granted group whole, in name order, while the total
-        stays within ``MAX_OFFERED`` tools and the granted groups' definitions within
+        and the ``added`` tools the caller offers beside them (the tick agent's ``notify``)
+        stay within ``MAX_OFFERED`` tools and the granted groups' definitions within
         ``token_budget`` estimated tokens (when given): a group that would take either past
         is left out (with its tool count), never cut, so no tool of it goes missing unseen.
         The groups table says which (:mod:`bothost.agent.prompt`).
@@ -144,7 +149,7 @@ class ToolRegistry:
         for group in sorted(granted & allowed):
             new = {t.name: t for t in self.group_tools(group) if t.name not in tools}
             cost = estimate_tokens([t.spec() for t in new.values()]) if token_budget else 0
-            if len(tools) + len(new) > MAX_OFFERED or (
+            if added + len(tools) + len(new) > MAX_OFFERED or (
                 token_budget is not None and spent + cost > token_budget
             ):
                 left_out[group] = len(new)

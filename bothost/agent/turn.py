@@ -132,7 +132,7 @@ class Turn:
                 granted = await history.grants(self.host.store, self.session.id)
             await self.host.registry.settle(granted)  # a granted server may still be starting
             tools, left_out = self.host.registry.offered(
-                granted, self.session.is_admin, tool_budget(config.llm)
+                granted, self.session.is_admin, tool_budget(config.llm), len(self.extra_tools)
             )
             self.left_out = left_out
             tools += self.extra_tools

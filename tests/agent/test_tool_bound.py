@@ -101,3 +101,22 @@ async def test_calling_a_left_out_groups_tool_says_why_not_to_activate_it_again(
     result = [m["content"] for m in fake_llm.requests[2]["messages"] if m["role"] == "tool"][-1]
     assert "call activate_tools first" not in result
     assert "big is active but not offered: 1000 tools, more than fit in one request" in result
+
+
+async def test_the_tick_agents_notify_tool_counts_towards_the_bound(openai_host, fake_llm):
+    # the tick agent's own tool (notify) comes on top of the registry's offer: a granted
+    # group that filled the offer to the bound made each of its requests one tool too many
+    from bothost.agent.tick_agent import run_tick_agent
+
+    natives = len(openai_host.registry.offered(set(), is_admin=False)[0])
+    openai_host.registry.add_source(Servers({"fill": MAX_OFFERED - natives}))
+    fake_llm.script = [
+        activate("fill"),
+        {"tool_calls": [{"name": "notify", "arguments": {"items": []}}]},
+    ]
+    items = await run_tick_agent(openai_host, "Triage.", "no events")
+    assert items == []
+    names = [t["function"]["name"] for t in fake_llm.requests[1]["tools"]]
+    assert "notify" in names and len(names) <= MAX_OFFERED
+    system = fake_llm.requests[1]["messages"][0]["content"]
+    assert f"- fill (active, not offered: {MAX_OFFERED - natives} tools" in system
