@@ -52,12 +52,15 @@ class SseParser:
         if self._after_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]  # the LF of a CRLF split across two chunks: one line end
         self._after_cr = False
+        # what is pending holds no line end (each one was consumed), so only the new chunk
+        # is searched: a 16 MB line arriving in many chunks is scanned once, not per chunk
+        searched = len(self._pending)
         self._pending += chunk
         events: list[SseEvent] = []
         start = 0
-        while (end := LINE_END.search(self._pending, start)) is not None:
+        while (end := LINE_END.search(self._pending, searched)) is not None:
             line = bytes(self._pending[start : end.start()])
-            start = end.end()
+            start = searched = end.end()
             if end.group() == b"\r" and start == len(self._pending):
                 self._after_cr = True  # the next chunk may begin with this CR's LF
             event = self._line(line.decode("utf-8", "replace"))
