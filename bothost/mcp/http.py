@@ -21,6 +21,7 @@ import logging
 from typing import Any
 
 import aiohttp
+from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from bothost import redact
@@ -63,8 +64,23 @@ def session_forgotten(status: int, body: str) -> bool:
 def unreadable(exc: aiohttp.ClientResponseError) -> str:
     """An answer aiohttp could not parse, said without what its message pastes in: a status
     the server never sent (400), the server's bytes after a colon, and the URL unmasked."""
-    why = str(exc.message).split(":", 1)[0].strip()[:ERROR_BODY_CHARS]
-    return f"the answer could not be read ({why or type(exc).__name__})"
+    return f"the answer could not be read ({first_words(str(exc.message), exc)})"
+
+
+def cut_off(exc: BaseException) -> str:
+    """A body that broke while read, said as aiohttp's parser put it (the length or chunk
+    framing it wanted), not as the exception reprs aiohttp nests in its message."""
+    cause = exc.__cause__
+    if isinstance(cause, HttpProcessingError):
+        return f"the answer was cut off ({first_words(str(cause.message), cause)})"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "the answer was cut off (the connection closed mid-answer)"
+    return f"the answer was cut off ({first_words(str(exc), exc)})"
+
+
+def first_words(message: str, exc: BaseException) -> str:
+    """A parser's message up to its first colon: what follows is the server's own bytes."""
+    return message.split(":", 1)[0].strip().rstrip(".")[:ERROR_BODY_CHARS] or type(exc).__name__
 
 
 class HttpTransport:
@@ -276,7 +292,7 @@ class HttpTransport:
                 chunks.append(chunk)
                 size += len(chunk)
         except (aiohttp.ClientError, OSError) as exc:
-            self._fail(related, f"answer cut off: {exc or type(exc).__name__}")
+            self._fail(related, f"POST {self.shown_url}: {cut_off(exc)}")
             return
         finally:
             resp.release()
@@ -373,6 +389,8 @@ class HttpTransport:
             return f"refused: {exc}"
         except (aiohttp.ClientConnectorError, OSError) as exc:
             return f"unreachable: {exc or type(exc).__name__}"
+        except aiohttp.ClientResponseError as exc:  # aiohttp could not parse the answer
+            return f"GET {self.shown_url}: {unreadable(exc)}"
         except (aiohttp.ClientError, TimeoutError) as exc:
             return f"GET failed: {exc or type(exc).__name__}"
         kind = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
