@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from ..google.client import GoogleClient
 from ..google.state import StateFile, state_path
@@ -27,15 +29,19 @@ def watched_calendars() -> list[str]:
     return [c.strip() for c in raw.split(",") if c.strip()] or ["primary"]
 
 
-def build_server(client: GoogleClient | None = None) -> Server:
+def build_server(
+    client: GoogleClient | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> Server:
+    """The server on `client` (the real Google API by default); `clock` is its "now"."""
     client = client or GoogleClient("gcal", "calendar", "v3")
     server = Server("gcal", version="0.1.0", instructions=INSTRUCTIONS, title="Google Calendar")
-    tools.register(server, client)
+    tools.register(server, client, clock)
 
     state = StateFile(state_path(client.token_file, "gcal"))
-    watcher = CalendarWatcher(client, state, watched_calendars())
+    watcher = CalendarWatcher(client, state, watched_calendars(), clock)
 
-    guard = AuthGuard("gcal")
+    guard = AuthGuard("gcal", clock)
 
     @server.watcher(interval_env="GCAL_POLL_SECONDS", default_interval=DEFAULT_POLL_SECONDS)
     async def calendar_changes(server: Server) -> None:

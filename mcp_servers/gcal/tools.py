@@ -12,6 +12,7 @@ when `send_updates` asks for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -49,8 +50,13 @@ SendUpdates = Literal["all", "externalOnly", "none"]
 Response = Literal["accepted", "declined", "tentative"]
 
 
-def register(server: Server, client: GoogleClient) -> None:
-    """Declare the calendar tools on `server`, for the calendars `client`'s token can see."""
+def register(
+    server: Server,
+    client: GoogleClient,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> None:
+    """Declare the calendar tools on `server`, for the calendars `client`'s token can see;
+    `clock` is "now" where a tool's range has no start."""
 
     @server.tool(capabilities=READ_OWN, annotations=READ_ONLY, output_schema=OBJECT)
     async def list_calendars() -> dict[str, Any]:
@@ -89,7 +95,7 @@ def register(server: Server, client: GoogleClient) -> None:
             time_zone: Zone for the returned times, e.g. Europe/Zurich (default: calendar's).
             page_token: `next_page_token` of the previous page.
         """
-        lower = bound(time_min, "time_min") if time_min else datetime.now(UTC).isoformat()
+        lower = bound(time_min, "time_min") if time_min else clock().isoformat()
         upper = bound(time_max, "time_max") if time_max else None
         response = await client.call(
             lambda api: api.events().list(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
+
 from ..google.client import GoogleClient
 from ..google.state import StateFile, state_path
 from ..google.watch import AuthGuard
@@ -17,14 +20,18 @@ INSTRUCTIONS = (
 DEFAULT_POLL_SECONDS = 60
 
 
-def build_server(client: GoogleClient | None = None) -> Server:
+def build_server(
+    client: GoogleClient | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> Server:
+    """The server on `client` (the real Google API by default); `clock` dates its events."""
     client = client or GoogleClient("gmail", "gmail", "v1")
     server = Server("gmail", version="0.1.0", instructions=INSTRUCTIONS, title="Gmail")
     tools.register(server, client)
 
     watcher = MailWatcher(client, StateFile(state_path(client.token_file, "gmail")))
 
-    guard = AuthGuard("gmail")
+    guard = AuthGuard("gmail", clock)
 
     @server.watcher(interval_env="GMAIL_POLL_SECONDS", default_interval=DEFAULT_POLL_SECONDS)
     async def new_mail(server: Server) -> None:

@@ -25,8 +25,11 @@ EVENT = "event/auth_required"
 class AuthGuard:
     """Wraps one server's polls; reports each distinct authorization problem once."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(
+        self, server: str, clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    ) -> None:
         self.server = server
+        self.clock = clock
         self._reported: str | None = None
 
     async def run(
@@ -37,20 +40,19 @@ class AuthGuard:
         try:
             await poll()
         except AuthRequiredError as error:
-            message = str(error)
+            message, now = str(error), self.clock()  # one reading dates the key and the event
             # Keyed by day as well: a long outage is reminded of daily, not once or always.
-            key = f"{datetime.now(UTC):%Y-%m-%d} {message}"
+            key = f"{now:%Y-%m-%d} {message}"
             if key != self._reported:
                 logger.warning("%s watcher paused: %s", self.server, message)
-                if await Outbox(notify).send(EVENT, self._payload(message)):
+                if await Outbox(notify).send(EVENT, self._payload(message, now)):
                     self._reported = key
             return
         if self._reported is not None:
             logger.info("%s watcher authorized again", self.server)
             self._reported = None
 
-    def _payload(self, message: str) -> dict[str, Any]:
-        now = datetime.now(UTC)
+    def _payload(self, message: str, now: datetime) -> dict[str, Any]:
         # One id per problem per day, matching the host's 24 h dedupe window.
         digest = hashlib.sha256(f"{message}{now:%Y-%m-%d}".encode()).hexdigest()[:12]
         return {
