@@ -21,6 +21,7 @@ import dataclasses
 import functools
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -298,9 +299,61 @@ def short(text: str, limit: int = 80) -> str:
 # --- checking rules ---------------------------------------------------------------------------
 
 
+# A pattern is written by a person (a tool name is at most 128 characters by MCP); a longer
+# one is pasted data, and every pattern matched is compiled and kept in a cache.
+MAX_PATTERN_CHARS = 1000
+# Patterns in one list of a rule (args, who.users, who.channels): a tool takes a handful of
+# arguments; more is a flood from a script, each checked on every call the rule sees.
+MAX_PATTERNS = 100
+MAX_NOTE_CHARS = 1000  # a note is a line saying why, shown in listings
+
+
+def text_problem(text: str, limit: int) -> str | None:
+    """What is wrong with one text of a rule: too long, or a control character (a NUL cuts
+    it short in C code and logs; a tab or newline hides in a listing)."""
+    if len(text) > limit:
+        return f"at most {limit} characters, got {len(text)}"
+    bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        return f"a control character ({bad!r}) in {short(text, 40)!r}"
+    return None
+
+
+def size_problems(spec: PermissionRule) -> list[tuple[str, str]]:
+    """Texts too long or with control characters, and lists too long."""
+    texts: list[tuple[str, str, int]] = [
+        ("tool", spec.tool, MAX_PATTERN_CHARS),
+        ("note", spec.note, MAX_NOTE_CHARS),
+    ]
+    lists: dict[str, list[str]] = {"args": list(spec.args)}
+    for name, pattern in spec.args.items():
+        texts += [(f"args.{name}", name, MAX_PATTERN_CHARS)]
+        texts += [(f"args.{name}", pattern, MAX_PATTERN_CHARS)]
+    if spec.who is not None:
+        lists |= {"who.users": spec.who.users, "who.channels": spec.who.channels}
+        for key, values in (("who.users", spec.who.users), ("who.channels", spec.who.channels)):
+            texts += [(f"{key}[{i}]", v, MAX_PATTERN_CHARS) for i, v in enumerate(values)]
+        if spec.who.conversation is not None:
+            texts += [("who.conversation", spec.who.conversation, MAX_PATTERN_CHARS)]
+    found = [
+        (key, f"at most {MAX_PATTERNS} patterns, got {len(values)}")
+        for key, values in lists.items()
+        if len(values) > MAX_PATTERNS
+    ]
+    if found:
+        return found  # the texts of a flood are not worth a message each
+    for key, text, limit in texts:
+        problem = text_problem(text, limit)
+        if problem is not None:
+            found.append((key, problem))
+    return found
+
+
 def problems(spec: PermissionRule) -> list[tuple[str, str]]:
     """What is wrong with a rule: (key path inside the rule, what was expected)."""
-    found = []
+    found = size_problems(spec)
+    if found:
+        return found  # a pattern too long or with a NUL is not compiled
     if not spec.tool:
         found.append(("tool", "expected a tool name or glob, such as mcp__gmail__*"))
     if spec.action not in ACTIONS:

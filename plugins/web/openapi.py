@@ -179,9 +179,13 @@ def paths() -> dict[str, Any]:
                         "type": "object",
                         "required": ["tool", "action"],
                         "properties": {
-                            "tool": {"type": "string"},
+                            "tool": {"type": "string", "maxLength": 1000},
                             "action": {"enum": ["allow", "ask", "deny"]},
-                            "args": {"type": "object"},
+                            "args": {
+                                "type": "object",
+                                "maxProperties": 100,
+                                "additionalProperties": {"type": "string", "maxLength": 1000},
+                            },
                             "exact": {"type": "boolean"},
                             "who": {"type": "object"},
                             "note": {"type": "string"},

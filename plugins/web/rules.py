@@ -8,6 +8,7 @@ what the page sends and turns refusals into 400 answers that name the wrong key.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
@@ -30,6 +31,57 @@ async def body_of(request: web.Request) -> dict[str, Any] | web.Response:
         return error(exc.reason_text, exc.status_code)
 
 
+# The JSON type each key of a rule takes. A config file's YAML may write a number for text
+# (`args: {port: 22}`), and config reads it as its text; JSON from a script says what it
+# sends, so a number where a pattern belongs is refused, not read as "22".
+TEXT, FLAG, TEXTS = "a string", "true or false", "a list of strings"
+RULE_KEYS = {"tool": TEXT, "action": TEXT, "note": TEXT, "exact": FLAG}
+WHO_KEYS = {"users": TEXTS, "channels": TEXTS, "admins": FLAG, "conversation": TEXT}
+
+
+def type_problem(key: str, value: Any, expected: str) -> str | None:
+    """What is wrong with the JSON type of ``value`` at ``key``, or None."""
+    if expected == FLAG:
+        fits = isinstance(value, bool)
+    elif expected == TEXT:
+        fits = isinstance(value, str)
+    else:
+        if not isinstance(value, list):
+            return f"{key}: expected {expected}, got {short_json(value)}"
+        wrong = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
+        if wrong is None:
+            return None
+        return f"{key}[{wrong}]: expected a string, got {short_json(value[wrong])}"
+    return None if fits else f"{key}: expected {expected}, got {short_json(value)}"
+
+
+def rule_type_problem(data: dict[str, Any]) -> str | None:
+    """The first value of a rule sent as JSON whose type is wrong, named by key; None when
+    all fit (unknown keys and wrong values are core's to name)."""
+    for key, expected in RULE_KEYS.items():
+        if key in data and (problem := type_problem(key, data[key], expected)):
+            return problem
+    args, who = data.get("args", {}), data.get("who")
+    if not isinstance(args, dict):
+        return f"args: expected an object, got {short_json(args)}"
+    for name, pattern in args.items():
+        if problem := type_problem(f"args.{name}", pattern, TEXT):
+            return problem
+    if who is None:
+        return None
+    if not isinstance(who, dict):
+        return f"who: expected an object, got {short_json(who)}"
+    for key, expected in WHO_KEYS.items():
+        if who.get(key) is not None and (problem := type_problem(f"who.{key}", who[key], expected)):
+            return problem
+    return None
+
+
+def short_json(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
 class RuleRoutes:
     def __init__(self, host: HostApi) -> None:
         self.host = host
@@ -44,6 +96,9 @@ class RuleRoutes:
         first = body.pop("first", False)
         if not isinstance(first, bool):
             return error("first must be true or false")
+        problem = rule_type_problem(body)
+        if problem is not None:
+            return error(problem)
         try:
             rule_id = await self.host.queries.add_permission_rule(body, CREATED_BY, first)
         except ValueError as exc:

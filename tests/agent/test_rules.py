@@ -483,3 +483,16 @@ def test_patterns_a_linear_engine_cannot_run_are_refused_naming_the_key():
     ):
         with pytest.raises(RuleError, match=rf"^args\.command: not a regular expression .*{said}"):
             spec_from_data({"tool": "x", "action": "deny", "args": {"command": pattern}})
+
+
+def test_rules_too_big_or_with_control_characters_are_refused_wherever_they_come_from():
+    with pytest.raises(RuleError, match=r"^who\.users: at most 100 patterns, got 101$"):
+        spec_from_data({"tool": "x", "action": "deny", "who": {"users": ["U"] * 101}})
+    with pytest.raises(RuleError, match=r"^args\.a: at most 1000 characters, got 1001$"):
+        spec_from_data({"tool": "x", "action": "deny", "args": {"a": "y" * 1001}})
+    with pytest.raises(RuleError, match=r"^note: a control character \('\\x00'\)"):
+        spec_from_data({"tool": "x", "action": "deny", "note": "a\x00b"})
+    # the limits leave room: a rule at them is fine
+    spec_from_data(
+        {"tool": "x", "action": "deny", "args": {f"a{i}": "y" * 1000 for i in range(100)}}
+    )

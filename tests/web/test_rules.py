@@ -87,3 +87,25 @@ async def test_the_dashboard_adds_tests_and_removes_rules(web_host, client):
     assert "Not allowed" in await chat(
         client, url, "dash", 'call wipe_disk {"target": "scratch-1"}'
     )
+
+
+async def test_the_rule_api_refuses_wrong_types_floods_and_control_characters(web_host, client):
+    """JSON says what type a value is: a number where a pattern belongs is a mistake or a
+    probe, not text. Each refusal is a 400 naming the field, and nothing is stored."""
+    url = base_url(web_host)
+    many = {f"a{i}": "x" for i in range(1000)}
+    for bad, says in (
+        ({"tool": 5, "action": "deny"}, "tool: expected a string, got 5"),
+        ({"tool": "x", "action": "deny", "args": {"n": 5}}, "args.n: expected a string, got 5"),
+        ({"tool": "x", "action": "deny", "exact": "yes"}, "exact: expected true or false"),
+        ({"tool": "x", "action": "deny", "who": {"users": [7]}}, "who.users[0]: expected a str"),
+        ({"tool": "x", "action": "deny", "args": many}, "args: at most 100 patterns, got 1000"),
+        ({"tool": "x" * 5000, "action": "deny"}, "tool: at most 1000 characters, got 5000"),
+        ({"tool": "x", "action": "deny", "args": {"a": "b\x00c"}}, "args.a: a control character"),
+        ({"tool": "x\ty", "action": "deny"}, "tool: a control character"),
+    ):
+        async with client.post(url + "/api/rules", json=bad) as response:
+            assert response.status == 400, bad
+            assert says in (await response.json())["error"], bad
+    async with client.get(url + "/api/rules") as response:
+        assert (await response.json())["rules"] == []
