@@ -216,7 +216,8 @@ def approve_tool_call(call: Any, session: Any) -> str | None:
 
     Called before every tool call with the :class:`bothost.agent.approvals.ToolCall` and
     the :class:`bothost.models.Session`. The first non-``None`` answer wins. It is weighed
-    with the first matching permission rule (``permissions``, ``bothost rules``): the
+    with the permission rule that decides the call (``permissions``, ``bothost rules``: the
+    first that matches, but a ``deny`` that matches too beats an ``ask`` above it): the
     stricter of the two applies (``deny`` over ``ask`` over ``allow``); ``None`` and no rule
     means the configured ``agent.approval`` mode decides. Neither can lift the lethal-trifecta
     interlock, which refuses before this hook is called. Must be sync (a coroutine would
