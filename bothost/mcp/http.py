@@ -110,6 +110,8 @@ class HttpTransport:
         self._on_close: OnClose | None = None
         self._tasks = TaskSet(self.log, "HTTP transport task")
         self._get_task: asyncio.Future[Any] | None = None
+        # requests answered 202 while the push stream was open: it may yet bring the answer
+        self._accepted: set[Any] = set()
         self._generation = 0  # bumped each time the session is dialed again
         self._lost_lock = asyncio.Lock()
         self._closed = False
@@ -202,16 +204,26 @@ class HttpTransport:
                 # a request accepted without an answer: only a push stream could still bring
                 # one (a server may misplace it there), and none is open, so waiting out the
                 # whole timeout would end in a bare "timed out"
-                self._fail(
-                    related,
-                    f"HTTP 202 from {self.shown_url}: the server answered 202 (accepted) and "
-                    "has no stream open to send the answer on (a Streamable HTTP server "
-                    "answers a request with JSON or an SSE stream)",
-                )
+                self._fail(related, self._accepted_why("has no stream open to send the answer on"))
+            elif related is not None:
+                self._accepted.add(related)  # failed when the push stream closes without it
         elif kind == "application/json":
             await self._json_body(resp, related)
         else:
             self._tasks.spawn(self._call_stream(resp, related))
+
+    def _accepted_why(self, stream: str) -> str:
+        return (
+            f"HTTP 202 from {self.shown_url}: the server answered 202 (accepted) and {stream} "
+            "(a Streamable HTTP server answers a request with JSON or an SSE stream)"
+        )
+
+    def _accepted_lost(self) -> None:
+        """The push stream closed: a request answered 202 has nothing left to bring its
+        answer (a reconnected stream carries what is pushed from then on, not old answers)."""
+        lost, self._accepted = self._accepted, set()
+        for related in lost:
+            self._fail(related, self._accepted_why("its push stream closed without the answer"))
 
     def _unsendable(self, exc: ValueError) -> str:
         """Why aiohttp would not build the request, as the setting to change."""
@@ -319,6 +331,8 @@ class HttpTransport:
 
     def _hand_on(self, message: jsonrpc.Message, related: Any, size: int) -> None:
         assert self._on_message is not None
+        if jsonrpc.is_response(message):
+            self._accepted.discard(message["id"])
         try:
             self._on_message(message, related, size)
         except Exception:  # boundary: one bad message must not stop the stream
@@ -401,6 +415,12 @@ class HttpTransport:
 
     async def _push_stream(self, generation: int) -> None:
         """The standalone GET stream for server push; reconnects until the transport closes."""
+        try:
+            await self._push_streams(generation)
+        finally:
+            self._accepted_lost()  # no stream any more: a request accepted meanwhile is too
+
+    async def _push_streams(self, generation: int) -> None:
         parser = SseParser()
         failures = 0
         while not self._closed:
@@ -423,7 +443,10 @@ class HttpTransport:
                 self.log.info("server push stream unavailable (%s); retrying", resp)
             else:
                 failures = 0
-                await self._read(resp, parser, None)
+                try:
+                    await self._read(resp, parser, None)
+                finally:
+                    self._accepted_lost()
             base = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RETRY
             await asyncio.sleep(min(base * 2**failures, MAX_RETRY))
 

@@ -7,6 +7,7 @@ inside an event too: what the client resumes from must be the last event it rece
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 
@@ -95,6 +96,49 @@ async def test_a_request_answered_202_with_no_stream_to_answer_on_fails_at_once(
     result = await manager.call_tool("quiet", "lost", {}, timeout=5)
     assert result.is_error
     assert "answered 202 (accepted) and has no stream open to send the answer on" in result.text
+
+
+async def test_a_request_answered_202_fails_when_the_push_stream_closes_without_it(
+    site,  # noqa: F811
+    make_manager,  # noqa: F811
+):
+    # with a push stream open, a request answered 202 could still get its answer there; once
+    # that stream closed without it, the call waited out its whole timeout for nothing
+    close_stream = asyncio.Event()
+    gets = 0
+
+    async def endpoint(request):
+        nonlocal gets
+        if request.method == "GET":
+            gets += 1
+            if gets > 1:
+                raise web.HTTPMethodNotAllowed("GET", ["POST"])
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            await response.write(b": open\n\n")
+            await close_stream.wait()
+            return response  # the stream ends, the call's answer never sent on it
+        message = await request.json()
+        if message.get("method") == "tools/call":
+            return web.Response(status=202)
+        reply = answer(message, [{"name": "lost", "inputSchema": {"type": "object"}}])
+        return web.Response(status=202) if reply is None else web.json_response(reply)
+
+    base = await site([web.route("*", "/mcp", endpoint)])
+    manager = await make_manager({"quiet": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    transport = manager.runners["quiet"].session.transport
+    await until(lambda: gets == 1)
+    call = asyncio.create_task(manager.call_tool("quiet", "lost", {}, timeout=60))
+    await until(lambda: bool(transport._accepted))  # its 202 arrived; the stream is open
+    close_stream.set()
+    async with asyncio.timeout(10):  # well inside the call's own 60 s
+        result = await call
+    assert result.is_error
+    assert result.text == (
+        f"quiet/lost failed: HTTP 202 from {base}/mcp: the server answered 202 (accepted) and "
+        "its push stream closed without the answer (a Streamable HTTP server answers a "
+        "request with JSON or an SSE stream)"
+    ), result.text
 
 
 async def test_an_sdk_server_that_drops_its_stream_mid_call_is_followed_to_the_end(
