@@ -31,9 +31,10 @@ import re2  # type: ignore[import-untyped]
 from bothost.config import PermissionRule, RuleWho
 from bothost.configschema import ConfigError, build
 from bothost.models import Session
+from bothost.rules import overlap
 from bothost.rules.origin import UNKNOWN, Origin, covers
+from bothost.rules.overlap import REGEX
 
-REGEX = "re:"  # an argument pattern starting with this is a regular expression
 ACTIONS = ("allow", "ask", "deny")
 CONFIG, STORED, REMEMBERED = "config", "stored", "remembered"
 # how the listed order is read (`bothost rules list`, /api/rules, the dashboard)
@@ -269,17 +270,46 @@ def deciding_match(
 def allows_before(rules: list[Rule], added: Rule) -> list[Rule]:
     """The ``allow`` rules before the ``deny`` rule ``added`` (in ``rules``, the order
     checked) that may decide some of its calls first (:func:`deciding_match`: an allow
-    above a deny is an exception to it). Tool patterns that may meet: either matches the
-    other as a name (``mcp__ssh__exec`` and ``mcp__ssh__*``); a guess, never a refusal."""
+    above a deny is an exception to it): those some call could match as well as it
+    (:func:`may_meet`); a guess that leans to naming one, never a refusal."""
     if added.action != "deny" or added not in rules:
         return []
-    tool = added.spec.tool
     return [
         rule
         for rule in rules[: rules.index(added)]
-        if rule.action == "allow"
-        and (fnmatchcase(rule.spec.tool, tool) or fnmatchcase(tool, rule.spec.tool))
+        if rule.action == "allow" and may_meet(rule, added)
     ]
+
+
+def may_meet(allow: Rule, deny: Rule) -> bool:
+    """Whether one call may match both rules: tool patterns that meet (:mod:`overlap`, as
+    names: a pinned allow by the name it was added for), argument patterns that meet where
+    both name the argument, neither ``exact`` while the other needs an argument it lacks,
+    and ``who`` fields that can hold for one person (channels are taken to meet)."""
+    one, two = allow.spec, deny.spec
+    if allow.tool_origin is not None and allow.tool_origin.kind == UNKNOWN:
+        return False  # it matches no tool (match_tool)
+    if not overlap.globs_meet(one.tool, two.tool):
+        return False
+    if one.exact and set(two.args) - set(one.args):
+        return False
+    if two.exact and set(one.args) - set(two.args):
+        return False
+    shared = set(one.args) & set(two.args)
+    if not all(overlap.patterns_meet(one.args[k], two.args[k], matches) for k in shared):
+        return False
+    return one.who is None or two.who is None or who_may_meet(one.who, two.who)
+
+
+def who_may_meet(one: RuleWho, two: RuleWho) -> bool:
+    if one.admins is not None and two.admins is not None and one.admins != two.admins:
+        return False
+    if one.conversation is not None and two.conversation is not None:
+        if one.conversation != two.conversation:
+            return False
+    if one.users and two.users:
+        return any(overlap.globs_meet(a, b) for a in one.users for b in two.users)
+    return True
 
 
 def allow_above(rule: Rule) -> str:

@@ -19,6 +19,7 @@ from bothost.rules.match import (
     STORED,
     Rule,
     RuleError,
+    allows_before,
     deciding_match,
     first_match,
     literal,
@@ -496,3 +497,80 @@ def test_rules_too_big_or_with_control_characters_are_refused_wherever_they_come
     spec_from_data(
         {"tool": "x", "action": "deny", "args": {f"a{i}": "y" * 1000 for i in range(100)}}
     )
+
+
+# --- which allows above a new deny still decide some of its calls -----------------------------
+
+
+def noted(allow: dict, deny: dict) -> bool:
+    """Whether adding `deny` below `allow` notes the allow (allows_before)."""
+    above, added = rule("allow", index=1, **allow), rule("deny", index=2, **deny)
+    return allows_before([above, added], added) == [above]
+
+
+@pytest.mark.parametrize(
+    "allow,deny,meet",
+    [
+        # tool globs: neither matches the other as a name, yet both match mcp__a__exec
+        ("mcp__a*", "*__exec", True),
+        ("mcp__ssh__*", "mcp__*__exec", True),
+        ("mcp__ssh__exec", "mcp__ssh__*", True),
+        ("mcp__ssh__*", "mcp__ssh__exec", True),
+        ("mcp__ssh__[a-e]*", "mcp__ssh__[!a-e]*", False),
+        ("mcp__ssh__[!x]", "mcp__ssh__[!y]", True),
+        ("mcp__ssh__?", "mcp__ssh__ab", False),
+        ("mcp__gmail__*", "mcp__ssh__*", False),
+        ("*x", "*y", False),
+        ("a*b*c", "*b*", True),
+    ],
+)
+def test_a_deny_notes_an_allow_above_whose_tool_glob_meets_its_own(allow, deny, meet):
+    assert noted({"tool": allow}, {"tool": deny}) is meet
+
+
+@pytest.mark.parametrize(
+    "allow,deny,meet",
+    [
+        ("ls", "re:rm .*", False),  # a literal is tried against the other pattern
+        ("rm -rf /", "re:rm .*", True),
+        ("re:ls", "rm*", False),
+        ("ls *", "re:rm .*", False),  # the literal starts differ
+        ("ls*", "re:l.*", True),
+        ("re:(ls|rm) .*", "re:rm .*", True),  # two real regexes: taken to meet
+        ("re:ls .*", "re:rm .*", False),
+        ("re:l?s", "re:s", True),  # `l?`: the l is not a start every value has
+        ("ls *", "rm *", False),
+        ("* -f", "rm *", True),
+    ],
+)
+def test_a_deny_notes_an_allow_above_whose_argument_pattern_meets_its_own(allow, deny, meet):
+    tool = "mcp__ssh__exec"
+    assert noted({"tool": tool, "args": {"c": allow}}, {"tool": tool, "args": {"c": deny}}) is meet
+
+
+def test_a_deny_notes_no_allow_its_calls_can_never_meet():
+    tool = "mcp__ssh__exec"
+    # an argument only one side names still lets them meet, unless the other is exact
+    assert noted({"tool": tool, "args": {"a": "x"}}, {"tool": tool, "args": {"b": "y"}})
+    exact = {"tool": tool, "args": {"a": "x"}, "exact": True}
+    assert not noted(exact, {"tool": tool, "args": {"b": "y"}})
+    assert noted(exact, {"tool": tool})
+    # who: admins or not, users, one conversation
+    assert not noted(
+        {"tool": tool, "who": {"admins": True}}, {"tool": tool, "who": {"admins": False}}
+    )
+    assert noted({"tool": tool, "who": {"admins": True}}, {"tool": tool})
+    assert not noted(
+        {"tool": tool, "who": {"users": ["U1"]}}, {"tool": tool, "who": {"users": ["U2*"]}}
+    )
+    assert noted(
+        {"tool": tool, "who": {"users": ["U1", "U2x"]}}, {"tool": tool, "who": {"users": ["U2*"]}}
+    )
+    assert not noted(
+        {"tool": tool, "who": {"conversation": "a"}}, {"tool": tool, "who": {"conversation": "b"}}
+    )
+    # an allow whose origin is unknown matches no tool (match_tool): it decides nothing
+    unknown = rule("allow", index=1, tool=tool)
+    unknown.tool_origin = Origin(UNKNOWN)
+    added = rule("deny", index=2, tool=tool)
+    assert allows_before([unknown, added], added) == []
