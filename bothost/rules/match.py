@@ -36,6 +36,7 @@ from bothost.rules.origin import UNKNOWN, Origin, covers
 from bothost.rules.overlap import REGEX
 
 ACTIONS = ("allow", "ask", "deny")
+USER_PAIRS = 100  # who.users patterns compared pairwise for a note; more are taken to meet
 CONFIG, STORED, REMEMBERED = "config", "stored", "remembered"
 # how the listed order is read (`bothost rules list`, /api/rules, the dashboard)
 PRECEDENCE = (
@@ -307,7 +308,7 @@ def who_may_meet(one: RuleWho, two: RuleWho) -> bool:
     if one.conversation is not None and two.conversation is not None:
         if one.conversation != two.conversation:
             return False
-    if one.users and two.users:
+    if one.users and two.users and len(one.users) * len(two.users) <= USER_PAIRS:
         return any(overlap.globs_meet(a, b) for a in one.users for b in two.users)
     return True
 
