@@ -66,11 +66,15 @@ class Page:
         return await asyncio.to_thread(fn, *args)
 
     def _wait(self, condition, what=""):
-        from selenium.common.exceptions import TimeoutException
+        """``condition`` until it holds; an element it looked at being replaced meanwhile (the
+        rules panel is rendered afresh at every poll) is another try, not a failure."""
+        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
         from selenium.webdriver.support.ui import WebDriverWait
 
         try:
-            return WebDriverWait(self.driver, WAIT).until(condition)
+            return WebDriverWait(
+                self.driver, WAIT, ignored_exceptions=[StaleElementReferenceException]
+            ).until(condition)
         except TimeoutException:
             chat = self.driver.find_element("id", "log").text
             raise AssertionError(f"page never showed {what!r}; the chat reads:\n{chat}") from None
@@ -91,17 +95,26 @@ class Page:
     async def say(self, text):
         await self.run(self._say, text)
 
-    async def wait_for(self, css, text=""):
-        """The first element matching ``css`` whose text contains ``text``."""
-
+    @staticmethod
+    def _find(css, text):
         def find(d):
             return next((e for e in d.find_elements("css selector", css) if text in e.text), False)
 
-        return await self.run(self._wait, find, f"{css} containing {text!r}")
+        return find
+
+    async def wait_for(self, css, text=""):
+        """The first element matching ``css`` whose text contains ``text``."""
+        return await self.run(self._wait, self._find(css, text), f"{css} containing {text!r}")
 
     async def click(self, css):
-        element = await self.wait_for(css)
-        await self.run(element.click)
+        """Click the first element matching ``css``: found and clicked in one try, so an
+        element replaced in between is looked for again, not clicked stale."""
+
+        def clicked(d):
+            d.find_element("css selector", css).click()  # not there yet: tried again
+            return True
+
+        await self.run(self._wait, clicked, f"{css} to click")
 
 
 @pytest.fixture
@@ -359,7 +372,28 @@ async def test_with_a_token_the_page_works_after_opening_the_token_link(
         await host.stop()
 
 
-async def test_allow_for_this_conversation_and_the_rules_panel_in_the_page(page, web_host):
+# the page's dashboard poll (3 s: POLL_MS in app.js) made this fast for one test: each poll
+# renders the rules panel afresh, so an element found there goes stale soon after, as it
+# did now and then at 3 s (StaleElementReferenceException in the test below)
+FAST_POLL_MS = 100
+FAST_POLL = f"""
+const wait = window.setTimeout;
+window.setTimeout = (fn, ms, ...rest) => wait(fn, ms === 3000 ? {FAST_POLL_MS} : ms, ...rest);
+"""
+
+
+@pytest.fixture
+def fast_poll(driver):
+    """The page, opened after this, polls its dashboard (and re-renders its rules panel)
+    every FAST_POLL_MS."""
+    added = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FAST_POLL})
+    yield
+    driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", added)
+
+
+async def test_allow_for_this_conversation_and_the_rules_panel_in_the_page(
+    page, web_host, fast_poll
+):
     await page.open("p-rules")
     await page.say('call wipe_disk {"target": "sdd"}')
     await page.wait_for(".question", "wipe_disk")
