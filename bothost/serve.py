@@ -60,6 +60,7 @@ async def serve(host: Any, verbose: int = 0) -> int:
 # The turns whose one-message chat is a failure for the caller's exit status: the model
 # was not reached or gave no answer (configuration.md: "a model or server error" is 1).
 FAILED_TURNS = frozenset({Outcome.FAILED, Outcome.REFUSED})
+PROMPT = "you> "  # the terminal chat's, shown only to a person typing (chat_prompt)
 
 
 async def chat(host: Any, message: str | None, verbose: int = 0) -> int:
@@ -90,9 +91,10 @@ async def converse(host: Any, console: Any, message: str | None) -> int:
         if message is not None:
             reply = await console.converse(message)
             return 1 if reply.outcome in FAILED_TURNS else 0
+        prompt, to_stderr = chat_prompt()
         while True:
             try:
-                line = await read_line("you> ")
+                line = await read_line(prompt, to_stderr)
             except EOFError:
                 break
             if line.strip() in ("exit", "quit"):
@@ -126,6 +128,22 @@ async def interruptible(host: Any, turn: Awaitable[Any]) -> None:
         signal.signal(signal.SIGINT, previous)
 
 
-async def read_line(prompt: str) -> str:
+def chat_prompt() -> tuple[str, bool]:
+    """The chat's prompt, and whether it goes to stderr.
+
+    None when stdin is not a terminal: nobody is typing, and ``echo hi | bothost chat``
+    printed ``you> `` into the replies a script reads. On stderr when stdout is not a
+    terminal (``bothost chat > replies.txt``): the person sees it, the file does not.
+    """
+    try:
+        typed, shown = sys.stdin.isatty(), sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no stdin, or a closed one: nobody types
+        return "", False
+    if not typed:
+        return "", False
+    return PROMPT, not shown
+
+
+async def read_line(prompt: str, to_stderr: bool = False) -> str:
     """``input(prompt)`` without holding the process: see :func:`in_daemon_thread`."""
-    return await in_daemon_thread(lambda: terminal_input(prompt), "chat-input")
+    return await in_daemon_thread(lambda: terminal_input(prompt, err=to_stderr), "chat-input")

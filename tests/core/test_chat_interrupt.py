@@ -6,6 +6,8 @@ line; the conversation ends on ``exit``, or on Ctrl-C at the prompt (exit status
 """
 
 import asyncio
+import os
+import pty
 import signal
 import textwrap
 from asyncio.subprocess import PIPE, STDOUT
@@ -76,11 +78,17 @@ async def test_ctrl_c_stops_the_turn_and_the_chat_goes_on(tmp_path, home):
 
 
 async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path, home):
-    """Before, the thread reading the prompt was joined at exit: the chat hung until Enter."""
+    """Before, the thread reading the prompt was joined at exit: the chat hung until Enter.
+
+    Stdin is a terminal and stdout a pipe, so the prompt is shown (on stderr) and says the
+    chat waits for a line; a piped stdin gets no prompt, and is read the same way (from its
+    descriptor, :func:`bothost.platform.terminal_input`)."""
     config = tmp_path / "c.yaml"
     config.write_text("mcp: {servers: {weather: {enabled: false}}}\n")
-    process = await bothost_process(home, config, "chat", stdin=PIPE, stderr=STDOUT)
-    assert process.stdin and process.stdout
+    controller, end = pty.openpty()
+    process = await bothost_process(home, config, "chat", stdin=end, stderr=STDOUT)
+    os.close(end)
+    assert process.stdout
     try:
         await read_until(process.stdout, b"you> ")
         process.send_signal(signal.SIGINT)
@@ -96,3 +104,4 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path, home):
         if process.returncode is None:
             process.kill()
             await process.wait()
+        os.close(controller)
