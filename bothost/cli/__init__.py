@@ -127,8 +127,9 @@ Start here:
 
 \b
 Exit status: 0 success; 1 failure (model, database, network, or a command's own
-"no"); 2 config, plugin or usage error (nothing was written); 130 interrupted by
-Ctrl-C (bothost run: 0, Ctrl-C is how it stops)."""
+"no", such as no server or rule by that name); 2 config, plugin or usage error
+(nothing was written); 130 interrupted by Ctrl-C (bothost run: 0, Ctrl-C is how it
+stops)."""
 
 
 @click.group(cls=BothostGroup, epilog=EPILOG)

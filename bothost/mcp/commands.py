@@ -21,7 +21,7 @@ from typing import Any
 from bothost.config import MCP_TIMEOUT_LIMIT, McpServerConfig
 from bothost.configschema import duration_problem, parse_duration
 from bothost.mcp.environment import server_headers
-from bothost.mcp.manager import McpManager, McpManagerError, status_path
+from bothost.mcp.manager import McpManager, McpManagerError, McpNotFoundError, status_path
 from bothost.mcp.oauth.tokens import DbTokens, all_records, clear_record
 from bothost.mcp.roster import NAME
 from bothost.mcp.runner import ServerStatus
@@ -108,7 +108,7 @@ async def private(manager: McpManager, names: set[str]) -> AsyncIterator[McpMana
     await manager.reload()
     unknown = names - set(manager.runners)
     if unknown:
-        raise McpManagerError(f"no MCP server named {sorted(unknown)[0]!r}")
+        raise McpNotFoundError(f"no MCP server named {sorted(unknown)[0]!r}")
     disabled = [n for n in names if not manager.runners[n].config.enabled]
     if disabled:
         raise McpManagerError(
@@ -224,7 +224,7 @@ async def _remote(manager: McpManager, name: str) -> McpServerConfig:
     await manager.reload()
     runner = manager.runners.get(name)
     if runner is None:
-        raise McpManagerError(f"no MCP server named {name!r}")
+        raise McpNotFoundError(f"no MCP server named {name!r}")
     if not runner.config.url:
         raise McpManagerError(f"{name} runs as a command (stdio); only remote servers log in")
     return runner.config
@@ -301,11 +301,11 @@ def pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
 def tail_log(home: Path, name: str, lines: int) -> list[str]:
     """The last `lines` lines of the server's log (reaching into the rotated backup)."""
     if not NAME.fullmatch(name):  # `../../x` would read <home>/x.log, or any NAME.log
-        raise McpManagerError(f"no MCP server named {name!r} (names use A-Z a-z 0-9 _ -)")
+        raise McpNotFoundError(f"no MCP server named {name!r} (names use A-Z a-z 0-9 _ -)")
     path = log_path(home, name)
     backup = path.with_name(path.name + ".1")
     if not path.exists() and not backup.exists():
-        raise McpManagerError(f"no log for MCP server {name!r} yet ({path})")
+        raise McpNotFoundError(f"no log for MCP server {name!r} yet ({path})")
     kept: deque[str] = deque(maxlen=lines)
     for source in (backup, path):
         if source.exists():

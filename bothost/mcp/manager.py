@@ -56,6 +56,10 @@ class McpManagerError(ValueError):
     """A run-time change that cannot be made (bad name, server defined in config, …)."""
 
 
+class McpNotFoundError(McpManagerError):
+    """No server (or no log) by that name: a command's own "no" (exit 1), not a usage error."""
+
+
 def status_path(home: Path) -> Path:
     return Path(home) / "state" / "mcp-status.json"
 
@@ -423,7 +427,7 @@ class McpManager:
         """The server's prompts; McpManagerError with a message for people when it fails."""
         runner = self.runners.get(server)
         if runner is None:
-            raise McpManagerError(f"no MCP server named {server!r}")
+            raise McpNotFoundError(f"no MCP server named {server!r}")
         await self.settle({server})  # it may still be starting
         try:
             found, _cut = await prompts.list_prompts(runner)
@@ -437,7 +441,7 @@ class McpManager:
         """One prompt rendered as text (binary parts saved under media/); McpManagerError."""
         runner = self.runners.get(server)
         if runner is None:
-            raise McpManagerError(f"no MCP server named {server!r}")
+            raise McpNotFoundError(f"no MCP server named {server!r}")
         await self.settle({server})  # it may still be starting
         try:
             answer = await runner.request("prompts/get", {"name": name, "arguments": arguments})
@@ -497,7 +501,7 @@ class McpManager:
                     f"{name} is defined in the config file; remove it there, "
                     f"or `bothost mcp disable {name}`"
                 )
-            raise McpManagerError(f"no MCP server named {name!r}")
+            raise McpNotFoundError(f"no MCP server named {name!r}")
         await self.store.run(lambda db: stored.delete(db, name))
         await self.reload()
 
@@ -513,7 +517,7 @@ class McpManager:
         elif name in rows:
             await self.store.run(lambda db: stored.set_enabled(db, name, enabled))
         else:
-            raise McpManagerError(f"no MCP server named {name!r}")
+            raise McpNotFoundError(f"no MCP server named {name!r}")
         self._demanded.add(name)  # as for add_server
         await self.reload()
         return self._status_of(name)

@@ -62,7 +62,7 @@ def test_call_records_the_rest_of_a_backlog_beside_an_event_it_cannot_store(both
 def test_call_failure_exits_non_zero(bothost):
     assert "unknown tool nope" in bothost("mcp", "call", "paging", "nope", code=1).output
     assert "not JSON" in bothost("mcp", "call", "paging", "echo", "{oops", code=2).output
-    assert "no MCP server named" in bothost("mcp", "call", "ghost", "echo", code=2).output
+    assert "no MCP server named" in bothost("mcp", "call", "ghost", "echo", code=1).output
 
 
 def test_call_json_includes_structured_content(bothost):
@@ -430,3 +430,24 @@ def test_logs_of_a_bundled_server_stamp_each_line_once(home, tmp_path):
     stderr_lines = [line for line in logs.splitlines() if "[stderr]" in line]
     assert stderr_lines, logs
     assert all(len(stamp.findall(line)) == 1 for line in stderr_lines), logs
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["mcp", "remove", "ghost"],
+        ["mcp", "enable", "ghost"],
+        ["mcp", "disable", "ghost"],
+        ["mcp", "call", "ghost", "echo"],
+        ["mcp", "tools", "ghost"],
+        ["mcp", "logs", "ghost"],
+        ["mcp", "logout", "ghost"],
+        ["rules", "remove", "99"],
+    ],
+)
+def test_no_such_thing_exits_1_like_every_command_s_own_no(bothost, args):
+    # found from outside: `mcp remove NAME` exited 2 (a usage error) while `rules remove N`
+    # and `mcp logs NAME` exited 1 for the same "no such thing"; the help's convention is
+    # 1 for a command's own "no", 2 for a command line that could never work
+    out = bothost(*args, code=1).output
+    assert "no MCP server named 'ghost'" in out or "no log" in out or "no stored rule" in out
