@@ -1,8 +1,9 @@
-"""The HTTP listener's defence against clients that hold connections open.
+"""The HTTP listener's defence against clients that hold connections open or
+send without end.
 
 A client can open connections and never finish a request: no bytes, half a header, or a
 body that stops. Left alone, each holds a file descriptor until the process runs out and
-``accept()`` fails for everyone, ``/healthz`` and webhook senders included. Three parts:
+``accept()`` fails for everyone, ``/healthz`` and webhook senders included. The parts:
 
 * **Header deadline.** A new connection that has not completed its first request's
   headers within :data:`HEADER_TIMEOUT` is closed, however slowly it trickles bytes. After
@@ -11,6 +12,10 @@ body that stops. Left alone, each holds a file descriptor until the process runs
 * **Body deadline.** :meth:`ConnectionGuard.middleware` arms a timer when a request with a
   body reaches its handler; a body still incomplete when it fires fails the handler's read
   with :class:`BodyTimeoutError`, answered 408, and the connection is closed.
+* **Unread bodies.** An answer sent while more than :data:`LINGER_BYTES` of its request's
+  body have yet to arrive (a 413 said from ``Content-Length``, a refusal before reading)
+  closes the connection and reads no more of it: aiohttp would read and drop the rest for
+  10 s to keep the connection, which a fast sender makes gigabytes.
 * **Send deadline.** A connection whose client takes none of our answer's bytes for
   :data:`SEND_TIMEOUT` (its writes paused, its send buffer unchanged: pipelined requests
   never read, a stream nobody reads) is aborted, so it keeps no descriptor and no buffers.
@@ -67,6 +72,9 @@ MIN_CONNECTIONS = 32  # even a tiny open-file limit serves a page, its stream an
 # wake-up before the factory sees any of them, and an evicted socket closes a loop pass later.
 FD_RESERVE_SHARE = 2
 MIN_FD_RESERVE = 2 * 128 + 64  # two bursts of BACKLOG and the process's own descriptors
+# the rest of a body answered early that is still read and dropped, so its sender gets the
+# answer and keeps the connection; a larger rest closes it (reading would cost more)
+LINGER_BYTES = 64 * 1024
 BACKLOG = 128  # the kernel's queue and asyncio's accepts per wake-up (aiohttp's default)
 ACCEPT_LOG_INTERVAL = 60.0  # seconds between the lines that count failed accepts
 BAD_REQUEST_LOG_INTERVAL = 60.0  # seconds between the lines that count unparsable requests
@@ -85,6 +93,11 @@ def refusal(headers: dict[str, str]) -> bytes:
     }
     head = "".join(f"{name}: {value}\r\n" for name, value in fields.items())
     return f"HTTP/1.1 503 Service Unavailable\r\n{head}\r\n".encode("latin-1") + REFUSAL_TEXT
+
+
+class BodyRefusedError(TimeoutError):
+    """The rest of a body answered before it arrived is not read (a TimeoutError, so
+    aiohttp's lingering read after the answer stops at once)."""
 
 
 class BodyTimeoutError(TimeoutError):
@@ -129,6 +142,17 @@ class ListenerHandler(RequestHandler):
         super().__init__(manager, **kwargs)
         self.answer_headers = answer_headers
 
+    async def finish_response(
+        self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
+        """Send ``resp``; when much of the body has yet to arrive (a 413, a refusal before
+        reading), with ``Connection: close`` and nothing more of the body read. aiohttp would
+        read and drop it for 10 s to keep the connection: gigabytes, at a fast sender's pace."""
+        if unread_past(request, LINGER_BYTES):
+            resp.force_close()
+            request.content.set_exception(BodyRefusedError("answered before the body"))
+        return await super().finish_response(request, resp, start_time)
+
     def handle_error(
         self,
         request: web.BaseRequest,
@@ -140,6 +164,16 @@ class ListenerHandler(RequestHandler):
         for name, value in self.answer_headers.items():
             response.headers.setdefault(name, value)
         return response
+
+
+def unread_past(request: web.BaseRequest, limit: int) -> bool:
+    """Whether more than ``limit`` bytes of the request's body have yet to arrive (a chunked
+    body still arriving: its size is not known, so yes)."""
+    content = request.content
+    if content.is_eof():
+        return False
+    length = request.content_length
+    return length is None or length - content.total_bytes > limit
 
 
 class ConnectionGuard:

@@ -27,6 +27,8 @@ class JsonError(web.HTTPException):
 async def json_object(request: web.Request) -> dict[str, Any]:
     """The request's JSON object; :class:`JsonError` 413 over the size limit, 400 when the
     host's decoding refuses it."""
+    if (request.content_length or 0) > jsondecode.MAX_BYTES:  # said before a byte is read
+        raise JsonError(413, f"body larger than {jsondecode.MAX_BYTES} bytes")
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:

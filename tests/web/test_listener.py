@@ -359,3 +359,40 @@ async def test_the_503_at_the_cap_carries_the_security_headers(small_host, monke
     release.set()
     for _, stream in streams:
         stream.close()
+
+
+HUGE = 2**30  # a Content-Length far past every limit: a sender offering a gigabyte
+
+
+async def send_forever(writer: asyncio.StreamWriter) -> None:
+    """Keep sending body bytes, as a sender that ignores our answer does, until cut."""
+    chunk = b"x" * 65536
+    try:
+        while True:
+            writer.write(chunk)
+            await writer.drain()
+    except ConnectionError:
+        return
+
+
+@pytest.mark.parametrize("path", ["/api/chat", "/webhook/events/ops"])
+async def test_a_body_over_the_limit_is_refused_413_unread_and_the_connection_closed(
+    small_host, path
+):
+    """Found from outside: /api/chat read 4 MiB before its 413, and after any early answer
+    aiohttp went on reading (and dropping) the body for 10 s to keep the connection."""
+    small_host.http.guard.body_timeout = 120  # only the 413 may end this, not the 408
+    reader, writer = await connect(small_host.http.port)
+    writer.write(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {HUGE}\r\n\r\n".encode()
+    )
+    async with asyncio.timeout(10):  # not one body byte was sent: the answer needs none
+        head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413"), head
+    fields = {name.lower(): value for name, value in head_fields(head).items()}
+    assert fields.get("connection") == "close", head
+    sending = asyncio.ensure_future(send_forever(writer))
+    await read_all(reader)  # closed: the rest of the gigabyte is not read
+    await asyncio.wait_for(sending, 10)
+    writer.close()
