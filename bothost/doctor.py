@@ -278,21 +278,25 @@ def migrated_now(store: Any) -> str:
 
 def check_rules(runtime: Any) -> list[Finding]:
     """Stored ``allow`` rows kept from before tools' origins were (core:11) that could name
-    another tool: they allow nothing now, so people are asked again; say which they are."""
+    another tool: they allow nothing now, so people are asked again; say which they are.
+    And each ``ask`` a ``deny`` below it beats (since d5a89ba) for the calls both match."""
     from bothost.rules import store as rule_store
+    from bothost.rules.match import ask_beaten, asks_beaten
     from bothost.rules.origin import UNKNOWN
 
-    def inert(db: Any) -> list[str]:
-        rules, answers = rule_store.load(db)
-        return [
-            r.ref
-            for r in rules + answers
-            if r.action == "allow" and r.tool_origin is not None and r.tool_origin.kind == UNKNOWN
-        ]
-
-    found = runtime.store.call(inert)
+    rules, answers = runtime.store.call(
+        lambda db: rule_store.listing(db, runtime.config.permissions)
+    )
+    found = [
+        r.ref
+        for r in rules + answers
+        if r.action == "allow" and r.tool_origin is not None and r.tool_origin.kind == UNKNOWN
+    ]
+    out = [
+        Finding("permission rules", True, ask_beaten(ask, deny)) for ask, deny in asks_beaten(rules)
+    ]
     if not found:
-        return []
+        return out
     shown = ", ".join(found[:SHOWN_RULES]) + (" …" if len(found) > SHOWN_RULES else "")
     return [
         Finding(
@@ -301,7 +305,8 @@ def check_rules(runtime: Any) -> list[Finding]:
             f"{len(found)} stored allow rule(s) or remembered answer(s) from before 2026-12-04 "
             f"name a tool that cannot be told from another and allow nothing ({shown}): "
             "see `bothost rules list`; `bothost rules remove ID` drops one",
-        )
+        ),
+        *out,
     ]
 
 

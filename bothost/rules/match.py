@@ -282,14 +282,16 @@ def allows_before(rules: list[Rule], added: Rule) -> list[Rule]:
     ]
 
 
-def may_meet(allow: Rule, deny: Rule) -> bool:
+def may_meet(above: Rule, below: Rule) -> bool:
     """Whether one call may match both rules: tool patterns that meet (:mod:`overlap`, as
-    names: a pinned allow by the name it was added for), argument patterns that meet where
+    names: a pinned rule by the name it was added for), argument patterns that meet where
     both name the argument, neither ``exact`` while the other needs an argument it lacks,
     and ``who`` fields that can hold for one person (channels are taken to meet)."""
-    one, two = allow.spec, deny.spec
-    if allow.tool_origin is not None and allow.tool_origin.kind == UNKNOWN:
-        return False  # it matches no tool (match_tool)
+    one, two = above.spec, below.spec
+    for rule in (above, below):
+        pinned = rule.tool_origin
+        if rule.action == "allow" and pinned is not None and pinned.kind == UNKNOWN:
+            return False  # it matches no tool (match_tool)
     if not overlap.globs_meet(one.tool, two.tool):
         return False
     if one.exact and set(two.args) - set(one.args):
@@ -313,13 +315,40 @@ def who_may_meet(one: RuleWho, two: RuleWho) -> bool:
     return True
 
 
-def allow_above(rule: Rule) -> str:
-    """How a note names an allow that decides before a new deny (:func:`allows_before`)."""
+def summary(rule: Rule) -> str:
+    """``rule #1 (allow mcp__ssh__exec, with arguments)``: a rule named in a note."""
     more = ", with arguments" if rule.spec.args else ""
     more += ", for some people" if rule.spec.who is not None else ""
+    return f"rule {rule.ref} ({rule.action} {rule.spec.tool}{more})"
+
+
+def allow_above(rule: Rule) -> str:
+    """How a note names an allow that decides before a new deny (:func:`allows_before`)."""
+    return f"{summary(rule)} comes before it and still decides the calls it matches"
+
+
+def asks_beaten(rules: list[Rule]) -> list[tuple[Rule, Rule]]:
+    """Each ``ask`` in ``rules`` (the order checked) with the first ``deny`` below it that
+    some call may match as well (:func:`may_meet`): for such calls the deny decides
+    (:func:`deciding_match`), so the ask never asks about them. A guess that leans to
+    naming one, as :func:`allows_before`."""
+    out = []
+    for place, ask in enumerate(rules):
+        if ask.action != "ask":
+            continue
+        deny = next(
+            (r for r in rules[place + 1 :] if r.action == "deny" and may_meet(ask, r)), None
+        )
+        if deny is not None:
+            out.append((ask, deny))
+    return out
+
+
+def ask_beaten(ask: Rule, deny: Rule) -> str:
+    """How doctor names an ask that a deny below it beats (:func:`asks_beaten`)."""
     return (
-        f"rule {rule.ref} (allow {rule.spec.tool}{more}) comes before it and still decides"
-        " the calls it matches"
+        f"{summary(ask)} never asks about the calls {summary(deny)} matches too: the deny"
+        " below it decides them (bothost rules list)"
     )
 
 

@@ -266,6 +266,37 @@ def test_doctor_names_old_allow_rows_that_allow_nothing_now(home, tmp_path):
     assert "(#1)" in found and "bothost rules remove ID" in found
 
 
+def test_doctor_names_an_ask_a_later_deny_beats(home, tmp_path):
+    # since d5a89ba a deny that matches a call beats an ask above it: an ask written to ask
+    # about calls a deny below refuses never asks about them
+    from bothost.config import PermissionRule
+    from bothost.rules import store as rule_store
+    from bothost.store import Store, core_migrations
+
+    store = Store(home / "bothost.db", core_migrations())
+    for tool, action in [("mcp__ssh__exec", "ask"), ("mcp__gmail__send", "ask")]:
+        spec = PermissionRule(tool=tool, action=action)
+        store.call(lambda db, s=spec: rule_store.add(db, s, "cli:root"))
+    store.close()
+    text = (
+        "permissions:\n"
+        "  - {tool: 'mcp__*__exec', action: deny}\n"
+        "  - {tool: mcp__gmail__send, action: deny, args: {to: 're:.*@evil[.]example'}}\n"
+        "  - {tool: mcp__gcal__*, action: deny}\n"
+    )
+    result = run_doctor(home, tmp_path, text)
+    found = [x for x in result.stdout.splitlines() if "never asks" in x]
+    assert found == [
+        "ok  permission rules: rule #1 (ask mcp__ssh__exec) never asks about the calls"
+        " rule permissions[0] (deny mcp__*__exec) matches too: the deny below it decides"
+        " them (bothost rules list)",
+        "ok  permission rules: rule #2 (ask mcp__gmail__send) never asks about the calls"
+        " rule permissions[1] (deny mcp__gmail__send, with arguments) matches too: the deny"
+        " below it decides them (bothost rules list)",
+    ], result.stdout
+    assert result.returncode == 0, result.stdout
+
+
 def test_doctor_names_a_config_file_others_can_read_that_holds_a_secret(home, tmp_path):
     # Found from outside: `--config /srv/bothost.yaml` (0644) with a literal api_key passed
     # doctor; the home's own file is guarded by the home's 0700, a file elsewhere is not.
