@@ -190,7 +190,7 @@ def test_command(
     host = runtime.host()
 
     async def run() -> Any:
-        found, problem = await find_tool(host, tool)
+        found, problem = await find_tool(host, tool, say)
         result = await explain(host, tool, values, session, found)
         if problem:
             result.notes.insert(0, problem)

@@ -60,6 +60,14 @@ class McpNotFoundError(McpManagerError):
     """No server (or no log) by that name: a command's own "no" (exit 1), not a usage error."""
 
 
+def hints(definition: dict[str, Any]) -> dict[str, Any]:
+    """What of a tool's definition its capabilities are read from
+    (:func:`bothost.agent.mcp_tools.capabilities`): its ``annotations`` and ``_meta``."""
+    return {
+        k: definition[k] for k in ("annotations", "_meta") if isinstance(definition.get(k), dict)
+    }
+
+
 def status_path(home: Path) -> Path:
     return Path(home) / "state" / "mcp-status.json"
 
@@ -285,16 +293,20 @@ class McpManager:
 
     def _listings(self) -> dict[str, dict[str, Any]]:
         """Each ready server's tool names as it lists them, what it runs (``source``) and
-        whether it has resources: enough for ``bothost rules add`` in another process to
-        know a tool's origin without starting the server (bothost.rules.explain.pin)."""
+        whether it has resources, and each tool's ``hints`` (its ``annotations`` and
+        ``_meta``, what its capabilities are read from): enough for ``bothost rules add``
+        and ``rules test`` in another process to know a tool's origin and capabilities
+        without starting the server (bothost.rules.explain)."""
         out = {}
         for name, runner in self.runners.items():
             if runner.status().state != "ready":
                 continue
+            tools = [d for d in self.tools(name) if isinstance(d.get("name"), str)]
             out[name] = {
                 "source": self.source(name),
-                "tools": [d["name"] for d in self.tools(name) if isinstance(d.get("name"), str)],
+                "tools": [d["name"] for d in tools],
                 "resources": "resources" in self.capabilities(name),
+                "hints": {d["name"]: hints(d) for d in tools},
             }
         return out
 

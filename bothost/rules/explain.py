@@ -3,7 +3,8 @@
 The decision is the one a turn would make (:func:`bothost.agent.approvals.evaluate`: the
 policy hook, the rules, the default, a remembered answer), for a person the caller names.
 The tool's capabilities matter to the default, so the tool is looked up: native and admin
-tools in the registry, an MCP tool by starting its server for the length of the command.
+tools in the registry, an MCP tool in a running host's published listing of its server, or
+else by starting its server for the length of the command (saying so in one line).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from bothost.agent.approvals import ToolCall, evaluate
@@ -138,31 +140,89 @@ async def listed(host: Host, name: str) -> Origin | None:
     """The origin of the tool called ``name`` in the running host's published listing of its
     server (bothost.mcp.manager), if that host runs the server as the config says now (the
     same ``source``: the same command and arguments, or URL); None otherwise."""
-    from bothost.agent.mcp_tools import listed_origin, tool_name
-    from bothost.mcp import commands
+    from bothost.agent.mcp_tools import listed_origin
 
-    listings = commands.live_listings(host.home)
-    if not listings:
-        return None
-    manager = commands.manager_for(host.config, host.store, host.home)
-    await manager.reload()
-    for server in sorted(commands.enabled_names(manager)):
-        listing = listings.get(server)
-        if not isinstance(listing, dict) or not name.startswith(tool_name(server, "")):
-            continue
-        if listing.get("source") != manager.source(server):
-            continue  # the host runs what the config named before: ask the server itself
+    for server, listing in (await live(host, name)).items():
         origin = listed_origin(server, listing, name)
         if origin is not None:
             return origin
     return None
 
 
+async def live(host: Host, name: str) -> dict[str, dict[str, Any]]:
+    """The running host's published listings of the servers whose tools could be called
+    ``name``, of those it runs as the config says now (the same ``source``: the same command
+    and arguments, or URL; else only the server itself can say), by server name."""
+    from bothost.agent.mcp_tools import tool_name
+    from bothost.mcp import commands
+
+    listings = commands.live_listings(host.home)
+    if not listings:
+        return {}
+    manager = commands.manager_for(host.config, host.store, host.home)
+    await manager.reload()
+    out = {}
+    for server in sorted(commands.enabled_names(manager)):
+        listing = listings.get(server)
+        if not isinstance(listing, dict) or not name.startswith(tool_name(server, "")):
+            continue
+        if listing.get("source") == manager.source(server):
+            out[server] = listing
+    return out
+
+
+class ListedManager:
+    """Just enough of the MCP manager for :class:`McpToolSource` to make the tools of
+    servers from a running host's published listings: names, hints, resources, source."""
+
+    def __init__(self, listings: dict[str, dict[str, Any]]) -> None:
+        self.listings = listings
+
+    def status(self) -> list[Any]:
+        return [SimpleNamespace(name=n, state="ready") for n in self.listings]
+
+    def tools(self, server: str) -> list[dict[str, Any]]:
+        listing = self.listings[server]
+        hints = listing["hints"]
+        return [
+            {"name": t, **(hints[t] if isinstance(hints.get(t), dict) else {})}
+            for t in listing["tools"]
+            if isinstance(t, str)
+        ]
+
+    def capabilities(self, server: str) -> dict[str, Any]:
+        return {"resources": {}} if self.listings[server].get("resources") else {}
+
+    def source(self, server: str) -> str:
+        return str(self.listings[server]["source"])
+
+
+async def listed_tool(host: Host, name: str) -> Tool | None:
+    """The tool called ``name`` as a running host's published listing makes it (origin and
+    capabilities; it is not run); None when no listing there holds it, or one from a host
+    that published no ``hints`` (capabilities the default depends on)."""
+    from bothost.agent.mcp_tools import McpToolSource
+
+    listings = await live(host, name)
+    listings = {
+        s: v
+        for s, v in listings.items()
+        if isinstance(v.get("tools"), list) and isinstance(v.get("hints"), dict)
+    }
+    source = McpToolSource(ListedManager(listings), host.config)
+    for server in listings:
+        for tool in source.tools(server):
+            if tool.name == name:
+                return tool
+    return None
+
+
 async def find_tool(
     host: Host, name: str, notice: Callable[[str], None] | None = None
 ) -> tuple[Tool | None, str]:
-    """The tool named ``name`` and, when it could not be looked up, why. An MCP tool's server
-    is started to ask (``notice``, if given, is told so first)."""
+    """The tool named ``name`` and, when it could not be looked up, why. An MCP tool comes
+    from a running host's published listing if it lists it, else its server is started to
+    ask (``notice``, if given, is told so first, in one line)."""
     tool = host.registry.lookup(name, True)
     if tool is not None:
         return tool, ""
@@ -172,6 +232,9 @@ async def find_tool(
 
     if not name.startswith(PREFIX):
         return None, ""
+    tool = await listed_tool(host, name)
+    if tool is not None:
+        return tool, ""
     manager = commands.manager_for(host.config, host.store, host.home)
     await manager.reload()
     servers = [s for s in commands.enabled_names(manager) if name.startswith(tool_name(s, ""))]

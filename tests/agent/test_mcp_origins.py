@@ -331,3 +331,40 @@ async def test_a_server_named_like_anothers_made_name_never_takes_its_rules(
         reply = await turn(host, fake_llm, platform, activate("a__b"), call(f"mcp__{alike}__wipe"))
         assert reply == "one called wipe"
         assert len(platform.questions) == 1
+
+
+async def test_rules_test_reads_a_tool_from_the_running_hosts_listing_without_starting_it(
+    home, fake_llm, store_target, tmp_path
+):
+    starts = tmp_path / "starts"
+    s = {**server("one", "a.b"), "env": {"SHIFTING_STARTS": str(starts)}}
+    config = {"llm": fake_llm.openai_config(), "store": {"url": str(store_target)}}
+    (home / "bothost.yaml").write_text(json.dumps({**config, "mcp": {"servers": {"s": s}}}))
+    runner = CliRunner()
+
+    def test(name: str) -> Any:
+        return runner.invoke(cli, ["--home", str(home), "rules", "test", name, "--json"])
+
+    host = make_host(home, {**config, "mcp": {"servers": {"s": s}}, **QUIET_WEB})
+    await host.start(serve_http=True, tick=False)
+    try:
+        await host.registry.settle({"s"})
+        (dotted,) = [n for n in names(host) if not n.endswith("__change")]
+        assert len(starts.read_text().splitlines()) == 1  # the host's own process
+        result = await asyncio.to_thread(test, dotted)
+        assert result.exit_code == 0, result.output
+        assert result.stderr == ""
+        assert len(starts.read_text().splitlines()) == 1  # no second process was started
+        listed = json.loads(result.stdout)
+        # the tool is known, with its capabilities (destructive: asked by default)
+        assert listed["action"] == "ask" and listed["notes"] == [], listed
+    finally:
+        await host.stop()
+    # no host runs: the server is started to ask, and the command says so in one line
+    result = await asyncio.to_thread(test, dotted)
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stderr == f"Starting MCP server s to look up {dotted} (no running host lists it).\n"
+    )
+    assert json.loads(result.stdout) == listed
+    assert len(starts.read_text().splitlines()) == 2
