@@ -32,7 +32,8 @@ SDK_ERROR_PREFIX = re.compile(r"^MCP error -?\d+: ")
 MALFORMED_RESULT = "the server's result had no content (a malformed tools/call answer)"
 MALFORMED_BLOCK = "[malformed content block]"
 BLOCK_TYPE = re.compile(r"[a-z_]{1,32}")  # an unknown block type shown only if a plain word
-# Blob types that are text, read as text rather than saved (as the host's table writes them)
+# Blob types that are text, read as text rather than saved (as media.named_type writes them:
+# known to Python's mimetypes or not, as YAML's are not before 3.13)
 TEXT_TYPES = re.compile(r"text/.+|application/(json|xml|x-yaml|yaml|javascript|x-sh)")
 
 
@@ -156,7 +157,7 @@ def _describe(block: dict[str, Any], media_dir: Path | None, saved: list[Path]) 
 def _text_blob(data: Any, given: Any) -> str | None:
     """A blob's text when its type says text (``text/*``, JSON, XML) and it is UTF-8: a
     ``/media/`` link is for a person's browser, and the model cannot open one."""
-    mime = media.known_type(given)
+    mime = media.named_type(given)
     if not isinstance(data, str) or mime is None or not TEXT_TYPES.fullmatch(mime):
         return None
     try:

@@ -40,13 +40,22 @@ class MediaError(ValueError):
     """Content that cannot be saved (bad base64, too big)."""
 
 
+def named_type(value: Any) -> str | None:
+    """A server's well-formed ``mimeType`` as ``type/subtype`` in lower case, parameters
+    dropped, whether or not the host knows it; None when it is malformed or too long. For
+    deciding what to do with content; a note shows only :func:`known_type`'s."""
+    if not isinstance(value, str) or len(value) > MAX_MIME or not (m := MIME.fullmatch(value)):
+        return None
+    return f"{m[1]}/{m[2]}".lower()
+
+
 def known_type(value: Any) -> str | None:
     """A server's ``mimeType`` as the host's own table writes it (``image/png``, parameters
     dropped), or None when it is malformed, too long, or a type the host does not know. So
     what a note shows is never the server's text, only a type it named."""
-    if not isinstance(value, str) or len(value) > MAX_MIME or not (m := MIME.fullmatch(value)):
+    mime = named_type(value)
+    if mime is None:
         return None
-    mime = f"{m[1]}/{m[2]}".lower()
     return mime if mime in EXTRA_EXTENSIONS or mimetypes.guess_extension(mime) else None
 
 

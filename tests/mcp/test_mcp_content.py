@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+
 from bothost.mcp.content import from_result
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 64).decode()
@@ -167,3 +169,16 @@ def test_a_text_typed_blob_is_read_as_text_a_binary_one_saved(tmp_path):
         saved = from_result({"content": [blob(data, mime)]}, tmp_path)
         assert saved.text.startswith("[resource demo://resource/2: /media/"), saved.text
         assert len(saved.media) == 1
+
+
+@pytest.mark.parametrize(
+    "mime", ["application/yaml", "application/x-yaml", "text/yaml", "text/x-rust"]
+)
+def test_a_text_typed_blob_is_text_even_of_a_type_this_python_has_no_extension_for(tmp_path, mime):
+    # YAML, named among the text types, and text/* types such as text/x-rust were saved as
+    # .bin files: the check went through media.known_type, which only knows types that
+    # Python's mimetypes has an extension for (none for YAML before 3.13)
+    text = "name: bothost\nitems: [1, 2]\n"
+    result = from_result({"content": [blob(text.encode(), mime)]}, tmp_path)
+    assert result.text == f"[resource demo://resource/2]\n{text}", result.text
+    assert result.media == []
