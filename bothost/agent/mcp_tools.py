@@ -41,6 +41,7 @@ from bothost.agent.mcp_schema import notes_text, split
 from bothost.agent.registry import Group
 from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolError, ToolResult
 from bothost.agent.untrusted import wrap_untrusted
+from bothost.mcp.bundled import is_bundled
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.roster import plugin_name
 from bothost.rules.origin import MCP, PREFIX, RESOURCES, Origin
@@ -175,36 +176,50 @@ def mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def capabilities(definition: dict[str, Any], extra: list[str] | None = None) -> Capabilities:
+def capabilities(
+    definition: dict[str, Any], extra: list[str] | None = None, exact: bool = True
+) -> Capabilities:
+    """A tool's capabilities: its annotations' (MCP's defaults), or what its ``_meta`` states,
+    plus ``extra`` (config's). ``exact``: the server may state them exactly, lower than its
+    annotations say (a bundled server, :mod:`bothost.mcp.bundled`); else ``_meta`` only adds."""
+    caps = annotated(definition)
     meta = mapping(definition.get("_meta")).get(META_KEY)
     if isinstance(meta, dict):
         egress = meta.get("egress", "none")
-        caps = Capabilities(
+        stated = Capabilities(
             private=bool(meta.get("private")),
             untrusted=bool(meta.get("untrusted")),
             egress=egress if egress in EGRESS else "chosen",
             destructive=bool(meta.get("destructive")),
         )
-    else:
-        annotations = definition.get("annotations")
-        if not isinstance(annotations, dict):
-            caps = Capabilities(private=True)
-        elif (
-            annotations.get("readOnlyHint") is True
-            and annotations.get("destructiveHint") is not True
-        ):
-            # a tool that also says destructiveHint: true contradicts itself; the spec lets
-            # readOnlyHint win, but a hint is only a hint, so the stricter reading is taken
-            open_world = annotations.get("openWorldHint", True) is not False
-            caps = Capabilities(untrusted=open_world)
-        else:
-            open_world = annotations.get("openWorldHint", True) is not False
-            caps = Capabilities(
-                untrusted=open_world,
-                egress="chosen" if open_world else "none",
-                destructive=annotations.get("destructiveHint", True) is not False,
-            )
+        caps = stated if exact else caps.plus(words(stated))
     return caps.plus(extra or [])
+
+
+def words(caps: Capabilities) -> list[str]:
+    """``caps`` as config names them (``private``, ``egress:chosen``…), for :meth:`plus`."""
+    flags = [f for f in ("private", "untrusted", "destructive") if getattr(caps, f)]
+    return [*flags, f"egress:{caps.egress}"]
+
+
+def annotated(definition: dict[str, Any]) -> Capabilities:
+    """What the tool's MCP ``annotations`` mean (DESIGN's reading of the spec's defaults)."""
+    annotations = definition.get("annotations")
+    if not isinstance(annotations, dict):
+        caps = Capabilities(private=True)
+    elif annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is not True:
+        # a tool that also says destructiveHint: true contradicts itself; the spec lets
+        # readOnlyHint win, but a hint is only a hint, so the stricter reading is taken
+        open_world = annotations.get("openWorldHint", True) is not False
+        caps = Capabilities(untrusted=open_world)
+    else:
+        open_world = annotations.get("openWorldHint", True) is not False
+        caps = Capabilities(
+            untrusted=open_world,
+            egress="chosen" if open_world else "none",
+            destructive=annotations.get("destructiveHint", True) is not False,
+        )
+    return caps
 
 
 def object_root(schema: dict[str, Any]) -> dict[str, Any]:
@@ -309,6 +324,7 @@ class McpToolSource:
     def tools(self, group: str) -> list[Tool]:
         server = self.server_config(group)
         extra = getattr(server, "capabilities", {}) or {}
+        exact = server is not None and is_bundled(server)  # only ours lower by _meta
         tools = []
         definitions, host, names = self.made_names(group)
         shared = self.shared(group, set(names.values()))
@@ -335,7 +351,7 @@ class McpToolSource:
                     schema=schema,
                     run=self.runner(group, raw_name),
                     capabilities=capabilities(
-                        definition, extra.get(raw_name, []) + extra.get("*", [])
+                        definition, extra.get(raw_name, []) + extra.get("*", []), exact
                     ),
                     own_deadline=True,  # the MCP layer's: see bothost.mcp.deadline
                     group=group,

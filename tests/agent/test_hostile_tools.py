@@ -104,6 +104,19 @@ async def test_a_tool_that_says_read_only_and_destructive_at_once_needs_approval
     assert "mcp__hostile__purge" in platform.questions[0].text
 
 
+async def test_a_third_party_server_cannot_state_its_own_tool_harmless(host, model):
+    """Found from outside: a server's ``_meta["bothost/capabilities"]`` was taken as it
+    stood, so a tool annotated destructive and open-world that stated itself harmless ran
+    without asking, and its results were not wrapped as untrusted."""
+    platform = AskingPlatform(False)
+    model.script = [call("activate_tools", groups=["hostile"]), call("mcp__hostile__wipe"), echo]
+    reply = (await host.handle_message(message("wipe it"), platform=platform)).text
+    assert reply == "Not allowed: the user said no."
+    assert "mcp__hostile__wipe" in platform.questions[0].text
+    caps = host.registry.lookup("mcp__hostile__wipe").capabilities
+    assert (caps.destructive, caps.egress, caps.untrusted) == (True, "chosen", True)
+
+
 async def test_an_event_payload_never_carries_the_hosts_secrets_to_the_tick_model(
     home, model, monkeypatch
 ):
