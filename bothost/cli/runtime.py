@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import math
+import signal
 import sqlite3
+import threading
 import time
-from collections.abc import AsyncIterator, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -94,7 +96,8 @@ class Runtime:
         if self._host is None:
             from bothost.host import Host
 
-            self._host = Host(self.config, self.home, self.pm)
+            with ctrl_c_interrupts():  # the open may wait out another process's lock
+                self._host = Host(self.config, self.home, self.pm)
         return self._host
 
     async def host_within(self, patience: float) -> Any:
@@ -254,3 +257,28 @@ class Seconds(click.ParamType):
     def bounds(self) -> str:
         least = "0" if self.zero else "more than 0"
         return f"{least} seconds" if self.most == math.inf else f"{least} to {self.most:g} seconds"
+
+
+@contextmanager
+def ctrl_c_interrupts() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt at once for the length of a blocking wait.
+
+    Inside ``asyncio.run`` the first Ctrl-C only cancels the main task, which a coroutine
+    blocked in plain code does not see until that returns: opening the store while another
+    process holds SQLite's write lock waits up to its busy timeout (10 s), and Ctrl-C on
+    `bothost tick` was ignored that long, then the command failed with the lock's error
+    and 1 instead of 130. Elsewhere (not the main thread, Ctrl-C ignored, or the default
+    handler already) the handler is left as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGINT)
+    if before in (signal.SIG_IGN, signal.SIG_DFL, signal.default_int_handler, None):
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
