@@ -305,6 +305,11 @@ def add_command(
 
     async def add() -> tuple[Any, list[str] | None]:
         mgr = manager(runtime)
+        if name in mgr.config_servers:  # a row it would hide at once; `mcp import` skips it
+            raise McpManagerError(
+                f"a server named {name!r} exists (the config file): give this one another "
+                f"name, or change mcp.servers.{name} in the config file; nothing was added"
+            )
         before = (await mgr.store.run(stored.load)).get(name)
         config = commands.new_config(
             command,
@@ -329,8 +334,6 @@ def add_command(
     else:  # adding again is how a stored server is changed (docs/mcp.md): say so
         dropped = f"; not kept: {', '.join(lost)}" if lost else ""
         click.echo(f"replaced {name} ({status.transport}: {status.target}){dropped}")
-    if status.state == "shadowed":
-        click.echo(f"note: {status.note}", err=True)
 
 
 def lost_settings(old: McpServerConfig, new: McpServerConfig) -> list[str]:

@@ -175,11 +175,28 @@ def test_tools_lists_a_server_whose_descriptions_are_not_strings(bothost, tmp_pa
     assert lines[2].endswith("Fine.") and lines[0].strip() == "odd/num"
 
 
-def test_config_server_shadows_a_stored_one_and_the_listing_says_so(bothost):
-    result = bothost("mcp", "add", "paging", "--url", "http://127.0.0.1:9/mcp")
-    assert "config defines a server of the same name" in result.output
+def test_config_server_shadows_a_stored_one_and_the_listing_says_so(bothost, home, tmp_path):
+    # a row stored before the config file named a server `paging` (mcp add refuses that name
+    # while the config has it)
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("mcp: {servers: {weather: {enabled: false}}}\n")
+    added = CliRunner().invoke(
+        cli,
+        ["--home", str(home), "--config", str(bare), "mcp", "add", "paging", "--url", "http://127.0.0.1:9/mcp"],
+    )  # fmt: skip
+    assert added.exit_code == 0, added.output
     lines = [line for line in bothost("mcp", "list").output.splitlines() if "shadowed" in line]
     assert lines and lines[0].startswith("paging")
+
+
+@pytest.mark.parametrize("name", ["weather", "paging"], ids=["bundled", "config"])
+def test_add_refuses_a_name_the_config_has_as_import_skips_it(bothost, name):
+    # found from outside: `mcp add weather -- …` stored a row the bundled weather server hid
+    # at once (state `shadowed`), while `mcp import` skipped the same name; both leave it now
+    result = bothost("mcp", "add", name, "--", "echo", "hi", code=2)
+    assert f"a server named {name!r} exists (the config file)" in result.output
+    assert "another name" in result.output
+    assert "shadowed" not in bothost("mcp", "list").output
 
 
 def test_logs_show_the_server_story(bothost):
