@@ -7,7 +7,10 @@ conversation that made the call; the session picks it, see
 answer maps onto the spec's three actions: a dict (the values) or ``True`` → ``accept``;
 ``False`` → ``decline``; ``None`` (nobody there, timed out) → ``cancel``. Fields the person
 left out get the schema's ``default`` (SEP-1034), and only the primitive types the spec
-allows are sent back.
+allows are sent back. An answer is checked against the form (:mod:`bothost.mcp.formvalues`:
+text turned into numbers and booleans, choices, bounds, required fields); one that does not
+fit is asked again with the problems named, and after ``MAX_ASKS`` such answers the
+question is cancelled: the server never gets values its schema refuses.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bothost.mcp import jsonrpc
+from bothost.mcp import formvalues, jsonrpc
 from bothost.mcp.jsonrpc import McpError
 from bothost.platform import Question
 
 ASK_TIMEOUT = 300.0  # how long a person has to answer a server's question
+MAX_ASKS = 3  # answers that do not fit the form before the question is given up (cancel)
 PRIMITIVES = (str, int, float, bool)
 
 Ask = Callable[[Question], Awaitable[Any]]
@@ -76,25 +80,36 @@ async def answer(
     if ask is None:
         log.info("elicitation from %s cancelled: nobody to ask", server)
         return {"action": "cancel"}
-    question = Question(
-        text=f"{server} asks: {params.get('message', '')}",
-        kind="form",
-        schema=schema,
-        timeout=ASK_TIMEOUT,
-    )
+    text = f"{server} asks: {params.get('message', '')}"
+    for _ in range(MAX_ASKS):
+        question = Question(text, kind="form", schema=schema, timeout=ASK_TIMEOUT)
+        reply = await asked(ask, question, server, log)
+        if reply is None:
+            return {"action": "cancel"}
+        if reply is False:
+            return {"action": "decline"}
+        values, problems = formvalues.checked(schema, reply if isinstance(reply, dict) else {})
+        content = with_defaults(schema, values)
+        for name, problem in formvalues.missing(schema, content).items():
+            problems.setdefault(name, problem)  # a field answered wrong is named for that
+        if not problems:
+            return {"action": "accept", "content": content}
+        said = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
+        log.info("elicitation answer for %s not accepted: %s", server, said)
+        text = f"{server} asks: {params.get('message', '')}\n(Not accepted: {said}. Answer again.)"
+    log.warning("elicitation from %s cancelled: %d answers did not fit", server, MAX_ASKS)
+    return {"action": "cancel"}
+
+
+async def asked(ask: Any, question: Question, server: str, log: logging.Logger) -> Any:
+    """The person's reply, or None (nobody answered in time, or asking failed)."""
     try:
         async with asyncio.timeout(ASK_TIMEOUT):
-            reply = await ask(question)
+            return await ask(question)
     except TimeoutError:
-        reply = None
+        return None
     except asyncio.CancelledError:
         raise
     except Exception:
         log.exception("asking the user for %s's elicitation failed", server)
-        reply = None
-    if reply is None:
-        return {"action": "cancel"}
-    if reply is False:
-        return {"action": "decline"}
-    values = reply if isinstance(reply, dict) else {}
-    return {"action": "accept", "content": with_defaults(schema, values)}
+        return None

@@ -149,3 +149,79 @@ async def test_over_stdio_a_question_with_two_conversations_in_flight_goes_to_no
     # nothing on a stdio wire says whose call asked: nobody is asked, least of all Bo
     assert json.loads(result.content) == {"action": "cancel"}
     assert ana_platform.questions == [] and bo_platform.questions == []
+
+
+FORM = {
+    "type": "object",
+    "properties": {
+        "age": {"type": "integer", "minimum": 0},
+        "height": {"type": "number"},
+        "subscribe": {"type": "boolean"},
+        "color": {"type": "string", "enum": ["red", "green"]},
+        "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l"}]},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        "note": {"type": "string", "default": "none"},
+    },
+    "required": ["age", "color"],
+}
+
+
+class FormPlatform:
+    """A person who fills the form in as typed text, one answer per question asked."""
+
+    def __init__(self, answers: list) -> None:
+        self.answers = answers
+        self.questions: list[str] = []
+
+    async def ask(self, address, question):
+        self.questions.append(question.text)
+        return self.answers[len(self.questions) - 1]
+
+
+async def elicit_form(source, answers: list) -> tuple[dict, FormPlatform]:
+    _, tools = await source(
+        McpServerConfig(command=sys.executable, args=[str(PAGING_SERVER)]), "paging"
+    )
+    platform = FormPlatform(answers)
+    session = Session(id="web:ana", address=Address("web", "ana"), user="ana", platform=platform)
+    context = ToolContext(session=session, host=None)
+    result = await tools["mcp__paging__elicit"].run({"schema": FORM}, context)
+    return json.loads(result.content), platform
+
+
+async def test_a_form_answer_typed_as_text_reaches_the_server_as_the_schema_types(source):
+    typed = {"age": "42", "height": "1.8", "subscribe": "yes", "color": "red", "size": "s"}
+    got, platform = await elicit_form(source, [{**typed, "tags": ["a", "b"]}])
+    assert got == {
+        "action": "accept",
+        "content": {
+            "age": 42,
+            "height": 1.8,
+            "subscribe": True,
+            "color": "red",
+            "size": "s",
+            "tags": ["a", "b"],
+            "note": "none",
+        },
+    }
+    assert len(platform.questions) == 1
+
+
+async def test_a_form_answer_that_does_not_fit_is_asked_again_naming_the_fields(source):
+    wrong = {"age": "forty", "subscribe": "perhaps", "color": "blue", "tags": ["c"]}
+    got, platform = await elicit_form(
+        source, [wrong, {"age": "-1", "color": "red"}, {"age": 7, "color": "green"}]
+    )
+    assert got == {"action": "accept", "content": {"age": 7, "color": "green", "note": "none"}}
+    assert platform.questions[1] == (
+        "paging asks: Your name?\n(Not accepted: age: expected a whole number; subscribe: "
+        "expected yes or no; color: expected one of 'red', 'green'; tags: expected choices of "
+        "'a', 'b'. Answer again.)"
+    )
+    assert platform.questions[2].endswith("(Not accepted: age: at least 0. Answer again.)")
+
+
+async def test_a_form_never_filled_in_right_is_cancelled_not_sent(source):
+    got, platform = await elicit_form(source, [{"color": "red"}] * 3)
+    assert got == {"action": "cancel"}
+    assert len(platform.questions) == 3 and "age: required" in platform.questions[2]

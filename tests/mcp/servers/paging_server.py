@@ -149,7 +149,8 @@ def call(name: str, args: dict, meta: dict) -> dict | None:
             "elicitation/create",
             {
                 "message": "Your name?",
-                "requestedSchema": {
+                "requestedSchema": args.get("schema")
+                or {
                     "type": "object",
                     "properties": {
                         "name": {"type": "string"},
