@@ -36,6 +36,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from bothost import redact
 from bothost.agent.mcp_resources import LIST, READ, resource_tools
 from bothost.agent.mcp_schema import notes_text, split
 from bothost.agent.registry import Group
@@ -366,6 +367,18 @@ class McpToolSource:
                     tools.append(replace(tool, origin=Origin(RESOURCES, which, group, source)))
         return tools
 
+    async def show_user(self, session: Any, text: str) -> None:
+        """Post what a server meant for the user only into their conversation (the model
+        reads only that it was shown); a session with nobody to post to drops it, logged."""
+        send = getattr(session.platform, "send", None)
+        if send is None:
+            logger.info("content for the user only not shown: %s has no platform", session.id)
+            return
+        try:
+            await send(session.address, redact.conceal(text))
+        except Exception:  # boundary: the platform's failure must not fail the tool call
+            logger.exception("showing content for the user only failed in %s", session.id)
+
     def runner(self, server: str, tool: str) -> Any:
         async def run(arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
             async def progress(value: Any, total: Any = None, message: Any = None) -> None:
@@ -380,6 +393,8 @@ class McpToolSource:
             )
             if result.is_error and not result.text:
                 raise ToolError(f"{server}/{tool} failed")
+            if result.for_user:
+                await self.show_user(ctx.session, f"{server}/{tool}:\n{result.for_user}")
             links = [f"/media/{p.name}" for p in result.media]
             return ToolResult(
                 result.text, is_error=result.is_error, structured=result.structured, media=links

@@ -10,7 +10,8 @@ SDK servers mirror a ``str`` result as ``{"result": text}`` and file servers as
 value is kept on the result for callers that want the data. A JSON-RPC error or a timeout is a
 result with ``is_error`` set, never an exception, so a turn can go on. An error result's text
 loses the TypeScript SDK's ``MCP error -32602:`` prefix (the code is for programs; ``raw``
-keeps it).
+keeps it). A block annotated for the user's eyes only (``audience: ["user"]``) is kept out
+of what the model reads and put in ``for_user``, for the person in the conversation.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class CallResult:
     is_error: bool = False
     media: list[Path] = field(default_factory=list)
     raw: dict[str, Any] | None = None
+    for_user: str = ""  # blocks whose audience is the user only, kept out of ``text``
 
     @classmethod
     def failure(cls, message: str) -> CallResult:
@@ -57,6 +59,7 @@ class CallResult:
             "structured": self.structured,
             "is_error": self.is_error,
             "media": [str(p) for p in self.media],
+            "for_user": self.for_user,
         }
 
 
@@ -75,6 +78,7 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
         blocks = []
     is_error = bool(result.get("isError"))
     parts: list[str] = []
+    users: list[str] = []
     saved: list[Path] = []
     for block in blocks:
         if not isinstance(block, dict) or (
@@ -84,9 +88,12 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
             continue
         if block.get("type") == "text":
             text = block["text"]
-            parts.append(SDK_ERROR_PREFIX.sub("", text) if is_error else text)
-            continue
-        parts.append(_describe(block, media_dir, saved))
+            shown = SDK_ERROR_PREFIX.sub("", text) if is_error else text
+        else:
+            shown = _describe(block, media_dir, saved)
+        (users if for_user_only(block) else parts).append(shown)
+    if users:
+        parts.append(f"[{len(users)} content block(s) meant for the user only: shown to them]")
     if not parts and structured is not None:
         parts.append(_render(structured))
     return CallResult(
@@ -95,7 +102,17 @@ def from_result(result: dict[str, Any], media_dir: Path | None) -> CallResult:
         is_error=is_error,
         media=saved,
         raw=result,
+        for_user="\n".join(filter(None, users)),
     )
+
+
+def for_user_only(block: dict[str, Any]) -> bool:
+    """Whether a block's ``annotations.audience`` names the user and not the assistant: the
+    spec's way of saying the model is not to read it (a long table, a link for a person).
+    A block for the assistant only is the model's already: the user reads only the reply."""
+    annotations = block.get("annotations")
+    audience = annotations.get("audience") if isinstance(annotations, dict) else None
+    return isinstance(audience, list) and "user" in audience and "assistant" not in audience
 
 
 def checked(result: CallResult, tool: dict[str, Any] | None, label: str) -> CallResult:

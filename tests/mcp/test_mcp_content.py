@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import sys
 
 import pytest
 
 from bothost.mcp.content import from_result
+from tests.mcp.test_mcp_elicitation import source  # noqa: F401 (fixture)
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 64).decode()
 
@@ -182,3 +184,60 @@ def test_a_text_typed_blob_is_text_even_of_a_type_this_python_has_no_extension_f
     result = from_result({"content": [blob(text.encode(), mime)]}, tmp_path)
     assert result.text == f"[resource demo://resource/2]\n{text}", result.text
     assert result.media == []
+
+
+def test_a_block_for_the_user_only_is_kept_from_the_model():
+    # annotations.audience ["user"]: the spec's "for the person, not the model"
+    result = from_result(
+        {
+            "content": [
+                {"type": "text", "text": "3 rows found."},
+                {
+                    "type": "text",
+                    "text": "| a | b |\n| 1 | 2 |",
+                    "annotations": {"audience": ["user"]},
+                },
+                {
+                    "type": "text",
+                    "text": "for both",
+                    "annotations": {"audience": ["user", "assistant"]},
+                },
+                {"type": "text", "text": "model only", "annotations": {"audience": ["assistant"]}},
+            ]
+        },
+        None,
+    )
+    assert result.text == (
+        "3 rows found.\nfor both\nmodel only\n"
+        "[1 content block(s) meant for the user only: shown to them]"
+    )
+    assert result.for_user == "| a | b |\n| 1 | 2 |"
+
+
+async def test_a_servers_block_for_the_user_only_is_posted_to_them_not_read_by_the_model(
+    source,  # noqa: F811
+):
+    from bothost.agent.tools import ToolContext
+    from bothost.config import McpServerConfig
+    from bothost.models import Address, Session
+    from tests.mcp.mcp_helpers import PAGING_SERVER
+
+    class Posting:
+        def __init__(self):
+            self.sent = []
+
+        async def send(self, address, text, **kwargs):
+            self.sent.append((address, text))
+
+    _, tools = await source(
+        McpServerConfig(command=sys.executable, args=[str(PAGING_SERVER)]), "paging"
+    )
+    platform = Posting()
+    session = Session(id="web:ana", address=Address("web", "ana"), user="ana", platform=platform)
+    result = await tools["mcp__paging__echo"].run(
+        {"text": "1 row found.", "for_user": "| a | b |"}, ToolContext(session=session, host=None)
+    )
+    assert result.content == (
+        "1 row found.\n[1 content block(s) meant for the user only: shown to them]"
+    )
+    assert platform.sent == [(Address("web", "ana"), "paging/echo:\n| a | b |")]

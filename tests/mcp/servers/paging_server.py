@@ -104,6 +104,13 @@ def text(value: str, **extra) -> dict:
 
 def call(name: str, args: dict, meta: dict) -> dict | None:
     if name == "echo":
+        if "for_user" in args:  # beside the text, a block for the user's eyes only
+            table = {
+                "type": "text",
+                "text": args["for_user"],
+                "annotations": {"audience": ["user"]},
+            }
+            return {"content": [{"type": "text", "text": str(args.get("text", ""))}, table]}
         return text(str(args.get("text", "")))
     if name == "push":
         # "unstorable": the numbers of events whose payload holds a lone surrogate (valid JSON,
