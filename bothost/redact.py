@@ -495,6 +495,10 @@ def mask_config(data: Any, key: str = "") -> Any:
         if key == "args" and all(isinstance(a, str) for a in data):
             return mask_args(data)
         return [mask_config(v, key) for v in data]
+    # a number under a secret name is the credential it spells (`api_key: 123456789012`
+    # is read as the string "123456789012"); true/false and null are no secret
+    if secret_name(key) and isinstance(data, int | float) and not isinstance(data, bool):
+        return MASK
     if not isinstance(data, str) or data == "":
         return data
     if secret_name(key):

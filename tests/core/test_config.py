@@ -138,6 +138,24 @@ def test_secrets_are_masked():
     assert masked["mcp"]["servers"]["r"]["env"] == {"A": "***"}
 
 
+def test_a_number_under_a_secret_name_is_masked_too(home, tmp_path):
+    # found from outside: `config show` printed `api_key: 123456789012` and
+    # `bot_token: 99887766` as written: YAML read them as numbers, and only strings were
+    # masked (the config itself takes them as the strings they spell)
+    text = (
+        "llm: {provider: openai, api_key: 123456789012}\n"
+        "platforms: {slack: {enabled: false, bot_token: 99887766, signing_secret: 3.14159}}\n"
+    )
+    shown = run_bothost("config", "show", config=write(tmp_path / "c.yaml", text), home=home)
+    assert shown.returncode == 0, shown.stderr
+    for value in ("123456789012", "99887766", "3.14159"):
+        assert value not in shown.stdout
+    assert "api_key: '***'" in shown.stdout and "bot_token: '***'" in shown.stdout
+    assert mask_secrets({"agent": {"max_rounds": 8, "password": False}}) == {
+        "agent": {"max_rounds": 8, "password": False}
+    }
+
+
 def test_cli_config_error_exits_2_and_writes_nothing(tmp_path):
     home = tmp_path / "fresh-home"
     bad = write(tmp_path / "bad.yaml", "llm:\n  provder: openai\n")
