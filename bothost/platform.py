@@ -251,8 +251,8 @@ class Checking(Protocol):
     def target_problem(self, channel: str) -> str | None:
         """Why ``name:channel`` cannot be delivered to (one phrase, shown after the key
         path as a config error), or None when it can. Pure: no I/O, no network. A check
-        that needs the config (the platform's own section) takes it as a second parameter,
-        ``target_problem(channel, config)``: :func:`target_check` passes it then."""
+        that needs the config (the platform's own section) takes it as a second, required
+        parameter, ``target_problem(channel, config)``: :func:`target_check` passes it then."""
 
 
 class Deferred:
@@ -317,9 +317,10 @@ def target_check(platform: Any) -> Callable[[str, Any], str | None] | None:
     """``platform``'s ``target_problem`` (:class:`Checking`) for the config's check of
     ``tick.deliver_to``, as ``check(channel, config)``, or None. A :class:`Deferred` platform
     not yet made is not made for it (every command loads the config): it answers with the
-    check it was given, if any. A check that takes one parameter is asked with the channel
-    alone; one that takes two gets the loaded config too (the webhook platform's reads its
-    ``platforms.webhook.targets``)."""
+    check it was given, if any. A check with a second *required* positional parameter gets
+    the loaded config too (the webhook platform's reads its ``platforms.webhook.targets``);
+    any other is asked with the channel alone, so a defaulted ``strict=False`` keeps its
+    default."""
     if isinstance(platform, Deferred) and not platform.made:
         judge = vars(platform).get("target_problem")
     else:
@@ -339,7 +340,10 @@ def _takes_config(check: Callable[..., Any]) -> bool:
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
         return True
-    return sum(p.kind in positional for p in parameters) >= 2
+    # only a required second parameter is the config: one with a default (``strict=False``)
+    # is the plugin's own option, and the config handed in its place would overwrite it
+    required = [p for p in parameters if p.kind in positional and p.default is p.empty]
+    return len(required) >= 2
 
 
 def actual(platform: Any) -> Any:
