@@ -42,7 +42,9 @@ class Chars:
             return True  # two finite sets leave out almost all of Unicode
         if self.negated:
             return other.meets(self)
-        for lo, hi in self.ranges:
+        if not other.negated:
+            return any(max(a, c) <= min(b, d) for a, b in self.ranges for c, d in other.ranges)
+        for lo, hi in self.ranges:  # some point of ours outside all of the other's ranges
             # the first point of a range, or the first after one of the other's ranges
             candidates = [lo, *(end + 1 for _, end in other.ranges if lo <= end + 1 <= hi)]
             if any(point in other for point in candidates):

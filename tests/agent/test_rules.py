@@ -518,6 +518,7 @@ def noted(allow: dict, deny: dict) -> bool:
         ("mcp__ssh__*", "mcp__ssh__exec", True),
         ("mcp__ssh__[a-e]*", "mcp__ssh__[!a-e]*", False),
         ("mcp__ssh__[!x]", "mcp__ssh__[!y]", True),
+        ("mcp__ssh__[a-z]", "mcp__ssh__[m-n]", True),
         ("mcp__ssh__?", "mcp__ssh__ab", False),
         ("mcp__gmail__*", "mcp__ssh__*", False),
         ("*x", "*y", False),
