@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bothost import hidden
 from bothost.mcp import content, inbound, jsonrpc, taskcall
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT, CallDeadline
 from bothost.mcp.elicitation import Ask, Asker
@@ -329,6 +330,13 @@ class ClientSession:
             return 0
         if name in tools:
             skipped.append(f"{name!r:.80} listed twice (the first kept)")
+            return 0
+        if unseen := sorted({ord(c) for c in name if hidden.is_hidden(c)}):
+            # a bidi override or a zero-width character makes a name read as another one
+            # (in `mcp list`, the web page, an approval): a display-spoofing vector, and no
+            # honest tool name needs one
+            codes = ", ".join(hidden.escaped(code, "json") for code in unseen[:5])
+            skipped.append(f"{name!r:.80} has hidden or text-reordering characters ({codes})")
             return 0
         schema = tool.get("inputSchema")
         if isinstance(schema, dict) and schema.get("type", "object") != "object":

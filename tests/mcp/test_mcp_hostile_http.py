@@ -290,3 +290,32 @@ async def test_an_sse_answer_with_lone_cr_line_ends_is_read(site, make_manager):
     manager = await make_manager({"cr": McpServerConfig(url=f"{base}/mcp")}, retry=False)
     result = await manager.call_tool("cr", "img", {"a": 1}, timeout=10)
     assert not result.is_error and json.loads(result.text) == {"a": 1}, result.text
+
+
+async def test_a_tool_name_with_hidden_or_reordering_characters_is_not_offered(
+    site,  # noqa: F811
+    make_manager,  # noqa: F811
+):
+    # U+202E turns "read\u202egnp.exe" into "readexe.png" on a page; a zero-width space
+    # makes "delete" and "del\u200bete" two tools that read the same
+    tools = [
+        {"name": "read\u202egnp.exe", "inputSchema": {"type": "object"}},
+        {"name": "del\u200bete", "inputSchema": {"type": "object"}},
+        {"name": "bell\x07", "inputSchema": {"type": "object"}},
+        {"name": "echo", "inputSchema": {"type": "object"}},
+    ]
+
+    async def endpoint(request):
+        if request.method == "GET":
+            raise web.HTTPMethodNotAllowed("GET", ["POST"])
+        reply = answer(await request.json(), tools)
+        return web.Response(status=202) if reply is None else web.json_response(reply)
+
+    base = await site([web.route("*", "/mcp", endpoint)])
+    manager = await make_manager({"spoof": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    assert [t["name"] for t in manager.tools("spoof")] == ["echo"]
+    log = (manager.home / "logs" / "mcp" / "spoof.log").read_text()
+    assert "tools/list: skipped 3 tools" in log, log
+    assert "'read\\u202egnp.exe' has hidden or text-reordering characters (\\u202e)" in log, log
+    assert "'del\\u200bete' has hidden or text-reordering characters (\\u200b)" in log, log
+    assert "'bell\\x07' has hidden or text-reordering characters (\\u0007)" in log, log
