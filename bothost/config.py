@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bothost.configcheck import check_registered, check_semantics, source_of
-from bothost.configfile import read_yaml
+from bothost.configfile import read_yaml, without_holders
 from bothost.configschema import (
     ConfigError,
     Unset,
@@ -434,7 +434,7 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     layers = []
     packaged = packaged_default_path()
     for path in paths:
-        data = read_yaml(path, twin=path == packaged)  # the defaults' parsed twin, if current
+        data = without_holders(read_yaml(path, twin=path == packaged))  # the twin, if current
         check_env_references(data, str(path))
         check_source(Config, core_part(data, str(path)), str(path))
         merged = deep_merge(merged, data)

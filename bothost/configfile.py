@@ -65,6 +65,16 @@ def make_twin(path: Path) -> dict[str, Any]:
     return {"sha256": hashlib.sha256(raw).hexdigest(), "data": data}
 
 
+# A top-level key that only holds a YAML anchor for `<<: *name` elsewhere starts with this
+# (docker compose's convention); it is dropped once read, as no part of bothost owns it
+HOLDER_PREFIX = "x-"
+
+
+def without_holders(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without its top-level ``x-…`` keys (their anchors are expanded already)."""
+    return {k: v for k, v in data.items() if not str(k).startswith(HOLDER_PREFIX)}
+
+
 def read_yaml(path: Path, twin: bool = False) -> dict[str, Any]:
     """The mapping in ``path``; :class:`ConfigError` naming the file for anything else.
     With ``twin``, its parsed twin's data when that was made from the same bytes."""

@@ -158,9 +158,10 @@ def undeclared(path: str, key: str, known: list[str], where: str) -> ConfigError
     error = unknown_key(path, key, known, where)
     if "did you mean" in str(error):
         return error
+    holder = f"; a key that only holds a YAML anchor is named x-…: x-{key}" if not path else ""
     return ConfigError(
         f"{error} (no loaded plugin declares it: is its plugin disabled, or "
-        "missing from plugins.dirs?)"
+        f"missing from plugins.dirs?){holder}"
     )
 
 

@@ -156,6 +156,25 @@ def test_a_number_under_a_secret_name_is_masked_too(home, tmp_path):
     }
 
 
+def test_a_top_level_x_key_holds_an_anchor_and_is_otherwise_ignored(home, tmp_path):
+    # found from outside: `x-common: &c {...}` to share settings through `<<: *c` was
+    # refused as an unknown key, with no word on how to hold an anchor
+    text = (
+        "x-common: &c {timeout: 30s, env: {LOG_LEVEL: debug}}\n"
+        "mcp:\n  servers:\n    a: {<<: *c, command: echo}\n    b: {<<: *c, command: cat}\n"
+    )
+    config = load(write(tmp_path / "c.yaml", text), home)
+    assert config.mcp.servers["a"].timeout == 30 and config.mcp.servers["b"].command == "cat"
+    assert config.mcp.servers["b"].env == {"LOG_LEVEL": "debug"}
+    assert "x-common" not in config.raw
+
+
+def test_an_unknown_top_level_key_says_how_to_hold_an_anchor(home, tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load(write(tmp_path / "c.yaml", "common: &c {timeout: 30s}\n"), home)
+    assert "common: unknown key" in str(err.value) and "x-common" in str(err.value)
+
+
 def test_cli_config_error_exits_2_and_writes_nothing(tmp_path):
     home = tmp_path / "fresh-home"
     bad = write(tmp_path / "bad.yaml", "llm:\n  provder: openai\n")
