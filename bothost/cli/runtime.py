@@ -15,7 +15,7 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -34,7 +34,8 @@ T = TypeVar("T")
 
 
 class Runtime:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock  # the deadline of `events push --wait` (tests pass a fake)
         self.config_file: str | None = None
         self.home_option: str | None = None
         self.plugin_commands: dict[str, Any] | None = None
@@ -106,12 +107,12 @@ class Runtime:
         only for the store's busy timeout, and a push must not be lost to a long write."""
         from bothost.store import StoreError
 
-        give_up = time.monotonic() + patience
+        give_up = self.clock() + patience
         while True:
             try:
                 return self.host()
             except StoreError as exc:
-                left = give_up - time.monotonic()
+                left = give_up - self.clock()
                 if not busy(exc) or left <= 0:
                     raise
                 click.echo(f"bothost: {exc}; trying again for up to {math.ceil(left)} s", err=True)
@@ -166,14 +167,18 @@ class Runtime:
     async def push_event(
         self, source: str, type: str, payload: dict[str, Any], patience: float
     ) -> Any:
-        """``bothost events push``: see :func:`bothost.events.push.push_event`."""
+        """``bothost events push``: see :func:`bothost.events.push.push_event`. ``patience``
+        (``--wait``) covers the open and the push together: the push gets what the open of
+        a locked database left of it (at least one try), not the whole wait again."""
         from bothost.events.push import push_event
         from bothost.wiring import start_events
 
+        give_up = self.clock() + patience
         host = await self.host_within(patience)
+        left = max(0.0, give_up - self.clock())
         host.events = await start_events(host, tick=False)
         try:
-            return await push_event(host, source, type, payload, patience=patience)
+            return await push_event(host, source, type, payload, patience=left)
         finally:
             await host.events.close()
 

@@ -128,7 +128,8 @@ async def test_a_failing_store_is_one_line_per_try_and_its_traceback_only_with_v
     failing_store(home)
     config = tmp_path / "empty.yaml"
     config.write_text("{}\n")
-    args = ("events", "push", "--wait", "1", "disk", "event/full", '{"id": "1"}')
+    # --wait covers the command's open too: 5 s leaves the write retries on a busy machine
+    args = ("events", "push", "--wait", "5", "disk", "event/full", '{"id": "1"}')
     for verbose in ((), ("-v",)):
         proc = await bothost_process(home, config, *verbose, *args)
         async with asyncio.timeout(30):
