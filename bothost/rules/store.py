@@ -48,8 +48,19 @@ def from_row(row: dict[str, Any]) -> Rule | None:
     try:
         spec = spec_from_data(data)
     except RuleError as exc:  # only checked rules are written; a hand-edited row is skipped
-        logger.warning("permission rule #%s is skipped: %s", row["id"], exc)
-        return None
+        cautious = without_args(data)
+        if cautious is None:
+            logger.warning("permission rule #%s is skipped: %s", row["id"], exc)
+            return None
+        logger.warning(
+            "permission rule #%s now covers every call of %s (%s): %s; remove it and add it"
+            " again with a pattern that is accepted",
+            row["id"],
+            cautious.tool,
+            cautious.action,
+            exc,
+        )
+        spec = cautious
     origin = REMEMBERED if row["kind"] == ANSWER else STORED
     tool_origin = parse(row["tool_origin"])
     if tool_origin is None and origin == REMEMBERED:
@@ -64,6 +75,20 @@ def from_row(row: dict[str, Any]) -> Rule | None:
         created_at=row["created_at"],
         tool_origin=tool_origin,
     )
+
+
+def without_args(data: dict[str, Any]) -> PermissionRule | None:
+    """A ``deny`` or ``ask`` row no longer accepted for its argument patterns (an older host
+    checked its ``re:`` with Python's engine; RE2 refuses lookaround) as the same rule over
+    every call of its tool: skipping it would lift the refusal, while covering more only
+    refuses or asks more. None for an ``allow`` (skipped: covering more would allow more)
+    or a row still refused without its patterns."""
+    if data.get("action") not in ("deny", "ask") or not data.get("args"):
+        return None
+    try:
+        return spec_from_data({k: v for k, v in data.items() if k not in ("args", "exact")})
+    except RuleError:
+        return None
 
 
 def load(db: Conn) -> tuple[list[Rule], list[Rule]]:

@@ -575,3 +575,31 @@ def test_a_deny_notes_no_allow_its_calls_can_never_meet():
     unknown.tool_origin = Origin(UNKNOWN)
     added = rule("deny", index=2, tool=tool)
     assert allows_before([unknown, added], added) == []
+
+
+def test_a_stored_deny_whose_pattern_is_no_longer_accepted_refuses_more_not_less(caplog):
+    """A row an older host wrote (its ``re:`` checked by Python's engine) with a lookaround
+    RE2 refuses: skipping it would lift the deny. A deny or ask is kept without its argument
+    patterns (it covers every call of its tool); an allow is skipped, as before."""
+    import json
+
+    def row(action):
+        return {
+            "id": 7,
+            "kind": rule_store.RULE,
+            "tool": "mcp__ssh__exec",
+            "args": json.dumps({"command": "re:(?!ls ).*"}),
+            "exact": 0,
+            "who": None,
+            "action": action,
+            "note": "",
+            "created_by": "old",
+            "created_at": 0.0,
+            "tool_origin": None,
+        }
+
+    kept = rule_store.from_row(row("deny"))
+    assert kept is not None and kept.spec.args == {}
+    assert match(kept, "mcp__ssh__exec", {"command": "rm -rf /"}, ALICE)
+    assert "rule #7 now covers every call of mcp__ssh__exec (deny)" in caplog.text
+    assert rule_store.from_row(row("allow")) is None
