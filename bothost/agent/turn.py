@@ -70,6 +70,7 @@ class Turn:
         self.on_status = on_status
         self.extra_tools = extra_tools or []  # e.g. the tick agent's notify
         self.left_out: dict[str, int] = {}  # granted groups this round could not offer
+        self.ever_left_out: dict[str, int] = {}  # … and any round of this turn, for the person
         self.system = system  # replaces the main prompt (the tick agent has its own)
         self.done = False  # a tool may end the turn after its round (notify does)
         self.id = uuid.uuid4().hex[:12]
@@ -112,10 +113,13 @@ class Turn:
         return await self.noted(Reply(reply, outcome))
 
     async def noted(self, reply: Reply) -> Reply:
-        """``reply`` with what the person must know about their context (a compaction)."""
-        if not self.compactor.notices:
+        """``reply`` with what the person must know about their context (a compaction, a
+        granted group left out: the grant stays, since whether a group fits depends on the
+        request, but only the model read that its tools were missing)."""
+        notices = [*self.compactor.notices, *map(left_out_notice, self.ever_left_out.items())]
+        if not notices:
             return reply
-        notes = "\n".join(self.compactor.notices)
+        notes = "\n".join(notices)
         if self.on_text:  # every platform shows what streamed, so the notice streams too
             await self.on_text(f"\n\n{notes}" if reply.text else notes)
         text = f"{reply.text}\n\n{notes}" if reply.text else notes
@@ -135,6 +139,7 @@ class Turn:
                 granted, self.session.is_admin, tool_budget(config.llm), len(self.extra_tools)
             )
             self.left_out = left_out
+            self.ever_left_out.update(left_out)
             tools += self.extra_tools
             specs = [t.spec() for t in tools]
             system = await system_prompt(self.host, self.session, granted, self.system, left_out)
@@ -310,6 +315,14 @@ class Turn:
             "started_at": started,
         }
         await self.host.store.run(lambda db: db.insert("tool_calls", row))
+
+
+def left_out_notice(group_tools: tuple[str, int]) -> str:
+    group, count = group_tools
+    return (
+        f"Note: {group} stays active in this conversation, but its {count} tools were not "
+        "offered to the model: more than fit in one request beside the others."
+    )
 
 
 def as_result(value: Any) -> ToolResult:

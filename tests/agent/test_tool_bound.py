@@ -46,7 +46,7 @@ async def test_a_group_too_big_to_offer_is_left_out_and_said_so(openai_host, fak
     openai_host.registry.add_source(Servers({"big": 1000, "small": 3}))
     fake_llm.script = [activate("big", "small"), {"text": "done"}, {"text": "again"}]
     reply = await openai_host.handle_message(message("use big"))
-    assert reply.text == "done", reply.text
+    assert reply.text.startswith("done\n\n"), reply.text
     sent = fake_llm.requests[1]
     names = [t["function"]["name"] for t in sent["tools"]]
     assert len(names) <= MAX_OFFERED and "small_0" in names and "big_0" not in names
@@ -55,7 +55,26 @@ async def test_a_group_too_big_to_offer_is_left_out_and_said_so(openai_host, fak
     system = sent["messages"][0]["content"]
     assert "- big (active, not offered: 1000 tools, more than fit in one request)" in system
     # the conversation goes on: the next turn is not refused either
-    assert (await openai_host.handle_message(message("more"))).text == "again"
+    assert (await openai_host.handle_message(message("more"))).text.startswith("again\n\n")
+
+
+async def test_the_person_is_told_a_granted_group_was_left_out_and_stays_granted(
+    openai_host, fake_llm
+):
+    # the grant stays (whether a group fits depends on the request: the other groups, the
+    # window), but only the model read that it was left out: the person saw "done" and
+    # could not tell why the big server's tools were never used
+    openai_host.registry.add_source(Servers({"big": 1000, "small": 3}))
+    fake_llm.script = [activate("big", "small"), {"text": "done"}, {"text": "plain"}]
+    reply = await openai_host.handle_message(message("use big"))
+    assert reply.text == (
+        "done\n\nNote: big stays active in this conversation, but its 1000 tools were not "
+        "offered to the model: more than fit in one request beside the others."
+    ), reply.text
+    assert (await openai_host.handle_message(message("more"))).text.endswith(
+        "its 1000 tools were not offered to the model: more than fit in one request beside "
+        "the others."
+    )
 
 
 async def test_groups_that_fit_alone_but_not_together_offer_the_first_by_name(
@@ -84,7 +103,7 @@ async def test_a_group_whose_definitions_fill_the_context_window_is_left_out(ope
 
     openai_host.registry.add_source(Wide({"wide": 8, "small": 3}))
     fake_llm.script = [activate("wide", "small"), {"text": "done"}]
-    assert (await openai_host.handle_message(message("use wide"))).text == "done"
+    assert (await openai_host.handle_message(message("use wide"))).text.startswith("done")
     names = [t["function"]["name"] for t in fake_llm.requests[1]["tools"]]
     assert "small_0" in names and "wide_0" not in names
     system = fake_llm.requests[1]["messages"][0]["content"]
