@@ -7,9 +7,11 @@ from bothost.mcp.serverlog import MAX_BYTES, close_server_logger, log_path, serv
 
 def test_server_log_rotates_at_5_mb_keeping_one_backup(home):
     log = server_logger(home, "chatty")
-    line = "x" * 1000
+    # the bytes of two rotations in long lines: each record costs its formatting and
+    # redaction whatever its length, and 1,000-byte lines took 10,585 records (19 s loaded)
+    line = "x" * 20_000
     try:
-        for _ in range(MAX_BYTES * 2 // 1000 + 100):  # enough for two rotations
+        for _ in range(MAX_BYTES * 2 // len(line) + 5):  # enough for two rotations
             log.info("[stderr] %s", line)
     finally:
         close_server_logger("chatty")
