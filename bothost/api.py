@@ -244,6 +244,11 @@ class HostApi(Protocol):
     async def grant_tools(self, session: Session, groups: list[str]) -> None:
         """Make these groups' tools visible to the session from its next round on."""
 
+    async def not_offered(self, session: Session, beside: int = 0) -> dict[str, tuple[int, str]]:
+        """The session's granted groups its next request will not offer, each with its tool
+        count and why (too many tools, or too many tokens, beside the others); ``beside``
+        counts the tools the turn adds of its own (:attr:`ToolContext.beside`)."""
+
     def read_spill(self, ref: str, offset: int = 0) -> str:
         """A chunk of a cut tool output, from ``offset``; ValueError for an unknown ``ref``."""
 

@@ -25,7 +25,7 @@ from bothost.agent.registry import Group, ToolRegistry
 from bothost.agent.sessionlock import SessionBusyError, SessionLocks
 from bothost.agent.stopper import TurnStopper
 from bothost.agent.tools import Tool
-from bothost.agent.turn import Turn
+from bothost.agent.turn import Turn, tool_budget
 from bothost.agent.untrusted import ANSWER_LABEL, wrap_untrusted
 from bothost.api import STOPPED_TEXT, Outcome, Receipt, Reply, TextSink, is_stop
 from bothost.config import Config, McpServerConfig, secret_values
@@ -444,6 +444,11 @@ class Host:
     async def grant_tools(self, session: Session, groups: list[str]) -> None:
         await history.grant(self.store, session.id, groups)
         await self.registry.settle(set(groups))  # what activation describes is what is ready
+
+    async def not_offered(self, session: Session, beside: int = 0) -> dict[str, tuple[int, str]]:
+        granted = await history.grants(self.store, session.id)
+        budget = tool_budget(self.config.llm)  # as the turn's next request computes it
+        return self.registry.not_offered(granted, session.is_admin, budget, beside)
 
     def read_spill(self, ref: str, offset: int = 0) -> str:
         return spill.read(

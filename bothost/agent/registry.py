@@ -142,21 +142,51 @@ class ToolRegistry:
         is left out (with its tool count), never cut, so no tool of it goes missing unseen.
         The groups table says which (:mod:`bothost.agent.prompt`).
         """
+        tools, left_out = self._offer(granted, is_admin, token_budget, added)
+        counts = {group: count for group, (count, _why) in left_out.items()}
+        return [tools[name] for name in sorted(tools)], counts
+
+    def not_offered(
+        self,
+        granted: set[str],
+        is_admin: bool = True,
+        token_budget: int | None = None,
+        added: int = 0,
+    ) -> dict[str, tuple[int, str]]:
+        """The granted groups :meth:`offered` leaves out, each with its tool count and why
+        (``activate_tools`` says so, rather than announcing tools no request carries)."""
+        return self._offer(granted, is_admin, token_budget, added)[1]
+
+    def _offer(
+        self, granted: set[str], is_admin: bool, token_budget: int | None, added: int
+    ) -> tuple[dict[str, Tool], dict[str, tuple[int, str]]]:
         tools = {n: t for n, t in self.native.items() if is_admin or not t.admin_only}
         allowed = {g.name for g in self.groups(is_admin)}
-        left_out: dict[str, int] = {}
+        left_out: dict[str, tuple[int, str]] = {}
         spent = 0
         for group in sorted(granted & allowed):
             new = {t.name: t for t in self.group_tools(group) if t.name not in tools}
             cost = estimate_tokens([t.spec() for t in new.values()]) if token_budget else 0
-            if added + len(tools) + len(new) > MAX_OFFERED or (
-                token_budget is not None and spent + cost > token_budget
-            ):
-                left_out[group] = len(new)
+            if len(new) > MAX_OFFERED:
+                why = f"more than the {MAX_OFFERED} one request may offer"
+            elif added + len(tools) + len(new) > MAX_OFFERED:
+                why = (
+                    f"they do not fit beside the built-in tools and the other active groups "
+                    f"({added + len(tools)} tools already; one request offers at most "
+                    f"{MAX_OFFERED})"
+                )
+            elif token_budget is not None and spent + cost > token_budget:
+                why = (
+                    f"their definitions take about {cost} tokens, more than the "
+                    f"{max(0, token_budget - spent)} left of the {token_budget} the context "
+                    "window has for tool definitions"
+                )
+            else:
+                tools.update(new)
+                spent += cost
                 continue
-            tools.update(new)
-            spent += cost
-        return [tools[name] for name in sorted(tools)], left_out
+            left_out[group] = (len(new), why)
+        return tools, left_out
 
     def lookup(self, name: str, is_admin: bool = True) -> Tool | None:
         """Any tool the registry knows, granted or not (the offline agent's ``call``)."""

@@ -79,6 +79,7 @@ class ToolContext:
     host: HostApi
     call_id: str = ""
     progress: Callable[[str], Awaitable[None]] | None = None
+    beside: int = 0  # tools the turn offers beside the registry's (the tick agent's notify)
 
 
 @dataclass

@@ -280,7 +280,11 @@ class Turn:
         if tool.own_deadline:  # MCP calls: the MCP layer's deadline; stop still cancels at once
             timeout = None
         ctx = ToolContext(
-            session=self.session, host=self.host, call_id=request.id, progress=self.on_status
+            session=self.session,
+            host=self.host,
+            call_id=request.id,
+            progress=self.on_status,
+            beside=len(self.extra_tools),
         )
         try:
             async with asyncio.timeout(timeout):

@@ -24,15 +24,21 @@ async def activate_tools(groups: list[str], ctx: ToolContext) -> str:
             f"Available: {', '.join(sorted(known)) or 'none'}."
         )
     await ctx.host.grant_tools(ctx.session, groups)
+    # what the next request offers, as it computes it (bothost.agent.registry)
+    left_out = await ctx.host.not_offered(ctx.session, ctx.beside)
     lines = []
     for name in groups:
         tools = ctx.host.group_tools(name)
-        if len(tools) > MAX_OFFERED:  # never offered: see bothost.agent.registry
+        if len(tools) > MAX_OFFERED:
             lines.append(
                 f"{name}: {len(tools)} tools, more than the {MAX_OFFERED} one request may "
                 "offer: not offered (the operator can choose some with "
                 f"mcp.servers.{name}.tools)"
             )
+            continue
+        if name in left_out:
+            count, why = left_out[name]
+            lines.append(f"{name}: {count} tools, not offered: {why}")
             continue
         lines.append(
             f"{name}: {len(tools)} tools now available"

@@ -139,3 +139,37 @@ async def test_the_tick_agents_notify_tool_counts_towards_the_bound(openai_host,
     assert "notify" in names and len(names) <= MAX_OFFERED
     system = fake_llm.requests[1]["messages"][0]["content"]
     assert f"- fill (active, not offered: {MAX_OFFERED - natives} tools" in system
+
+
+def tool_result(request):
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"][-1]
+
+
+async def test_activation_says_which_group_does_not_fit_beside_the_others(openai_host, fake_llm):
+    # each fits alone, so activate_tools said all three were "now available", and the next
+    # request offered no tool of c
+    openai_host.registry.add_source(Servers({"a": 60, "b": 60, "c": 60}))
+    fake_llm.script = [activate("a", "b", "c"), {"text": "done"}]
+    await openai_host.handle_message(message("use all"))
+    result = tool_result(fake_llm.requests[1])
+    assert "a: 60 tools now available" in result and "b: 60 tools now available" in result
+    assert "c: 60 tools now available" not in result, result
+    assert "c: 60 tools, not offered: they do not fit beside the built-in tools" in result, result
+
+
+async def test_activation_says_which_group_does_not_fit_the_context_window(openai_host, fake_llm):
+    class Wide(Servers):
+        def tools(self, group):
+            tools = super().tools(group)
+            if group == "wide":
+                for tool in tools:
+                    tool.description = "x" * 60_000
+            return tools
+
+    openai_host.registry.add_source(Wide({"wide": 8, "small": 3}))
+    fake_llm.script = [activate("wide", "small"), {"text": "done"}]
+    await openai_host.handle_message(message("use wide"))
+    result = tool_result(fake_llm.requests[1])
+    assert "small: 3 tools now available" in result
+    assert "wide: 8 tools now available" not in result, result
+    assert "wide: 8 tools, not offered: their definitions take" in result, result
