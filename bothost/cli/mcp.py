@@ -220,6 +220,8 @@ def call_command(
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
         click.echo(result.text)
+        if result.for_user:  # the person at the terminal is the user it was meant for
+            click.echo(result.for_user)
         for path in result.media:  # the text names the web app's /media/<file>: say the file
             click.echo(f"saved {path}", err=True)
     if lost is not None:  # the tool ran; what the server pushed meanwhile was not kept

@@ -468,3 +468,11 @@ def test_no_such_thing_exits_1_like_every_command_s_own_no(bothost, args):
     # 1 for a command's own "no", 2 for a command line that could never work
     out = bothost(*args, code=1).output
     assert "no MCP server named 'ghost'" in out or "no log" in out or "no stored rule" in out
+
+
+def test_call_prints_a_block_meant_for_the_user_only(bothost):
+    # the person at the terminal is the user: a block kept from the model is theirs to read
+    output = bothost("mcp", "call", "paging", "echo", '{"text": "1 row", "for_user": "| a |"}')
+    assert output.output == (
+        "1 row\n[1 content block(s) meant for the user only: shown to them]\n| a |\n"
+    ), output.output
