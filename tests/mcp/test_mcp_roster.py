@@ -47,7 +47,9 @@ def test_plugins_and_mcp_list_agree_on_shadowed_and_overridden_servers(home):
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    bothost("mcp", "add", "weather", "--", "other-weather")  # shadowed by the packaged one
+    # `mcp add` refuses a name the config has, so the row comes first and the config later
+    bothost("mcp", "add", "later", "--", "other-server")
+    (home / "bothost.yaml").write_text("mcp: {servers: {later: {command: configured-server}}}\n")
     bothost("mcp", "add", "extra", "--", "some-server")
     bothost("mcp", "disable", "gmail")  # already disabled: an override row, no server
     plugins = {
@@ -56,10 +58,10 @@ def test_plugins_and_mcp_list_agree_on_shadowed_and_overridden_servers(home):
         if p["name"].startswith("mcp:")
     }
     listed = json.loads(bothost("mcp", "list", "--json"))
-    assert plugins["mcp:weather"]["origin"] == "mcp:config"
+    assert plugins["mcp:later"]["origin"] == "mcp:config"
     assert plugins["mcp:extra"]["origin"] == "mcp:cli" and plugins["mcp:gmail"]["disabled"]
     assert sorted(plugins) == sorted({f"mcp:{s['name']}" for s in listed})
-    assert [(s["origin"], s["state"]) for s in listed if s["name"] == "weather"][1] == (
+    assert [(s["origin"], s["state"]) for s in listed if s["name"] == "later"][1] == (
         "db",
         "shadowed",
     )
