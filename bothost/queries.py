@@ -21,7 +21,7 @@ from bothost.config import PermissionRule, UsageConfig
 from bothost.events import feedback
 from bothost.models import Address
 from bothost.rules import store as rule_store
-from bothost.rules.match import PRECEDENCE, allow_above, allows_before, spec_from_data
+from bothost.rules.match import PRECEDENCE, allow_above, spec_from_data
 from bothost.rules.origin import pinnable
 from bothost.usage import report, summary
 from bothost.usage.report import UsageRow
@@ -417,9 +417,8 @@ class Queries:
     async def allows_above(self, rule_id: int) -> list[str]:
         """For a stored ``deny`` rule: a note per stored ``allow`` above it that may still
         decide some of its calls (an allow above a deny is an exception to it)."""
-        rules, _ = await self.store.run(rule_store.load)
-        added = next((r for r in rules if r.id == rule_id), None)
-        return [allow_above(r) for r in allows_before(rules, added)] if added else []
+        above = await self.store.run(lambda db: rule_store.allows_above(db, rule_id))
+        return [allow_above(r) for r in above]
 
     async def remove_permission_rule(self, rule_id: int) -> bool:
         """Remove a stored rule or remembered answer; False when there is no such row."""

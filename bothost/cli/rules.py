@@ -26,7 +26,6 @@ from bothost.rules.match import (
     PRECEDENCE,
     RuleError,
     allow_above,
-    allows_before,
     describe,
     spec_from_data,
 )
@@ -133,9 +132,7 @@ def add_command(
     else:
         click.echo(f"Added rule #{rule_id}.")
     if spec.action == "deny":  # an allow above a deny still decides what it matches
-        rules, _ = runtime.store.call(rule_store.load)
-        added = next((r for r in rules if r.id == rule_id), None)
-        for rule in allows_before(rules, added) if added is not None else []:
+        for rule in runtime.store.call(lambda db: rule_store.allows_above(db, rule_id)):
             say(
                 f"note: {allow_above(rule)}: remove it (bothost rules remove {rule.id})"
                 " or add this rule with --first"

@@ -20,6 +20,7 @@ from bothost.rules.match import (
     STORED,
     Rule,
     RuleError,
+    allows_before,
     config_rules,
     spec_data,
     spec_from_data,
@@ -146,6 +147,15 @@ def remove(db: Conn, rule_id: int) -> bool:
     if not 0 < rule_id <= MAX_ID:
         return False
     return db.execute(f"DELETE FROM {TABLE} WHERE id = ?", [rule_id]).rowcount > 0
+
+
+def allows_above(db: Conn, rule_id: int) -> list[Rule]:
+    """For the stored ``deny`` rule ``rule_id`` (just added): the stored ``allow`` rules above
+    it that may still decide some of its calls (:func:`~bothost.rules.match.allows_before`);
+    [] for any other rule or no such row. ``rules add`` and the dashboard name each."""
+    rules, _ = load(db)
+    added = next((r for r in rules if r.id == rule_id), None)
+    return allows_before(rules, added) if added is not None else []
 
 
 def listing(db: Conn, permissions: list[PermissionRule]) -> tuple[list[Rule], list[Rule]]:

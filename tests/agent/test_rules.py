@@ -603,3 +603,22 @@ def test_a_stored_deny_whose_pattern_is_no_longer_accepted_refuses_more_not_less
     assert match(kept, "mcp__ssh__exec", {"command": "rm -rf /"}, ALICE)
     assert "rule #7 now covers every call of mcp__ssh__exec (deny)" in caplog.text
     assert rule_store.from_row(row("allow")) is None
+
+
+def test_the_store_names_the_stored_allows_above_a_deny_for_the_cli_and_the_dashboard(tmp_path):
+    """rule_store.allows_above is the one place both `rules add … deny` and /api/rules ask
+    which stored allow above a new deny still decides some of its calls."""
+    host = make_host(tmp_path / "home")
+    above = add_rule(host, tool="mcp__ssh__exec", action="allow", args={"command": "uptime"})
+    add_rule(host, tool="mcp__gmail__send", action="allow")  # meets no ssh call
+    ask = add_rule(host, tool="mcp__ssh__exec", action="ask")
+    deny = add_rule(host, tool="mcp__ssh__*", action="deny")
+    first = add_rule(host, tool="mcp__ssh__*", action="deny", first=True)
+
+    def above_of(rule_id):
+        return [r.id for r in host.store.call(lambda db: rule_store.allows_above(db, rule_id))]
+
+    assert above_of(deny) == [above]
+    assert above_of(first) == []  # nothing comes before a rule added first
+    assert above_of(ask) == []  # only a deny is noted
+    assert above_of(999) == []  # no such row
