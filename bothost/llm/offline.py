@@ -159,10 +159,10 @@ async def say(request: ChatRequest, text: str) -> ChatResponse:
 def list_tools(request: ChatRequest, catalog: list[dict[str, Any]]) -> str:
     lines = ["Tools:"]
     for tool in request.tools:
-        lines.append(f"  {tool['name']} — {tool['description'].splitlines()[0][:100]}")
-    groups = sorted(
-        {t["group"] for t in catalog if t.get("group")} - {t.get("group") for t in request.tools}
-    )
+        lines.append(f"  {tool['name']} — {first_line(tool['description'])[:100]}")
+    # an active group's tools are among request.tools, which carry no group of their own
+    visible = {t["name"] for t in request.tools}
+    groups = sorted({t["group"] for t in catalog if t.get("group") and t["name"] not in visible})
     for group in groups:
         names = [t["name"] for t in catalog if t.get("group") == group]
         lines.append(
@@ -171,3 +171,8 @@ def list_tools(request: ChatRequest, catalog: list[dict[str, Any]]) -> str:
             + (" …" if len(names) > 8 else "")
         )
     return "\n".join(lines)
+
+
+def first_line(description: str) -> str:
+    """A description's first line in its author's words: an MCP server's arrives wrapped."""
+    return next((line for line in unwrap(description).splitlines() if line.strip()), "")
