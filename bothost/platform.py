@@ -111,8 +111,9 @@ async def in_daemon_thread(read: Callable[[], T], name: str = "terminal-input") 
     return await future
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """Seconds a peer's ``Retry-After`` asks for (delta-seconds or an HTTP date), or None."""
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a peer's ``Retry-After`` asks for (delta-seconds or an HTTP date), or None;
+    a date is counted from ``now`` (epoch seconds; the wall clock's when not given)."""
     if not value:
         return None
     text = value.strip()
@@ -126,7 +127,7 @@ def retry_after_seconds(value: str | None) -> float | None:
         return None
     if when.tzinfo is None:
         return None
-    return max(when.timestamp() - time.time(), 0.0)
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
 
 
 @dataclass(frozen=True)

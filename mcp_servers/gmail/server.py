@@ -29,7 +29,7 @@ def build_server(
     server = Server("gmail", version="0.1.0", instructions=INSTRUCTIONS, title="Gmail")
     tools.register(server, client)
 
-    watcher = MailWatcher(client, StateFile(state_path(client.token_file, "gmail")))
+    watcher = MailWatcher(client, StateFile(state_path(client.token_file, "gmail")), clock)
 
     guard = AuthGuard("gmail", clock)
 

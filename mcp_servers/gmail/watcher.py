@@ -13,7 +13,8 @@ announces only INBOX mail that arrived since its last successful look (bounded b
 from __future__ import annotations
 
 import logging
-import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from ..google.client import GoogleClient
@@ -39,9 +40,15 @@ RESYNC_OVERLAP_SECONDS = 300
 class MailWatcher:
     """Polls one mailbox; `poll(notify)` is the kit watcher's body."""
 
-    def __init__(self, client: GoogleClient, state: StateFile) -> None:
+    def __init__(
+        self,
+        client: GoogleClient,
+        state: StateFile,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.client = client
         self.state = state
+        self.clock = clock  # dates each successful look, the start of a resync's window
 
     async def poll(self, notify: Notify) -> int:
         """One look at the mailbox; returns how many messages were announced."""
@@ -102,7 +109,7 @@ class MailWatcher:
 
     async def _resync(self, state: dict[str, Any]) -> tuple[list[str], str]:
         profile = await self.client.call(lambda api: api.users().getProfile(userId="me"))
-        since = int(state.get("checked_at", time.time())) - RESYNC_OVERLAP_SECONDS
+        since = int(state.get("checked_at", self.clock().timestamp())) - RESYNC_OVERLAP_SECONDS
         listing = await self.client.call(
             lambda api: (
                 api.users()
@@ -145,7 +152,7 @@ class MailWatcher:
     ) -> None:
         if history_id is not None:
             state["history_id"] = str(history_id)
-            state["checked_at"] = int(time.time())
+            state["checked_at"] = int(self.clock().timestamp())
         if announced_id is not None:
             announced = state.setdefault("announced", [])
             announced.append(announced_id)

@@ -67,8 +67,9 @@ def from_http_error(error) -> GoogleError:
     )
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """Seconds a `Retry-After` header asks for (delta-seconds or an HTTP date), or None.
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a `Retry-After` header asks for (delta-seconds or an HTTP date), or None; a
+    date is counted from `now` (epoch seconds; the wall clock's when not given).
 
     The same reading as the host's `bothost.platform.retry_after_seconds`, written again
     here because a bundled server imports only its kit, never the host's core (it runs as
@@ -87,7 +88,7 @@ def retry_after_seconds(value: str | None) -> float | None:
         return None
     if when.tzinfo is None:
         return None
-    return max(when.timestamp() - time.time(), 0.0)
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
 
 
 def _google_error_body(content: bytes | str | None) -> tuple[str, str]:

@@ -8,6 +8,9 @@ passwords) without module-level globals.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
+
 from bothost.mcp_servers.kit import Server
 
 from . import tools_aliases, tools_files, tools_hosts, watch
@@ -22,8 +25,12 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(svc: SshService | None = None) -> Server:
-    """The server with every tool and the monitor; `svc` defaults to one from the environment."""
+def build_server(
+    svc: SshService | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> Server:
+    """The server with every tool and the monitor; `svc` defaults to one from the environment,
+    `clock` dates the monitor's events."""
     server = Server("ssh", version=VERSION, instructions=INSTRUCTIONS, title="SSH hosts")
     svc = svc or SshService.from_env(server.state_dir())
     tools_aliases.register(server, svc)
@@ -32,7 +39,7 @@ def build_server(svc: SshService | None = None) -> Server:
 
     @server.watcher(interval_env="SSH_MONITOR_SECONDS", default_interval=300)
     async def monitor(server: Server) -> None:
-        await watch.poll(svc, server.notify)
+        await watch.poll(svc, server.notify, clock)
 
     server.ssh_service = svc  # type: ignore[attr-defined]  # for tests and shutdown
     return server

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -65,8 +66,12 @@ async def _observe(svc: SshService, alias: Alias, state: MonitorState) -> list[C
     return found
 
 
-async def poll(svc: SshService, notify: Notify) -> list[dict[str, Any]]:
-    """One monitor round; returns the events it pushed."""
+async def poll(
+    svc: SshService,
+    notify: Notify,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> list[dict[str, Any]]:
+    """One monitor round; returns the events it pushed, dated by `clock`."""
     svc.pool.reap()
     state = MonitorState(svc.state_dir / STATE_FILE)
     aliases = [a for a in svc.aliases.load().values() if a.monitors.enabled]
@@ -80,7 +85,7 @@ async def poll(svc: SshService, notify: Notify) -> list[dict[str, Any]]:
         else:
             conditions += found
     state.forget_except(aliases)
-    now = datetime.now(UTC)
+    now = clock()  # one reading dates the round's events and its saved state
     events = state.transitions(conditions, now)
     outbox = Outbox(notify)
     for event in events:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,9 +68,15 @@ class AlertWatcher:
     """Polls the watched places and pushes alerts through `notify(method, params)`."""
 
     def __init__(
-        self, api: OpenMeteo, places: PlaceResolver, config: WatchConfig, state_dir: Path
+        self,
+        api: OpenMeteo,
+        places: PlaceResolver,
+        config: WatchConfig,
+        state_dir: Path,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.api = api
+        self.clock = clock  # dates alerts, clearings and polls (a place's day is its own)
         self.places = places
         self.config = config
         self.state_path = state_dir / STATE_FILE
@@ -99,7 +106,7 @@ class AlertWatcher:
                     self.state[crossing.key] = crossing.entry
                     sent.append(crossing.alert)
                     self._save()  # right after sending: a restart must not announce it again
-        self.last_poll = _now()
+        self.last_poll = self._now()
         self._save()
         return sent
 
@@ -151,11 +158,11 @@ class AlertWatcher:
             return None
         if entry.get("active"):
             if measure.value < threshold - CLEAR_MARGIN[kind]:
-                self.state[key] = entry | {"active": False, "cleared_at": _now()}
+                self.state[key] = entry | {"active": False, "cleared_at": self._now()}
             return None
         if measure.value < threshold:
             return None
-        occurred = _now()
+        occurred = self._now()
         # The count keeps two crossings within one second apart; the time keeps ids unique
         # even if the state file is lost.
         count = int(entry.get("crossings", 0)) + 1
@@ -188,6 +195,9 @@ class AlertWatcher:
             "at": measure.at,
         }
         return Crossing(key, record, alert)
+
+    def _now(self) -> str:
+        return self.clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def _load(self) -> dict[str, dict[str, Any]]:
         try:
@@ -244,11 +254,13 @@ def _summary(kind: str, name: str, measure: Measure, threshold: float) -> str:
 
 
 def _clock(local_time: str | None, today: str | None) -> str:
-    """ "17:00" from Open-Meteo's local "2026-12-02T17:00"; "Thu 17:00" if not today."""
+    """ "17:00" from Open-Meteo's local "2026-12-02T17:00"; "Thu 17:00" if not `today` (the
+    place's date; when unknown the day is named: the server's own date may not be the
+    place's)."""
     if not local_time or "T" not in local_time:
         return local_time or "now"
     day, clock = local_time.split("T", 1)
-    if day == (today or datetime.now().date().isoformat()):
+    if day == today:
         return clock
     try:
         return f"{datetime.fromisoformat(day).strftime('%a')} {clock}"
@@ -258,7 +270,3 @@ def _clock(local_time: str | None, today: str | None) -> str:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
