@@ -26,6 +26,7 @@ from yarl import URL
 
 from bothost import redact
 from bothost.mcp import jsonrpc
+from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.auth import OAuth
 from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
 from bothost.mcp.tasks import TaskSet
@@ -114,6 +115,7 @@ class HttpTransport:
         self._accepted: set[Any] = set()
         self._generation = 0  # bumped each time the session is dialed again
         self._lost_lock = asyncio.Lock()
+        self._redialing = False  # the session is being initialized again (under the lock)
         self._closed = False
         self._reported = False  # on_close was called (the server went away, or we closed)
 
@@ -178,15 +180,20 @@ class HttpTransport:
             resp.release()
             if await self._authorized_again(resp, headers, auth_tries):
                 return await self._post(message, may_redial, auth_tries + 1)
+            kind = resp.headers.get("Content-Type", "")
             if (
                 had_session
                 and may_redial
                 and message.get("method") != "initialize"
                 and session_forgotten(resp.status, body)
             ):
+                if self._redialing and generation == self._generation:
+                    # the session made a moment ago is forgotten already (a load balancer
+                    # without sticky sessions): dialing again would only repeat it
+                    refused = await self._refusal(resp.status, kind, body)
+                    raise TransportError(f"it was forgotten at once too: {refused}")
                 await self._session_lost(generation)
                 return await self._post(message, may_redial=False)
-            kind = resp.headers.get("Content-Type", "")
             raise TransportError(await self._refusal(resp.status, kind, body))
         if not self.session_id and resp.headers.get("Mcp-Session-Id"):
             self.session_id = resp.headers["Mcp-Session-Id"]
@@ -431,7 +438,7 @@ class HttpTransport:
                     self.log.debug("no server push stream (%s)", resp)
                     return
                 if resp == "HTTP 404":
-                    self._tasks.spawn(self._session_lost(generation))
+                    self._tasks.spawn(self._redial(generation))
                     return
                 if resp.startswith("refused"):
                     self.log.warning("no server push stream: %s", resp)
@@ -453,6 +460,13 @@ class HttpTransport:
     # -- session loss and shutdown -----------------------------------------------------
 
     async def _session_lost(self, generation: int) -> None:
+        """The server forgot our session: initialize once more; raises TransportError.
+
+        When the new session cannot be made (the server answers its initialize with an
+        error, or forgets it at once), the connection is reported closed, so the manager
+        fails the server and dials it again with backoff: left without a session, every
+        later request would be refused for the missing id until the host restarted.
+        """
         async with self._lost_lock:
             if generation != self._generation or self._closed:
                 return  # another request already dialed again
@@ -462,8 +476,24 @@ class HttpTransport:
             if self._get_task is not None:
                 self._get_task.cancel()
                 self._get_task = None
-            if self.on_session_lost is not None:
+            if self.on_session_lost is None:
+                return
+            self._redialing = True
+            try:
                 await self.on_session_lost()
+            except (McpError, TransportError) as exc:
+                why = f"forgot our session, and a new one failed: {exc}"
+                self._report(why)
+                raise TransportError(f"the server {why}") from None
+            finally:
+                self._redialing = False
+
+    async def _redial(self, generation: int) -> None:
+        """The push stream found the session forgotten: dial again, nobody waiting on it."""
+        try:
+            await self._session_lost(generation)
+        except TransportError as exc:  # reported closed already: the manager dials again
+            self.log.info("%s", exc)
 
     async def close(self) -> None:
         if self._http is None or self._http.closed:
