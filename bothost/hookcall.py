@@ -53,9 +53,14 @@ async def call_each_named(
 
 
 def call_policy(pm: pluggy.PluginManager, hook: str, default: Any, **kwargs: Any) -> Any:
-    """Call a sync ``firstresult`` hook; an exception is logged and returns ``default``."""
-    try:
-        return getattr(pm.hook, hook)(**kwargs)
-    except Exception:
-        logger.exception("policy hook %s failed", hook)
-        return default
+    """Call a sync ``firstresult`` hook: the first answer that is not None, in pluggy's
+    order; an exception is logged with the plugin's name and returns ``default``."""
+    for impl in impls(pm, hook):
+        try:
+            result = impl.function(**accepted(impl, kwargs))
+        except Exception:
+            logger.exception("plugin %s failed in hook %s", impl.plugin_name, hook)
+            return default
+        if result is not None:
+            return result
+    return None
