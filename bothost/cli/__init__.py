@@ -132,6 +132,27 @@ Exit status: 0 success; 1 failure (model, database, network, or a command's own
 stops)."""
 
 
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class OneLineFormatter(logging.Formatter):
+    """A record on the command line's stderr without ``-v``: a failure's traceback (a
+    plugin's hook raising during ``events push``, say) is its last line and where to see
+    the rest, so the command's own output is not buried; ``-v`` shows it whole."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        try:
+            text = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        if saved[0] and saved[0][1] is not None:
+            error = traceback.format_exception_only(saved[0][1])[-1].strip()
+            text += f" ({redact.redact(error)}; bothost -v COMMAND shows the traceback)"
+        return text
+
+
 @click.group(cls=BothostGroup, epilog=EPILOG)
 @click.option(
     "--config",
@@ -157,13 +178,15 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
     logging.basicConfig(
         level=max(level, logging.DEBUG),
         stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=LOG_FORMAT,
     )
     for handler in set(logging.getLogger().handlers) - before:
         # stderr shows what -v asks for, whatever level the log file is set to (log_level:
         # `bothost run` lowers the root logger's to `info` for its file): by default a
         # person sees warnings and the one "bothost is running" line README promises
         handler.setLevel(max(level, logging.DEBUG))
+        if not verbose:
+            handler.setFormatter(OneLineFormatter(LOG_FORMAT))
         redact.protect(handler)  # the secrets of the config, once it is read
     ctx.call_on_close(runtime.close)
 

@@ -1,0 +1,38 @@
+"""A plugin's runtime hook failing in a one-shot command: one line naming the plugin on
+stderr, the command's own work still done; the traceback only with ``-v``."""
+
+from __future__ import annotations
+
+from tests.helpers import run_bothost
+
+FAILING = """\
+from bothost.hookspecs import hookimpl
+
+
+@hookimpl
+def event_received(event):
+    raise RuntimeError("boom in event_received")
+"""
+
+
+def test_a_failing_event_hook_is_one_line_naming_the_plugin(home, tmp_path):
+    # found from outside, as a plugin author: `bothost events push` printed the whole
+    # traceback of a plugin's failing event_received hook, where `bothost chat` shows one line
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "faulty.py").write_text(FAILING, "utf-8")
+    config = tmp_path / "bothost.yaml"
+    config.write_text(f"plugins: {{dirs: [{plugins}]}}\n", "utf-8")
+
+    pushed = run_bothost("events", "push", "test", "ping", config=config)
+    assert pushed.returncode == 0, pushed.stderr
+    assert pushed.stdout == "Queued event 1.\n"
+    lines = pushed.stderr.splitlines()
+    assert len(lines) == 1, pushed.stderr
+    assert "plugin faulty failed in hook event_received" in lines[0]
+    assert "RuntimeError: boom in event_received" in lines[0]
+    assert "bothost -v" in lines[0]  # where the traceback is
+
+    verbose = run_bothost("-v", "events", "push", "test", "pong", config=config)
+    assert verbose.returncode == 0, verbose.stderr
+    assert "Traceback" in verbose.stderr and "faulty.py" in verbose.stderr
