@@ -33,6 +33,8 @@ UNTRUSTED_NOTE = (
 # CJK and mathematical angle brackets, ornaments, the modifier letter and the Canadian
 # syllabic that fonts draw as "<", and "precedes"
 OPENERS = "<\uff1c\ufe64\u2039\u3008\u2329\u27e8\u276e\u276c\u2770\u29fc\u02c2\u1438\u227a"
+# their closing partners, in the same order
+CLOSERS = ">\uff1e\ufe65\u203a\u3009\u232a\u27e9\u276f\u276d\u2771\u29fd\u02c3\u1433\u227b"
 # what a reader does not see between two letters: hidden characters and combining marks
 # (the Unicode blocks of combining diacritics, their extensions and supplements, for symbols
 # and half marks)

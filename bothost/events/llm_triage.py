@@ -23,7 +23,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from bothost.agent.tools import Tool, tool_from_function
-from bothost.agent.untrusted import escape_attribute
+from bothost.agent.untrusted import CLOSERS, OPENERS, escape_attribute
 from bothost.config import packaged_file
 from bothost.events.render import ACTION_LABELS, WHY_CHARS
 from bothost.events.triage import PRIORITIES, QueuedEvent, one_line
@@ -170,9 +170,13 @@ def _head(event: QueuedEvent, tz: tzinfo) -> str:
     )
 
 
+# "<", ">" and every bracket drawn like them as JSON escapes (the payload is JSON, so it
+# reads the same), so a payload cannot close its own element and speak as us
+BRACKETS = str.maketrans({c: f"\\u{ord(c):04x}" for c in OPENERS + CLOSERS})
+
+
 def _escaped(payload: str) -> str:
-    # "<" escaped so a payload cannot close its own element and speak as us
-    return payload.replace("<", "\\u003c").replace(">", "\\u003e")
+    return payload.translate(BRACKETS)
 
 
 def _shares(sizes: list[int], room: int) -> list[int]:
