@@ -26,7 +26,6 @@ from bothost.executables import resolve_command
 from bothost.home import HomeError, ensure_home
 from bothost.hookcall import accepted, impls
 from bothost.probes import ask_llm, web_port
-from bothost.startup import collect_platforms, collect_providers
 from bothost.store import StoreError
 from bothost.store.health import MIN_FREE_BYTES, free_bytes
 from bothost.store.target import POSTGRES_SCHEMES
@@ -373,7 +372,7 @@ def check_llm(runtime: Any, offline: bool) -> list[Finding]:
     label = f"{name} {llm.model or ''}".strip()
     if offline:
         return [Finding("llm", True, f"{label} (not contacted: --offline)")]
-    factory = collect_providers(runtime.pm)[name]  # the config check made sure it exists
+    factory = runtime.registered.providers[name]  # the config check made sure it exists
     problem = asyncio.run(ask_llm(factory, llm))
     if problem:
         return [
@@ -389,7 +388,7 @@ def check_llm(runtime: Any, offline: bool) -> list[Finding]:
 
 def check_delivery(runtime: Any) -> list[Finding]:
     """Each ``tick.deliver_to`` target must have a platform (its plugin may say more)."""
-    platforms = collect_platforms(runtime.pm)
+    platforms = runtime.registered.platforms
     out = []
     for target in runtime.config.tick.deliver_to:
         name = target.partition(":")[0]

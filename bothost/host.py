@@ -51,7 +51,7 @@ from bothost.platform import (
 )
 from bothost.queries import McpServerRow, Queries
 from bothost.rules.explain import explain
-from bothost.startup import build_migrations, collect_platforms, collect_providers, collect_tools
+from bothost.startup import Registered, build_migrations, collect_tools
 from bothost.store import Store
 from bothost.store.hostlock import HostLock, HostLockedError
 from bothost.store.target import store_target
@@ -73,7 +73,15 @@ class HostError(Exception):
 
 
 class Host:
-    def __init__(self, config: Config, home: Path, pm: pluggy.PluginManager) -> None:
+    def __init__(
+        self,
+        config: Config,
+        home: Path,
+        pm: pluggy.PluginManager,
+        registered: Registered | None = None,
+    ) -> None:
+        """``registered``: what the command line collected to check the config (the hooks
+        are called once); a host built on its own collects it here."""
         self.config = config
         # the config's secrets, and which of them are credentials: hidden from every log and
         # from the model, however this host was built (the CLI has done it already: a no-op)
@@ -84,10 +92,11 @@ class Host:
         self.registry = ToolRegistry()
         collect_tools(pm, self.registry)
         self.registry.add_source(AdminToolSource())
-        self.providers = collect_providers(pm)
+        registered = registered or Registered.collect(pm)
+        self.providers = registered.providers
         self.provider_name = self.check_provider()
         self._llm: Any = None  # built on first use: see llm
-        self.platforms = collect_platforms(pm)
+        self.platforms = registered.platforms
         self._deliver = platform_deliver(self.platforms)  # console: prints, others send_briefing
         self.active: dict[str, Any] = {}
         # the offline agent's extra commands (plugins add theirs at startup); its own join

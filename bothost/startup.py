@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pluggy
@@ -67,6 +68,20 @@ def collect_platforms(pm: pluggy.PluginManager) -> dict[str, Any]:
 
     call_register(pm, "register_platforms", register=register)
     return platforms
+
+
+@dataclass
+class Registered:
+    """What ``register_llm_providers`` and ``register_platforms`` gave, collected once per
+    process: the config's check of names and the host share these very objects (a hook is
+    called once, docs/plugins.md, and a platform is one object)."""
+
+    providers: dict[str, Any]
+    platforms: dict[str, Any]
+
+    @classmethod
+    def collect(cls, pm: pluggy.PluginManager) -> Registered:
+        return cls(providers=collect_providers(pm), platforms=collect_platforms(pm))
 
 
 def collect_tools(pm: pluggy.PluginManager, registry: Any) -> None:

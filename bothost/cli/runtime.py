@@ -27,7 +27,7 @@ from bothost import config as config_module
 from bothost import redact
 from bothost.discovery import PluginInfo, load_plugins, new_plugin_manager
 from bothost.home import HomeError
-from bothost.startup import collect_platforms, collect_providers
+from bothost.startup import Registered
 from bothost.store.target import DEFAULT_FILE
 
 T = TypeVar("T")
@@ -64,9 +64,14 @@ class Runtime:
         config_module.bind_sections(config, pm)
         redact.remember(redact.config_secrets(config) | config_module.secret_values(config))
         config_module.check_registered(
-            config, providers=collect_providers(pm), platforms=collect_platforms(pm)
+            config, providers=self.registered.providers, platforms=self.registered.platforms
         )
         return config
+
+    @cached_property
+    def registered(self) -> Registered:
+        """The plugins' providers and platforms, for the config's check and the host alike."""
+        return Registered.collect(self._plugins[0])
 
     @cached_property
     def _loaded_config(self) -> config_module.Config:
@@ -98,7 +103,7 @@ class Runtime:
             from bothost.host import Host
 
             with ctrl_c_interrupts():  # the open may wait out another process's lock
-                self._host = Host(self.config, self.home, self.pm)
+                self._host = Host(self.config, self.home, self.pm, self.registered)
         return self._host
 
     async def host_within(self, patience: float) -> Any:
