@@ -28,7 +28,8 @@ from bothost.hookcall import accepted, impls
 from bothost.probes import ask_llm, web_port
 from bothost.store import StoreError
 from bothost.store.health import MIN_FREE_BYTES, free_bytes
-from bothost.store.target import POSTGRES_SCHEMES
+from bothost.store.hostlock import is_served
+from bothost.store.target import POSTGRES_SCHEMES, store_target
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
         findings += check_rules(runtime)
     findings += check_llm(runtime, offline)
     findings += check_delivery(runtime)
-    findings += check_web(config)
+    findings += check_web(config, runtime.home)
     missing = check_mcp(config)
     findings += missing
     if store and all(f.ok for f in store):
@@ -404,12 +405,16 @@ def check_delivery(runtime: Any) -> list[Finding]:
     return out
 
 
-def check_web(config: Any) -> list[Finding]:
+def check_web(config: Any, home: Path) -> list[Finding]:
     """The host's HTTP listener (configured by ``platforms.web``, when a plugin declares it)."""
     web = config.platforms.get("web")
     if web is None or not web.enabled:
         return []
-    ok, detail = web_port(web.host, web.port)
+    database = store_target(config.store.url, home)
+    # on SQLite, a bothost answering there is this setup's only if a host holds its file
+    # (on PostgreSQL several hosts share the database, and any of them may be it)
+    ours = is_served(database) if isinstance(database, Path) else None
+    ok, detail = web_port(web.host, web.port, ours)
     return [
         Finding(
             "web port", ok, detail, "" if ok else "stop that program, or set platforms.web.port"

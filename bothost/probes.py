@@ -47,8 +47,11 @@ async def ask_llm(factory: Any, llm_config: Any) -> str | None:
     return None
 
 
-def web_port(host: str, port: int) -> tuple[bool, str]:
-    """Whether the host could listen on ``host:port`` now, and what was found there."""
+def web_port(host: str, port: int, ours: bool | None = None) -> tuple[bool, str]:
+    """Whether the host could listen on ``host:port`` now, and what was found there.
+
+    ``ours``: whether this setup's host is running (``None``: cannot tell); a bothost
+    answering on the port while it is not is another setup's, and holds the port."""
     if port == 0:
         return True, "any free port (chosen at start)"
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
@@ -61,6 +64,9 @@ def web_port(host: str, port: int) -> tuple[bool, str]:
         else:
             return True, f"{host}:{port} is free"
     if is_bothost(host, port):
+        if ours is False:
+            where = f"{host}:{port} is in use by another bothost host"
+            return False, f"{where} (none is serving this setup's database)"
         return True, f"{host}:{port} is in use by a running bothost host (its /healthz answers)"
     return False, f"{host}:{port} is in use by another program"
 

@@ -58,3 +58,20 @@ class HostLock:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self._fd = None
+
+
+def is_served(database: Path) -> bool:
+    """Whether a ``bothost run`` holds ``database`` now (for ``bothost doctor``: a bothost
+    answering on the configured port is this database's host only if one does). The test
+    takes and drops a shared hold at once; it never creates the lock file."""
+    try:
+        fd = os.open(database.with_name(database.name + SUFFIX), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # no lock file: no host ever served it (or it cannot be read: unknown)
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a hold we took
+    return False

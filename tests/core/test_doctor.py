@@ -194,6 +194,30 @@ async def test_doctor_accepts_the_port_of_the_running_host(home, tmp_path):
     assert result.returncode == 0, result.stdout
 
 
+async def test_doctor_refuses_the_port_of_another_homes_host(home, tmp_path):
+    # found from outside: with `bothost run` serving one home, `bothost doctor` for another
+    # home on the same port said "ok  web port: … in use by a running bothost host", and
+    # `bothost run` for that home then failed with "Address already in use"
+    port = free_port()
+    config = tmp_path / "run.yaml"
+    config.write_text(QUIET.replace("port: 0", f"port: {port}"))
+    host = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
+    other = tmp_path / "other-home"
+    other.mkdir(mode=0o700)
+    try:
+        async with asyncio.timeout(60):
+            while b"bothost is running" not in await host.stderr.readline():
+                assert not host.stderr.at_eof()
+        text = QUIET.replace("port: 0", f"port: {port}")
+        result = await asyncio.to_thread(run_doctor, other, tmp_path, text, base="")
+    finally:
+        host.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(host.wait(), 30)
+    found = line(result.stdout, "web port")
+    assert found.startswith("!!  web port:") and "another bothost host" in found, result.stdout
+    assert result.returncode == 1, result.stdout
+
+
 def test_doctor_reports_a_home_it_cannot_write(tmp_path):
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root (and setpriv) to hand the directory to another user")
