@@ -17,8 +17,11 @@ body that stops. Left alone, each holds a file descriptor until the process runs
   closes the connection and reads no more of it: aiohttp would read and drop the rest for
   10 s to keep the connection, which a fast sender makes gigabytes.
 * **Send deadline.** A connection whose client takes none of our answer's bytes for
-  :data:`SEND_TIMEOUT` (its writes paused, its send buffer unchanged: pipelined requests
-  never read, a stream nobody reads) is aborted, so it keeps no descriptor and no buffers.
+  :data:`SEND_TIMEOUT` (its writes paused at two sweeps, and not a byte gone from its send
+  buffer between them: pipelined requests never read, a stream nobody reads) is aborted, so
+  it keeps no descriptor and no buffers. What was taken is counted (bytes written less
+  bytes unsent, :class:`CountingTransport`), not read off the unsent count alone: a slow
+  reader of a stream written to as it reads can leave that count the same at two sweeps.
 * **Connection cap.** The listener's protocol factory counts open connections. At the cap
   a new connection evicts the oldest one that never completed a request (silent or
   mid-header), else the oldest whose client is not reading its answers (the host's writes
@@ -64,6 +67,7 @@ KEEPALIVE_TIMEOUT = 75.0
 BODY_TIMEOUT = 30.0  # seconds for a body after its headers: 1 MB of webhook at ~35 kB/s
 # seconds a client may take none of what we send (nginx's send_timeout is 60 s); checked
 # every SEND_TIMEOUT, so one is cut between one and two of them after it stopped reading
+# (a client that takes a byte in an interval is kept: a slow reader is still a reader)
 SEND_TIMEOUT = 60.0
 MAX_CONNECTIONS = 2048  # far beyond one person's browsers, Slack and webhook senders together
 MIN_CONNECTIONS = 32  # even a tiny open-file limit serves a page, its stream and a webhook
@@ -142,6 +146,11 @@ class ListenerHandler(RequestHandler):
         super().__init__(manager, **kwargs)
         self.answer_headers = answer_headers
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        # aiohttp's writers write to ``self.transport``: counted, for the send deadline
+        self.transport = CountingTransport(transport)  # type: ignore[assignment]
+
     async def finish_response(
         self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
     ) -> tuple[web.StreamResponse, bool]:
@@ -164,6 +173,34 @@ class ListenerHandler(RequestHandler):
         for name, value in self.answer_headers.items():
             response.headers.setdefault(name, value)
         return response
+
+
+class CountingTransport:
+    """A connection's transport that counts the bytes handed to it (:attr:`written`), and
+    is otherwise the transport itself. Written less still unsent is what the client has
+    taken: asyncio's transports count neither, and a slow reader's unsent count can be the
+    same at two looks while it takes bytes all along (the stream writes on meanwhile)."""
+
+    def __init__(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        self.written = 0
+
+    def write(self, data: Any) -> None:
+        self.written += memoryview(data).nbytes
+        self.transport.write(data)  # type: ignore[attr-defined]
+
+    def writelines(self, chunks: Any) -> None:
+        chunks = list(chunks)
+        self.written += sum(memoryview(chunk).nbytes for chunk in chunks)
+        self.transport.writelines(chunks)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+def bytes_taken(transport: Any) -> int:
+    """How many of the bytes written to ``transport`` have left its send buffer."""
+    return int(getattr(transport, "written", 0)) - transport.get_write_buffer_size()
 
 
 def unread_past(request: web.BaseRequest, limit: int) -> bool:
@@ -190,8 +227,8 @@ class ConnectionGuard:
         self.body_timeout = body_timeout
         self.header_timeout = header_timeout
         self.send_timeout = send_timeout
-        # connections whose writes were paused at the last sweep: their unsent bytes then
-        self.unsent: dict[RequestHandler, int] = {}
+        # connections whose writes were paused at the last sweep: the bytes they had taken
+        self.taken: dict[RequestHandler, int] = {}
         self.sweeping: asyncio.TimerHandle | None = None
         self.server: web.Server | None = None
         self.busy: dict[RequestHandler, web.BaseRequest] = {}  # connections inside a handler
@@ -255,18 +292,18 @@ class ConnectionGuard:
         :attr:`send_timeout` while any connection is open (the factory starts it anew)."""
         self.sweeping = None
         live = self.live()
-        unsent: dict[RequestHandler, int] = {}
+        taken: dict[RequestHandler, int] = {}
         for handler in live:
             transport = handler.transport
             if transport is None or not not_reading(handler):
                 continue
-            size = transport.get_write_buffer_size()
-            if self.unsent.get(handler) == size:  # not a byte taken in a whole interval
+            so_far = bytes_taken(transport)
+            if self.taken.get(handler) == so_far:  # not a byte taken in a whole interval
                 abort(handler)
                 self.evict(handler, "send_timeout")
             else:
-                unsent[handler] = size
-        self.unsent = unsent
+                taken[handler] = so_far
+        self.taken = taken
         if live:
             self.sweeping = asyncio.get_running_loop().call_later(self.send_timeout, self.sweep)
 
