@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import subprocess
@@ -164,3 +165,28 @@ def test_adding_the_route_leaves_slack_bolt_unimported():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+async def test_unsigned_garbage_is_refused_before_it_is_parsed(start_bot, caplog):
+    """Only Slack holds the secret: a request without a valid signature gets 401 whatever
+    its body or timestamp holds, and leaves no error in the log (no traceback an outsider
+    can write at will)."""
+    bot = await start_bot({"mode": "http", "app_token": None})
+    body, ts = mention(bot, "help")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    form = b"payload=" + b"%5B" * 50_000
+    requests = [
+        (deep, {"Content-Type": "application/json"}),
+        (deep, signed(deep, secret="not-the-secret")),
+        (form, {"Content-Type": "application/x-www-form-urlencoded"}),
+        (body, {**signed(body), "X-Slack-Request-Timestamp": "soon"}),
+        (body, {**signed(body), "X-Slack-Request-Timestamp": "1" + "0" * 5000}),
+        (body, {**signed(body), "X-Slack-Request-Timestamp": "-1"}),
+    ]
+    for data, headers in requests:
+        status, _ = await post(bot, io.BytesIO(data), headers)
+        assert status == 401, (data[:20], headers)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    status, _ = await post(bot, body, signed(body))  # Slack's own request still works
+    assert status == 200
+    await bot.wait_reply(GENERAL, ts, "offline agent")
