@@ -18,7 +18,7 @@ import click
 from bothost.cli.runtime import COUNT, Runtime, Seconds
 from bothost.config import McpServerConfig
 from bothost.mcp import commands, stored
-from bothost.mcp.manager import McpManagerError, McpNotFoundError
+from bothost.mcp.manager import McpManagerError, McpNotFoundError, McpUnreachableError
 from bothost.platform import Question, in_daemon_thread, terminal_input
 
 pass_runtime = click.make_pass_decorator(Runtime)
@@ -95,7 +95,7 @@ def ask_value(label: str, default: Any, kind: type, question: Question) -> Any:
 def run(runtime: Runtime, coro: Any) -> Any:
     try:
         return runtime.run(coro)
-    except McpNotFoundError as exc:  # no such server: the command's own "no", as elsewhere
+    except (McpNotFoundError, McpUnreachableError) as exc:  # a "no" or a failure, not usage
         fail(str(exc), CALL_FAILED_EXIT)
     except McpManagerError as exc:
         fail(str(exc))

@@ -21,7 +21,13 @@ from typing import Any
 from bothost.config import MCP_TIMEOUT_LIMIT, McpServerConfig
 from bothost.configschema import duration_problem, parse_duration
 from bothost.mcp.environment import server_headers
-from bothost.mcp.manager import McpManager, McpManagerError, McpNotFoundError, status_path
+from bothost.mcp.manager import (
+    McpManager,
+    McpManagerError,
+    McpNotFoundError,
+    McpUnreachableError,
+    status_path,
+)
 from bothost.mcp.oauth.tokens import DbTokens, all_records, clear_record
 from bothost.mcp.roster import NAME
 from bothost.mcp.runner import ServerStatus
@@ -134,7 +140,7 @@ async def login(manager: McpManager, name: str, web: Any, say: Callable[[str], N
     try:
         challenge = await oauth_login.probe(config.url or "", server_headers(config))
     except TransportError as exc:
-        raise McpManagerError(f"{name}: {exc}") from None
+        raise McpUnreachableError(f"{name}: {exc}") from None
     grant = config.auth.grant if config.auth else "authorization_code"
     if challenge is None and grant == "authorization_code":
         return f"{name} answered without asking for a login; nothing to do"
@@ -158,7 +164,7 @@ async def login(manager: McpManager, name: str, web: Any, say: Callable[[str], N
                 )
                 await oauth.login(challenge or "")
     except TransportError as exc:
-        raise McpManagerError(f"{name}: {exc}") from None
+        raise McpUnreachableError(f"{name}: {exc}") from None
     return f"logged in to {name}"
 
 
@@ -177,7 +183,7 @@ async def start_login(manager: McpManager, name: str, redirect_uri: str) -> str:
     try:
         challenge = await oauth_login.probe(config.url or "", server_headers(config))
     except TransportError as exc:
-        raise McpManagerError(f"{name}: {exc}") from None
+        raise McpUnreachableError(f"{name}: {exc}") from None
     shown: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     def say(url: str) -> None:
@@ -208,10 +214,10 @@ async def start_login(manager: McpManager, name: str, redirect_uri: str) -> str:
         async with asyncio.timeout(URL_WAIT):
             return await shown
     except TransportError as exc:
-        raise McpManagerError(f"{name}: {exc}") from None
+        raise McpUnreachableError(f"{name}: {exc}") from None
     except TimeoutError:
         task.cancel()
-        raise McpManagerError(f"{name}: no authorization URL within {URL_WAIT:g} s") from None
+        raise McpUnreachableError(f"{name}: no authorization URL within {URL_WAIT:g} s") from None
 
 
 async def logout(manager: McpManager, name: str) -> None:

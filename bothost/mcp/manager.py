@@ -60,6 +60,10 @@ class McpNotFoundError(McpManagerError):
     """No server (or no log) by that name: a command's own "no" (exit 1), not a usage error."""
 
 
+class McpUnreachableError(McpManagerError):
+    """The server did not answer (network, timeout): a failure (exit 1), not a usage error."""
+
+
 def hints(definition: dict[str, Any]) -> dict[str, Any]:
     """What of a tool's definition its capabilities are read from
     (:func:`bothost.agent.mcp_tools.capabilities`): its ``annotations`` and ``_meta``."""

@@ -349,3 +349,18 @@ async def test_the_dashboard_begins_a_login_that_comes_back_to_the_host(
         assert (result.is_error, result.text) == (False, "read_note done")
     finally:
         await host.stop()
+
+
+def test_login_to_a_server_nobody_answers_is_a_failure_not_a_usage_error(home, tmp_path):
+    # found from outside, following README's `bothost mcp add tracker --url … && bothost mcp
+    # login tracker`: the unreachable server exited 2, which `bothost --help` keeps for config,
+    # plugin and usage errors ("1 failure (model, database, network, …)")
+    from tests.helpers import free_port, run_bothost
+
+    config = tmp_path / "bothost.yaml"
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    config.write_text(json.dumps({"mcp": {"servers": {"tracker": {"url": url}}}}))
+    result = run_bothost("mcp", "login", "tracker", home=home, config=config)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bothost: tracker: "), result.stderr
