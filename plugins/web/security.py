@@ -41,6 +41,7 @@ LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 WILDCARD_BINDS = {"0.0.0.0", "::", ""}
 COOKIE_MAX_AGE = 30 * 24 * 3600  # a month; the token itself does not expire
 CSRF_BYTES = 24  # 192 bits of randomness, 32 URL-safe characters
+PORT = re.compile(r"(?::[0-9]{1,5})?")  # what may follow "]" in a Host header
 CSRF_SHAPE = re.compile(r"[A-Za-z0-9_-]{32}")  # what secrets.token_urlsafe(CSRF_BYTES) gives
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -81,7 +82,9 @@ def host_name(request: web.Request) -> str:
     """The hostname of the Host header, without port or IPv6 brackets."""
     host = request.host or ""
     if host.startswith("["):
-        return host[1:].partition("]")[0]
+        inside, _, rest = host[1:].partition("]")
+        # only "[addr]" or "[addr]:port" is an IPv6 host; more text names some other host
+        return inside if PORT.fullmatch(rest) else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 

@@ -37,6 +37,18 @@ async def test_a_foreign_host_header_is_refused(web_host, client):
         assert response.status == 200
 
 
+async def test_a_host_header_with_a_name_after_loopback_brackets_is_refused(web_host, client):
+    """Only "[addr]" or "[addr]:port" is an IPv6 Host; text after the bracket names
+    another host, not the loopback address inside it."""
+    for host in ("[::1].evil.example", "[::1]evil.example:8765", "[::1]:8765.evil.example"):
+        async with client.get(
+            base_url(web_host) + "/api/dashboard", headers={"Host": host}
+        ) as response:
+            assert response.status == 403, host
+    async with client.get(base_url(web_host) + "/", headers={"Host": "[::1]:1"}) as response:
+        assert response.status == 200
+
+
 async def test_a_foreign_origin_is_refused(web_host, client):
     csrf = await page_cookies(client, web_host)
     headers = {"Origin": "http://evil.example", "X-CSRF-Token": csrf}
