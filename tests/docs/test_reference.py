@@ -46,6 +46,14 @@ def test_each_hook_heading_names_its_arguments_in_order():
     assert wrong == {}
 
 
+def test_each_documented_hook_exists():
+    """The other way round: a heading for a hook the code has not (renamed, misspelled,
+    removed) would send a plugin author to write an implementation nothing calls."""
+    documented = {m.group(1) for m in HEADING.finditer(PLUGINS)}
+    assert len(documented) >= 10  # the headings are found at all
+    assert documented - set(hook_specs()) == set()
+
+
 def test_each_method_of_the_store_connection_is_documented():
     public = {name for name in dir(Conn) if not name.startswith("_")} | set(Conn.__annotations__)
     missing = sorted(name for name in public if f"db.{name}" not in PLUGINS)
