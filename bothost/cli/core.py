@@ -190,7 +190,15 @@ def config() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def config_show(runtime: Runtime, as_json: bool) -> None:
-    """Print the effective config (all sources merged) with secrets masked."""
+    """Print the effective config (all sources merged) with secrets masked.
+
+    Loading it checks every file: a wrong key or value is one line naming the file and
+    key path, with exit status 2.
+
+    \b
+    Example:
+      bothost --config bothost.yaml config show
+    """
     masked = mask_secrets(runtime.config.raw, config=runtime.config)
     if as_json:
         click.echo(json.dumps(masked, indent=2))

@@ -106,7 +106,13 @@ def push(runtime: Runtime, source: str, type: str, payload: str, wait: float) ->
 @click.argument("ids", nargs=-1, type=int, required=True, metavar="ID...")
 @pass_runtime
 def retry(runtime: Runtime, ids: tuple[int, ...]) -> None:
-    """Put failed events back in the queue for the next tick."""
+    """Put failed events back in the queue for the next tick.
+
+    \b
+    Example:
+      bothost events list --status failed
+      bothost events retry 12 13
+    """
     found = runtime.store.call(lambda db: feedback.statuses(db, list(ids)))
     changed = runtime.store.call(lambda db: feedback.retry_failed(db, list(ids)))
     # why each id was left alone: a mistyped id reads unlike an event that is not failed
@@ -136,7 +142,13 @@ async def tick_once(runtime: Runtime, console: TextIO | None = None) -> TickResu
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def tick_command(runtime: Runtime, as_json: bool) -> None:
-    """Run one tick now and print the briefings it made."""
+    """Run one tick now and print the briefings it made.
+
+    \b
+    Example:
+      bothost events push test ping '{"note": "hello"}'
+      bothost tick
+    """
     # with --json, standard output holds the JSON document, so console: goes to stderr
     result = runtime.run(tick_once(runtime, console=sys.stderr if as_json else None))
     if as_json:

@@ -145,7 +145,12 @@ def restarted(status: commands.ServerStatus) -> str:
 @click.option("--json", "as_json", is_flag=True, help="The raw MCP tool definitions.")
 @pass_runtime
 def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
-    """The tools of one server (or of every enabled server), starting them to ask."""
+    """The tools of one server (or of every enabled server), starting them to ask.
+
+    \b
+    Example:
+      bothost mcp tools weather
+    """
 
     async def collect() -> dict[str, Any]:
         async with runtime.recording_events() as on_events:
@@ -193,7 +198,15 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
 def call_command(
     runtime: Runtime, name: str, tool: str, arguments: str, timeout: float | None, as_json: bool
 ) -> None:
-    """Call TOOL of server NAME with ARGUMENTS (a JSON object)."""
+    """Call TOOL of server NAME with ARGUMENTS (a JSON object).
+
+    \b
+    Example:
+      bothost mcp call weather forecast '{"location": "Bern"}'
+
+    Exit status: 0; 1 when the call failed (the tool's error is printed) or there is no
+    server NAME; 2 for ARGUMENTS that are not a JSON object.
+    """
     try:
         parsed = json.loads(arguments)
     except ValueError as exc:

@@ -56,7 +56,12 @@ def install_command(
     as_json: bool,
 ) -> None:
     """Install PACKAGE from PyPI (NAME[==VERSION]) or npm (npm:NAME, @scope/NAME), register it
-    as an MCP server under $BOTHOST_HOME/mcp/<name>/, start it and list its tools."""
+    as an MCP server under $BOTHOST_HOME/mcp/<name>/, start it and list its tools.
+
+    \b
+    Example:
+      bothost mcp install mcp-server-time
+    """
 
     async def install() -> Any:
         return await install_server(
@@ -107,7 +112,12 @@ def install_command(
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
 @pass_runtime
 def import_command(runtime: Runtime, file: Path, dry_run: bool, as_json: bool) -> None:
-    """Add the MCP servers of a Claude Desktop, Cursor or VS Code JSON file."""
+    """Add the MCP servers of a Claude Desktop, Cursor or VS Code JSON file.
+
+    \b
+    Example:
+      bothost mcp import --dry-run ~/.cursor/mcp.json
+    """
     try:
         report = runtime.run(import_file(manager(runtime), file.resolve(), dry_run))
     except ImportFileError as exc:
