@@ -113,6 +113,7 @@ class HttpTransport:
         self._get_task: asyncio.Future[Any] | None = None
         # requests answered 202 while the push stream was open: it may yet bring the answer
         self._accepted: set[Any] = set()
+        self._streams: dict[Any, asyncio.Future[Any]] = {}  # request id -> its SSE stream's reader
         self._generation = 0  # bumped each time the session is dialed again
         self._lost_lock = asyncio.Lock()
         self._redialing = False  # the session is being initialized again (under the lock)
@@ -217,7 +218,22 @@ class HttpTransport:
         elif kind == "application/json":
             await self._json_body(resp, related)
         else:
-            self._tasks.spawn(self._call_stream(resp, related))
+            stream = self._tasks.spawn(self._call_stream(resp, related))
+            if related is not None:
+                self._streams[related] = stream
+                stream.add_done_callback(lambda done: self._stream_done(related, done))
+
+    def _stream_done(self, related: Any, stream: asyncio.Future[Any]) -> None:
+        if self._streams.get(related) is stream:
+            del self._streams[related]
+
+    def abandoned(self, request_id: Any) -> None:
+        """Nobody waits for `request_id` any more: its stream is closed, not resumed (the
+        server was told with notifications/cancelled and may end it without an answer)."""
+        self._accepted.discard(request_id)
+        stream = self._streams.pop(request_id, None)
+        if stream is not None:
+            stream.cancel()
 
     def _accepted_why(self, stream: str) -> str:
         return (

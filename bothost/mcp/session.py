@@ -255,6 +255,7 @@ class ClientSession:
                 future.exception()
 
     def _cancel(self, id_: Any, method: str, reason: str) -> None:
+        self.transport.abandoned(id_)  # a late answer is dropped: nothing need bring it
         if method == "initialize" or self.closed_reason is not None:
             return  # the spec forbids cancelling initialize
         note = jsonrpc.notification("notifications/cancelled", {"requestId": id_, "reason": reason})

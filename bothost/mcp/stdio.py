@@ -30,6 +30,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.flood import LOG_BURST, LOG_RATE, Budget, Tally
@@ -162,6 +163,9 @@ class StdioTransport:
 
     async def opened(self) -> None:
         pass
+
+    def abandoned(self, request_id: Any) -> None:
+        pass  # one pipe for everything: a late answer is dropped by the session
 
     async def send(self, message: jsonrpc.Message) -> None:
         proc = self._proc

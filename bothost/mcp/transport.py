@@ -48,4 +48,8 @@ class Transport(Protocol):
     async def opened(self) -> None:
         """Called after ``notifications/initialized`` (HTTP opens its server-push stream)."""
 
+    def abandoned(self, request_id: Any) -> None:
+        """The session gave request `request_id` up (timed out, or its caller cancelled):
+        nothing read for it is wanted any more (HTTP closes its stream, never resumes it)."""
+
     async def close(self) -> None: ...

@@ -44,6 +44,9 @@ class ScriptedTransport:
     async def opened(self) -> None:
         pass
 
+    def abandoned(self, request_id) -> None:
+        pass
+
     async def close(self) -> None:
         self.close_with("closed by the host")
 

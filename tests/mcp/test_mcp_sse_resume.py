@@ -168,3 +168,47 @@ async def test_an_sdk_server_that_drops_its_stream_mid_call_is_followed_to_the_e
 
         result = await manager.call_tool("sdk", "ask_later", {}, ask=Asker("person", ask))
         assert not result.is_error and result.text == "city: Zurich", result.text
+
+
+async def test_the_stream_of_a_call_given_up_is_closed_not_resumed(site, make_manager):  # noqa: F811
+    # a call that timed out (or that its caller cancelled) is told to the server with
+    # notifications/cancelled, and the server ends its stream without an answer, as the spec
+    # has it stop; the client went on resuming that stream with GET and Last-Event-ID, six
+    # times, each resumed stream held open for a request nobody waited for any more
+    cancelled, finished = asyncio.Event(), asyncio.Event()
+    resumed_from: list[str] = []
+
+    async def endpoint(request):
+        if request.method == "GET":
+            last = request.headers.get("Last-Event-ID")
+            if last is None:
+                raise web.HTTPMethodNotAllowed("GET", ["POST"])  # no push stream
+            resumed_from.append(last)
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            await finished.wait()  # a resumable server keeps it open for what comes
+            return response
+        message = await request.json()
+        if message.get("method") == "notifications/cancelled":
+            cancelled.set()
+        if message.get("method") != "tools/call":
+            reply = answer(message, [{"name": "slow", "inputSchema": {"type": "object"}}])
+            return web.Response(status=202) if reply is None else web.json_response(reply)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"id: e0\nretry: 10\ndata: \n\n")  # the priming event
+        await cancelled.wait()
+        return response  # ended without an answer: the work was stopped
+
+    base = await site([web.route("*", "/mcp", endpoint)])
+    manager = await make_manager({"slow": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    transport = manager.runners["slow"].session.transport
+    await until(lambda: transport._get_task.done())  # its GET was refused: no push stream
+    try:
+        result = await manager.call_tool("slow", "slow", {}, timeout=1)
+        assert result.is_error and "timed out" in result.text, result.text
+        await until(cancelled.is_set)
+        await until(lambda: not list(transport._tasks))  # nothing reads for the call any more
+        assert resumed_from == []
+    finally:
+        finished.set()
