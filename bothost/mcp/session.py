@@ -158,7 +158,13 @@ class ClientSession:
         )
         version = answer.get("protocolVersion")
         if version not in SUPPORTED_VERSIONS:
-            raise McpError(jsonrpc.INVALID_REQUEST, f"unsupported protocol revision {version!r}")
+            # the spec has a client disconnect here; the runner closes the session
+            spoken = ", ".join(SUPPORTED_VERSIONS[:-1]) + f" and {SUPPORTED_VERSIONS[-1]}"
+            raise McpError(
+                jsonrpc.INVALID_REQUEST,
+                f"the server answered with protocol revision {version!r:.40}, which bothost "
+                f"does not speak (it speaks {spoken})",
+            )
         if version != PROTOCOL_VERSION:
             self.log.info(
                 "server negotiated older protocol revision %s (we speak %s)",

@@ -195,10 +195,15 @@ async def test_older_protocol_revision_is_accepted_and_logged(open_paging, home)
 async def test_unsupported_protocol_revision_fails_the_start(home, open_paging):
     from bothost.mcp.jsonrpc import McpError
 
+    # the error says what the server spoke and what bothost speaks: a person then knows
+    # whether to pin the server back or upgrade bothost
     try:
         await open_paging(PROTOCOL="1999-01-01")
     except McpError as exc:
-        assert "unsupported protocol revision" in str(exc)
+        assert str(exc) == (
+            "the server answered with protocol revision '1999-01-01', which bothost does not "
+            "speak (it speaks 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05)"
+        )
     else:
         raise AssertionError("expected the start to fail")
 
