@@ -25,7 +25,8 @@ Everything here is bounded, because a server may flood any of it (issue 14: a
   in one piece the reader cannot split (a JSON-RPC batch, a JSON answer) is dropped;
 * ``notifications/tools/list_changed`` only marks the tool list stale: one re-listing runs
   at a time, at most one more is pending, and they start at most once per
-  ``RELIST_INTERVAL`` however many notifications arrive;
+  ``RELIST_INTERVAL`` however many notifications arrive; a listing whose cursor the
+  server refuses after a list_changed hands its waiters the next listing's outcome (once);
 * progress for a call moves its deadline at once (:mod:`bothost.mcp.deadline`) and is
   reported one at a time; what arrives meanwhile replaces the not-yet-shown value, so a
   progress flood makes no tasks;
@@ -144,6 +145,7 @@ class Inbound:
         self._worker: asyncio.Task | None = None
         self._relist: asyncio.Task | None = None
         self._next_listing: asyncio.Future[McpError | None] | None = None
+        self._moved: set[asyncio.Future[McpError | None]] = set()  # listings a failed one went to
         self._last_listing = float("-inf")
         self._progress_busy: dict[Any, tuple[Any, Any, Any] | None] = {}
         self.dropped = Tally(self.log, clock)
@@ -400,6 +402,8 @@ class Inbound:
             try:
                 await self.owner.relist()
             except McpError as exc:
+                if self._list_moved(exc, listing):
+                    continue
                 self.log.warning("listing tools failed: %s", exc.message)
                 listing.set_result(exc)
                 continue
@@ -411,6 +415,25 @@ class Inbound:
                 listing.set_result(McpError(jsonrpc.CONNECTION_CLOSED, "listing stopped"))
                 raise
             listing.set_result(None)
+
+    def _list_moved(self, failure: McpError, listing: asyncio.Future[McpError | None]) -> bool:
+        """Whether a listing that failed goes to the next one instead: the server refused
+        its cursor (-32602, the spec's answer to an invalid cursor) after saying its list
+        changed, so pages of two lists were being joined, and a listing of the new list is
+        due already. Its waiters take that listing's outcome — once: a list that changes
+        under every listing fails the next, rather than keeping them waiting."""
+        following = self._next_listing
+        if failure.code != jsonrpc.INVALID_PARAMS or following is None or listing in self._moved:
+            return False
+        self.log.info("the tool list changed while listed (%s); listing it again", failure.message)
+        self._moved.add(following)
+
+        def settle(done: asyncio.Future[McpError | None]) -> None:
+            self._moved.discard(done)
+            listing.set_result(done.result())
+
+        following.add_done_callback(settle)
+        return True
 
     def _settle_listing(self, failure: McpError) -> None:
         listing, self._next_listing = self._next_listing, None

@@ -208,6 +208,27 @@ async def test_unsupported_protocol_revision_fails_the_start(home, open_paging):
         raise AssertionError("expected the start to fail")
 
 
+async def test_a_list_that_changes_while_paged_is_listed_again_not_failed(open_paging):
+    # the server's list changed between two pages: it said list_changed and refused the
+    # cursor; the listing failed with "invalid cursor", and a server starting so was failed
+    session, _ = await open_paging(TOOL_COUNT=23, PAGE_SIZE=5, CHANGE_WHILE_PAGING=1)
+    tools = await session.refresh_tools()
+    assert len(tools) == 23
+
+
+async def test_a_list_that_changes_under_every_listing_fails_the_second(open_paging):
+    session, _ = await open_paging(TOOL_COUNT=23, PAGE_SIZE=5, CHANGE_WHILE_PAGING=100)
+    before = session.tools_list_requests
+    try:
+        async with asyncio.timeout(30):  # a bound: waiting listing after listing would hang
+            await session.refresh_tools()
+    except McpError as exc:
+        assert exc.message == "invalid cursor: the tool list changed"
+    else:
+        raise AssertionError("expected the listing to fail")
+    assert session.tools_list_requests - before == 4  # two listings of two pages each
+
+
 async def test_list_changed_burst_is_coalesced(open_paging):
     session, recorder = await open_paging()
     await session.refresh_tools()

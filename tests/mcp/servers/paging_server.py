@@ -21,6 +21,9 @@ TOOL_COUNT = int(os.environ.get("TOOL_COUNT", "10"))
 PROTOCOL = os.environ.get("PROTOCOL")  # answer initialize with this revision
 PUSH_ON_START = int(os.environ.get("PUSH_ON_START", "0"))
 STRUCTURED = os.environ.get("STRUCTURED", "")
+# the list changes while the client pages through it, this many times: list_changed, and
+# the cursor it holds is refused (-32602, as the spec has invalid cursors answered)
+CHANGE_WHILE_PAGING = [int(os.environ.get("CHANGE_WHILE_PAGING", "0"))]
 STRUCTURED_SCHEMA = {
     "type": "object",
     "properties": {"temperature": {"type": "number"}, "unit": {"type": "string"}},
@@ -275,6 +278,12 @@ def handle(message: dict) -> None:
         write({"jsonrpc": "2.0", "id": id_, "result": {}})
     elif method == "tools/list":
         start = int((message.get("params") or {}).get("cursor") or 0)
+        if start and CHANGE_WHILE_PAGING[0]:
+            CHANGE_WHILE_PAGING[0] -= 1
+            notify("notifications/tools/list_changed", {})
+            error = {"code": -32602, "message": "invalid cursor: the tool list changed"}
+            write({"jsonrpc": "2.0", "id": id_, "error": error})
+            return
         tools = tool_list()
         page = {"tools": tools[start : start + PAGE_SIZE]}
         if start + PAGE_SIZE < len(tools):
