@@ -21,8 +21,10 @@ from bothost.logs import chat_terminal, log_file
 from bothost.logs import setup as setup_logging
 from bothost.models import Address
 from bothost.platform import in_daemon_thread, terminal_input
+from bothost.startup import RegistrationError
 
 logger = logging.getLogger(__name__)
+PLUGIN_ERROR_EXIT = 2  # bothost --help: 2 for config, plugin or usage errors
 
 
 async def serve(host: Any, verbose: int = 0) -> int:
@@ -36,6 +38,10 @@ async def serve(host: Any, verbose: int = 0) -> int:
         loop.add_signal_handler(sig, stop.set)
     try:
         await host.start()
+    except RegistrationError as exc:  # a plugin's register_routes: a plugin error, as at load
+        print(f"bothost: plugin error: {exc}", file=sys.stderr)
+        await host.stop()
+        return PLUGIN_ERROR_EXIT
     except Exception as exc:
         print(f"bothost: {exc}", file=sys.stderr)
         await host.stop()

@@ -31,7 +31,7 @@ def run(ctx: click.Context) -> None:
       bothost --config prod.yaml run
 
     Exit status: 0 after a clean stop; 1 if it cannot start (port in use, database held
-    by another host, …: the one line says which); 2 for a config error.
+    by another host, …: the one line says which); 2 for a config or plugin error.
     """
     from bothost.serve import serve
 

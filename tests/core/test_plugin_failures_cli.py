@@ -36,3 +36,34 @@ def test_a_failing_event_hook_is_one_line_naming_the_plugin(home, tmp_path):
     verbose = run_bothost("-v", "events", "push", "test", "pong", config=config)
     assert verbose.returncode == 0, verbose.stderr
     assert "Traceback" in verbose.stderr and "faulty.py" in verbose.stderr
+
+
+ROUTES_FAIL = """\
+from bothost.hookspecs import hookimpl
+
+
+@hookimpl
+def register_routes(app):
+    raise RuntimeError("boom in register_routes")
+"""
+
+
+def test_a_failing_register_routes_stops_run_as_a_plugin_error(home, tmp_path):
+    # found from outside: a plugin whose register_routes raised stopped `bothost run` with
+    # exit status 1 and no "plugin error" label, where a failing register_platforms (or any
+    # other registration hook) stops it with 2, as `bothost --help` says of plugin errors
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "routes.py").write_text(ROUTES_FAIL, "utf-8")
+    config = tmp_path / "bothost.yaml"
+    config.write_text(
+        f"plugins: {{dirs: [{plugins}]}}\n"
+        "platforms: {web: {port: 0}}\n"
+        "mcp: {servers: {weather: {enabled: false}}}\n",
+        "utf-8",
+    )
+    result = run_bothost("run", config=config)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        "bothost: plugin error: plugin routes failed in register_routes: boom in register_routes"
+    ]
