@@ -124,7 +124,9 @@ def of(found: importlib.metadata.Distribution, requested: bool = True) -> Packag
 def uninstall(name: str, verbose: bool = False) -> PipResult:
     """``pip uninstall -y name``; the package removed (none if it was not installed)."""
     found = distribution(name)
+    # described before pip runs: its metadata is read from the files pip deletes
+    before = of(found) if found is not None else None
     command = pip_command("uninstall", "-y", name)
     status, output = run_pip(command, verbose)
-    packages = [of(found)] if found is not None and status == 0 else []
+    packages = [before] if before is not None and status == 0 else []
     return PipResult(command, status, output, packages)

@@ -8,6 +8,7 @@ subprocess it always is): four pip runs are most of these tests' time.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import zipfile
 from pathlib import Path
@@ -96,4 +97,27 @@ def test_uninstall_of_a_package_not_installed_says_so(target):
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         f"bothost-never-installed is not installed in {sys.prefix}"
+    ]
+
+
+def test_uninstall_names_the_package_it_removed(target, tmp_path, monkeypatch):
+    # found from outside, following docs/plugins.md: `bothost uninstall myplugin-package`
+    # printed "removed None None from …": the package was described after pip had deleted
+    # the metadata it is described from
+    installed = bothost("install", str(wheel(tmp_path)))
+    assert installed.exit_code == 0, installed.output
+
+    def pip_uninstalls(command, verbose):
+        # what `pip uninstall -y bothost-demo` does; pip itself refuses a PIP_TARGET folder
+        # ("outside environment"), and this test must not touch the suite's own venv
+        assert command[-1] == "bothost-demo"
+        for folder in (target / "bothost_demo", *target.glob("bothost_demo-*.dist-info")):
+            shutil.rmtree(folder)
+        return 0, ""
+
+    monkeypatch.setattr("bothost.packages.run_pip", pip_uninstalls)
+    result = bothost("uninstall", "bothost-demo")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"removed bothost-demo 0.1 (bothost plugin: demo) from {target.resolve()}"
     ]
