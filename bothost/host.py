@@ -79,16 +79,20 @@ class Host:
         home: Path,
         pm: pluggy.PluginManager,
         registered: Registered | None = None,
+        lock_wait: float | None = None,
     ) -> None:
         """``registered``: what the command line collected to check the config (the hooks
-        are called once); a host built on its own collects it here."""
+        are called once); a host built on its own collects it here. ``lock_wait``: seconds
+        after which the store waits no more on another process's lock (see :class:`Store`)."""
         self.config = config
         # the config's secrets, and which of them are credentials: hidden from every log and
         # from the model, however this host was built (the CLI has done it already: a no-op)
         redact.remember(redact.config_secrets(config) | secret_values(config))
         self.home = ensure_home(home)
         self.pm = pm
-        self.store = Store(store_target(config.store.url, self.home), build_migrations(pm))
+        self.store = Store(
+            store_target(config.store.url, self.home), build_migrations(pm), lock_wait=lock_wait
+        )
         self.registry = ToolRegistry()
         collect_tools(pm, self.registry)
         self.registry.add_source(AdminToolSource())

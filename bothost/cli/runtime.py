@@ -97,25 +97,30 @@ class Runtime:
         self.config  # noqa: B018
         return self._plugins[1]
 
-    def host(self) -> Any:
-        """The host for this command (built once; started by the command if it needs to)."""
+    def host(self, lock_wait: float | None = None) -> Any:
+        """The host for this command (built once; started by the command if it needs to);
+        ``lock_wait``: seconds after which its store waits no more on another process's
+        lock (None: each wait is bounded by the store's busy timeout)."""
         if self._host is None:
             from bothost.host import Host
 
             with ctrl_c_interrupts():  # the open may wait out another process's lock
-                self._host = Host(self.config, self.home, self.pm, self.registered)
+                self._host = Host(
+                    self.config, self.home, self.pm, self.registered, lock_wait=lock_wait
+                )
         return self._host
 
     async def host_within(self, patience: float) -> Any:
         """:meth:`host`, its database opened again while another process holds it locked,
         for up to ``patience`` seconds (``events push --wait``): the open waits out the lock
-        only for the store's busy timeout, and a push must not be lost to a long write."""
+        only for the store's busy timeout, and a push must not be lost to a long write. No
+        wait of the store on the lock, the open's or a later job's, runs past ``patience``."""
         from bothost.store import StoreError
 
         give_up = self.clock() + patience
         while True:
             try:
-                return self.host()
+                return self.host(lock_wait=max(0.0, give_up - self.clock()))
             except StoreError as exc:
                 left = give_up - self.clock()
                 if not busy(exc) or left <= 0:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
@@ -56,9 +57,19 @@ class Store:
     """The process's database behind a single worker thread."""
 
     def __init__(
-        self, target: Path | str, migrations: Iterable[Migration] = (), read_only: bool = False
+        self,
+        target: Path | str,
+        migrations: Iterable[Migration] = (),
+        read_only: bool = False,
+        lock_wait: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``lock_wait``: seconds from now after which no open or job waits on another
+        process's lock (a command's budget, ``events push --wait``); None: the backend's
+        own bound on each wait."""
         self.backend = open_backend(target, read_only)
+        self.clock = clock
+        self.lock_deadline = None if lock_wait is None else clock() + lock_wait
         self.dialect: str = self.backend.dialect
         self.path: Path | None = getattr(self.backend, "path", None)  # SQLite's file
         self.label: str = self.backend.label  # the file, or the URL with secrets masked
@@ -78,7 +89,7 @@ class Store:
 
     def _work(self) -> None:
         try:
-            conn = self.backend.open(self._migrations)
+            conn = self.backend.open(self._migrations, self.lock_wait_left())
         except Exception as exc:
             self._ready.set_exception(exc)
             return
@@ -89,6 +100,8 @@ class Store:
                 continue
             try:
                 conn = self.backend.reopen(conn)  # PostgreSQL: a dropped connection, again
+                if (left := self.lock_wait_left()) is not None:
+                    self.backend.limit_lock_wait(conn, left)  # the budget shrinks job by job
                 before = conn.changes
                 future.set_result(fn(conn))
                 self.health.observe(conn.changes != before, None)
@@ -96,6 +109,12 @@ class Store:
                 self.health.observe(False, exc)
                 future.set_exception(exc)
         self.backend.close(conn)
+
+    def lock_wait_left(self) -> float | None:
+        """Seconds a wait on another process's lock may still last (None: unbounded here)."""
+        if self.lock_deadline is None:
+            return None
+        return max(0.0, self.lock_deadline - self.clock())
 
     def submit(self, fn: Callable[[Conn], T]) -> Future[T]:
         future: Future[T] = Future()

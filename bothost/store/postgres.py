@@ -101,7 +101,9 @@ class PostgresBackend:
         raw.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
         return PostgresConn(raw)
 
-    def open(self, migrations: Iterable[Migration]) -> PostgresConn:
+    def open(self, migrations: Iterable[Migration], lock_wait: float | None = None) -> PostgresConn:
+        """The connection, migrated. ``lock_wait`` is SQLite's: here waits are bounded by
+        the connect timeout, the statement timeout and the keepalives."""
         migrations = list(migrations)
         conn = self.connect()
         try:
@@ -120,6 +122,9 @@ class PostgresBackend:
             conn.raw.close()
             raise
         return conn
+
+    def limit_lock_wait(self, conn: Conn, lock_wait: float) -> None:
+        """Nothing: the statement timeout bounds a wait here (see :meth:`open`)."""
 
     def reopen(self, conn: Conn) -> Conn:
         assert isinstance(conn, PostgresConn)

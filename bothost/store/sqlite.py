@@ -20,6 +20,14 @@ from bothost.store.version import check_writable, explain, record_version, refus
 BUSY_TIMEOUT_MS = 10_000  # another process may hold the write lock through a whole tick batch
 
 
+def busy_timeout_ms(lock_wait: float | None) -> int:
+    """The busy timeout for a wait on another process's lock that may last ``lock_wait``
+    seconds at most (None: the store's own, :data:`BUSY_TIMEOUT_MS`)."""
+    if lock_wait is None:
+        return BUSY_TIMEOUT_MS
+    return max(0, min(BUSY_TIMEOUT_MS, int(lock_wait * 1000)))
+
+
 class SqliteBackend:
     dialect = SQLITE
 
@@ -30,19 +38,21 @@ class SqliteBackend:
         self.health = WriteHealth()
         self.applied: list[str] = []  # the migrations this open applied
 
-    def open(self, migrations: Iterable[Migration]) -> SqliteConn:
+    def open(self, migrations: Iterable[Migration], lock_wait: float | None = None) -> SqliteConn:
+        """The connection, migrated; ``lock_wait`` bounds its waits on another process's
+        lock (seconds; None: :data:`BUSY_TIMEOUT_MS`)."""
         migrations = list(migrations)
         if self.path.is_dir():
             raise StoreError("is a directory, not a database; move it away")
         if self.read_only:
-            return self.open_read_only(migrations)
+            return self.open_read_only(migrations, lock_wait)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
         raw = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
             if fresh:
                 self.path.chmod(0o600)
-            raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            raw.execute(f"PRAGMA busy_timeout = {busy_timeout_ms(lock_wait)}")
             refuse_newer(raw, migrations)  # before anything that could write
             check_writable(raw)
             raw.execute("PRAGMA journal_mode = WAL")
@@ -56,7 +66,9 @@ class SqliteBackend:
             raise
         return conn
 
-    def open_read_only(self, migrations: list[Migration]) -> SqliteConn:
+    def open_read_only(
+        self, migrations: list[Migration], lock_wait: float | None = None
+    ) -> SqliteConn:
         """The file opened for reading only: nothing created, migrated or recorded.
 
         ``mode=ro`` first: it reads a running host's WAL through the -shm file, which it
@@ -81,7 +93,7 @@ class SqliteBackend:
         if raw is None:
             raise StoreError("cannot be read (not even as an unchanging file)")
         try:
-            raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            raw.execute(f"PRAGMA busy_timeout = {busy_timeout_ms(lock_wait)}")
             refuse_newer(raw, migrations)
             conn = SqliteConn(raw)
             waiting = pending(conn, migrations)
@@ -97,6 +109,11 @@ class SqliteBackend:
 
     def reopen(self, conn: Conn) -> Conn:
         return conn
+
+    def limit_lock_wait(self, conn: Conn, lock_wait: float) -> None:
+        """From now on, a statement waits on another process's lock ``lock_wait`` s at most."""
+        assert isinstance(conn, SqliteConn)
+        conn.raw.execute(f"PRAGMA busy_timeout = {busy_timeout_ms(lock_wait)}")
 
     def probe(self, conn: Conn) -> dict[str, Any]:
         return probe(conn, self.path, self.health)
