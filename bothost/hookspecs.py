@@ -186,7 +186,8 @@ def on_briefing(briefing: Any) -> None:
 def system_prompt(session: Any) -> Any:
     """Return a fragment (a string, or ``None``) to add to the agent's system prompt.
 
-    Called for each agent turn with the :class:`bothost.models.Session`. May be async.
+    Called before each request to the model with the :class:`bothost.models.Session`: once
+    per round of a turn, so a turn that calls tools asks again for each round. May be async.
     Fragments are joined in plugin registration order. An exception is logged and the
     fragment skipped.
     """

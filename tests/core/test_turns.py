@@ -9,6 +9,7 @@ import pytest
 from bothost.plugins.console.platform import converse
 
 from bothost.api import HostApi, Outcome, Reply, is_stop
+from bothost.hookspecs import hookimpl
 from bothost.llm.base import LlmError
 from bothost.models import Address, IncomingMessage
 from tests.helpers import make_host, until
@@ -115,3 +116,26 @@ async def test_stop_at_the_console_cancels_both_running_turns(host, capsys):
         replies = await asyncio.gather(first, second)
     assert [r.outcome for r in replies] == [Outcome.STOPPED, Outcome.STOPPED]
     assert capsys.readouterr().out.count("Stopped.") == 3
+
+
+async def test_system_prompt_is_asked_before_each_request_to_the_model(home):
+    # docs/plugins.md says when the hook runs: found from outside, a plugin author counting
+    # calls saw two for one `call TOOL` turn (the call's round and the report's), where the
+    # hook's docstring said "for each agent turn"
+    asked = []
+
+    class Prompting:
+        @hookimpl
+        def system_prompt(self, session):
+            asked.append(session.id)
+            return "Be brief."
+
+    host = make_host(home, plugins=[Prompting()])
+    await host.start(serve_http=False, platforms=False, mcp=False, tick=False)
+    try:
+        await host.handle_message(say("help"))
+        assert asked == ["test:c1"]
+        await host.handle_message(say('call events_list {"status": "pending"}'))
+        assert asked == ["test:c1"] * 3  # one round to call the tool, one to report it
+    finally:
+        await host.stop()
