@@ -10,7 +10,14 @@ The burst's floor (``bench/events.py``: the same producer tasks and gather await
 that does nothing) is run and counted the same way beside it, so the part of each event's
 cost that the shape itself takes on this machine is printed next to ours.
 
+With ``--count`` it prints instead what one event costs in CPU instructions, counted by
+callgrind (deterministic where the shared machine's clock is not): a burst of N and one of
+2N events, each in its own process under ``valgrind --tool=callgrind`` after a warm-up
+burst, and the difference divided by N, per thread (the event loop's, the store's). Fixed
+costs (start-up, the first statements prepared) fall out of the difference.
+
 Run: .venv/bin/python bench/burst_profile.py [--events N] [--top N]
+     .venv/bin/python bench/burst_profile.py --count [--events N]   (N: 2,000 by default)
 """
 
 from __future__ import annotations
@@ -19,11 +26,15 @@ import argparse
 import asyncio
 import cProfile
 import gc
+import os
 import pstats
+import re
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/events.py beside this
@@ -34,6 +45,7 @@ from bothost import heap  # noqa: E402
 from bothost.config import TickConfig  # noqa: E402
 from bothost.events.queue import EventQueue  # noqa: E402
 
+WARM_UP = 300  # events burst before counting: code, caches and the allocator warm
 LOOP_METHODS = ("_run_once", "create_future", "create_task", "call_soon", "call_soon_threadsafe")
 
 
@@ -117,6 +129,49 @@ async def profiled_burst(directory: Path, count: int, top: int) -> None:
     pstats.Stats(profile).sort_stats("tottime").print_stats(top)
 
 
+async def counted_in_callgrind(count: int) -> None:
+    """Inside callgrind: a warm-up burst, the counts zeroed, the burst, the counts dumped."""
+    heap.settle()
+    with tempfile.TemporaryDirectory() as tmp:
+        _, store = await burst(Path(tmp), WARM_UP, "warm.db")
+        store.close()
+        pid = str(os.getpid())
+        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+        _, store = await burst(Path(tmp), count, "counted.db")
+        subprocess.run(["callgrind_control", "-d", "counted", pid], check=True, capture_output=True)
+        store.close()
+
+
+def instructions(count: int, out: Path) -> tuple[int, int]:
+    """(event loop thread, other threads) instructions of a burst of ``count`` events."""
+    pattern = out / f"burst{count}.%p"
+    command = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+               f"--callgrind-out-file={pattern}", sys.executable, __file__,
+               "--in-callgrind", "--events", str(count)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"burst of {count}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    loop = other = 0
+    # the dump asked for is part 1 (the one at exit is part 2); thread 1 is the event loop's
+    for dump in out.glob(f"burst{count}.*.1-*"):
+        found = re.search(r"^summary: (\d+)", dump.read_text(errors="replace"), re.M)
+        instructions = int(found.group(1)) if found else 0
+        if dump.name.endswith("-01"):
+            loop += instructions
+        else:
+            other += instructions
+    return loop, other
+
+
+def count_instructions(count: int) -> None:
+    """Print the instructions per event: bursts of ``count`` and ``2 * count``, differenced."""
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:
+        small, large = pool.map(lambda n: instructions(n, Path(tmp)), (count, 2 * count))
+    loop, store = ((b - a) / count for a, b in zip(small, large, strict=True))
+    print(f"instructions per event (callgrind, {2 * count:,} minus {count:,} events):"
+          f" {loop + store:,.0f}: event loop {loop:,.0f}, store thread {store:,.0f}")  # fmt: skip
+
+
 async def main(count: int, top: int) -> None:
     heap.settle()  # as bothost run does once started
     with tempfile.TemporaryDirectory() as tmp:
@@ -146,5 +201,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--count", action="store_true", help="instructions, with callgrind")
+    parser.add_argument("--in-callgrind", action="store_true", help="(internal) one burst")
     args = parser.parse_args()
-    asyncio.run(main(args.events, args.top))
+    if args.in_callgrind:
+        asyncio.run(counted_in_callgrind(args.events))
+    elif args.count:
+        count_instructions(args.events if args.events != 10_000 else 2_000)
+    else:
+        asyncio.run(main(args.events, args.top))
