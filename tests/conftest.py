@@ -45,9 +45,14 @@ def postgres_cluster():
 
 
 @pytest.fixture
-def postgres_url(postgres_cluster) -> str:
-    """A fresh, empty PostgreSQL database for one test."""
-    return postgres_cluster.database()
+def postgres_url(postgres_cluster):
+    """A fresh, empty PostgreSQL database for one test, dropped when the test ends. Kept to
+    the session's end, a worker's ~80 databases (22,000 files, 600 MB) made the cluster's
+    removal take 18-32 s after its last test; dropped as each test ends, the cluster stays at
+    ~1,000 files and its removal took 2-3 s."""
+    url = postgres_cluster.database()
+    yield url
+    postgres_cluster.drop(url)
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psycopg
 
@@ -95,6 +96,14 @@ class Cluster:
         with psycopg.connect(self.url(), autocommit=True, connect_timeout=10) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+    def drop(self, url: str) -> None:
+        """Remove the database :meth:`database` made at ``url``, ending any session still
+        connected to it (a host or process the test left running)."""
+        name = urlsplit(url).path.lstrip("/")
+        assert name.startswith("test_"), f"not a database this cluster made: {url}"
+        with psycopg.connect(self.url(), autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def stop(self) -> None:
         try:
