@@ -20,7 +20,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bothost.executables import resolve_command
 from bothost.home import HomeError, ensure_home
@@ -30,6 +30,9 @@ from bothost.store import StoreError
 from bothost.store.health import MIN_FREE_BYTES, free_bytes
 from bothost.store.hostlock import is_served
 from bothost.store.target import POSTGRES_SCHEMES, store_target
+
+if TYPE_CHECKING:
+    from bothost.rules.unmatched import Known
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +82,9 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     missing = check_mcp(config)
     findings += missing
     if store and all(f.ok for f in store):
-        findings += check_mcp_running(runtime, skip={f.check.removeprefix("mcp ") for f in missing})
+        skip = {f.check.removeprefix("mcp ") for f in missing}
+        running, now = check_mcp_running(runtime, skip)
+        findings += running + check_rule_names(runtime, now)
     return merge(findings, plugin_checks(runtime, offline))
 
 
@@ -439,8 +444,10 @@ def check_mcp(config: Any) -> list[Finding]:
     return out
 
 
-def check_mcp_running(runtime: Any, skip: set[str]) -> list[Finding]:
-    """Start the enabled servers briefly (as `bothost mcp list --check` does) and report.
+def check_mcp_running(runtime: Any, skip: set[str]) -> tuple[list[Finding], Known | None]:
+    """Start the enabled servers briefly (as `bothost mcp list --check` does) and report;
+    with the tools known then (the ready servers' and the native ones: see
+    :func:`check_rule_names`), or None when the servers could not be started.
 
     Servers in ``skip`` were already reported (their command is missing) and are not started.
     """
@@ -449,16 +456,15 @@ def check_mcp_running(runtime: Any, skip: set[str]) -> list[Finding]:
     manager = commands.manager_for(runtime.config, runtime.store, runtime.home)
     names = set(runtime.config.mcp.servers) | set(runtime.store.call(stored.load))
     try:
-        statuses = asyncio.run(commands.list_servers(manager, check=True, only=names - skip))
+        statuses, now = asyncio.run(started(runtime, manager, names - skip))
     except Exception as exc:
-        return [
-            Finding(
-                "mcp",
-                False,
-                f"could not start the MCP servers: {exc}",
-                "see bothost mcp list and bothost mcp logs NAME",
-            )
-        ]
+        failed = Finding(
+            "mcp",
+            False,
+            f"could not start the MCP servers: {exc}",
+            "see bothost mcp list and bothost mcp logs NAME",
+        )
+        return [failed], None
     out = []
     for s in statuses:
         if s.name in skip or not s.enabled or s.state in ("disabled", "shadowed"):
@@ -474,4 +480,41 @@ def check_mcp_running(runtime: Any, skip: set[str]) -> list[Finding]:
                     f"bothost mcp logs {s.name}; fix it or bothost mcp disable {s.name}",
                 )
             )
-    return out
+    return out, now
+
+
+async def started(runtime: Any, manager: Any, names: set[str]) -> tuple[list[Any], Known]:
+    """The servers' states once ``names`` have started (or failed), and the tools known
+    while they run; they are stopped again."""
+    from bothost.agent.mcp_tools import McpToolSource
+    from bothost.mcp.commands import PRIVATE_START_WAIT
+    from bothost.rules import unmatched
+
+    await manager.start(only=names, wait=PRIVATE_START_WAIT)
+    try:
+        statuses = manager.status()
+        ready = {s.name for s in statuses if s.state == "ready"}
+        tools, native = unmatched.registry_tools(runtime.host().registry)
+        source = McpToolSource(manager, runtime.config)
+        for server in sorted(ready):
+            tools += source.tools(server)
+        return statuses, unmatched.known(tools, [s.name for s in statuses], native | ready)
+    finally:
+        await manager.stop()
+
+
+def check_rule_names(runtime: Any, now: Known | None) -> list[Finding]:
+    """Each permission rule that no tool known now matches (:mod:`bothost.rules.unmatched`):
+    one written for a name an upgrade or a rename changed does nothing. A warning: a server
+    that did not start is not judged."""
+    from bothost.rules import store as rule_store
+    from bothost.rules import unmatched
+
+    if now is None:
+        return []
+    permissions = runtime.config.permissions
+    rules, _ = runtime.store.call(lambda db: rule_store.listing(db, permissions))
+    return [
+        Finding("permission rules", True, f"{u.message}: correct its tool or remove it")
+        for u in unmatched.unmatched(rules, now)
+    ]

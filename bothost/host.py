@@ -185,7 +185,7 @@ class Host:
     ) -> None:
         """Start what is asked for. ``mcp_on_demand`` (``bothost chat``): each MCP server
         starts when a turn first needs its tools, instead of all of them now."""
-        from bothost.wiring import start_events, start_leadership, start_mcp
+        from bothost.wiring import start_events, start_leadership, start_mcp, warn_unmatched_rules
 
         if serve_http and self.store.path is not None:  # before anything leads or listens
             lock = HostLock(self.store.path)
@@ -215,6 +215,8 @@ class Host:
             # one still ran the singleton servers it had started, both at once
             await start_leadership(self, self.leadership)
         self.started = True
+        if serve_http and self.mcp is not None:  # the long-running host; a command says its own
+            self.supervise("rule names", lambda: warn_unmatched_rules(self))
         if platforms and self.mcp is not None:
             self.supervise("login notices", self._tell_pending_logins)
 

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 OFFLINE = ("", "offline")  # llm.provider values that mean "no model": the rules triage
+# seconds start-up waits for the MCP servers before checking the rules' names: one that
+# starts normally is ready well within it; one not ready by then is not judged
+RULE_CHECK_WAIT = 60.0
 
 
 async def start_events(host: Host, tick: bool = True) -> EventQueue:
@@ -138,6 +141,26 @@ async def start_mcp(host: Host, one_shot: bool = False, on_demand: bool = False)
     await manager.start()
     host.registry.add_source(McpToolSource(manager, host.config))
     return manager
+
+
+async def warn_unmatched_rules(host: Host) -> None:
+    """Once the MCP servers have settled, log each permission rule (config or stored) that
+    no tool known then matches (:mod:`bothost.rules.unmatched`): a deny written for a name
+    an upgrade or a rename changed refuses nothing, and nothing else would say so."""
+    from bothost.rules import store as rule_store
+    from bothost.rules import unmatched
+
+    manager = host.mcp_manager()
+    await manager.settled(RULE_CHECK_WAIT)
+    tools, ready = unmatched.registry_tools(host.registry)
+    now = unmatched.known(tools, [s.name for s in manager.status()], ready)
+    permissions = host.config.permissions
+    rules, _ = await host.store.run(lambda db: rule_store.listing(db, permissions))
+    for found in unmatched.unmatched(rules, now):
+        logger.warning(
+            "permission rules: %s; correct its tool or remove it (bothost rules list)",
+            found.message,
+        )
 
 
 async def nobody_to_ask(question: Any) -> None:

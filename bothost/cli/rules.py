@@ -20,6 +20,7 @@ from bothost import jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.models import Address, AddressError, Session
 from bothost.rules import store as rule_store
+from bothost.rules import unmatched
 from bothost.rules.explain import explain, find_tool, pin
 from bothost.rules.match import (
     ACTIONS,
@@ -56,11 +57,14 @@ def list_command(runtime: Runtime, as_json: bool) -> None:
     """Every rule in the order it is checked, then the remembered answers."""
     permissions = runtime.config.permissions
     rules, answers = runtime.stored.call(lambda db: rule_store.listing(db, permissions))
+    now = runtime.run(unmatched.beside_running_host(runtime))
+    stale = unmatched.unmatched(rules, now) if now is not None else None
     if as_json:
         data = {
             "precedence": PRECEDENCE,
             "rules": [{**r.to_dict(), "position": i} for i, r in enumerate(rules, 1)],
             "remembered": [a.to_dict() for a in answers],
+            "unmatched": [u.to_dict() for u in stale] if stale is not None else None,
         }
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -75,6 +79,8 @@ def list_command(runtime: Runtime, as_json: bool) -> None:
     for answer in answers:
         by = f"  by {answer.created_by} {when(answer.created_at)}".rstrip()
         click.echo(f"     {answer.ref:16} {answer.origin:7} {describe(answer)}{by}")
+    for found in stale or []:  # a running host's tools: a rule no name reaches does nothing
+        say(f"note: {found.message}: correct its tool or remove it")
 
 
 @rules_group.command("add")

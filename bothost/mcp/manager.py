@@ -127,10 +127,15 @@ class McpManager:
         self._only = only
         await self.reload()
         if wait:
-            started = [r for n, r in self.runners.items() if self.placed(n, r.config)]
-            await asyncio.gather(*(r.wait_settled(wait) for r in started))
+            await self.settled(wait)
         if only is None:
             self._reloader = asyncio.create_task(self._reload_forever(), name="mcp-reload")
+
+    async def settled(self, timeout: float) -> None:
+        """Wait until each server meant to run now is ready or failed, or `timeout` passes
+        (unlike :meth:`settle`, nothing is started or announced)."""
+        started = [r for n, r in self.runners.items() if self.placed(n, r.config)]
+        await asyncio.gather(*(r.wait_settled(timeout) for r in started))
 
     async def stop(self) -> None:
         """Stop every server: SIGTERM to each process group, SIGKILL after 3 s."""

@@ -149,10 +149,11 @@ async def listed(host: Host, name: str) -> Origin | None:
     return None
 
 
-async def live(host: Host, name: str) -> dict[str, dict[str, Any]]:
+async def live(host: Host, name: str | None = None) -> dict[str, dict[str, Any]]:
     """The running host's published listings of the servers whose tools could be called
-    ``name``, of those it runs as the config says now (the same ``source``: the same command
-    and arguments, or URL; else only the server itself can say), by server name."""
+    ``name`` (None: of every server), of those it runs as the config says now (the same
+    ``source``: the same command and arguments, or URL; else only the server itself can
+    say), by server name."""
     from bothost.agent.mcp_tools import tool_name
     from bothost.mcp import commands
 
@@ -164,7 +165,9 @@ async def live(host: Host, name: str) -> dict[str, dict[str, Any]]:
     out = {}
     for server in sorted(commands.enabled_names(manager)):
         listing = listings.get(server)
-        if not isinstance(listing, dict) or not name.startswith(tool_name(server, "")):
+        if not isinstance(listing, dict):
+            continue
+        if name is not None and not name.startswith(tool_name(server, "")):
             continue
         if listing.get("source") == manager.source(server):
             out[server] = listing
@@ -197,18 +200,23 @@ class ListedManager:
         return str(self.listings[server]["source"])
 
 
+def with_hints(listings: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Those of ``listings`` a :class:`ListedManager` can make tools of: not those from a
+    host that published no ``hints`` (capabilities the default depends on)."""
+    return {
+        s: v
+        for s, v in listings.items()
+        if isinstance(v.get("tools"), list) and isinstance(v.get("hints"), dict)
+    }
+
+
 async def listed_tool(host: Host, name: str) -> Tool | None:
     """The tool called ``name`` as a running host's published listing makes it (origin and
     capabilities; it is not run); None when no listing there holds it, or one from a host
     that published no ``hints`` (capabilities the default depends on)."""
     from bothost.agent.mcp_tools import McpToolSource
 
-    listings = await live(host, name)
-    listings = {
-        s: v
-        for s, v in listings.items()
-        if isinstance(v.get("tools"), list) and isinstance(v.get("hints"), dict)
-    }
+    listings = with_hints(await live(host, name))
     source = McpToolSource(ListedManager(listings), host.config)
     for server in listings:
         for tool in source.tools(server):

@@ -353,3 +353,28 @@ def test_doctor_says_which_migrations_it_applied_on_an_upgraded_home(home, tmp_p
     assert "quick_check ok; migrated now: core:10, core:11, core:12, events:1" in first, first
     again = run_bothost("doctor", "--offline", home=home, config=config, timeout=120).stdout
     assert "migrated now" not in again and "quick_check ok" in again
+
+
+def test_doctor_names_a_rule_that_matches_no_tool_with_the_nearest_name(home, tmp_path):
+    # since 62ef529 server a__b's tools are mcp__a_b-63e5c1__…: a deny written for the old
+    # name refuses nothing; a rule for a server that did not start is not judged
+    import sys
+    from pathlib import Path
+
+    shifting = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "shifting_server.py"
+    command = f"{{command: '{sys.executable}', args: ['{shifting}', one, wipe]}}"
+    text = (
+        f"mcp: {{servers: {{weather: {{enabled: false}}, a__b: {command}}}}}\n"
+        "permissions:\n"
+        "  - {tool: mcp__a__b__wipe, action: deny}\n"
+        "  - {tool: 'mcp__a_b-63e5c1__*', action: ask}\n"
+        "  - {tool: mcp__weather__forecast, action: deny}\n"
+    )
+    result = run_doctor(home, tmp_path, text, "--offline", base=QUIET.split("mcp:")[0])
+    assert result.returncode == 0, result.stdout
+    assert "ok  mcp a__b: ready" in result.stdout
+    found = [x for x in result.stdout.splitlines() if "matches no tool" in x]
+    assert found == [
+        "ok  permission rules: rule permissions[0] (deny mcp__a__b__wipe) matches no tool"
+        " known now (nearest: mcp__a_b-63e5c1__wipe): correct its tool or remove it"
+    ], result.stdout
