@@ -117,6 +117,9 @@ class Host:
             lookup=lambda name: self.registry.lookup(name),
         )
         self.mcp: Any = None
+        # by session id: the granted groups its replies last said were left out of requests
+        # (bothost.agent.turn says a set once, not under every reply); kept in memory only
+        self.told_left_out: dict[str, frozenset[str]] = {}
         self.events: Any = None
         self.ticker: Any = None
         self.leadership: Leadership | None = None  # `bothost run` only: see start()

@@ -56,7 +56,7 @@ def groups_table(
     session: Session,
     granted: set[str],
     groups: list[Group] | None = None,
-    left_out: dict[str, int] | None = None,
+    left_out: dict[str, tuple[int, str]] | None = None,
 ) -> str:
     if groups is None:
         groups = host.registry.groups(session.is_admin)
@@ -70,7 +70,8 @@ def groups_table(
     for g in groups:
         state = "active" if g.name in granted else g.status
         if g.name in left_out:  # granted, but one request cannot offer its tools
-            state = f"active, not offered: {left_out[g.name]} tools, more than fit in one request"
+            count, why = left_out[g.name]
+            state = f"active, not offered: {count} tools, {why}"
         # a server still starting is waited for when activated, so it is offered as ready
         note = "" if state in ("ready", "starting") else f" ({state})"
         lines.append(f"- {g.name}{note}: {described(g)}")
@@ -93,7 +94,7 @@ async def system_prompt(
     session: Session,
     granted: set[str],
     base: str | None = None,
-    left_out: dict[str, int] | None = None,
+    left_out: dict[str, tuple[int, str]] | None = None,
 ) -> str:
     parts = [(base or main_prompt(host.config.agent.prompt)).strip(), UNTRUSTED_NOTE]
     for fragment in await call_each(host.pm, "system_prompt", session=session):

@@ -142,9 +142,21 @@ class ToolRegistry:
         is left out (with its tool count), never cut, so no tool of it goes missing unseen.
         The groups table says which (:mod:`bothost.agent.prompt`).
         """
-        tools, left_out = self._offer(granted, is_admin, token_budget, added)
+        tools, left_out = self.offer(granted, is_admin, token_budget, added)
         counts = {group: count for group, (count, _why) in left_out.items()}
-        return [tools[name] for name in sorted(tools)], counts
+        return tools, counts
+
+    def offer(
+        self,
+        granted: set[str],
+        is_admin: bool = True,
+        token_budget: int | None = None,
+        added: int = 0,
+    ) -> tuple[list[Tool], dict[str, tuple[int, str]]]:
+        """:meth:`offered`, with why each group left out is (a turn tells the model and
+        the person that reason, per group)."""
+        tools, left_out = self._offer(granted, is_admin, token_budget, added)
+        return [tools[name] for name in sorted(tools)], left_out
 
     def not_offered(
         self,

@@ -69,8 +69,9 @@ class Turn:
         self.on_text = on_text
         self.on_status = on_status
         self.extra_tools = extra_tools or []  # e.g. the tick agent's notify
-        self.left_out: dict[str, int] = {}  # granted groups this round could not offer
-        self.ever_left_out: dict[str, int] = {}  # … and any round of this turn, for the person
+        # granted groups this round could not offer, with their tool count and why
+        self.left_out: dict[str, tuple[int, str]] = {}
+        self.ever_left_out: dict[str, tuple[int, str]] = {}  # … any round, for the person
         self.system = system  # replaces the main prompt (the tick agent has its own)
         self.done = False  # a tool may end the turn after its round (notify does)
         self.id = uuid.uuid4().hex[:12]
@@ -115,8 +116,9 @@ class Turn:
     async def noted(self, reply: Reply) -> Reply:
         """``reply`` with what the person must know about their context (a compaction, a
         granted group left out: the grant stays, since whether a group fits depends on the
-        request, but only the model read that its tools were missing)."""
-        notices = [*self.compactor.notices, *map(left_out_notice, self.ever_left_out.items())]
+        request, but only the model read that its tools were missing). A left-out group is
+        said once per conversation, until the set of groups left out changes."""
+        notices = [*self.compactor.notices, *map(left_out_notice, self.left_out_news().items())]
         if not notices:
             return reply
         notes = "\n".join(notices)
@@ -124,6 +126,20 @@ class Turn:
             await self.on_text(f"\n\n{notes}" if reply.text else notes)
         text = f"{reply.text}\n\n{notes}" if reply.text else notes
         return Reply(text, reply.outcome, reply.cancelled)
+
+    def left_out_news(self) -> dict[str, tuple[int, str]]:
+        """The groups left out in this turn, if the conversation was not last told of this
+        very set (:attr:`Host.told_left_out`); else none. A turn with none left out forgets
+        what was told, so a group left out again later is said again."""
+        told = self.host.told_left_out
+        now = frozenset(self.ever_left_out)
+        if told.get(self.session.id, frozenset()) == now:
+            return {}
+        if now:
+            told[self.session.id] = now
+        else:
+            told.pop(self.session.id, None)
+        return dict(sorted(self.ever_left_out.items()))
 
     async def rounds(self) -> Reply:
         config = self.host.config
@@ -135,7 +151,7 @@ class Turn:
             else:
                 granted = await history.grants(self.host.store, self.session.id)
             await self.host.registry.settle(granted)  # a granted server may still be starting
-            tools, left_out = self.host.registry.offered(
+            tools, left_out = self.host.registry.offer(
                 granted, self.session.is_admin, tool_budget(config.llm), len(self.extra_tools)
             )
             self.left_out = left_out
@@ -249,10 +265,8 @@ class Turn:
             known = self.host.registry.lookup(request.name, self.session.is_admin)
             group = known.group if known else None
             if group in self.left_out:  # activating it again would change nothing
-                hint = (
-                    f" Its group {group} is active but not offered: {self.left_out[group]} "
-                    "tools, more than fit in one request."
-                )
+                count, why = self.left_out[group]
+                hint = f" Its group {group} is active but not offered: {count} tools, {why}."
             elif group:
                 hint = f" It belongs to the group {group!r}: call activate_tools first."
             else:
@@ -321,11 +335,11 @@ class Turn:
         await self.host.store.run(lambda db: db.insert("tool_calls", row))
 
 
-def left_out_notice(group_tools: tuple[str, int]) -> str:
-    group, count = group_tools
+def left_out_notice(group_left_out: tuple[str, tuple[int, str]]) -> str:
+    group, (count, why) = group_left_out
     return (
         f"Note: {group} stays active in this conversation, but its {count} tools were not "
-        "offered to the model: more than fit in one request beside the others."
+        f"offered to the model: {why}."
     )
 
 

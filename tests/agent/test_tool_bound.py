@@ -53,9 +53,12 @@ async def test_a_group_too_big_to_offer_is_left_out_and_said_so(openai_host, fak
     result = next(m["content"] for m in sent["messages"] if m["role"] == "tool")
     assert "big: 1000 tools, more than the 128 one request may offer: not offered" in result
     system = sent["messages"][0]["content"]
-    assert "- big (active, not offered: 1000 tools, more than fit in one request)" in system
+    # the groups table gives the real reason, per group
+    assert "- big (active, not offered: 1000 tools, more than the 128 one request may offer)" in (
+        system
+    )
     # the conversation goes on: the next turn is not refused either
-    assert (await openai_host.handle_message(message("more"))).text.startswith("again\n\n")
+    assert (await openai_host.handle_message(message("more"))).text == "again"
 
 
 async def test_the_person_is_told_a_granted_group_was_left_out_and_stays_granted(
@@ -64,17 +67,27 @@ async def test_the_person_is_told_a_granted_group_was_left_out_and_stays_granted
     # the grant stays (whether a group fits depends on the request: the other groups, the
     # window), but only the model read that it was left out: the person saw "done" and
     # could not tell why the big server's tools were never used
-    openai_host.registry.add_source(Servers({"big": 1000, "small": 3}))
+    openai_host.registry.add_source(Servers({"big": 1000, "huge": 2000, "small": 3}))
     fake_llm.script = [activate("big", "small"), {"text": "done"}, {"text": "plain"}]
     reply = await openai_host.handle_message(message("use big"))
     assert reply.text == (
         "done\n\nNote: big stays active in this conversation, but its 1000 tools were not "
-        "offered to the model: more than fit in one request beside the others."
+        "offered to the model: more than the 128 one request may offer."
     ), reply.text
-    assert (await openai_host.handle_message(message("more"))).text.endswith(
-        "its 1000 tools were not offered to the model: more than fit in one request beside "
-        "the others."
+    # said once per conversation while the same groups stay left out, not under every reply
+    assert (await openai_host.handle_message(message("more"))).text == "plain"
+    # another group left out too: the set changed, so both are said again
+    fake_llm.script = [activate("huge"), {"text": "also"}]
+    assert (await openai_host.handle_message(message("use huge"))).text == (
+        "also\n\nNote: big stays active in this conversation, but its 1000 tools were not "
+        "offered to the model: more than the 128 one request may offer.\n"
+        "Note: huge stays active in this conversation, but its 2000 tools were not "
+        "offered to the model: more than the 128 one request may offer."
     )
+    # another conversation is told for itself
+    other = IncomingMessage(address=Address("test", "c2"), text="x", user="u1", is_admin=True)
+    fake_llm.script = [activate("big"), {"text": "there"}]
+    assert (await openai_host.handle_message(other)).text.startswith("there\n\nNote: big ")
 
 
 async def test_groups_that_fit_alone_but_not_together_offer_the_first_by_name(
@@ -87,7 +100,10 @@ async def test_groups_that_fit_alone_but_not_together_offer_the_first_by_name(
     assert "a_0" in names and "b_0" in names and "c_0" not in names
     assert len(names) <= MAX_OFFERED
     system = fake_llm.requests[1]["messages"][0]["content"]
-    assert "- c (active, not offered: 60 tools, more than fit in one request)" in system
+    assert (
+        "- c (active, not offered: 60 tools, they do not fit beside the built-in tools and the"
+        " other active groups ("
+    ) in system, system
 
 
 async def test_a_group_whose_definitions_fill_the_context_window_is_left_out(openai_host, fake_llm):
@@ -107,7 +123,7 @@ async def test_a_group_whose_definitions_fill_the_context_window_is_left_out(ope
     names = [t["function"]["name"] for t in fake_llm.requests[1]["tools"]]
     assert "small_0" in names and "wide_0" not in names
     system = fake_llm.requests[1]["messages"][0]["content"]
-    assert "- wide (active, not offered: 8 tools, more than fit in one request)" in system
+    assert "- wide (active, not offered: 8 tools, their definitions take about " in system
 
 
 async def test_calling_a_left_out_groups_tool_says_why_not_to_activate_it_again(
@@ -119,7 +135,7 @@ async def test_calling_a_left_out_groups_tool_says_why_not_to_activate_it_again(
     await openai_host.handle_message(message("use big"))
     result = [m["content"] for m in fake_llm.requests[2]["messages"] if m["role"] == "tool"][-1]
     assert "call activate_tools first" not in result
-    assert "big is active but not offered: 1000 tools, more than fit in one request" in result
+    assert "big is active but not offered: 1000 tools, more than the 128 one request" in result
 
 
 async def test_the_tick_agents_notify_tool_counts_towards_the_bound(openai_host, fake_llm):
