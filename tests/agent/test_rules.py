@@ -622,3 +622,25 @@ def test_the_store_names_the_stored_allows_above_a_deny_for_the_cli_and_the_dash
     assert above_of(first) == []  # nothing comes before a rule added first
     assert above_of(ask) == []  # only a deny is noted
     assert above_of(999) == []  # no such row
+
+
+def test_two_globs_meet_exactly_when_some_name_matches_both():
+    """overlap.globs_meet against fnmatch itself, over every pair of globs of up to two
+    pieces from the forms a rule uses (sets, negated sets, `]` first in a set, stars): two
+    such globs can both match only names of at most four characters from this alphabet
+    when they meet at all, so the names tried settle each answer both ways."""
+    import itertools
+    from fnmatch import fnmatchcase
+
+    from bothost.rules.overlap import globs_meet
+
+    pieces = ["a", "-", "*", "?", "[ab]", "[!a]", "[]a]", "[!]]", "[b-a]"]
+    globs = [""] + ["".join(p) for n in (1, 2) for p in itertools.product(pieces, repeat=n)]
+    names = ["".join(p) for n in range(5) for p in itertools.product("ab]-", repeat=n)]
+    matched = {g: {n for n in names if fnmatchcase(n, g)} for g in globs}
+    wrong = [
+        (a, b)
+        for a, b in itertools.combinations_with_replacement(globs, 2)
+        if globs_meet(a, b) != bool(matched[a] & matched[b])
+    ]
+    assert wrong == []
