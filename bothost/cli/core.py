@@ -53,7 +53,9 @@ def chat(runtime: Runtime, message: str | None) -> None:
       bothost chat -m help
       bothost chat -m "what is the weather in Zurich?"
 
-    Exit status: 0, or 1 when the turn failed (the model or a tool could not answer).
+    Exit status: 0 when the agent replied (a tool's error is part of the reply); 1 when
+    the turn failed (the model was not reached or gave no answer) or a usage budget
+    refused it.
     """
     from bothost.serve import chat as chat_loop
 
