@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from array import array
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
@@ -48,7 +49,7 @@ def decode(data: bytes | str, *, max_depth: int = MAX_DEPTH, max_bytes: int = MA
     if too_deep(text, max_depth):
         raise JsonInputError(f"the JSON is nested deeper than {max_depth} levels")
     try:
-        value = DECODER.decode(text)
+        value = scanned(text)
     except JsonInputError:
         raise
     except json.JSONDecodeError as exc:
@@ -63,6 +64,21 @@ def decode(data: bytes | str, *, max_depth: int = MAX_DEPTH, max_bytes: int = MA
         raise JsonInputError(
             "the JSON holds a lone surrogate (\\ud800-\\udfff), which is not a character"
         )
+    return value
+
+
+def scanned(text: str) -> Any:
+    """``DECODER.decode(text)``, the C scanner called directly when ``text`` is one value
+    from its first character to its last (a body as senders send it), without ``decode``'s
+    two Python calls and two whitespace matches around the scan (issue 19: per webhook on
+    the event loop, docs/webhooks.md). Anything else (whitespace around the value, extra
+    data, nothing to scan) takes ``decode`` itself, so its errors are the ones raised."""
+    try:
+        value, end = SCAN(text, 0)
+    except StopIteration:
+        return DECODER.decode(text)
+    if end != len(text):
+        return DECODER.decode(text)
     return value
 
 
@@ -144,3 +160,5 @@ def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 # the colons outside strings against the keys found) could save at most ~1.3 µs and would
 # cost a walk of every list; the hook stays.
 DECODER = json.JSONDecoder(parse_constant=refuse_constant, object_pairs_hook=unique_object)
+# the C scanner with DECODER's hooks (set by JSONDecoder.__init__; typeshed does not name it)
+SCAN: Callable[[str, int], tuple[Any, int]] = DECODER.scan_once  # type: ignore[attr-defined]

@@ -30,6 +30,11 @@ DEEP = "[" * 1000 + "]" * 1000
         ("[Infinity]", "Infinity is not a JSON number"),
         ("9" * 5000, "not valid JSON"),
         ("[1, 2", "not valid JSON"),
+        ("", "Expecting value (line 1, column 1)"),
+        ("  ", "Expecting value (line 1, column 3)"),
+        ('{"a": 1} x', "Extra data (line 1, column 10)"),
+        ('{"a": 1}{}', "Extra data (line 1, column 9)"),
+        ('{"a": 1', "Expecting ',' delimiter"),
         ("x" * 100, "larger than 10 bytes"),
     ],
 )
@@ -47,6 +52,9 @@ def test_hostile_input_is_refused_with_one_line(data, reason):
         ('{"a": "' + "[" * 72 + '"}', {"a": "[" * 72}),  # brackets in a string do not nest
         ('"\\ud83d\\ude00 \\\\ud800"', "\U0001f600 \\ud800"),  # a pair, and an escaped backslash
         (b'{"k": "caf\xc3\xa9"}', {"k": "café"}),
+        (' \n{"a": [1, 2.5, null]}\r\n\t', {"a": [1, 2.5, None]}),  # whitespace around
+        ('{"a": {"b": true}}  ', {"a": {"b": True}}),
+        ("7", 7),
     ],
 )
 def test_good_input_decodes_as_json_does(data, value):
