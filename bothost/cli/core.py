@@ -224,7 +224,8 @@ def doctor(runtime: Runtime, as_json: bool, offline: bool) -> None:
       bothost doctor
       bothost doctor --offline --json
 
-    Exit status: 0 if every check is ok, 1 if any is not.
+    Exit status: 0 if every check is ok, 1 if any is not; 2 for a config error (its one
+    line names the file and key path: no check runs on a config that does not load).
     """
     from bothost.doctor import diagnose
 
