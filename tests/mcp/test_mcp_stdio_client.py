@@ -10,7 +10,7 @@ from mcp_helpers import wait_for
 
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.serverlog import log_path
-from bothost.mcp.session import MAX_TOOLS
+from bothost.mcp.session import MAX_TOOL_PAGES, MAX_TOOLS
 
 MAX_TOOL_PAGES_FILL = 50  # tools a page: MAX_TOOLS + 1 tools fit in far fewer pages than allowed
 
@@ -206,6 +206,25 @@ async def test_unsupported_protocol_revision_fails_the_start(home, open_paging):
         )
     else:
         raise AssertionError("expected the start to fail")
+
+
+async def test_a_cursor_that_comes_round_again_ends_the_listing(open_paging):
+    # the last page names the second page's cursor: followed, it would page for ever
+    session, _ = await open_paging(TOOL_COUNT=23, PAGE_SIZE=5, CURSORS="loop")
+    tools = await session.refresh_tools()
+    assert len(tools) == 23
+    assert session.tools_list_requests == 5  # the cursor seen before is not asked again
+
+
+async def test_a_server_that_pages_for_ever_is_refused(open_paging):
+    session, _ = await open_paging(TOOL_COUNT=23, PAGE_SIZE=5, CURSORS="endless")
+    try:
+        await session.refresh_tools()
+    except McpError as exc:
+        assert exc.message == f"tools/list refused: still paging after {MAX_TOOL_PAGES} pages"
+    else:
+        raise AssertionError("expected the listing to be refused")
+    assert session.tools_list_requests == MAX_TOOL_PAGES
 
 
 async def test_a_list_that_changes_while_paged_is_listed_again_not_failed(open_paging):

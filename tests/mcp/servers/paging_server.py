@@ -24,6 +24,9 @@ STRUCTURED = os.environ.get("STRUCTURED", "")
 # the list changes while the client pages through it, this many times: list_changed, and
 # the cursor it holds is refused (-32602, as the spec has invalid cursors answered)
 CHANGE_WHILE_PAGING = [int(os.environ.get("CHANGE_WHILE_PAGING", "0"))]
+# a broken pager: "loop" sends the first page's cursor back on the last page; "endless"
+# sends a fresh cursor for ever, past the last page (its pages then empty)
+CURSORS = os.environ.get("CURSORS", "")
 STRUCTURED_SCHEMA = {
     "type": "object",
     "properties": {"temperature": {"type": "number"}, "unit": {"type": "string"}},
@@ -286,8 +289,10 @@ def handle(message: dict) -> None:
             return
         tools = tool_list()
         page = {"tools": tools[start : start + PAGE_SIZE]}
-        if start + PAGE_SIZE < len(tools):
+        if start + PAGE_SIZE < len(tools) or CURSORS == "endless":
             page["nextCursor"] = str(start + PAGE_SIZE)
+        elif CURSORS == "loop":
+            page["nextCursor"] = str(PAGE_SIZE)
         write({"jsonrpc": "2.0", "id": id_, "result": page})
     elif method == "tools/call":
         threading.Thread(target=handle_call, args=(message,), daemon=True).start()
