@@ -261,10 +261,14 @@ async def test_media_a_reply_names_is_shown_in_the_page(page, web_host, home):
     # found calling server-everything's get-tiny-image through a turn: the image was saved
     # and the reply named /media/<file>, but the page showed only that path as text, so a
     # person never saw the picture (nor could click it)
-    from bothost.mcp.media import save_base64
-    from tests.mcp.test_mcp_content import PNG
+    import base64
 
-    picture = save_base64(home / "media", PNG, "image/png")
+    from bothost.mcp.media import save_base64
+
+    # the PNG signature is all the page needs; importing a PNG from tests/mcp pulled in
+    # its conftest's imports, which only resolve when tests/mcp runs in the same session
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 64).decode()
+    picture = save_base64(home / "media", png, "image/png")
     sound = save_base64(home / "media", "UklGRg==", "audio/wav")
 
     def show_media() -> str:
