@@ -96,7 +96,7 @@ async def test_death_mid_call_errors_at_once_and_the_server_restarts(make_manage
     started = time.monotonic()
     result = await manager.call_tool("paging", "die")
     assert result.is_error and "exited with code 3" in result.text
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 20  # not the call's 60 s timeout (room for a loaded CI)
     await wait_for(
         lambda: (
             state(manager, "paging").state == "ready" and state(manager, "paging").pid != first_pid
