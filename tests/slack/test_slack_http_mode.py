@@ -190,3 +190,20 @@ async def test_unsigned_garbage_is_refused_before_it_is_parsed(start_bot, caplog
     status, _ = await post(bot, body, signed(body))  # Slack's own request still works
     assert status == 200
     await bot.wait_reply(GENERAL, ts, "offline agent")
+
+
+async def test_a_signed_body_bolt_cannot_parse_gets_400_not_500(start_bot, caplog):
+    """Slack never sends one, but a signed body nested deeper than Python's parser goes
+    (or a form payload that is not JSON) is a bad request: 400 and one warning line, not a
+    500 with a traceback."""
+    bot = await start_bot({"mode": "http", "app_token": None})
+    deep = b"[" * 100_000 + b"]" * 100_000
+    form = b"payload=" + b"%5B" * 50_000
+    for data, kind in ((deep, "application/json"), (form, "application/x-www-form-urlencoded")):
+        status, _ = await post(bot, io.BytesIO(data), {**signed(data), "Content-Type": kind})
+        assert status == 400, kind
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    body, ts = mention(bot, "help")
+    status, _ = await post(bot, body, signed(body))
+    assert status == 200
+    await bot.wait_reply(GENERAL, ts, "offline agent")
