@@ -8,7 +8,8 @@ reader is a model that sees past spelling, so "could take for" means: any case; 
 mathematical, accented and other letters that NFKD makes the plain ones; the Cyrillic, Greek
 and Armenian look-alikes of the name's letters; hidden characters and combining marks
 anywhere in the name (a zero-width space inside it is not seen); whitespace inside the
-brackets; ``_``, a space or any dash for the hyphen; and a bracket that is ``<`` or drawn
+brackets; for the hyphen, any run of spaces, punctuation or symbols (``_``, a dash, ``.``,
+``:``, ``·``, ``/``) or none; and a bracket that is ``<`` or drawn
 like one (``＜ ﹤ ‹ 〈 ⟨ ❮ ˂ ᐸ`` …). Only tag-like text changes; ordinary markup, code and
 comparisons read as they were. The same function escapes attribute values (``source``, an
 event's type) so those cannot add their own.
@@ -53,8 +54,11 @@ LOOK_ALIKES = {
     "u": "\u03c5\u057d", "n": "\u0578", "r": "\u0433", "s": "\u0455", "e": "\u0435\u04bd",
     "d": "\u0501", "c": "\u0441\u03f2", "o": "\u043e\u03bf\u0585", "t": "\u03c4",
 }  # fmt: skip
-# what stands for the name's hyphen: whitespace, "_", a dash of any kind or nothing
-SEPARATORS = "\\s_\\-\u2010-\u2015\u2212\ufe63\uff0d\uff3f"
+# what stands for the name's hyphen: any run of characters that are not letters, digits or
+# brackets (whitespace, "_", dashes, ".", ":", "·", "/", unseen characters), or nothing; one
+# class (with "_", the one word character, as the other branch) so a long run that is not
+# followed by the second word fails in one pass, without backtracking
+SEPARATOR = f"(?:[^\\w{OPENERS}{CLOSERS}]|_)*"
 
 
 def plain_letter(char: str) -> str:
@@ -80,11 +84,11 @@ def spellings() -> dict[str, str]:
 
 def name_pattern(name: str) -> str:
     """`name` spelled any way a reader takes for it: each letter in any of its forms, unseen
-    characters between them, the hyphen as SEPARATORS."""
+    characters between them, the hyphen as SEPARATOR."""
     forms = spellings()
     gap = f"[{UNSEEN}]*"
     words = [gap.join(f"[{forms[c]}]" for c in word) for word in name.split("-")]
-    return f"[{SEPARATORS}{UNSEEN}]*".join(words)
+    return SEPARATOR.join(words)
 
 
 OPENING = re.compile(r'^<untrusted-content source="[^"]*">\n')
