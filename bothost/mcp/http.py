@@ -34,7 +34,7 @@ from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, Tr
 
 CONNECT_TIMEOUT = 10.0
 DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server gave no retry:
-MAX_RETRY = 30.0  # the GET stream's backoff ceiling
+MAX_RETRY = 30.0  # the ceiling on any wait to resume a stream (a server's retry: too)
 MAX_RESUMES = 5  # give a request up after this many resumed streams without its answer
 DELETE_TIMEOUT = 2.0
 ERROR_BODY_CHARS = 300
@@ -407,7 +407,7 @@ class HttpTransport:
             if parser.last_id is None:
                 break  # nothing to resume from
             delay = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RETRY
-            await asyncio.sleep(delay)
+            await asyncio.sleep(min(delay, MAX_RETRY))  # a server's `retry:` is a wish
             resumed = await self._get(parser.last_id)
             if not isinstance(resumed, aiohttp.ClientResponse):
                 self._fail(related, f"stream ended and could not be resumed: {resumed}")

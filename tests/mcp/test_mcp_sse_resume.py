@@ -21,7 +21,7 @@ from tests.mcp.test_mcp_hostile_http import answer, site  # noqa: F401 (fixture)
 from tests.mcp.test_mcp_manager import make_manager, store  # noqa: F401 (fixtures)
 
 
-def resumable(first_stream):
+def resumable(first_stream, retry_ms=10):
     """An MCP endpoint whose tools/call answer is sent as SSE event ``e1`` after a priming
     event ``e0``; the POST's stream is written by ``first_stream(data)`` (which may cut it
     short); a GET with ``Last-Event-ID`` replays the events after that id, whole. The ids
@@ -49,7 +49,7 @@ def resumable(first_stream):
         sent["e1"] = data
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        await response.write(b"id: e0\nretry: 10\ndata: \n\n")  # the priming event
+        await response.write(f"id: e0\nretry: {retry_ms}\ndata: \n\n".encode())  # priming
         await response.write(first_stream(data).encode())
         return response
 
@@ -62,6 +62,18 @@ async def test_a_stream_cut_inside_an_event_resumes_from_the_last_whole_one(site
     base = await site(routes)
     manager = await make_manager({"cut": McpServerConfig(url=f"{base}/mcp")}, retry=False)
     result = await manager.call_tool("cut", "slow", {}, timeout=30)
+    assert resumed_from == ["e0"]
+    assert not result.is_error and result.text == "the whole answer", result.text
+
+
+async def test_a_servers_retry_delay_is_capped_on_a_calls_stream(site, make_manager, monkeypatch):  # noqa: F811
+    # `retry: 100000000` (27 hours) before the stream breaks: the call resumes after the
+    # client's ceiling, as the push stream does, not when its own timeout ends it
+    monkeypatch.setattr("bothost.mcp.http.MAX_RETRY", 0.1)
+    routes, resumed_from = resumable(lambda data: "", retry_ms=100_000_000)
+    base = await site(routes)
+    manager = await make_manager({"cut": McpServerConfig(url=f"{base}/mcp")}, retry=False)
+    result = await manager.call_tool("cut", "slow", {}, timeout=10)
     assert resumed_from == ["e0"]
     assert not result.is_error and result.text == "the whole answer", result.text
 
