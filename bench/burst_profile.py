@@ -26,10 +26,7 @@ import argparse
 import asyncio
 import cProfile
 import gc
-import os
 import pstats
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/events.py beside this
 
+import callgrind  # noqa: E402
 from events import FloorQueue, burst, floor, make_events, open_store, poke  # noqa: E402
 
 from bothost import heap  # noqa: E402
@@ -135,38 +133,21 @@ async def counted_in_callgrind(count: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         _, store = await burst(Path(tmp), WARM_UP, "warm.db")
         store.close()
-        pid = str(os.getpid())
-        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+        callgrind.zero()
         _, store = await burst(Path(tmp), count, "counted.db")
-        subprocess.run(["callgrind_control", "-d", "counted", pid], check=True, capture_output=True)
+        callgrind.dump()
         store.close()
-
-
-def instructions(count: int, out: Path) -> tuple[int, int]:
-    """(event loop thread, other threads) instructions of a burst of ``count`` events."""
-    pattern = out / f"burst{count}.%p"
-    command = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
-               f"--callgrind-out-file={pattern}", sys.executable, __file__,
-               "--in-callgrind", "--events", str(count)]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode:
-        raise SystemExit(f"burst of {count}: exit {done.returncode}\n{done.stderr[-2000:]}")
-    loop = other = 0
-    # the dump asked for is part 1 (the one at exit is part 2); thread 1 is the event loop's
-    for dump in out.glob(f"burst{count}.*.1-*"):
-        found = re.search(r"^summary: (\d+)", dump.read_text(errors="replace"), re.M)
-        instructions = int(found.group(1)) if found else 0
-        if dump.name.endswith("-01"):
-            loop += instructions
-        else:
-            other += instructions
-    return loop, other
 
 
 def count_instructions(count: int) -> None:
     """Print the instructions per event: bursts of ``count`` and ``2 * count``, differenced."""
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:
-        small, large = pool.map(lambda n: instructions(n, Path(tmp)), (count, 2 * count))
+        small, large = pool.map(
+            lambda n: callgrind.count(
+                f"burst{n}", __file__, ["--in-callgrind", "--events", str(n)], Path(tmp)
+            ),
+            (count, 2 * count),
+        )
     loop, store = ((b - a) / count for a, b in zip(small, large, strict=True))
     print(f"instructions per event (callgrind, {2 * count:,} minus {count:,} events):"
           f" {loop + store:,.0f}: event loop {loop:,.0f}, store thread {store:,.0f}")  # fmt: skip

@@ -30,9 +30,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import re
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -42,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/webhook.py beside this
 
+import callgrind  # noqa: E402
 from bothost.plugins.web import webhooks  # noqa: E402
 from webhook import bare_peer, bare_server, bench_host, blast_elsewhere  # noqa: E402
 
@@ -84,7 +82,6 @@ def stub(layer: str) -> None:
 async def serve(layer: str, count: int) -> None:
     """One layer's run, inside callgrind: warm up, zero the counts, send, dump them."""
     stub(layer)
-    control = ["callgrind_control"]
     with tempfile.TemporaryDirectory() as tmp:
         host, secret = bench_host(tmp)
         await host.start(mcp=False, tick=False)
@@ -97,49 +94,23 @@ async def serve(layer: str, count: int) -> None:
                 ids = [f"msg_{uuid.uuid4().hex}" for _ in range(WARM_UP)]
                 await blast_elsewhere(target, WARM_UP, 32, key, ids)
                 ids = [f"msg_{uuid.uuid4().hex}" for _ in range(count)]
-                pid = str(os.getpid())
-                subprocess.run([*control, "-z", pid], check=True, capture_output=True)
+                callgrind.zero()
                 _, ok, *_ = await blast_elsewhere(target, count, 32, key, ids)
-                subprocess.run([*control, "-d", "counted", pid], check=True, capture_output=True)
+                callgrind.dump()
                 if ok != count:
                     raise SystemExit(f"{layer}: {ok} of {count} answered 2xx")
         finally:
             await host.stop()
 
 
-def run_layer(layer: str, count: int, out: Path) -> tuple[int, int]:
-    """(event loop thread, other threads) instructions counted for ``layer``."""
-    pattern = out / f"{layer}.%p"
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        "--separate-threads=yes",
-        f"--callgrind-out-file={pattern}",
-        sys.executable,
-        __file__,
-        "--serve",
-        layer,
-        "--events",
-        str(count),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode:
-        raise SystemExit(f"{layer}: exit {done.returncode}\n{done.stderr[-2000:]}")
-    loop = other = 0
-    # the dump asked for is part 1 (the one at exit is part 2); thread 1 is the event loop's
-    for dump in out.glob(f"{layer}.*.1-*"):
-        found = re.search(r"^summary: (\d+)", dump.read_text(errors="replace"), re.M)
-        instructions = int(found.group(1)) if found else 0
-        if dump.name.endswith("-01"):
-            loop += instructions
-        else:
-            other += instructions
-    return loop, other
-
-
 def main(count: int, layers: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:
-        found = pool.map(lambda layer: run_layer(layer, count, Path(tmp)), layers)
+        found = pool.map(
+            lambda layer: callgrind.count(
+                layer, __file__, ["--serve", layer, "--events", str(count)], Path(tmp)
+            ),
+            layers,
+        )
         counts = dict(zip(layers, found, strict=True))
     print(f"instructions per request, {count} signed events from 32 senders (callgrind)")
     print(f"  {'layer':8s}{'event loop':>12s}{'added':>10s}{'other threads':>15s}")
