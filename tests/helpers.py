@@ -35,6 +35,23 @@ def write_config(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
+# config lines for a command that should start only what it needs: the web chat on any free
+# port, the bundled weather server off
+ONLY_WEB = "platforms: {web: {port: 0}}\nmcp: {servers: {weather: {enabled: false}}}\n"
+
+
+def plugin_config(tmp_path: Path, plugins: dict[str, str], extra: str = "") -> Path:
+    """A config file whose plugin folder holds ``plugins`` (file name → source), followed by
+    the YAML lines of ``extra``."""
+    folder = tmp_path / "plugins"
+    folder.mkdir(exist_ok=True)
+    for name, source in plugins.items():
+        (folder / name).write_text(source, "utf-8")
+    config = tmp_path / "bothost.yaml"
+    config.write_text(f"plugins: {{dirs: [{folder}]}}\n{extra}", "utf-8")
+    return config
+
+
 def make_host(
     home: Path, data: dict[str, Any] | None = None, plugins: list[Any] | None = None
 ) -> Host:

@@ -3,7 +3,7 @@ stderr, the command's own work still done; the traceback only with ``-v``."""
 
 from __future__ import annotations
 
-from tests.helpers import run_bothost
+from tests.helpers import ONLY_WEB, plugin_config, run_bothost
 
 FAILING = """\
 from bothost.hookspecs import hookimpl
@@ -18,11 +18,7 @@ def event_received(event):
 def test_a_failing_event_hook_is_one_line_naming_the_plugin(home, tmp_path):
     # found from outside, as a plugin author: `bothost events push` printed the whole
     # traceback of a plugin's failing event_received hook, where `bothost chat` shows one line
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "faulty.py").write_text(FAILING, "utf-8")
-    config = tmp_path / "bothost.yaml"
-    config.write_text(f"plugins: {{dirs: [{plugins}]}}\n", "utf-8")
+    config = plugin_config(tmp_path, {"faulty.py": FAILING})
 
     pushed = run_bothost("events", "push", "test", "ping", config=config)
     assert pushed.returncode == 0, pushed.stderr
@@ -52,16 +48,7 @@ def test_a_failing_register_routes_stops_run_as_a_plugin_error(home, tmp_path):
     # found from outside: a plugin whose register_routes raised stopped `bothost run` with
     # exit status 1 and no "plugin error" label, where a failing register_platforms (or any
     # other registration hook) stops it with 2, as `bothost --help` says of plugin errors
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "routes.py").write_text(ROUTES_FAIL, "utf-8")
-    config = tmp_path / "bothost.yaml"
-    config.write_text(
-        f"plugins: {{dirs: [{plugins}]}}\n"
-        "platforms: {web: {port: 0}}\n"
-        "mcp: {servers: {weather: {enabled: false}}}\n",
-        "utf-8",
-    )
+    config = plugin_config(tmp_path, {"routes.py": ROUTES_FAIL}, ONLY_WEB)
     result = run_bothost("run", config=config)
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [

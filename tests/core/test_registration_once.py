@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.helpers import run_bothost
+from tests.helpers import ONLY_WEB, plugin_config, run_bothost
 
 COUNTING = """\
 import json
@@ -84,16 +84,8 @@ def test_each_registration_hook_is_called_once_per_command(home, tmp_path, comma
     # register_platforms and register_llm_providers twice (the config's check of names, then
     # the host), so a platform registered two objects and the config judged another one
     log = tmp_path / "calls.jsonl"
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "counting.py").write_text(COUNTING.format(log=str(log)), "utf-8")
-    config = tmp_path / "bothost.yaml"
-    config.write_text(
-        f"plugins: {{dirs: [{plugins}]}}\n"
-        "platforms: {web: {port: 0}}\n"
-        "mcp: {servers: {weather: {enabled: false}}}\n",
-        "utf-8",
-    )
+    counting = COUNTING.format(log=str(log))
+    config = plugin_config(tmp_path, {"counting.py": counting}, ONLY_WEB)
     result = run_bothost(*command, config=config)
     assert result.returncode == 0, result.stderr
     calls = [json.loads(line)[1] for line in log.read_text("utf-8").splitlines()]

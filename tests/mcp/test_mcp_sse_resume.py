@@ -21,6 +21,18 @@ from tests.mcp.test_mcp_hostile_http import answer, site  # noqa: F401 (fixture)
 from tests.mcp.test_mcp_manager import make_manager, store  # noqa: F401 (fixtures)
 
 
+async def resumed_stream(request, resumed_from: list) -> tuple[web.StreamResponse, str]:
+    """A GET that resumes a stream: its Last-Event-ID kept in ``resumed_from``, the event
+    stream opened; a GET without one is refused (this server has no push stream)."""
+    last = request.headers.get("Last-Event-ID")
+    if last is None:
+        raise web.HTTPMethodNotAllowed("GET", ["POST"])
+    resumed_from.append(last)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    return response, last
+
+
 def resumable(first_stream, retry_ms=10):
     """An MCP endpoint whose tools/call answer is sent as SSE event ``e1`` after a priming
     event ``e0``; the POST's stream is written by ``first_stream(data)`` (which may cut it
@@ -31,12 +43,7 @@ def resumable(first_stream, retry_ms=10):
 
     async def endpoint(request):
         if request.method == "GET":
-            last = request.headers.get("Last-Event-ID")
-            if last is None:
-                raise web.HTTPMethodNotAllowed("GET", ["POST"])  # no push stream
-            resumed_from.append(last)
-            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-            await response.prepare(request)
+            response, last = await resumed_stream(request, resumed_from)
             if last == "e0" and "e1" in sent:
                 await response.write(f"id: e1\nevent: message\ndata: {sent['e1']}\n\n".encode())
             return response
@@ -192,12 +199,7 @@ async def test_the_stream_of_a_call_given_up_is_closed_not_resumed(site, make_ma
 
     async def endpoint(request):
         if request.method == "GET":
-            last = request.headers.get("Last-Event-ID")
-            if last is None:
-                raise web.HTTPMethodNotAllowed("GET", ["POST"])  # no push stream
-            resumed_from.append(last)
-            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-            await response.prepare(request)
+            response, _ = await resumed_stream(request, resumed_from)
             await finished.wait()  # a resumable server keeps it open for what comes
             return response
         message = await request.json()
