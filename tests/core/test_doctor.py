@@ -176,20 +176,25 @@ def test_doctor_reports_a_web_port_in_use(home, tmp_path):
     assert line(result.stdout, "web port").startswith("!!  web port:"), result.stdout
 
 
-async def test_doctor_accepts_the_port_of_the_running_host(home, tmp_path):
-    port = free_port()
+async def doctor_beside_a_running_host(home, doctor_home, tmp_path):
+    """Doctor's result for ``doctor_home``, checking the web port a ``bothost run`` of
+    ``home`` is serving."""
+    text = QUIET.replace("port: 0", f"port: {free_port()}")
     config = tmp_path / "run.yaml"
-    config.write_text(QUIET.replace("port: 0", f"port: {port}"))
+    config.write_text(text)
     host = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
     try:
         async with asyncio.timeout(60):
             while b"bothost is running" not in await host.stderr.readline():
                 assert not host.stderr.at_eof()
-        text = QUIET.replace("port: 0", f"port: {port}")
-        result = await asyncio.to_thread(run_doctor, home, tmp_path, text, base="")
+        return await asyncio.to_thread(run_doctor, doctor_home, tmp_path, text, base="")
     finally:
         host.send_signal(signal.SIGTERM)
         await asyncio.wait_for(host.wait(), 30)
+
+
+async def test_doctor_accepts_the_port_of_the_running_host(home, tmp_path):
+    result = await doctor_beside_a_running_host(home, home, tmp_path)
     assert "a running bothost" in line(result.stdout, "web port"), result.stdout
     assert result.returncode == 0, result.stdout
 
@@ -198,21 +203,9 @@ async def test_doctor_refuses_the_port_of_another_homes_host(home, tmp_path):
     # found from outside: with `bothost run` serving one home, `bothost doctor` for another
     # home on the same port said "ok  web port: … in use by a running bothost host", and
     # `bothost run` for that home then failed with "Address already in use"
-    port = free_port()
-    config = tmp_path / "run.yaml"
-    config.write_text(QUIET.replace("port: 0", f"port: {port}"))
-    host = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
     other = tmp_path / "other-home"
     other.mkdir(mode=0o700)
-    try:
-        async with asyncio.timeout(60):
-            while b"bothost is running" not in await host.stderr.readline():
-                assert not host.stderr.at_eof()
-        text = QUIET.replace("port: 0", f"port: {port}")
-        result = await asyncio.to_thread(run_doctor, other, tmp_path, text, base="")
-    finally:
-        host.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(host.wait(), 30)
+    result = await doctor_beside_a_running_host(home, other, tmp_path)
     found = line(result.stdout, "web port")
     assert found.startswith("!!  web port:") and "another bothost host" in found, result.stdout
     assert result.returncode == 1, result.stdout

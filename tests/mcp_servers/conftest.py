@@ -188,3 +188,21 @@ async def fake():
     await google.start()
     yield google
     await google.close()
+
+
+@pytest.fixture
+def unreachable_ssh(tmp_path):
+    """An SSH service (its state in tmp_path) with one monitored alias, "gone", that nothing
+    answers (port 1)."""
+    from bothost.mcp_servers.ssh.aliases import Alias, AliasStore, Monitors
+    from bothost.mcp_servers.ssh.connections import ConnectionPool
+    from bothost.mcp_servers.ssh.passwords import PasswordCache
+    from bothost.mcp_servers.ssh.service import SshService
+
+    store = AliasStore(tmp_path / "aliases.json")
+    gone = Alias(
+        name="gone", host="127.0.0.1", port=1, user="u", monitors=Monitors(unreachable=True)
+    )
+    store.add(gone)
+    pool = ConnectionPool(tmp_path / "kh", connect_timeout=2)
+    return SshService(store, pool, PasswordCache(), tmp_path)

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from bothost.mcp_servers.ssh import watch
 from bothost.mcp_servers.weather import watchconfig
 from bothost.mcp_servers.weather.alerts import AlertWatcher
 from bothost.mcp_servers.weather.api import OpenMeteo
@@ -16,11 +17,6 @@ from mcp_servers.gmail.watcher import RESYNC_OVERLAP_SECONDS, MailWatcher
 from mcp_servers.google import errors
 from mcp_servers.google.errors import GoogleError
 from mcp_servers.google.state import StateFile
-from mcp_servers.ssh import watch
-from mcp_servers.ssh.aliases import Alias, AliasStore, Monitors
-from mcp_servers.ssh.connections import ConnectionPool
-from mcp_servers.ssh.passwords import PasswordCache
-from mcp_servers.ssh.service import SshService
 from tests.fakes.open_meteo import ZURICH
 
 THEN = datetime(2031, 3, 9, 23, 30, tzinfo=UTC)  # no wall clock reads this
@@ -83,12 +79,8 @@ async def test_gmail_dates_its_last_look_and_resyncs_from_the_watchers_clock(tmp
     assert mailbox.queries == [f"after:{int(THEN.timestamp()) - RESYNC_OVERLAP_SECONDS}"]
 
 
-async def test_the_ssh_monitor_dates_a_change_by_its_clock(tmp_path):
-    store = AliasStore(tmp_path / "aliases.json")
-    store.add(Alias(name="gone", host="127.0.0.1", port=1, user="u",
-                    monitors=Monitors(unreachable=True)))  # fmt: skip
-    svc = SshService(store, ConnectionPool(tmp_path / "kh", connect_timeout=2), PasswordCache(),
-                     tmp_path)  # fmt: skip
+async def test_the_ssh_monitor_dates_a_change_by_its_clock(tmp_path, unreachable_ssh):
+    svc = unreachable_ssh
     (event,) = await watch.poll(svc, heard, clock=lambda: THEN)
     assert event["occurred_at"] == STAMP
     assert watch.MonitorState(tmp_path / watch.STATE_FILE).checked_at == STAMP

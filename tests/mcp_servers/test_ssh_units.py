@@ -168,12 +168,8 @@ async def test_sudo_none_is_refused_before_connecting(tmp_path):
         await svc.execute("locked", "id", 5, sudo=True)
 
 
-async def test_monitor_keeps_a_change_until_a_client_heard_it(tmp_path):
-    store = AliasStore(tmp_path / "aliases.json")
-    store.add(Alias(name="gone", host="127.0.0.1", port=1, user="u",
-                    monitors=Monitors(unreachable=True)))  # fmt: skip
-    svc = SshService(store, ConnectionPool(tmp_path / "kh", connect_timeout=2), PasswordCache(),
-                     tmp_path)  # fmt: skip
+async def test_monitor_keeps_a_change_until_a_client_heard_it(tmp_path, unreachable_ssh):
+    svc = unreachable_ssh
     heard: list[dict] = []
 
     async def nobody(method, params):
