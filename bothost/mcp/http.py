@@ -84,6 +84,14 @@ def first_words(message: str, exc: BaseException) -> str:
     return message.split(":", 1)[0].strip().rstrip(".")[:ERROR_BODY_CHARS] or type(exc).__name__
 
 
+def resume_delay(parser: SseParser, failures: int = 0) -> float:
+    """Seconds to wait before opening a stream again: the server's last ``retry:`` (else
+    DEFAULT_RETRY), doubled per failure in a row, never past MAX_RETRY (a server's
+    ``retry:`` is a wish: 100000000 would hold a call until its own timeout)."""
+    base = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RETRY
+    return min(base * 2**failures, MAX_RETRY)
+
+
 class HttpTransport:
     """One Streamable HTTP endpoint (see module docstring)."""
 
@@ -406,8 +414,7 @@ class HttpTransport:
                 return
             if parser.last_id is None:
                 break  # nothing to resume from
-            delay = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RETRY
-            await asyncio.sleep(min(delay, MAX_RETRY))  # a server's `retry:` is a wish
+            await asyncio.sleep(resume_delay(parser))
             resumed = await self._get(parser.last_id)
             if not isinstance(resumed, aiohttp.ClientResponse):
                 self._fail(related, f"stream ended and could not be resumed: {resumed}")
@@ -470,8 +477,7 @@ class HttpTransport:
                     await self._read(resp, parser, None)
                 finally:
                     self._accepted_lost()
-            base = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RETRY
-            await asyncio.sleep(min(base * 2**failures, MAX_RETRY))
+            await asyncio.sleep(resume_delay(parser, failures))
 
     # -- session loss and shutdown -----------------------------------------------------
 
