@@ -103,7 +103,9 @@ class OfflineProvider:
                 (m["content"] for m in reversed(request.messages) if m.get("role") == "user"), ""
             )
             wanted = self.requested(own_words(user_text))
-            if isinstance(wanted, tuple):
+            # the person's own `call activate_tools` is the call just made, not one that
+            # waited for it: calling it again would activate again, round after round
+            if isinstance(wanted, tuple) and wanted[0] != "activate_tools":
                 return calls(wanted)
         return await say(request, "\n".join(unwrap(m.get("content", "")) for m in results))
 
