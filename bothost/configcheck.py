@@ -5,12 +5,15 @@ the config. :func:`check_registered` runs once plugins are loaded (the CLI's
 :class:`~bothost.cli.runtime.Runtime` does it before any command uses the config), because
 only the plugins know which ``llm.provider`` names and which ``deliver_to`` platforms exist.
 Each error names the file that set the value (the last source holding its key path), the key
-path, and a "did you mean" when a known name is close.
+path, and a "did you mean" when a known name is close. :func:`check_serving` is what only a
+serving host needs of the config (its listener); ``run`` and ``doctor`` both call it, so doctor
+refuses what run would, with the same line and exit status.
 """
 
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -226,6 +229,30 @@ def check_registered(
         problem = judge(channel, config) if judge is not None else None
         if problem:
             raise ConfigError(f"{where}: {target!r}: {problem}")
+
+
+def check_serving(config: Config) -> None:
+    """Refuse what only ``bothost run`` needs of the config: a listener bound beyond loopback
+    needs ``platforms.web.token``, because the web chat gives admin rights to whoever reaches
+    it. Called by ``run`` before anything is written, by ``doctor``, and by the listener
+    itself (a host built in code)."""
+    web = config.platforms.get("web")  # declared by the web plugin, if loaded
+    if web is None or not web.enabled:
+        return  # nothing listens
+    if not is_loopback(web.host) and not web.token:
+        raise ConfigError(
+            f"{source_of(config, 'platforms', 'web', 'host')}: platforms.web.host: binding "
+            f"{web.host} (not loopback) requires platforms.web.token"
+        )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def timeout_problem(server: McpServerConfig) -> str | None:

@@ -7,7 +7,9 @@ target has a platform, the web port is free or held by a running bothost, and th
 servers start. Each plugin checks its own part through the ``doctor_checks`` hook (Slack's
 tokens, whether a target's platform is enabled); a plugin's finding named like one of
 these replaces it, because the plugin knows its platform better. A config error is not a
-finding: it is the command's error (one line, exit 2), as for every command.
+finding: it is the command's error (one line, exit 2), as for every command, and so is what
+``run`` alone refuses of the config (:func:`bothost.configcheck.check_serving`, which ``run``
+calls too): doctor exits as ``run`` would.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bothost.configcheck import check_serving
 from bothost.executables import resolve_command
 from bothost.home import HomeError, ensure_home
 from bothost.hookcall import accepted, impls
@@ -58,6 +61,7 @@ class Finding:
 
 def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     config = runtime.config  # a config error is the command's error: one line, exit 2
+    check_serving(config)  # and so is what `run` refuses of it, checked by the same function
     findings = [Finding("config", True, "loaded from " + ", ".join(config.sources))]
     findings += check_config_files(runtime)
     home = check_home(runtime)

@@ -4,7 +4,7 @@ Plugins add routes through ``register_routes(app)``; ``app[bothost.api.HOST]`` i
 host. The core serves ``GET /healthz``, which names no file or directory (see
 :func:`hide_paths`): no answer the listener gives without the token shows where the host
 keeps its files (a path names the account running it). A bind address other than loopback requires
-``platforms.web.token``, because the web chat gives admin rights to whoever reaches it.
+``platforms.web.token`` (:func:`bothost.configcheck.check_serving`, a config error).
 The listening socket is the host's own (not an aiohttp site) so that its protocol factory
 is :class:`bothost.listener.ConnectionGuard`'s: header and body deadlines and a connection
 cap keep clients that stall from taking the listener down. A plugin's direct routes
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import hmac
-import ipaddress
 import logging
 import os
 import re
@@ -27,6 +26,7 @@ from aiohttp import web
 
 from bothost import direct, jsondecode
 from bothost.api import HOST, app_key  # HOST: kept importable from here for older plugins
+from bothost.configcheck import check_serving
 from bothost.events import lease
 from bothost.events.leadership import LEADER_LOCK
 from bothost.listener import BACKLOG, AcceptErrors, ConnectionGuard, Throttle
@@ -76,15 +76,6 @@ class HttpError(Exception):
     """The listener cannot start as configured."""
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 class HttpServer:
     def __init__(self, host: Any) -> None:
         self.host = host
@@ -120,11 +111,7 @@ class HttpServer:
 
     async def start(self) -> None:
         web_config = self.host.config.platforms.web
-        if not is_loopback(web_config.host) and not web_config.token:
-            raise HttpError(
-                f"platforms.web.host: binding {web_config.host} (not loopback) requires "
-                "platforms.web.token"
-            )
+        check_serving(self.host.config)  # `run` checked it first; this is for a host built in code
         self.runner = web.AppRunner(
             self.build(), handle_signals=False, **self.guard.handler_options()
         )

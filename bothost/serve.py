@@ -25,6 +25,7 @@ from bothost.startup import RegistrationError
 
 logger = logging.getLogger(__name__)
 PLUGIN_ERROR_EXIT = 2  # bothost --help: 2 for config, plugin or usage errors
+CONFIG_ERROR_EXIT = 2
 
 
 async def serve(host: Any, verbose: int = 0) -> int:
@@ -42,6 +43,10 @@ async def serve(host: Any, verbose: int = 0) -> int:
         print(f"bothost: plugin error: {exc}", file=sys.stderr)
         await host.stop()
         return PLUGIN_ERROR_EXIT
+    except ConfigError as exc:  # the listener's check (configcheck.check_serving): as at load
+        print(f"bothost: config error: {exc}", file=sys.stderr)
+        await host.stop()
+        return CONFIG_ERROR_EXIT
     except Exception as exc:
         print(f"bothost: {exc}", file=sys.stderr)
         await host.stop()

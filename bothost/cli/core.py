@@ -33,11 +33,13 @@ def run(ctx: click.Context) -> None:
     Exit status: 0 after a clean stop; 1 if it cannot start (port in use, database held
     by another host, …: the one line says which); 2 for a config or plugin error.
     """
+    from bothost.configcheck import check_serving
     from bothost.serve import serve
 
     runtime = ctx.find_object(Runtime)
     assert runtime is not None, "the bothost group puts a Runtime on the context"
     verbose = ctx.parent.params.get("verbose", 0) if ctx.parent else 0
+    check_serving(runtime.config)  # before the store opens: a config error writes nothing
     sys.exit(runtime.run(serve(runtime.host(), verbose)))
 
 

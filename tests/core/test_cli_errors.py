@@ -408,6 +408,22 @@ def test_a_port_out_of_range_is_a_config_error(tmp_path, home, command):
     )
 
 
+# found from outside (issue 34): doctor said ok (exit 0) and run exited 1 after opening the
+# database; both are the one check now, a config error before anything is written
+@pytest.mark.parametrize("command", [["doctor"], ["doctor", "--offline"], ["run"]])
+def test_a_non_loopback_bind_without_a_token_is_a_config_error(tmp_path, home, command):
+    config = tmp_path / "c.yaml"
+    config.write_text(QUIET.replace("port: 0", "host: 0.0.0.0, port: 0"))
+    assert_one_line(
+        ["--config", str(config), *command],
+        home,
+        2,
+        contains=f"config error: {config}: platforms.web.host: binding 0.0.0.0 (not loopback) "
+        "requires platforms.web.token",
+    )
+    assert not (home / "bothost.db").exists()  # a config error writes nothing
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -3,6 +3,7 @@ import json
 import aiohttp
 import pytest
 
+from bothost.configschema import ConfigError
 from bothost.hookspecs import hookimpl
 from bothost.http import HOST, HttpError
 from tests.helpers import make_host
@@ -38,7 +39,7 @@ async def test_http_app_starts_serves_and_stops(home):
 
 async def test_non_loopback_bind_requires_a_token(home):
     host = make_host(home, {"platforms": {"web": {"host": "0.0.0.0"}}})
-    with pytest.raises(HttpError, match="requires platforms.web.token"):
+    with pytest.raises(ConfigError, match="requires platforms.web.token"):
         await host.start(mcp=False, tick=False)
     await host.stop()
 
