@@ -55,8 +55,9 @@ def register_llm_providers(register: Callable[[str, Callable[..., Any]], None]) 
     ``llm`` section (:class:`bothost.config.LlmConfig`; its ``max_retries`` is how many
     times to retry a failed request: 0 for doctor's probe) and returns an object with an async
     ``complete(request)`` (see :mod:`bothost.llm`). The host records every call's
-    ``response.usage`` (an estimate when it is None) and refuses calls over a daily budget;
-    a provider that calls no model says ``free = True``. Sync. An exception stops startup.
+    ``response.usage`` (an estimate when it is None or no token counts) and refuses calls
+    over a daily budget; a provider that calls no model says ``free = True``. Sync. An
+    exception stops startup.
     """
 
 

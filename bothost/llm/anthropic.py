@@ -20,9 +20,12 @@ from bothost.llm.base import (
     StreamCutError,
     ToolCallRequest,
     Usage,
+    UsageReportError,
+    checked,
     explain,
     missing_key,
     parse_arguments,
+    token_count,
 )
 
 
@@ -105,7 +108,7 @@ async def collect(stream: Any, request: ChatRequest, url: str = "") -> ChatRespo
         kind = event.type
         finished = finished or kind == "message_stop"
         if kind == "message_start":
-            response.usage = usage_of(event.message.usage)
+            read_usage(response, event.message.usage)
         elif kind == "content_block_start":
             block = event.content_block
             blocks[event.index] = {
@@ -125,7 +128,7 @@ async def collect(stream: Any, request: ChatRequest, url: str = "") -> ChatRespo
                 blocks[event.index]["json"] += delta.partial_json
         elif kind == "message_delta":
             response.stop_reason = event.delta.stop_reason or ""
-            response.usage = usage_of(event.usage, response.usage)
+            read_usage(response, event.usage)
     if not finished:  # every complete message ends with message_stop
         raise StreamCutError(url, "the stream ended with no message_stop")
     for index in sorted(blocks):
@@ -138,28 +141,46 @@ async def collect(stream: Any, request: ChatRequest, url: str = "") -> ChatRespo
     return response
 
 
+def read_usage(response: ChatResponse, usage: Any) -> None:
+    """The figures of a ``message_start`` or ``message_delta`` into ``response``; once one
+    was no token count, the call's usage stays refused (the meter estimates it)."""
+    if response.usage_refused:
+        return
+    try:
+        response.usage = usage_of(usage, response.usage)
+    except UsageReportError as exc:
+        response.usage, response.usage_refused = None, str(exc)
+
+
 def usage_of(usage: Any, before: Usage | None = None) -> Usage:
     """Our :class:`Usage` from an Anthropic ``usage`` object: a whole message's (or the
     ``message_start`` event's), or a ``message_delta``'s over ``before``.
 
     ``input_tokens`` counts only the prompt tokens that were neither read from nor written
     to the cache, so the three are added up. A delta's figures are cumulative and any of its
-    input figures may be absent (null): those keep the start's value.
+    input figures may be absent (null): those keep the start's value. The SDK does not check
+    a streamed event's figures, so each is checked here: :class:`UsageReportError` when one
+    is no token count, or a start leaves out ``input_tokens`` or ``output_tokens``.
     """
     base = before or Usage()
+    required = ("output_tokens",) if before else ("input_tokens", "output_tokens")
 
     def figure(name: str, default: int) -> int:
         value = getattr(usage, name, None)
-        return default if value is None else int(value)
+        if value is None and name not in required:
+            return default
+        return token_count(name, value)
 
     read = figure("cache_read_input_tokens", base.cached)
     write = figure("cache_creation_input_tokens", base.cache_write)
     plain = figure("input_tokens", base.input - base.cached - base.cache_write)
-    return Usage(
-        input=plain + read + write,
-        output=figure("output_tokens", base.output),
-        cached=read,
-        cache_write=write,
+    return checked(
+        Usage(
+            input=plain + read + write,
+            output=figure("output_tokens", base.output),
+            cached=read,
+            cache_write=write,
+        )
     )
 
 

@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 CHARS_PER_TOKEN = 4  # a rough, download-free estimate; providers' reported usage wins
+# The most tokens one call may be reported to have used in any one figure: the largest
+# context windows are a few million tokens, so a figure past this is no count but a broken
+# or hostile endpoint, and would spend every budget for the day (issue 34: 1e30).
+MAX_CALL_TOKENS = 10_000_000
 
 
 class LlmError(Exception):
@@ -30,6 +34,21 @@ class StreamCutError(LlmError):
             f"The model's answer stopped mid-way ({detail}, from {url}); none of it was kept."
             " Send your message again."
         )
+
+
+class UsageReportError(ValueError):
+    """A provider's usage figure that is no token count: negative, not an integer (a bool, a
+    float, a string), missing where the API always sends it, or over
+    :data:`MAX_CALL_TOKENS`. The call is then counted by our estimate."""
+
+
+def token_count(name: str, value: Any) -> int:
+    """``value`` as reported for the figure ``name`` if it is a token count, else
+    :class:`UsageReportError` naming it (its value clipped: it came from outside)."""
+    if type(value) is int and 0 <= value <= MAX_CALL_TOKENS:  # not bool: a subclass of int
+        return value
+    shown = "missing" if value is None else f"{type(value).__name__} {repr(value)[:40]}"
+    raise UsageReportError(f"{name}: {shown}")
 
 
 class BudgetSpentError(LlmError):
@@ -90,11 +109,25 @@ class Usage:
         return self.input + self.output
 
 
+def checked(usage: Usage) -> Usage:
+    """``usage`` if every figure is a token count and the cached parts fit in the input;
+    :class:`UsageReportError` otherwise (a provider plugin's figures are checked too)."""
+    for name in ("input", "output", "cached", "cache_write"):
+        token_count(name, getattr(usage, name))
+    if usage.cached + usage.cache_write > usage.input:
+        raise UsageReportError(
+            f"cached {usage.cached} and cache_write {usage.cache_write} exceed input {usage.input}"
+        )
+    return usage
+
+
 @dataclass
 class ChatResponse:
     text: str = ""
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
-    usage: Usage | None = None  # None: the provider reported nothing
+    usage: Usage | None = None  # None: the provider reported nothing, or no counts
+    # what the provider reported instead of token counts (``UsageReportError``'s text)
+    usage_refused: str = ""
     stop_reason: str = ""
 
 

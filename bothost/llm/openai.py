@@ -20,9 +20,12 @@ from bothost.llm.base import (
     StreamCutError,
     ToolCallRequest,
     Usage,
+    UsageReportError,
+    checked,
     explain,
     missing_key,
     parse_arguments,
+    token_count,
 )
 
 NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any key, the SDK demands one
@@ -89,7 +92,10 @@ class OpenAIProvider:
         response = ChatResponse()
         async for chunk in stream:
             if chunk.usage:  # the last chunk, asked for with stream_options.include_usage
-                response.usage = usage_of(chunk.usage)
+                try:
+                    response.usage, response.usage_refused = usage_of(chunk.usage), ""
+                except UsageReportError as exc:  # the meter estimates the call instead
+                    response.usage, response.usage_refused = None, str(exc)
             for choice in chunk.choices:
                 delta = choice.delta
                 if delta.content:
@@ -119,15 +125,26 @@ class OpenAIProvider:
 def usage_of(usage: Any) -> Usage | None:
     """Our :class:`Usage` from a Chat Completions ``usage`` object: a whole response's or
     the last streamed chunk's (the same shape). ``prompt_tokens`` already includes the
-    cached tokens that ``prompt_tokens_details.cached_tokens`` counts."""
+    cached tokens that ``prompt_tokens_details.cached_tokens`` counts.
+
+    The SDK does not check a streamed chunk's figures, so each is checked here (the endpoint
+    may be anything that speaks the API): :class:`UsageReportError` when one is no token
+    count; the two the API always sends must be there, the details may be left out."""
     if usage is None:
         return None
     details = getattr(usage, "prompt_tokens_details", None)
-    return Usage(
-        input=usage.prompt_tokens or 0,
-        output=usage.completion_tokens or 0,
-        cached=getattr(details, "cached_tokens", None) or 0,
-        cache_write=getattr(details, "cache_write_tokens", None) or 0,
+
+    def detail(name: str) -> int:
+        value = getattr(details, name, None)
+        return 0 if value is None else token_count(f"prompt_tokens_details.{name}", value)
+
+    return checked(
+        Usage(
+            input=token_count("prompt_tokens", getattr(usage, "prompt_tokens", None)),
+            output=token_count("completion_tokens", getattr(usage, "completion_tokens", None)),
+            cached=detail("cached_tokens"),
+            cache_write=detail("cache_write_tokens"),
+        )
     )
 
 

@@ -9,20 +9,30 @@ servers ignore ``stream_options.include_usage``; :mod:`bothost.usage.estimate` c
 what a session's request added since its last). A call that fails or is cancelled records
 nothing: no figures came back. Anything else a provider has (``wants_catalog``, ``close``,
 ``model``) is passed through.
+
+Reported figures come from outside, so only token counts are taken as reported
+(:func:`~bothost.llm.base.checked`: non-negative integers within
+:data:`~bothost.llm.base.MAX_CALL_TOKENS`): a negative, fractional, textual, huge or missing
+figure would move a budget backwards, spend everyone's day, or fail the recording and leave
+the call uncounted. Such a call is estimated like one with no usage, and the log says so
+once per provider and UTC day. No row can hold a negative figure, so no row lowers a total.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from bothost.config import UsageConfig
-from bothost.llm.base import ChatRequest, ChatResponse, Usage
+from bothost.llm.base import ChatRequest, ChatResponse, Usage, UsageReportError, checked
 from bothost.usage import budget
 from bothost.usage.attribution import Attribution, current
 from bothost.usage.estimate import Estimator, estimate
 from bothost.usage.report import utc_day
+
+logger = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
@@ -49,6 +59,7 @@ class Metered:
         self.model_name = getattr(provider, "model", None) or model or self.provider_name
         self.clock = clock
         self.estimator = Estimator()
+        self.warned_day = ""  # the UTC day the log last said this provider's figures are bad
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.provider, name)
@@ -63,9 +74,32 @@ class Metered:
             if refused is not None:
                 raise refused
         response = await self.provider.complete(request)
-        usage = response.usage or self.estimator.estimate(request, response, who.session)
+        usage = self.reported(response)
+        if usage is None:
+            usage = self.estimator.estimate(request, response, who.session)
         self.record(who, usage)
         return response
+
+    def reported(self, response: ChatResponse) -> Usage | None:
+        """The provider's figures if they are token counts; None (to be estimated) if it
+        reported none or something else, which the log says once a day."""
+        refused = response.usage_refused
+        if response.usage is not None:
+            try:
+                return checked(response.usage)
+            except UsageReportError as exc:
+                refused = str(exc)
+        if refused:
+            day = utc_day(self.clock())
+            if day != self.warned_day:
+                self.warned_day = day
+                logger.warning(
+                    "%s reported usage that is not a token count (%s): its calls are counted "
+                    "by our estimate and marked estimated (said once a day, UTC)",
+                    self.provider_name,
+                    refused,
+                )
+        return None
 
     def record(self, who: Attribution, usage: Usage) -> None:
         at = self.clock()

@@ -28,6 +28,7 @@ BY = {
     "kind": "kind",
 }
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+FIGURES = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens")
 EARLIEST = 0.0  # 1970-01-01 UTC: the store's times are POSIX seconds, none is earlier
 
 
@@ -83,9 +84,11 @@ def totals(
     ``where`` is one more condition of ours (``AND user_key = ?``) with its ``params``.
     """
     bound = "" if until is None else " AND at < ?"
+    # a figure below zero counts as none, so no row can lower a total (a budget): the meter
+    # records only token counts, but a store written before it checked them may hold some
+    sums = ", ".join(f"SUM(CASE WHEN {f} > 0 THEN {f} ELSE 0 END)" for f in FIGURES)
     sql = (
-        f"SELECT {BY[by]}, model, COUNT(*), SUM(input_tokens), SUM(output_tokens),"
-        " SUM(cached_tokens), SUM(cache_write_tokens), SUM(estimated) FROM llm_usage"
+        f"SELECT {BY[by]}, model, COUNT(*), {sums}, SUM(estimated) FROM llm_usage"
         f" WHERE at >= ?{bound} {where} GROUP BY 1, 2"
     )
     args = [since, *([] if until is None else [until]), *params]

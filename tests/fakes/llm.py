@@ -17,7 +17,9 @@ Token usage is reported as each API does, cached tokens included: ``usage`` (or 
 ``input_tokens`` without the cache plus ``cache_read_input_tokens`` and
 ``cache_creation_input_tokens``, cumulative again in ``message_delta``). A step's
 ``"usage": None`` leaves usage out of an OpenAI stream, as servers that ignore
-``stream_options`` do.
+``stream_options`` do. A step's ``"wire_usage"`` is sent as the usage object exactly as
+given, in both formats (Anthropic: in ``message_start`` and ``message_delta``), for a broken
+endpoint's figures: ``{"prompt_tokens": -1000000, "completion_tokens": 5}``.
 """
 
 from __future__ import annotations
@@ -188,6 +190,7 @@ class FakeLlm:
         finish = "tool_calls" if calls else "stop"
         figures = step.get("usage", self.usage)
         usage = openai_usage(figures) if figures is not None else None
+        usage = step.get("wire_usage", usage)
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body["model"]}
         if not body.get("stream"):
             message = {"role": "assistant", "content": step.get("text") or None}
@@ -286,7 +289,8 @@ class FakeLlm:
             )
         stop = "tool_use" if step.get("tool_calls") else "end_turn"
         figures = step.get("usage") or self.usage
-        usage = anthropic_usage(figures)
+        usage = step.get("wire_usage") or anthropic_usage(figures)
+        started = step.get("wire_usage") or anthropic_usage(figures, output=1)
         message = {
             "id": "msg_fake",
             "type": "message",
@@ -313,7 +317,7 @@ class FakeLlm:
                 "message": {
                     **message,
                     "content": [],
-                    "usage": anthropic_usage(figures, output=1),
+                    "usage": started,
                 },
             },
         )
