@@ -41,6 +41,16 @@ def conformance_js() -> Path:
     return path
 
 
+def conformance_next_js() -> Path:
+    """The conformance suite's pre-release (`make peers` installs it as `conformance-next`)."""
+    path = PEERS_DIR / "conformance-next" / "dist" / "index.js"
+    if not path.exists():
+        missing(
+            "conformance-next, @modelcontextprotocol/conformance@0.2.0-alpha.12 (run `make peers`)"
+        )
+    return path
+
+
 def node_server(package: str, bin_name: str) -> list[str]:
     """Command that starts the npm server `package` (installed by `make peers`) on stdio."""
     bin_path = PEERS_DIR / ".bin" / bin_name

@@ -40,6 +40,13 @@ class OAuthMcpServer:
         self.token_outage = False  # the token endpoint answers 503 (a passing failure)
         # Retry-After values: each token request takes the first and answers 503 with it
         self.token_busy: list[str] = []
+        self.registrations: list[dict[str, Any]] = []  # body of every registration request
+        # RFC 9207: the metadata's authorization_response_iss_parameter_supported (None: left
+        # out) and the `iss` the redirect carries (None: none)
+        self.iss_supported: bool | None = None
+        self.redirect_iss: str | None = None
+        self.issued: list[str] = []  # access tokens to hand out next, in order (else random)
+        self.results: dict[str, str] = {}  # tool -> its result's text (else "<tool> done")
         self.runner: web.AppRunner | None = None
 
     @property
@@ -89,11 +96,17 @@ class OAuthMcpServer:
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["read", "write", "offline_access"],
+                **(
+                    {"authorization_response_iss_parameter_supported": self.iss_supported}
+                    if self.iss_supported is not None
+                    else {}
+                ),
             }
         )
 
     async def register(self, request: web.Request) -> web.Response:
         body = await request.json()
+        self.registrations.append(body)
         client = {"client_id": f"client-{secrets.token_hex(4)}", **body}
         client["token_endpoint_auth_method"] = "none"
         return web.json_response(client, status=201)
@@ -103,7 +116,10 @@ class OAuthMcpServer:
         self.authorizations.append(query)
         code = secrets.token_urlsafe(16)
         self.codes[code] = query
-        target = f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}"
+        answer = {"code": code, "state": query["state"]}
+        if self.redirect_iss is not None:
+            answer["iss"] = self.redirect_iss
+        target = f"{query['redirect_uri']}?{urlencode(answer)}"
         raise web.HTTPFound(target)
 
     async def token(self, request: web.Request) -> web.Response:
@@ -132,7 +148,8 @@ class OAuthMcpServer:
                 return web.json_response({"error": "invalid_grant"}, status=400)
         else:
             return web.json_response({"error": "unsupported_grant_type"}, status=400)
-        access, refresh = f"at-{secrets.token_hex(12)}", f"rt-{secrets.token_hex(12)}"
+        access = self.issued.pop(0) if self.issued else f"at-{secrets.token_hex(12)}"
+        refresh = f"rt-{secrets.token_hex(12)}"
         self.access[access] = scopes
         self.refresh[refresh] = scopes
         return web.json_response(
@@ -176,7 +193,8 @@ class OAuthMcpServer:
             tool = message["params"]["name"]
             if not NEEDS[tool] <= scopes:
                 return self.challenge(403, " ".join(sorted(NEEDS[tool])), "insufficient_scope")
-            result = {"content": [{"type": "text", "text": f"{tool} done"}]}
+            text = self.results.get(tool, f"{tool} done").format(bearer=credential)
+            result = {"content": [{"type": "text", "text": text}]}
         else:
             error = {"code": -32601, "message": "Method not found"}
             return web.json_response({"jsonrpc": "2.0", "id": id_, "error": error})

@@ -349,6 +349,7 @@ class OAuth:
         params = await self.authorizer.authorize(url)
         if params.get("state") != state:
             raise OAuthError("the authorization answer's state does not match; try again")
+        flow.check_issuer(server, params)  # error answers too: a mix-up may be an error
         if params.get("error"):
             why = params["error"] + (
                 f": {params['error_description']}" if params.get("error_description") else ""

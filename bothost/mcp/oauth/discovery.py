@@ -64,6 +64,9 @@ class AuthServer:
     auth_methods: list[str] | None  # token_endpoint_auth_methods_supported
     pkce_methods: list[str] | None  # None: no metadata at all (2025-03-26 fallback)
     cimd: bool  # client_id_metadata_document_supported
+    # authorization_response_iss_parameter_supported (RFC 9207); a default, so records
+    # stored before it was kept still load
+    iss_supported: bool = False
 
     @classmethod
     def from_metadata(cls, issuer: str, data: dict[str, Any]) -> AuthServer:
@@ -86,6 +89,7 @@ class AuthServer:
             auth_methods=strings("token_endpoint_auth_methods_supported"),
             pkce_methods=strings("code_challenge_methods_supported") or [],
             cimd=data.get("client_id_metadata_document_supported") is True,
+            iss_supported=data.get("authorization_response_iss_parameter_supported") is True,
         )
 
 

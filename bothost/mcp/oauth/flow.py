@@ -35,6 +35,7 @@ JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
 ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
+LOOPBACK_HOSTS = frozenset({"localhost", "::1"})  # and 127.0.0.0/8
 
 
 @dataclass
@@ -71,6 +72,38 @@ def auth_method(server: AuthServer, has_secret: bool, registered: str | None = N
         if method in supported:
             return method
     return "none" if "none" in supported else "client_secret_basic"
+
+
+def check_issuer(server: AuthServer, params: dict[str, str]) -> None:
+    """Refuse an authorization response another authorization server may have sent (RFC 9207
+    §2.4, a mix-up attack): a present ``iss`` must be the metadata's issuer — compared as
+    strings, with no URL normalisation, whether or not the server advertises ``iss`` — and
+    a server that advertises it must send it. Checked before the code goes anywhere."""
+    iss = params.get("iss")
+    if iss is None:
+        if server.iss_supported:
+            raise OAuthError(
+                f"the authorization answer carries no iss, though issuer {server.issuer} "
+                "says it sends one (RFC 9207); refused"
+            )
+        return
+    if iss != server.issuer:
+        raise OAuthError(
+            f"the authorization answer is from issuer {iss[:ERROR_CHARS]!r}, not from "
+            f"{server.issuer}, which it was asked of (RFC 9207); refused"
+        )
+
+
+def application_type(redirect_uri: str) -> str:
+    """SEP-837 (OpenID Connect registration's ``application_type``): ``native`` for a
+    redirect to this machine (a loopback address, RFC 8252 §7.3) or to an app's own scheme,
+    ``web`` for a web server's https URL. Left out, a server assumes ``web`` and may refuse
+    the loopback redirect."""
+    parts = urlsplit(redirect_uri)
+    if parts.scheme not in ("http", "https"):
+        return "native"
+    host = (parts.hostname or "").lower()
+    return "native" if host in LOOPBACK_HOSTS or host.startswith("127.") else "web"
 
 
 def authorization_url(
@@ -157,6 +190,7 @@ async def register(http: aiohttp.ClientSession, server: AuthServer, redirect_uri
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": wanted,
+        "application_type": application_type(redirect_uri),
     }
     url = server.registration_endpoint
     try:
