@@ -99,5 +99,12 @@ class Briefing:
     muted_count: int = 0
     muted_summary: str = ""
     id: int | None = None
+    low_summary: str = ""  # the low events folded per source: "3 promotions, 2 social"
     created_at: float = field(default_factory=time.time)
     footer: str = ""  # one closing line from our code (e.g. why the rules triaged, not the model)
+
+    def low_line(self) -> str:
+        """The low events in one line: ``+ 5 low: 3 promotions, 2 social — `bothost events
+        list --priority low```; they are never listed one per line."""
+        what = f": {self.low_summary}" if self.low_summary else ""
+        return f"+ {self.low_count} low{what} — `bothost events list --priority low`"

@@ -120,10 +120,13 @@ def statuses(db: Conn, ids: list[int]) -> dict[int, str]:
 
 
 def list_events(
-    db: Conn, status: str | None = None, limit: int = LIST_LIMIT
+    db: Conn, status: str | None = None, limit: int = LIST_LIMIT, priority: str | None = None
 ) -> list[dict[str, Any]]:
-    """Newest first; every status unless ``status`` is given."""
-    where, args = ("WHERE status = ?", [status]) if status else ("", [])
+    """Newest first; every status unless ``status`` is given, every priority unless
+    ``priority`` is."""
+    clauses = [(c, v) for c, v in (("status = ?", status), ("priority = ?", priority)) if v]
+    where = ("WHERE " + " AND ".join(c for c, _ in clauses)) if clauses else ""
+    args: list[Any] = [v for _, v in clauses]
     rows = db.execute(
         "SELECT id, source, type, payload, received_at, status, priority, attempts,"
         f" briefing_id, last_error, snoozed_until FROM events {where} ORDER BY id DESC LIMIT ?",

@@ -124,7 +124,10 @@ def claim(db: Conn, now: float, limit: int, owner: str) -> Claim:
             result.retries.setdefault(briefing_id, []).append(event_id)
         rows = conn.execute(
             f"SELECT id, source, type, payload, received_at, attempts FROM events"
-            f" WHERE status = 'pending' AND {UNNAMED} ORDER BY id LIMIT ?",
+            # low events held for a later briefing come last, so however many wait, they
+            # never keep a new event out of a tick
+            f" WHERE status = 'pending' AND {UNNAMED}"
+            " ORDER BY CASE WHEN priority = 'low' THEN 1 ELSE 0 END, id LIMIT ?",
             (limit,),
         ).fetchall()
         result.fresh = [

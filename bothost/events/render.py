@@ -3,8 +3,9 @@
 A briefing is built from items that carry a priority, a summary, a why, event ids and
 actions; the plain text (and the JSON structure platforms render as Block Kit) come only
 from those fields, so no model preamble, reasoning or sentinel can reach a channel. Sections
-follow priority — URGENT, HIGH, FYI — then one counted line for ``low`` and one for muted
-events; ``drop`` never appears. Each section is capped so a flood stays one readable message.
+follow priority — URGENT, HIGH, FYI — then one line folding the ``low`` events per source
+and one for muted events; ``drop`` never appears. Each section is capped so a flood stays
+one readable message.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def build_briefing(
     low_ids: list[int],
     muted_ids: list[int],
     muted_summary: str,
+    low_summary: str = "",
     targets: list[str],
     now: float,
     tz: tzinfo,
@@ -67,6 +69,7 @@ def build_briefing(
         low_count=len(low_ids),
         muted_count=len(muted_ids),
         muted_summary=muted_summary,
+        low_summary=low_summary,
         created_at=now,
         footer=one_line(footer, WHY_CHARS) if footer else "",
     )
@@ -105,7 +108,7 @@ def render_text(briefing: Briefing) -> str:
             lines.append(heading)
             lines += [item_line(item) for item in section]
     if briefing.low_count:
-        lines.append(f"Low: {briefing.low_count} {plural('event', briefing.low_count)}.")
+        lines.append(briefing.low_line())
     if briefing.muted_count:
         what = briefing.muted_summary or f"{briefing.muted_count} events"
         lines.append(f"Muted: {what}.")
@@ -130,6 +133,7 @@ def to_structure(briefing: Briefing) -> dict[str, Any]:
         "low_count": briefing.low_count,
         "muted_count": briefing.muted_count,
         "muted_summary": briefing.muted_summary,
+        "low_summary": briefing.low_summary,
         "event_ids": briefing.event_ids,
         "targets": briefing.targets,
         "footer": briefing.footer,
@@ -148,6 +152,7 @@ def from_structure(data: dict[str, Any], text: str, briefing_id: int | None = No
         low_count=data.get("low_count", 0),
         muted_count=data.get("muted_count", 0),
         muted_summary=data.get("muted_summary", ""),
+        low_summary=data.get("low_summary", ""),
         id=briefing_id,
         created_at=data.get("created_at", 0.0),
         footer=data.get("footer", ""),

@@ -96,7 +96,7 @@ class Schedule:
         self.config = config
         self.tz = zone(config.timezone)
         self.quiet = QuietHours.parse(config.quiet_hours)
-        if not config.schedules:
+        if not config.schedules and not config.digest:
             return
         # croniter (and dateutil under it) only when there are schedules: their import was
         # a tenth of every one-shot command's start (issue 19)
@@ -105,6 +105,8 @@ class Schedule:
         for i, expr in enumerate(config.schedules):
             if not croniter.is_valid(expr):
                 raise ScheduleError(f"schedules[{i}]", f"not a cron expression: {expr!r}")
+        if config.digest and not croniter.is_valid(config.digest):
+            raise ScheduleError("digest", f"not a cron expression: {config.digest!r}")
 
     def local(self, now: float) -> datetime:
         return datetime.fromtimestamp(now, self.tz)
@@ -112,14 +114,15 @@ class Schedule:
     def is_quiet(self, now: float) -> bool:
         return bool(self.quiet and self.quiet.contains(self.local(now)))
 
-    def next_cron(self, after: float) -> float | None:
+    def next_cron(self, after: float, exprs: list[str] | None = None) -> float | None:
         """The first cron moment strictly after ``after`` over all schedules, or None."""
-        if not self.config.schedules:
+        exprs = self.config.schedules if exprs is None else exprs
+        if not exprs:
             return None
         from croniter import croniter
 
         start = self.local(after)
-        moments = [self._next(croniter(expr, start), expr) for expr in self.config.schedules]
+        moments = [self._next(croniter(expr, start), expr) for expr in exprs]
         return min(moments) if moments else None
 
     def _next(self, runs: Any, expr: str) -> float:
@@ -142,7 +145,7 @@ class Schedule:
         return last_tick + self.config.interval if self.config.interval > 0 else None
 
     def next_due(self, now: float, last_tick: float, cron_after: float) -> tuple[float, str]:
-        """When the next tick is due and why (``interval`` or ``schedule``).
+        """When the next tick is due and why (``interval``, ``schedule`` or ``digest``).
 
         ``last_tick`` is when the last tick of any process started; ``cron_after`` is the
         point after which cron moments still count (the last cron tick, or start-up: missed
@@ -153,6 +156,10 @@ class Schedule:
             options.append((when, "interval"))
         if (when := self.next_cron(cron_after)) is not None:
             options.append((when, "schedule"))
+        # on a tie "digest" sorts first: a schedule tick that also posts the low events
+        digest = [self.config.digest] if self.config.digest else []
+        if (when := self.next_cron(cron_after, digest)) is not None:
+            options.append((when, "digest"))
         if not options:
             return (float("inf"), "never")
         return min(options)

@@ -32,7 +32,16 @@ from bothost.events.faults import kill_point
 from bothost.events.llm_triage import LlmTriage, TriageFailedError, fallback_footer
 from bothost.events.render import build_briefing
 from bothost.events.schedule import Schedule
-from bothost.events.triage import MUTED, QueuedEvent, Triage, check_rules, group, triage_offline
+from bothost.events.triage import (
+    MUTED,
+    QueuedEvent,
+    Rulebook,
+    Triage,
+    check_rules,
+    group,
+    low_summary,
+    triage_offline,
+)
 from bothost.llm.base import BudgetSpentError
 from bothost.models import Briefing
 from bothost.usage import attribution
@@ -97,7 +106,16 @@ async def run_tick(
     try:
         with attribution.for_tick(tick_id):  # the tick agent's model calls are this tick's
             await _tick(
-                store, config, deliver, llm_triage, clock, on_briefing, renew, owner, result
+                store,
+                config,
+                deliver,
+                llm_triage,
+                clock,
+                on_briefing,
+                renew,
+                owner,
+                result,
+                trigger,
             )
     except lease.LeaseLostError as exc:
         # expected when clocks jump: the new holder re-claims our events and sends what we
@@ -156,6 +174,7 @@ async def _tick(
     renew: Callable[[], Awaitable[None]],
     owner: str,
     result: TickResult,
+    trigger: str = "manual",
 ) -> None:
     schedule = Schedule(config)
     now = clock()
@@ -191,7 +210,8 @@ async def _tick(
     if not claim.fresh:
         return
     mutes = await store.run(lambda db: ledger.load_mutes(db, now))
-    triage = triage_offline(claim.fresh, config.rules, mutes, schedule.tz)
+    rules = Rulebook.build(config.rules, defaults=config.defaults)
+    triage = triage_offline(claim.fresh, rules, mutes, schedule.tz, now)
     if llm is not None and not quiet:
         # at night only urgent items go out, and the rules decide what is urgent: the
         # model would otherwise re-read every held event at every tick until morning
@@ -201,12 +221,15 @@ async def _tick(
     low = [] if quiet else triage.ids("low")
     silenced = triage.ids("drop", MUTED)
     briefing = None
-    if items or low:
+    # low events alone are not worth a message: they wait, pending with their priority,
+    # for the next briefing's folded line or the digest
+    if items or (low and trigger == "digest"):
         briefing = build_briefing(
             items,
             low_ids=low,
             muted_ids=triage.ids(MUTED),
             muted_summary=triage.muted_summary,
+            low_summary=triage.low_summary,
             targets=config.deliver_to,
             now=now,
             tz=schedule.tz,
@@ -226,7 +249,7 @@ async def _tick(
         )
     )
     kill_point("recorded")
-    result.held += len(held)
+    result.held += len(held) + (len(low) if briefing is None else 0)
     result.silenced = len(silenced)
     if briefing is not None:
         done = set(silenced)
@@ -258,7 +281,12 @@ async def _llm_triage(
         return dataclasses.replace(offline, note=fallback_footer("the tick agent failed"))
     priorities.update(decided)
     priorities.update({e.id: offline.priorities[e.id] for e in rest})
-    return Triage(priorities, items + group(rest, priorities, schedule.tz), offline.muted_summary)
+    return Triage(
+        priorities,
+        items + group(rest, priorities, schedule.tz),
+        offline.muted_summary,
+        low_summary=low_summary(events, priorities),
+    )
 
 
 async def _observe(on_briefing: Callable[[Briefing], Any] | None, briefing: Briefing) -> None:
@@ -347,7 +375,7 @@ class Ticker:
                 await asyncio.sleep(self.poke_delay)
             elif self.clock() < due - CLOCK_SLACK or not self.leading():
                 continue  # woke early (long waits are capped, a leader change): look again
-            elif trigger == "schedule":
+            elif trigger in ("schedule", "digest"):
                 cron_after = due
             retry = await self._run_tick(trigger)
             # the timetable says "overdue" until some tick succeeds: without a pause, a

@@ -88,10 +88,7 @@ def item_line(item: BriefingItem) -> str:
 def counted_lines(briefing: Briefing) -> list[str]:
     lines = []
     if briefing.low_count:
-        lines.append(
-            f"Low priority: {briefing.low_count} more event"
-            f"{'s' if briefing.low_count != 1 else ''} not shown."
-        )
+        lines.append(escape(briefing.low_line()))
     if briefing.muted_count:
         summary = f" ({escape(briefing.muted_summary)})" if briefing.muted_summary else ""
         lines.append(f"Muted: {briefing.muted_count}{summary}.")

@@ -41,6 +41,7 @@ def structure(briefing: Briefing) -> dict[str, Any]:
         "low_count": briefing.low_count,
         "muted_count": briefing.muted_count,
         "muted_summary": briefing.muted_summary,
+        "low_summary": briefing.low_summary,
         "footer": briefing.footer,
         "event_ids": list(briefing.event_ids),
     }

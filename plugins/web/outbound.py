@@ -124,6 +124,7 @@ def briefing_payload(briefing: Briefing) -> dict[str, Any]:
         "low_count": briefing.low_count,
         "muted_count": briefing.muted_count,
         "muted_summary": briefing.muted_summary,
+        "low_summary": briefing.low_summary,
         "footer": briefing.footer,
         "event_ids": briefing.event_ids,
         "created_at": briefing.created_at,

@@ -73,7 +73,7 @@ async def test_an_llm_tick_renders_the_notify_items(queue, store, config, record
         "HIGH",
         '• Budget review moved to 14:00 — it now overlaps your 14:00 "1:1 with Sam" (gcal).'
         "  [Open]",
-        "Low: 1 event.",
+        "+ 1 low: 1 weather alert — `bothost events list --priority low`",
     ]
     assert "attacker" not in text and "made up" not in text
     assert [t for t, _ in recorder.sent] == config.deliver_to

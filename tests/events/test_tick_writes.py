@@ -18,7 +18,7 @@ from bothost.config import TickRule
 from bothost.events import lease, ledger
 from bothost.events.render import build_briefing
 from bothost.events.tick import run_tick
-from bothost.events.triage import triage_offline
+from bothost.events.triage import Rulebook, triage_offline
 from bothost.models import Event
 from tests.conftest import both_backends
 from tests.helpers import age_lease
@@ -129,7 +129,7 @@ async def test_a_briefing_recorded_by_a_tick_that_died_is_retried_not_triaged_ag
         assert lease.acquire(db, lease.TICK_LOCK, owner, t0, config.lease)
         tick_id = ledger.start_tick(db, "manual", t0, owner)
         claim = ledger.claim(db, t0, 100, owner)
-        triage = triage_offline(claim.fresh, [], [], UTC)
+        triage = triage_offline(claim.fresh, Rulebook(), [], UTC)
         briefing = build_briefing(
             triage.items,
             low_ids=[],

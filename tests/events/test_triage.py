@@ -5,7 +5,7 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo
 
 from bothost.config import TickRule
-from bothost.events.triage import QueuedEvent, classify, group, rule_priority
+from bothost.events.triage import QueuedEvent, Rulebook, classify, group, rule_priority
 
 ZURICH = ZoneInfo("Europe/Zurich")
 T0 = 1_800_000_000.0
@@ -66,7 +66,7 @@ def test_groups_read_naturally():
             T0,
         ),
     ]
-    items = group(events, classify(events, [], []), ZURICH)
+    items = group(events, classify(events, Rulebook(), []), ZURICH)
     assert [(i.summary, i.why) for i in items] == [
         (
             "2 new emails from ana@corp.com",
