@@ -39,11 +39,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bothost.api import EventRejectedError, Receipt  # Rejected: one event, its batch unaffected
+from bothost.api import MAX_EVENT_TYPE, EventRejectedError, Receipt  # Rejected: one event
 from bothost.config import TickConfig
+from bothost.events.bounds import PendingBounds, claimed
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.triage import CRITICAL, rule_priority
 from bothost.models import Event
+from bothost.ratelog import RateLimitedLog
 from bothost.store.conn import POSTGRESQL, SQLITE, Conn
 from bothost.store.errors import database_failures
 from bothost.store.errors import row_errors as database_row_errors
@@ -148,6 +150,10 @@ class EventQueue:
         self.config = tick_config
         self.on_urgent = on_urgent  # the host sets this to ``ticker.poke``
         self.max_payload = max_payload
+        self.bounds = PendingBounds(tick_config.max_pending_per_source)  # per source
+        # refusals are what a producer repeats at will (issue 34: 228,713 lines in 30 s from
+        # one server): one line per source and minute, with a count
+        self.refusals = RateLimitedLog(logger)
         # rows waiting for the store thread: appended on the event loop, taken by the store
         # thread when its job starts, so the lock is held by one side at a time, briefly
         self._rows: list[_Row] = []
@@ -209,11 +215,15 @@ class EventQueue:
         loop = asyncio.get_running_loop()
         waiter = _Waiter(loop.create_future(), len(events))
         rows = []
+        held = self.bounds.held  # empty but for a source at its bound: one look per batch
         for index, event in enumerate(events):
+            if held and (refusal := self.bounds.refusal(event.source)) is not None:
+                waiter.settle(index, refusal)
+                continue
             try:
                 row = self._prepare(event, waiter, index)
             except row_errors() as exc:  # this event alone: never let it reach a shared batch
-                waiter.settle(index, rejected(event, exc))
+                waiter.settle(index, rejected(event, exc, self.refusals))
                 continue
             if row is None:
                 waiter.settle(index, None)
@@ -230,10 +240,13 @@ class EventQueue:
         # its own future is what the batch settles, with no waiter or list around it
         loop = asyncio.get_running_loop()
         future = loop.create_future()
+        if self.bounds.held and (refusal := self.bounds.refusal(event.source)) is not None:
+            future.set_result(refusal)  # held a moment ago: no trip to the store thread
+            return future
         try:
             row = self._prepare(event, future, 0, claim)
         except row_errors() as exc:  # this event alone: never let it reach a shared batch
-            future.set_result(rejected(event, exc))
+            future.set_result(rejected(event, exc, self.refusals))
             return future
         if row is None:
             future.set_result(None)
@@ -270,15 +283,20 @@ class EventQueue:
         index: int,
         claim: str | None = None,
     ) -> _Row | None:
+        if len(event.type) > MAX_EVENT_TYPE:  # every producer's bound: raised as the row's own
+            raise ValueError(
+                f"its type is {len(event.type):,} characters (at most {MAX_EVENT_TYPE})"
+            )
         payload = canonical_json(event.payload)
         # encoding finds a lone surrogate here, before the event can reach a shared batch;
         # ASCII text (a flag CPython keeps on the string) holds none and is its own length
         size = len(payload) if payload.isascii() else len(payload.encode("utf-8"))
         if size > self.max_payload:
-            logger.warning(
-                "event refused: payload of %r %r is %d bytes (limit %d)",
+            self.refusals.warning(
                 event.source,
-                event.type,
+                "event refused: payload of %r %s is %d bytes (limit %d)",
+                event.source,
+                shown_type(event.type),
                 size,
                 self.max_payload,
             )
@@ -323,7 +341,10 @@ class EventQueue:
         if not batch:
             return
         try:
-            outcomes = insert_batch(db, batch, self.config.dedupe_window)
+            batch = self._admit(db, batch, loop)
+            if not batch:
+                return
+            outcomes = insert_batch(db, batch, self.config.dedupe_window, self.refusals)
         except Exception as exc:  # the batch's callers see why; the store records the failure
             # the database failing (a full disk, a lock, a server gone) is each caller's to
             # report in its own words (a 503, a retry's warning, a command's last line): its
@@ -340,10 +361,29 @@ class EventQueue:
             self._hand_back(batch, exc, loop)
             raise
         else:
+            self.bounds.stored([row.event.source for row in batch], outcomes)
             self._hand_back(batch, outcomes, loop)
         finally:
             with self._taking:
                 self._inflight = []
+
+    def _admit(
+        self, db: Conn, batch: list[_Row], loop: asyncio.AbstractEventLoop | None
+    ) -> list[_Row]:
+        """The batch's rows within their sources' bounds (:mod:`bothost.events.bounds`);
+        the rest are answered :class:`~bothost.api.SourceHeldError` now (store thread)."""
+        admitted = self.bounds.admit(db, [row.event.source for row in batch])
+        if admitted is None:
+            return batch
+        # a sender's retry of an id queued before is answered a duplicate, bound or not
+        claims = [row.claim for row, ok in zip(batch, admitted, strict=True) if not ok]
+        known = claimed(db, [c for c in claims if c is not None])
+        kept: list[_Row] = []
+        held: list[_Row] = []
+        for row, ok in zip(batch, admitted, strict=True):
+            (kept if ok or row.claim in known else held).append(row)
+        self._hand_back(held, [self.bounds.error(row.event.source) for row in held], loop)
+        return kept
 
     def _hand_back(
         self,
@@ -422,9 +462,12 @@ class EventQueue:
 Outcome = int | None | Receipt | EventRejectedError  # one row's, as insert_batch gives it
 
 
-def insert_batch(db: Conn, batch: list[_Row], window: float) -> list[Outcome]:
+def insert_batch(
+    db: Conn, batch: list[_Row], window: float, refusals: RateLimitedLog
+) -> list[Outcome]:
     """Insert a burst in one transaction; per event its row id, None when seen within
-    ``window``, or the :class:`EventRejectedError` of an event that cannot be stored."""
+    ``window``, or the :class:`EventRejectedError` of an event that cannot be stored (logged
+    to ``refusals``)."""
     # The batch goes in whole, a few statements in all (on PostgreSQL each one a round
     # trip; on SQLite each one the store thread taking the GIL back from a busy event loop,
     # which lets go of it only every switch interval). A refused row, or ids that cannot be
@@ -443,7 +486,7 @@ def insert_batch(db: Conn, batch: list[_Row], window: float) -> list[Outcome]:
         pass  # rolled back whole: again, each row on its own (the store's own failure, a
         # full disk, is no row error: it fails the batch above and again below)
     with db.transaction() as conn:
-        return _insert_each(conn, batch, window)
+        return _insert_each(conn, batch, window, refusals)
 
 
 class _RowByRow(Exception):
@@ -624,7 +667,9 @@ def _insert_json(
         outcomes[position] = row_id
 
 
-def _insert_each(conn: Conn, batch: list[_Row], window: float) -> list[Outcome]:
+def _insert_each(
+    conn: Conn, batch: list[_Row], window: float, refusals: RateLimitedLog
+) -> list[Outcome]:
     """Each row on its own, inside the caller's transaction: a refused row fails alone."""
     outcomes: list[Outcome] = []
     for row in batch:
@@ -641,7 +686,7 @@ def _insert_each(conn: Conn, batch: list[_Row], window: float) -> list[Outcome]:
             # database rolled back the whole transaction instead, the failure is the store's
             if not conn.in_transaction:
                 raise
-            outcomes.append(rejected(row.event, exc))
+            outcomes.append(rejected(row.event, exc, refusals))
     return outcomes
 
 
@@ -692,14 +737,25 @@ def _insert_event(conn: Conn, row: _Row, window: float) -> int | None:
     )
 
 
-def rejected(event: Event, cause: BaseException) -> EventRejectedError:
-    """The error for one event that cannot be stored, logged once with what it was."""
+def rejected(event: Event, cause: BaseException, refusals: RateLimitedLog) -> EventRejectedError:
+    """The error for one event that cannot be stored, logged with what it was (one line per
+    source and minute: see :mod:`bothost.ratelog`)."""
     # repr, so a lone surrogate or a control character in a name cannot break the log line
     reason = f"{type(cause).__name__}: {cause}"
-    logger.warning("event refused: %r %r cannot be stored (%s)", event.source, event.type, reason)
-    error = EventRejectedError(f"event {event.source!r} {event.type!r} cannot be stored: {reason}")
+    kind = shown_type(event.type)
+    refusals.warning(
+        event.source, "event refused: %r %s cannot be stored (%s)", event.source, kind, reason
+    )
+    error = EventRejectedError(f"event {event.source!r} {kind} cannot be stored: {reason}")
     error.__cause__ = cause
     return error
+
+
+def shown_type(kind: str) -> str:
+    """An event's type as a log line or an error names it: its repr, cut at the bound."""
+    if len(kind) <= MAX_EVENT_TYPE:
+        return repr(kind)
+    return f"{kind[:MAX_EVENT_TYPE]!r}… ({len(kind):,} characters)"
 
 
 def decode_payload(text: str) -> dict[str, Any]:

@@ -39,14 +39,14 @@ from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_si
 from bothost.plugins.web.signing import MalformedError, SignatureError, TimestampError, verify
 
 from bothost import jsondecode
-from bothost.api import EventRejectedError, HostApi, direct_post
+from bothost.api import MAX_EVENT_TYPE, EventRejectedError, HostApi, direct_post
 from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
 
 ID_RETENTION = 7 * 24 * 3600  # senders retry for days (Svix: ~5); keep ids a bit longer
 PRUNE_EVERY = 3600.0  # seconds between deletions of expired ids
-MAX_FIELD = 200  # characters of user / channel / event type
+MAX_FIELD = 200  # characters of user / channel (a type: MAX_EVENT_TYPE, every producer's)
 RECENT_IDS = 10_000  # ids known to be recorded, answered as duplicates without a store read
 MAX_ID = 256  # characters of webhook-id; Standard Webhooks ids are short (msg_ + a ulid)
 # A bound on how much larger a value gets when re-encoded as compact JSON: only numbers can
@@ -241,8 +241,8 @@ class WebhookRoutes:
             return error(400, f"source must be {NAME_RULE}")
         type_ = data.get("type", "webhook")
         payload = data.get("payload", data)
-        if not isinstance(type_, str) or not type_ or len(type_) > MAX_FIELD:
-            return error(400, f"type must be a non-empty string of at most {MAX_FIELD} chars")
+        if not isinstance(type_, str) or not type_ or len(type_) > MAX_EVENT_TYPE:
+            return error(400, f"type must be a non-empty string of at most {MAX_EVENT_TYPE} chars")
         if not isinstance(payload, dict):
             return error(400, "payload must be a JSON object")
         limit = self.host.max_event_payload

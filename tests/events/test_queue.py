@@ -297,9 +297,9 @@ async def test_events_arriving_before_the_store_thread_starts_a_batch_join_it(
     batches = []
     original = queue_module.insert_batch
 
-    def recording(db, batch, window):
+    def recording(db, batch, window, refusals):
         batches.append(len(batch))
-        return original(db, batch, window)
+        return original(db, batch, window, refusals)
 
     monkeypatch.setattr(queue_module, "insert_batch", recording)
     gate = gate_store(store)
@@ -324,11 +324,11 @@ async def test_a_batch_behind_another_is_written_without_the_event_loop(queue, s
     batches = []
     original = queue_module.insert_batch
 
-    def recording(db, batch, window):
+    def recording(db, batch, window, refusals):
         if not batches:  # the first batch: held on the store thread while the second comes
             in_first.set()
             release_first.wait(5)
-        outcomes = original(db, batch, window)
+        outcomes = original(db, batch, window, refusals)
         batches.append([row.event.payload["id"] for row in batch])
         if len(batches) == 2:
             written.set()
@@ -464,9 +464,9 @@ async def test_a_batch_of_rows_from_two_loops_settles_each_on_its_own(queue, sto
     batches = []
     original = queue_module.insert_batch
 
-    def recording(db, batch, window):
+    def recording(db, batch, window, refusals):
         batches.append(len(batch))
-        return original(db, batch, window)
+        return original(db, batch, window, refusals)
 
     monkeypatch.setattr(queue_module, "insert_batch", recording)
     other = asyncio.new_event_loop()

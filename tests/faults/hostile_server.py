@@ -11,8 +11,10 @@ misbehaves once the host has initialized it and listed its tools (so the host se
   without a newline, then more of them, forever.
 * ``flood-tools``, ``flood-resources``, ``flood-prompts`` — ``notifications/*/list_changed``
   as fast as the pipe takes them; ``flood-message`` (``notifications/message``),
-  ``flood-event`` (``event/flood``), ``flood-cancelled``, ``flood-progress`` (for unknown
-  tokens, and for the token of a ``progress_flood`` call once one is made).
+  ``flood-event`` (``event/flood``), ``flood-bad-event`` (types no store may take: a
+  lone surrogate, 100,006 characters; see :func:`bad_event_type`), ``flood-cancelled``,
+  ``flood-progress`` (for unknown tokens, and for the token of a ``progress_flood`` call
+  once one is made).
 * ``flood-ping``, ``flood-roots``, ``flood-elicit`` — server *requests*, while the server
   stops reading its stdin, so the host's answers back up in the pipe.
 * ``names`` — odd tool names: not strings, empty, colliding once sanitised, 200 characters,
@@ -124,6 +126,14 @@ GARBAGE = [
     b'{"jsonrpc": "2.0", "id": "r", "method": "ping", "params": 1}\n',
 ]
 
+def bad_event_type(i: int) -> str:
+    """``flood-bad-event``'s types: mostly a lone surrogate (no store can take it), every
+    500th a 100,006-character type, the one after it a good one (the neighbour to keep)."""
+    if i % 500 == 0:
+        return "event/" + "x" * 100_000
+    return "event/ok" if i % 500 == 1 else "event/\ud800"
+
+
 FLOODS = {
     "flood-tools": lambda i: line("notifications/tools/list_changed"),
     "flood-resources": lambda i: line("notifications/resources/list_changed"),
@@ -132,6 +142,7 @@ FLOODS = {
         "notifications/message", {"level": "info", "data": f"flood {i}"}
     ),
     "flood-event": lambda i: line("event/flood", {"id": f"f{i}", "summary": f"flood {i}"}),
+    "flood-bad-event": lambda i: line(bad_event_type(i), {"id": f"b{i}", "summary": f"bad {i}"}),
     "flood-cancelled": lambda i: line("notifications/cancelled", {"requestId": i}),
     "flood-progress": lambda i: line(
         "notifications/progress",
