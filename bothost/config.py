@@ -162,8 +162,14 @@ class McpConfig:
 
 @dataclass
 class TickRule:
+    """First match wins: every ``match`` glob fits, no ``unless`` mapping fits whole, and
+    each ``within`` field is a time from now to now plus its duration (``24h``)."""
+
     match: dict[str, str] = field(default_factory=dict)
     priority: str = "normal"
+    unless: list[dict[str, str]] = field(default_factory=list)
+    within: dict[str, str] = field(default_factory=dict)
+    note: str = ""
 
     CHOICES = {"priority": ("urgent", "high", "normal", "low", "drop")}
 
@@ -178,11 +184,15 @@ class TickConfig:
     quiet_hours: str | None = None
     dedupe_window: float = parse_duration("24h")
     rules: list[TickRule] = field(default_factory=list)
+    defaults: bool = True  # the shipped source defaults (bothost.events.defaults) apply
+    digest: str | None = None  # a cron at which held low events are posted, folded
     max_attempts: int = 5
     lease: float = parse_duration("5m")
+    # events one source may have pending before more of its are held (docs/events.md)
+    max_pending_per_source: int = 100_000
 
     # at least one try, or no briefing is ever sent; 1,000 ticks of 15 minutes is 10 days
-    RANGES = {"max_attempts": (1, 1000)}
+    RANGES = {"max_attempts": (1, 1000), "max_pending_per_source": (1, 1_000_000_000)}
 
 
 @dataclass
