@@ -12,7 +12,11 @@ Two halves, one module, so every log handler and every place that shows a server
 
 Known values are remembered process-wide, as logging itself is: a filter attached before the
 config was read still redacts what is learnt later (the config's secrets, ``${env:…}``
-values, the env and headers of a server added at run time).
+values, the env and headers of a server added at run time). Values a third party chose — a
+remote server's OAuth tokens and registered client secret — are remembered for one *scope*
+(:func:`remember_scoped`, the server's name): the logs hide them as any other, but what the
+model is sent hides them only in that server's own output (:func:`conceal` with its scope),
+so a token such as ``billing@evil.example`` cannot blank that text in every other result.
 """
 
 from __future__ import annotations
@@ -243,7 +247,9 @@ class _Known:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._values: set[str] = set()
+        self._values: set[str] = set()  # host-wide: the host's own credentials
+        self._scoped: dict[str, set[str]] = {}  # scope -> values a third party chose
+        self.by_scope: dict[str, tuple[str, ...]] = {}  # replaced whole, like ordered
         self._settings: set[str] = set()
         self._marked: set[str] = set()  # seen under a secret name somewhere: a credential
         self.ordered: tuple[str, ...] = ()  # replaced whole, so readers never see it change
@@ -255,8 +261,21 @@ class _Known:
             if fresh <= self._values:
                 return
             self._values |= fresh
-            self.ordered = tuple(sorted(self._values, key=len, reverse=True))
-            self._sort_credentials()
+            self._sort()
+
+    def add_scoped(self, scope: str, values: Iterable[str]) -> None:
+        fresh = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH}
+        with self._lock:
+            if fresh <= self._scoped.get(scope, set()):
+                return
+            self._scoped[scope] = self._scoped.get(scope, set()) | fresh
+            self.by_scope = {**self.by_scope, scope: tuple(self._scoped[scope])}
+            self._sort()
+
+    def _sort(self) -> None:
+        every = self._values.union(*self._scoped.values())
+        self.ordered = tuple(sorted(every, key=len, reverse=True))
+        self._sort_credentials()
 
     def classify(self, settings: Iterable[str], credentials: Iterable[str]) -> None:
         """Record which values were seen as settings and which under a secret name."""
@@ -267,7 +286,9 @@ class _Known:
 
     def _sort_credentials(self) -> None:
         plain = self._settings - self._marked
-        self.credentials = tuple(v for v in self.ordered if v not in plain and not plain_value(v))
+        self.credentials = tuple(
+            v for v in self.ordered if v in self._values and v not in plain and not plain_value(v)
+        )
 
 
 KNOWN = _Known()
@@ -276,6 +297,12 @@ KNOWN = _Known()
 def remember(values: Iterable[str]) -> None:
     """Treat these values as secrets from now on, in every log and every display."""
     KNOWN.add(values)
+
+
+def remember_scoped(scope: str, values: Iterable[str]) -> None:
+    """Treat these values, which a third party chose, as secrets in every log and in the
+    output of ``scope`` alone (see module docstring)."""
+    KNOWN.add_scoped(scope, values)
 
 
 def mask_values(text: str, secrets: Iterable[str]) -> str:
@@ -340,13 +367,14 @@ def redact(text: str, extra: Sequence[str] = ()) -> str:
     return text
 
 
-def conceal(text: str) -> str:
+def conceal(text: str, scope: str = "") -> str:
     """``text`` with the known credentials as ``***``: for what the model is sent and what a
     conversation stores (a tool result that echoes a server's env, a file holding the
     config's API key). Unlike :func:`redact` it leaves secret-*shaped* text alone (a tool
     reading a config file must see it as it is) and the paths and plain URLs a server's
-    ``env`` holds."""
-    return mask_values(text, KNOWN.credentials)
+    ``env`` holds. ``scope`` (an MCP server's name, for its output) adds the values
+    remembered for it alone."""
+    return mask_values(text, (*KNOWN.credentials, *KNOWN.by_scope.get(scope, ())))
 
 
 class SecretFilter(logging.Filter):

@@ -367,15 +367,16 @@ class McpToolSource:
                     tools.append(replace(tool, origin=Origin(RESOURCES, which, group, source)))
         return tools
 
-    async def show_user(self, session: Any, text: str) -> None:
+    async def show_user(self, session: Any, text: str, server: str = "") -> None:
         """Post what a server meant for the user only into their conversation (the model
-        reads only that it was shown); a session with nobody to post to drops it, logged."""
+        reads only that it was shown); a session with nobody to post to drops it, logged.
+        Masked as the server's results are (its own OAuth secrets too)."""
         send = getattr(session.platform, "send", None)
         if send is None:
             logger.info("content for the user only not shown: %s has no platform", session.id)
             return
         try:
-            await send(session.address, redact.conceal(text))
+            await send(session.address, redact.conceal(text, server))
         except Exception:  # boundary: the platform's failure must not fail the tool call
             logger.exception("showing content for the user only failed in %s", session.id)
 
@@ -394,7 +395,8 @@ class McpToolSource:
             if result.is_error and not result.text:
                 raise ToolError(f"{server}/{tool} failed")
             if result.for_user:
-                await self.show_user(ctx.session, f"{server}/{tool}:\n{result.for_user}")
+                for_user = f"{server}/{tool}:\n{result.for_user}"
+                await self.show_user(ctx.session, for_user, server)
             links = [f"/media/{p.name}" for p in result.media]
             return ToolResult(
                 result.text, is_error=result.is_error, structured=result.structured, media=links

@@ -244,8 +244,10 @@ class Turn:
         started = time.time()
         result, status = await self.checked_call(request, tool)
         # the host's own credentials never reach the model or the transcript, whatever a
-        # tool echoes (a server's env, a config file it read, an error quoting a header)
-        result = dataclasses.replace(result, content=redact.conceal(result.content))
+        # tool echoes (a server's env, a config file it read, an error quoting a header);
+        # nor do an MCP server's OAuth secrets in its own results (only there: see redact)
+        scope = tool.origin.server if tool is not None and tool.origin is not None else ""
+        result = dataclasses.replace(result, content=redact.conceal(result.content, scope))
         caps = tool.capabilities if tool else None
         await self.record(request, result, status, started)
         return {

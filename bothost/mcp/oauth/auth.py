@@ -109,7 +109,7 @@ class OAuth:
             async with self._lock:
                 if not self._loaded or time.monotonic() - self._loaded_at > RELOAD_AFTER:
                     self.record = await self.tokens.load(self.name)
-                    remember_secrets(self.record)
+                    remember_secrets(self.name, self.record)
                     self._loaded, self._loaded_at = True, time.monotonic()
         record = self.record or {}
         expires = record.get("expires_at")
@@ -404,7 +404,7 @@ class OAuth:
             login_needed=None,
             updated_at=time.time(),
         )
-        remember_secrets(record)
+        remember_secrets(self.name, record)
         self.record = record
         await self.tokens.save(self.name, record)
 

@@ -2,9 +2,11 @@
 
 One JSON record per server in the ``mcp_oauth`` table (migration core:4) — never in YAML,
 never in a log line (every token read or obtained is handed to :mod:`bothost.redact`),
-never in anything the model sees. The record also carries the authorization server's
-endpoints, so a refresh needs no discovery, and ``login_needed`` — why a person must log in
-again — so ``bothost mcp list`` in another process can say so.
+never in anything the model sees of that server. The authorization server chooses those
+values, so they are remembered for their server only (``redact.remember_scoped``): masked
+in every log and in that server's output, never in another's. The record also carries the
+authorization server's endpoints, so a refresh needs no discovery, and ``login_needed`` —
+why a person must log in again — so ``bothost mcp list`` in another process can say so.
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ CLIENT_SECRET_FIELDS = ("client_secret",)
 Record = dict[str, Any]
 
 
-def remember_secrets(record: Record | None) -> None:
-    """Teach the log redaction a record's tokens and client secret."""
+def remember_secrets(server: str, record: Record | None) -> None:
+    """Teach the redaction a record's tokens and client secret, for `server`'s output."""
     if not record:
         return
     values = [record.get(k) for k in SECRET_FIELDS]
     values += [(record.get("client") or {}).get(k) for k in CLIENT_SECRET_FIELDS]
-    redact.remember(v for v in values if isinstance(v, str) and v)
+    redact.remember_scoped(server, (v for v in values if isinstance(v, str) and v))
 
 
 class TokenStore(Protocol):
@@ -63,7 +65,7 @@ def load_record(db: Conn, server: str) -> Record | None:
     if row is None:
         return None
     record = json.loads(row[0])
-    remember_secrets(record)
+    remember_secrets(server, record)
     return record if isinstance(record, dict) else None
 
 
@@ -96,7 +98,7 @@ class DbTokens:
         return await self.store.run(lambda db: load_record(db, server))
 
     async def save(self, server: str, record: Record) -> None:
-        remember_secrets(record)
+        remember_secrets(server, record)
         await self.store.run(lambda db: save_record(db, server, record))
 
     async def clear(self, server: str) -> None:
