@@ -10,13 +10,13 @@ server's own log has.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from bothost import redact
 from bothost.config import Config
+from bothost.logfile import LogFileHandler
 from bothost.terminal import ShownFormatter
 
 MAX_LOG_BYTES = 5 * 1024 * 1024
@@ -42,7 +42,7 @@ def setup(config: Config, home: Path, verbose: int = 0) -> None:
     root.setLevel(level)
     path = log_file(home)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(
+    handler = LogFileHandler(  # a file it cannot write is one line on stderr, not a traceback
         path,
         maxBytes=MAX_LOG_BYTES,
         backupCount=1,

@@ -15,13 +15,13 @@ file gets no OSC 52 clipboard write or cleared screen; the file stays plain UTF-
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 from io import TextIOWrapper
 from pathlib import Path
 from typing import cast
 
 from bothost import redact
+from bothost.logfile import LogFileHandler
 from bothost.terminal import ShownFormatter
 
 MAX_BYTES = 5 * 1024 * 1024  # DESIGN: rotate at 5 MB
@@ -41,8 +41,9 @@ MCP_LEVELS = {
 }
 
 
-class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """Creates its files 0600: a server's stderr may carry the user's private data."""
+class PrivateRotatingFileHandler(LogFileHandler):
+    """Creates its files 0600: a server's stderr may carry the user's private data; a file
+    it cannot write is one line on stderr (:mod:`bothost.logfile`)."""
 
     def _open(self) -> TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
