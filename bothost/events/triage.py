@@ -139,8 +139,10 @@ def applies(
     if any(matches(u, source, type_, payload) for u in rule.unless if u):
         return False
     for key, text in rule.within.items():
-        moment = occurred(field_value(source, type_, payload, key), now.tzinfo) if now else None
-        if moment is None or now is None:
+        if now is None or now.tzinfo is None:
+            return False
+        moment = occurred(field_value(source, type_, payload, key), now.tzinfo)
+        if moment is None:
             return False
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=now.tzinfo)
@@ -412,7 +414,7 @@ def group(
     for event in sorted(events, key=lambda e: e.id):
         priority = priorities.get(event.id)
         if priority in SHOWN and event.id not in paired:
-            key = (priority, event.source, event.type, who(event))
+            key: tuple[Any, ...] = (priority, event.source, event.type, who(event))
             if event.id in pairs:
                 key = (priority, "resolved", event.id)
             groups.setdefault(key, []).append(event)
