@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bothost import identity
 from bothost.agent.shown import shown_arguments
 from bothost.agent.tools import Tool
 from bothost.config import PermissionRule, RuleWho
@@ -214,10 +215,10 @@ async def ask(host: Host, session: Session, call: ToolCall, rememberable: bool =
     if any(answer == c.value for c in question.choices):
         rule = remembered(answer, call, session)
         origin = call.tool.where_from()  # the answer is about this tool, whatever its name
+        # the platform that asked vouches for who answered
+        by = identity.person(session.address.platform, str(who))
         rule_id = await host.store.run(
-            lambda db: rule_store.add(
-                db, rule, str(who), kind=rule_store.ANSWER, tool_origin=origin
-            )
+            lambda db: rule_store.add(db, rule, by, kind=rule_store.ANSWER, tool_origin=origin)
         )
         return Decision(True, str(who), f"remembered as #{rule_id}")
     return Decision(bool(answer), str(who), "" if answer else "the user said no")
@@ -228,7 +229,8 @@ def remembered(choice: str, call: ToolCall, session: Session) -> PermissionRule:
 
     "For this conversation" allows the tool, with any arguments, in this session. "Always
     this exact call" allows the tool with exactly these arguments everywhere when an admin's
-    conversation asked, and only in the same person's conversations otherwise.
+    conversation asked, and only in the same person's conversations otherwise: that person
+    by their platform-qualified id (``slack:U0123``), which no webhook sender can claim.
     """
     if choice == ALLOW_CONVERSATION:
         return PermissionRule(
@@ -237,7 +239,9 @@ def remembered(choice: str, call: ToolCall, session: Session) -> PermissionRule:
             action="allow",
             note="allowed for this conversation",
         )
-    who = None if session.is_admin or not session.user else RuleWho(users=[literal(session.user)])
+    who = None
+    if not session.is_admin and session.user:  # this person on this platform, no other
+        who = RuleWho(users=[literal(identity.person(session.address.platform, session.user))])
     return PermissionRule(
         tool=literal(call.name),
         args={name: literal(text_of(value)) for name, value in call.arguments.items()},

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from bothost import jsondecode
+from bothost import identity, jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.models import Address, AddressError, Session
 from bothost.rules import store as rule_store
@@ -88,8 +88,15 @@ def list_command(runtime: Runtime, as_json: bool) -> None:
 @click.argument("action", type=click.Choice(ACTIONS))
 @click.option("--arg", "args", multiple=True, metavar="NAME=PATTERN", help="Argument pattern.")
 @click.option("--exact", is_flag=True, help="No arguments besides those given with --arg.")
-@click.option("--user", "users", multiple=True, help="Only this user's calls (repeatable).")
-@click.option("--channel", "channels", multiple=True, help="Only in this channel or address.")
+@click.option(
+    "--user",
+    "users",
+    multiple=True,
+    help="Only this person's calls, platform-qualified: slack:U0123, webhook:NAME (repeatable).",
+)
+@click.option(
+    "--channel", "channels", multiple=True, help="Only in this address (slack:C0123, web:*)."
+)
 @click.option("--admins/--non-admins", default=None, help="Only admins, or only non-admins.")
 @click.option("--note", default="", help="Shown with a refusal and in the listing.")
 @click.option("--first", is_flag=True, help="Before every other stored rule (default: after).")
@@ -165,8 +172,18 @@ def remove_command(runtime: Runtime, rule_id: str) -> None:
 @rules_group.command("test")
 @click.argument("tool")
 @click.argument("arguments", required=False, default="{}", metavar="[JSON]")
-@click.option("--user", default=None, help="The person calling (default: you, an admin).")
-@click.option("--channel", "address", default="console:", help="The conversation's address.")
+@click.option(
+    "--user",
+    default=None,
+    help="The person calling: an id of the conversation's platform, or qualified"
+    " (slack:U0123, webhook:NAME; default: you, an admin).",
+)
+@click.option(
+    "--channel",
+    "address",
+    default=None,
+    help="The conversation's address (default: console:, or the --user's platform).",
+)
 @click.option("--admin/--no-admin", default=None, help="Whether that person is an admin.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
@@ -175,7 +192,7 @@ def test_command(
     tool: str,
     arguments: str,
     user: str | None,
-    address: str,
+    address: str | None,
     admin: bool | None,
     as_json: bool,
 ) -> None:
@@ -184,12 +201,18 @@ def test_command(
         values = jsondecode.decode_object(arguments)
     except jsondecode.JsonInputError as exc:
         raise click.BadParameter(str(exc), param_hint="JSON") from None
+    if address is None:
+        address = f"{identity.platform_of(user or '') or 'console'}:"
     try:
         where = Address.parse(address)
     except AddressError as exc:
         raise click.BadParameter(str(exc), param_hint="--channel") from None
+    try:  # the session's user is its platform's own id: identities are qualified by it
+        who = identity.session_user(user, where.platform) if user else getpass.getuser()
+    except identity.IdentityError as exc:
+        raise click.BadParameter(str(exc), param_hint="--user") from None
     is_admin = admin if admin is not None else user is None  # the operator is an admin
-    session = Session(str(where), where, user or getpass.getuser(), is_admin)
+    session = Session(str(where), where, who, is_admin)
     host = runtime.host()
 
     async def run() -> Any:

@@ -3,7 +3,8 @@
 A rule names a tool (a glob over the name the model sees, or, for a stored row, the tool's
 origin: see :func:`match_tool`), optionally arguments (each a glob,
 or a regular expression written ``re:PATTERN``; both must match the whole value) and whose
-calls it covers (``who``: users, channels, admins, one conversation); the first rule that
+calls it covers (``who``: users and channels by platform-qualified ids such as
+``slack:U0123``, admins, one conversation: :mod:`~bothost.rules.who`); the first rule that
 matches decides ``allow``, ``ask`` or ``deny``, except that a ``deny`` further down that
 matches too beats an ``ask`` (:func:`deciding_match`). Argument values that are not strings are
 matched as their JSON text. A match says which fields matched, so ``bothost rules test``
@@ -32,6 +33,7 @@ from bothost.config import PermissionRule, RuleWho
 from bothost.configschema import ConfigError, build
 from bothost.models import Session
 from bothost.rules import overlap
+from bothost.rules import who as rule_who
 from bothost.rules.origin import UNKNOWN, Origin, covers
 from bothost.rules.overlap import REGEX
 
@@ -137,40 +139,6 @@ def literal(value: str) -> str:
     return "[r]" + escaped[1:] if escaped.startswith(REGEX) else escaped
 
 
-def match_who(who: RuleWho, session: Session) -> list[str] | None:
-    """What of ``who`` matched the session, or None when something did not."""
-    found = []
-    if who.users:
-        user = next((u for u in who.users if fnmatchcase(session.user, u)), None)
-        if user is None:
-            return None
-        found.append(f"who.users {user!r} matched {session.user!r}")
-    if who.channels:
-        channel = next((c for c in who.channels if in_channel(c, session)), None)
-        if channel is None:
-            return None
-        found.append(f"who.channels {channel!r} matched {str(session.address)!r}")
-    if who.admins is not None:
-        if who.admins != session.is_admin:
-            return None
-        found.append(f"who.admins {str(who.admins).lower()}")
-    if who.conversation is not None:
-        if who.conversation != session.id:
-            return None
-        found.append(f"who.conversation {who.conversation!r}")
-    return found
-
-
-def in_channel(pattern: str, session: Session) -> bool:
-    """A pattern with ``:`` is an address (``slack:C0123`` covers its threads); else a
-    channel id."""
-    address = session.address
-    if ":" not in pattern:
-        return fnmatchcase(address.channel, pattern)
-    channel = f"{address.platform}:{address.channel}"
-    return fnmatchcase(str(address), pattern) or fnmatchcase(channel, pattern)
-
-
 def match_tool(rule: Rule, tool: str, origin: Origin | None) -> str | None:
     """What of the rule named the tool (called ``tool`` now, from ``origin``), or None.
 
@@ -213,10 +181,10 @@ def match(
             return None
         found.append("exact: no other arguments")
     if spec.who is not None:
-        who = match_who(spec.who, session)
-        if who is None:
+        covered = rule_who.match_who(spec.who, session)
+        if covered is None:
             return None
-        found += who
+        found += covered
     return Match(rule, found)
 
 
@@ -426,6 +394,8 @@ def problems(spec: PermissionRule) -> list[tuple[str, str]]:
                 found.append(
                     (f"args.{name}", f"not a regular expression RE2 runs ({exc}): {pattern!r}")
                 )
+    if spec.who is not None:
+        found += rule_who.problems(spec.who)
     return found
 
 
@@ -437,7 +407,14 @@ def spec_from_data(data: dict[str, Any]) -> PermissionRule:
         raise RuleError(str(exc).removeprefix("rule: ")) from None
     for key, problem in problems(spec):
         raise RuleError(f"{key}: {problem}")
-    return spec
+    return qualified(spec)
+
+
+def qualified(spec: PermissionRule) -> PermissionRule:
+    """``spec`` with its people and channels platform-qualified (:mod:`bothost.rules.who`)."""
+    if spec.who is None:
+        return spec
+    return dataclasses.replace(spec, who=rule_who.qualified(spec.who))
 
 
 def spec_data(spec: PermissionRule) -> dict[str, Any]:
@@ -457,7 +434,9 @@ def spec_data(spec: PermissionRule) -> dict[str, Any]:
 
 
 def config_rules(permissions: list[PermissionRule]) -> list[Rule]:
-    return [Rule(spec, CONFIG, index=i) for i, spec in enumerate(permissions)]
+    """The config's rules, their bare Slack ids written ``slack:ID`` (others were refused
+    at load)."""
+    return [Rule(qualified(spec), CONFIG, index=i) for i, spec in enumerate(permissions)]
 
 
 def describe(rule: Rule) -> str:

@@ -4,7 +4,8 @@
 checked before the config's ``permissions``, in ``position`` order: a new rule goes last
 among them, or first when asked. Remembered answers (``kind = 'remembered'``) are kept apart:
 they stand in for a person's answer, so they are consulted only where a call would be asked.
-Rows are written from checked rules only, and checked again when read.
+Rows are written from checked rules only, and checked again when read. People and channels
+are stored platform-qualified (``slack:U0123``): see :mod:`bothost.rules.who`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bothost.rules.match import (
     spec_from_data,
 )
 from bothost.rules.origin import Origin, from_name, parse
+from bothost.rules.who import legacy
 from bothost.store.conn import Conn
 
 logger = logging.getLogger(__name__)
@@ -45,7 +47,10 @@ def from_row(row: dict[str, Any]) -> Rule | None:
         )
     )
     if row["who"]:
-        data["who"] = json.loads(row["who"])
+        # ids of a row an older host wrote (before core:13, or since on a shared store) are
+        # read as the migration read them there: never as another platform's
+        who = json.loads(row["who"])
+        data["who"] = legacy(who, row["action"]) if isinstance(who, dict) else who
     try:
         spec = spec_from_data(data)
     except RuleError as exc:  # only checked rules are written; a hand-edited row is skipped

@@ -13,6 +13,7 @@ differ, branch on ``conn.dialect``.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -272,6 +273,30 @@ def migrate_11(conn: Conn) -> None:
             )
 
 
+# core:13 — people and channels in stored rules and remembered answers are platform-qualified
+# (bothost.identity): a bare `U0123ANA` also matched a webhook sender who claimed that id.
+# A bare id of Slack's shape becomes `slack:ID` (every Slack id has it, and Slack's were the
+# only ids a remembered answer named); any other cannot be placed, so a deny or ask keeps it
+# on every platform (`*:ID`) and an allow names nobody (`unknown:ID`). The same reading is
+# applied to rows read later (an older host sharing the store writes bare ids).
+def migrate_13(conn: Conn) -> None:
+    from bothost.rules.who import legacy  # a pure function of the row, no store in it
+
+    for row in conn.query("SELECT id, who, action FROM permission_rules WHERE who IS NOT NULL"):
+        try:
+            who = json.loads(row["who"])
+        except ValueError:
+            continue  # unreadable: the rule store skips the row when it reads it
+        if not isinstance(who, dict):
+            continue
+        new = legacy(who, row["action"])
+        if new != who:
+            conn.execute(
+                "UPDATE permission_rules SET who = ? WHERE id = ?",
+                [json.dumps(new, ensure_ascii=False), row["id"]],
+            )
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -286,4 +311,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 10, sql(CORE_SCHEMA_10), "mcp_servers.roots"),
         Migration("core", 11, migrate_11, "origins of stored rules and approvals"),
         Migration("core", 12, sql(CORE_SCHEMA_12), "login links of remote MCP servers"),
+        Migration("core", 13, migrate_13, "platform-qualified ids in stored rules"),
     ]

@@ -3,7 +3,8 @@
 ``allowed_users: []`` means admins only; ``["*"]`` means everyone in the workspace. Anyone
 else gets one line carrying their user id, so they can ask an admin to add them.
 ``allowed_channels: []`` allows every channel the bot is in; direct messages are governed by
-the user lists alone. Admins get the ``config`` tools and may answer any approval.
+the user lists alone. Admins get the ``config`` tools and may answer any approval. The ids
+here are Slack's, bare (``U0123``) or qualified (``slack:U0123``).
 """
 
 from __future__ import annotations
@@ -13,11 +14,21 @@ from bothost.plugins.slack.config import SlackConfig
 EVERYONE = "*"
 
 
+PREFIX = "slack:"
+
+
+def own(ids: list[str]) -> list[str]:
+    """Slack's ids of a list in this section, in order: bare ones are Slack's, and so may be
+    written ``slack:U0123`` as elsewhere; one qualified with another platform is no Slack id
+    (it matches nobody here, where Slack says who is speaking)."""
+    return [i.removeprefix(PREFIX) for i in ids if i.startswith(PREFIX) or ":" not in i]
+
+
 class Access:
     def __init__(self, config: SlackConfig) -> None:
-        self.admins = set(config.admins)
-        self.users = set(config.allowed_users)
-        self.channels = set(config.allowed_channels)
+        self.admins = set(own(config.admins))
+        self.users = set(own(config.allowed_users))
+        self.channels = set(own(config.allowed_channels))
 
     def is_admin(self, user: str) -> bool:
         return user in self.admins

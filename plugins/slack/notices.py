@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from bothost.plugins.slack.access import own
 from bothost.plugins.slack.blocks import context, section
 
 from bothost.platform import LoginNotice
@@ -45,7 +46,7 @@ class LoginNotices:
         """One DM per admin not told yet this spell; a failed DM is logged, the rest go on."""
         from slack_sdk.errors import SlackApiError
 
-        for admin in self.platform.config.admins:
+        for admin in own(self.platform.config.admins):  # Slack's ids, `slack:` or not
             link = await self.platform.host.mcp_login_link(notice.server, f"slack:{admin}")
             if link is None:
                 continue  # told already this spell

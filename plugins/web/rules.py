@@ -14,6 +14,7 @@ from typing import Any
 from aiohttp import web
 from bothost.plugins.web import body
 
+from bothost import identity
 from bothost.api import HostApi
 from bothost.models import Address, AddressError, Session
 
@@ -136,5 +137,9 @@ class RuleRoutes:
             address = None
         if address is None:
             return error("channel must be an address such as slack:C0123")
+        try:  # a qualified user must be of the channel's platform
+            user = identity.session_user(user, address.platform)
+        except identity.IdentityError as exc:
+            return error(f"user: {exc}")
         session = Session(str(address), address, user, admin)
         return web.json_response(await self.host.explain_tool_call(tool, arguments, session))

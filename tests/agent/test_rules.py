@@ -78,9 +78,12 @@ def test_exact_refuses_extra_arguments():
 
 
 def test_who_users_channels_admins_and_conversation():
-    assert match(rule(tool="*", who={"users": ["U_A*"]}), "t", {}, ALICE)
-    assert not match(rule(tool="*", who={"users": ["U_BOB"]}), "t", {}, ALICE)
-    assert match(rule(tool="*", who={"channels": ["C1"]}), "t", {}, ALICE)
+    assert match(rule(tool="*", who={"users": ["slack:U_A*"]}), "t", {}, ALICE)
+    assert not match(rule(tool="*", who={"users": ["slack:U_BOB"]}), "t", {}, ALICE)
+    assert not match(rule(tool="*", who={"users": ["web:U_ALICE"]}), "t", {}, ALICE)
+    # a bare id names no platform: it covers nobody unless it is of Slack's shape
+    assert not match(rule(tool="*", who={"users": ["U_ALICE"]}), "t", {}, ALICE)
+    assert not match(rule(tool="*", who={"channels": ["C1"]}), "t", {}, ALICE)
     assert match(rule(tool="*", who={"channels": ["slack:C1"]}), "t", {}, ALICE)  # its threads
     assert not match(rule(tool="*", who={"channels": ["web:*"]}), "t", {}, ALICE)
     assert match(rule(tool="*", who={"admins": False}), "t", {}, ALICE)
@@ -88,7 +91,7 @@ def test_who_users_channels_admins_and_conversation():
     assert match(rule(tool="*", who={"admins": True}), "t", {}, ADMIN)
     assert match(rule(tool="*", who={"conversation": "slack:C1:1.2"}), "t", {}, ALICE)
     assert not match(rule(tool="*", who={"conversation": "slack:C1:9.9"}), "t", {}, ALICE)
-    both = rule(tool="*", who={"users": ["U_ALICE"], "channels": ["C2"]})  # every key must match
+    both = rule(tool="*", who={"users": ["slack:U_ALICE"], "channels": ["slack:C2"]})  # every key
     assert not match(both, "t", {}, ALICE)
 
 
@@ -277,7 +280,7 @@ async def test_allow_for_this_conversation_is_remembered(openai_host, fake_llm):
     assert "said no" in await turn(host, fake_llm, platform, call("wipe"), session="c2")
     _, answers = host.store.call(rule_store.load)
     assert [a.to_dict()["who"] for a in answers] == [{"conversation": "test:c1"}]
-    assert answers[0].action == "allow" and answers[0].created_by == "u1"
+    assert answers[0].action == "allow" and answers[0].created_by == "test:u1"
     decided = host.store.call(
         lambda db: [r["decided_by"] for r in db.query("SELECT * FROM approvals ORDER BY 1")]
     )
@@ -310,10 +313,10 @@ async def test_always_allow_this_exact_call_is_remembered(openai_host, fake_llm)
         "action": "allow",
         "args": {"target": "db[*]1"},
         "exact": True,
-        "who": {"users": ["alice"]},
+        "who": {"users": ["test:alice"]},
         "note": "always allow this exact call",
         "tool_origin": {"kind": "native", "tool": "wipe", "label": "native tool 'wipe'"},
-        "created_by": "alice",
+        "created_by": "test:alice",
         "created_at": 0,
     }
 

@@ -121,7 +121,7 @@ def test_rules_add_list_test_and_remove(configured):
 
     added = run("rules", "add", "wipe_disk", "deny", "--arg", "target=re:prod-.*", "--note", "no")
     assert added.stdout.strip() == "Added rule #1."
-    run("rules", "add", "other", "ask", "--first", "--user", "U1", "--admins")
+    run("rules", "add", "other", "ask", "--first", "--user", "slack:U1", "--admins")
     header, *listed = run("rules", "list").stdout.splitlines()
     assert header == f"Rules, {PRECEDENCE}:"
     assert [line.split()[:5] for line in listed] == [
@@ -130,7 +130,7 @@ def test_rules_add_list_test_and_remove(configured):
         ["3", "permissions[0]", "config", "allow", "wipe_disk"],
         ["4", "permissions[1]", "config", "deny", "wipe_*"],
     ]
-    assert "who.users=U1  who.admins=true" in listed[0]
+    assert "who.users=slack:U1  who.admins=true" in listed[0]
     data = json.loads(run("rules", "test", "wipe_disk", '{"target": "prod-db"}', "--json").stdout)
     assert (data["action"], data["rule"]["ref"], data["rule"]["position"]) == ("deny", "#1", 2)
     assert data["reason"] == "refused by permission rule #1 (no)"

@@ -64,7 +64,7 @@ async def test_allow_for_this_conversation_is_remembered_in_the_thread(start_bot
 
     _, answers = bot.host.store.call(rule_store.load)
     assert [(a.spec.tool, a.spec.who.conversation, a.created_by) for a in answers] == [
-        ("wipe", f"slack:{GENERAL}:{root}", ALICE)
+        ("wipe", f"slack:{GENERAL}:{root}", f"slack:{ALICE}")
     ]
 
 

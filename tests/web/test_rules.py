@@ -34,7 +34,7 @@ async def test_always_allow_this_exact_call_from_the_page(web_host, client):
         listed = await response.json()
     assert listed["rules"] == []
     (remembered,) = listed["remembered"]
-    assert remembered["origin"] == "remembered" and remembered["created_by"] == "web"
+    assert remembered["origin"] == "remembered" and remembered["created_by"] == "web:web"
     assert (remembered["tool"], remembered["args"], remembered["exact"]) == (
         "wipe_disk",
         {"target": "sdb"},
