@@ -63,7 +63,7 @@ async def test_briefing_is_posted_as_blocks_and_acknowledged_by_a_click(start_bo
         "FYI",
         "db-1 disk at 95%",
         "nightly backup will fail",
-        "+ 2 low — `bothost events list --priority low`",
+        "+ 2 low",
         "Muted: 4 (newsletters)",
     ):
         assert expected in texts
