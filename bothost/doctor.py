@@ -491,10 +491,10 @@ async def started(runtime: Any, manager: Any, names: set[str]) -> tuple[list[Any
     """The servers' states once ``names`` have started (or failed), and the tools known
     while they run; they are stopped again."""
     from bothost.agent.mcp_tools import McpToolSource
-    from bothost.mcp.commands import PRIVATE_START_WAIT
+    from bothost.mcp.commands import PRIVATE_START_WAIT, start_bounded
     from bothost.rules import unmatched
 
-    await manager.start(only=names, wait=PRIVATE_START_WAIT)
+    await start_bounded(manager, names, PRIVATE_START_WAIT)  # as `mcp list --check`
     try:
         statuses = manager.status()
         ready = {s.name for s in statuses if s.state == "ready"}

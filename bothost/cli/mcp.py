@@ -111,13 +111,22 @@ def mcp_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
 def list_command(runtime: Runtime, check: bool, as_json: bool) -> None:
-    """Every server from config and the table, with its state."""
+    """Every server from config and the table, with its state.
+
+    Exit status: 0; with --check, 1 when an enabled server is not ready (failed, still
+    starting, or waiting for a login)."""
     # listing reads the table: no home is created for it, and a read-only one is read
     store = runtime.store if check else runtime.stored
     statuses = run(runtime, commands.list_servers(manager(runtime, store=store), check))
     if as_json:
         click.echo(json.dumps([s.to_dict() for s in statuses], indent=2))
-        return
+    else:
+        print_listing(statuses)
+    if check and commands.not_ready(statuses):
+        sys.exit(CALL_FAILED_EXIT)
+
+
+def print_listing(statuses: list[commands.ServerStatus]) -> None:
     if not statuses:
         click.echo("No MCP servers configured.")
     for s in statuses:
@@ -175,7 +184,8 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
     for server, entry in found.items():
         status = entry["status"]
         if status.state != "ready":
-            click.echo(f"bothost: {server}: {status.state}: {status.error}", err=True)
+            why = f": {status.error}" if status.error else ""
+            click.echo(f"bothost: {server}: {status.state}{why}", err=True)
         for tool in entry["tools"]:
             described = tool.get("description")  # the server's: not always a string
             lines = (described if isinstance(described, str) else "").strip().splitlines()
@@ -192,7 +202,12 @@ def tools_command(runtime: Runtime, name: str | None, as_json: bool) -> None:
 @click.argument("name")
 @click.argument("tool")
 @click.argument("arguments", required=False, default="{}")
-@click.option("--timeout", type=Seconds(), help="Seconds (default: the server's timeout).")
+@click.option(
+    "--timeout",
+    type=Seconds(),
+    help="Seconds for the whole call, starting the server included (default: 60 s to start, "
+    "then the server's timeout).",
+)
 @click.option("--json", "as_json", is_flag=True, help="The whole result as JSON.")
 @pass_runtime
 def call_command(
@@ -222,10 +237,9 @@ def call_command(
 
     async def call() -> tuple[Any, Exception | None]:
         async with runtime.recording_events() as recorder:
-            async with commands.private(manager(runtime, recorder), {name}) as mgr:
-                result = await mgr.call_tool(
-                    name, tool, parsed, timeout=timeout, on_progress=progress
-                )
+            result = await commands.call_tool(
+                manager(runtime, recorder), name, tool, parsed, timeout, progress
+            )
             return result, recorder.error()  # once the server stopped: all it pushed is in
 
     result, lost = run(runtime, call())

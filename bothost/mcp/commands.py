@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 
 from bothost.config import MCP_TIMEOUT_LIMIT, McpServerConfig
 from bothost.configschema import duration_problem, parse_duration
+from bothost.mcp.content import CallResult
 from bothost.mcp.environment import server_headers
 from bothost.mcp.manager import (
     McpManager,
@@ -30,12 +32,15 @@ from bothost.mcp.manager import (
 )
 from bothost.mcp.oauth.tokens import DbTokens, all_records, clear_record
 from bothost.mcp.roster import NAME
-from bothost.mcp.runner import ServerStatus
+from bothost.mcp.runner import LOGIN_NEEDED, ServerStatus
 from bothost.mcp.serverlog import log_path, server_logger
 from bothost.mcp.transport import TransportError
 
 PRIVATE_START_WAIT = 60.0  # a CLI command waits this long for the one server it names…
 LISTING_WAIT = 5.0  # …and a listing of every server this long: one stuck server holds nobody
+# A start that failed at its bound closes its server before it says so (SIGTERM, then SIGKILL
+# 3 s later): the wait for the verdict is this much longer than the bound.
+CLOSE_SLACK = 5.0
 
 
 def manager_for(
@@ -85,7 +90,7 @@ async def list_servers(
 ) -> list[ServerStatus]:
     """Every server; live state from a running host, or from starting them (or `only`) now."""
     if check:
-        await manager.start(only=only, wait=PRIVATE_START_WAIT)
+        await start_bounded(manager, only, PRIVATE_START_WAIT)
         try:
             return manager.status()
         finally:
@@ -108,9 +113,25 @@ async def list_servers(
     return statuses
 
 
+def not_ready(statuses: list[ServerStatus]) -> list[ServerStatus]:
+    """The enabled servers a check started that cannot be used: failed, still starting when
+    the wait ended, or waiting for a login (``mcp list --check`` exits 1 for any)."""
+    return [s for s in statuses if s.enabled and s.state in ("starting", "failed", LOGIN_NEEDED)]
+
+
+async def start_bounded(manager: McpManager, names: set[str] | None, within: float) -> None:
+    """Start `names` (None: every enabled server), each start, initialize and tools/list
+    together, bounded by `within` seconds, and wait until each is ready or failed: a server
+    that does not answer is failed with the step it hung in, never left ``starting``."""
+    await manager.start(only=names, wait=within + CLOSE_SLACK, start_within=within)
+
+
 @contextlib.asynccontextmanager
-async def private(manager: McpManager, names: set[str]) -> AsyncIterator[McpManager]:
-    """Start just `names` for the length of a command."""
+async def private(
+    manager: McpManager, names: set[str], within: float | None = None
+) -> AsyncIterator[McpManager]:
+    """Start just `names` for the length of a command, each start bounded by `within`
+    seconds (default 60 s for one server, 5 s each for several)."""
     await manager.reload()
     unknown = names - set(manager.runners)
     if unknown:
@@ -120,11 +141,37 @@ async def private(manager: McpManager, names: set[str]) -> AsyncIterator[McpMana
         raise McpManagerError(
             f"MCP server {disabled[0]} is disabled (`bothost mcp enable {disabled[0]}`)"
         )
-    await manager.start(only=names, wait=PRIVATE_START_WAIT if len(names) == 1 else LISTING_WAIT)
+    if within is None:
+        within = PRIVATE_START_WAIT if len(names) == 1 else LISTING_WAIT
+    await start_bounded(manager, names, within)
     try:
         yield manager
     finally:
         await manager.stop()
+
+
+async def call_tool(
+    manager: McpManager,
+    name: str,
+    tool: str,
+    arguments: dict[str, Any],
+    timeout: float | None = None,
+    on_progress: Callable[..., Any] | None = None,
+) -> CallResult:
+    """Start server `name` for this call alone and call `tool`. `timeout` (``mcp call
+    --timeout``) bounds the whole wait, the start (initialize, tools/list) included: the
+    call gets what is left of it, renewed by progress as any call's timeout. Without it the
+    start has 60 s and the call the server's timeout."""
+    began = time.monotonic()
+    async with private(manager, {name}, within=timeout) as started:
+        left = None if timeout is None else timeout - (time.monotonic() - began)
+        ready = started.runners[name].state == "ready"  # else the call says why it is not
+        if left is not None and left <= 0 and ready:
+            return CallResult.failure(
+                f"MCP server {name} took the whole timeout ({timeout:g} s) to start; "
+                f"{tool} was not called"
+            )
+        return await started.call_tool(name, tool, arguments, timeout=left, on_progress=on_progress)
 
 
 async def login(manager: McpManager, name: str, web: Any, say: Callable[[str], None]) -> str:

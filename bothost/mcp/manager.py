@@ -114,17 +114,25 @@ class McpManager:
         self.added_by: dict[str, str] = {}  # per server: config, cli, install, register_mcp…
         self.started = False
         self._only: set[str] | None = None
+        self.start_within: float | None = None  # see start()
         self._reloader: asyncio.Task | None = None
         self._background: set[asyncio.Task] = set()  # logins waiting for a person
         self._lock = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    async def start(self, only: set[str] | None = None, wait: float = 0.0) -> None:
+    async def start(
+        self, only: set[str] | None = None, wait: float = 0.0, start_within: float | None = None
+    ) -> None:
         """Start every enabled server (or those in `only`) in parallel, in the background;
-        with `wait`, return once each is ready or failed, or after `wait` seconds."""
+        with `wait`, return once each is ready or failed, or after `wait` seconds. With
+        `start_within` (a command's), each start, initialize and tools/list together, fails
+        past that many seconds, naming the step that did not answer."""
         self.started = True
         self._only = only
+        self.start_within = start_within
+        for runner in self.runners.values():  # made by an earlier reload (commands.private)
+            runner.start_within = start_within
         await self.reload()
         if wait:
             await self.settled(wait)
@@ -195,6 +203,7 @@ class McpManager:
                 tokens=DbTokens(self.store),
                 on_login_needed=self._tell_login_needed,
                 keeper=self._keeper(name, config),
+                start_within=self.start_within,
             )
             self.runners[name] = runner
             if config.enabled and self.started:

@@ -104,8 +104,12 @@ class ServerRunner:
         tokens: TokenStore | None = None,
         on_login_needed: Callable[[str, str], Any] | None = None,
         keeper: StateKeeper | None = None,
+        start_within: float | None = None,
     ) -> None:
         self.name = name
+        # a command's bound on each start, initialize and tools/list together (None: each
+        # step has only its own timeout); past it the start fails naming the step
+        self.start_within = start_within
         self.keeper = keeper  # a singleton's state carried between hosts (bothost.mcp.handover)
         self.retry = retry
         self.config = config
@@ -373,9 +377,27 @@ class ServerRunner:
             on_closed=on_closed,
             on_tools_changed=lambda _tools: self.on_change(self.name),
         )
-        await self.session.start()
-        if "tools" in self.session.capabilities:
-            await self.session.refresh_tools()
+        await self._open(self.session)
+
+    async def _open(self, session: ClientSession) -> None:
+        """``initialize`` (its own 30 s), then ``tools/list`` within the server's timeout, as
+        every listing; both within :attr:`start_within` when a command set it. A step that
+        does not answer in time fails the start naming itself: a listing that hung once left
+        ``mcp tools`` saying ``starting: None`` after 60 s (issue 34)."""
+        step, whole = "initialize", asyncio.timeout(self.start_within)
+        try:
+            async with whole:
+                await session.start()
+                if "tools" in session.capabilities:
+                    step = "tools/list"
+                    async with asyncio.timeout(self.config.timeout):
+                        await session.refresh_tools()
+        except TimeoutError:
+            seconds = self.start_within if whole.expired() else self.config.timeout
+            raise McpError(
+                jsonrpc.REQUEST_TIMEOUT, f"{step} did not answer within {seconds:g} s"
+            ) from None
+        if "tools" in session.capabilities:
             self._check_allowlist()
 
     def _check_allowlist(self) -> None:

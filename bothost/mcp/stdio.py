@@ -17,7 +17,8 @@ costs no memory, and within a budget — the one its ``notifications/message`` l
 a second) — so endless stderr costs little CPU either: lines beyond it are read, counted
 and dropped, the count said in the log (at once, then at most every 10 s, and in all at
 exit). The last lines are kept whatever the budget, for the exit reason. The transport
-closes — and says why — when stdout ends or the process exits.
+closes — and says why — when the process exits; a write that finds stdin closed first waits
+briefly for that exit and says it, whichever of the two the event loop saw first.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ STDERR_RATE = LOG_RATE
 STDERR_BURST = LOG_BURST
 TERM_GRACE = 3.0  # DESIGN: SIGKILL 3 s after SIGTERM
 EXIT_DRAIN = 0.5  # after exit, how long stdout may still deliver buffered answers
+# A write that finds stdin closed is usually a server exiting: its exit, with the stderr lines
+# that say why, follows within EXIT_DRAIN of being seen. Under load the closed pipe was seen
+# first in 7 of 8 starts ("server stdin closed: Connection lost"), so a failed write waits this
+# long for the exit and reports that instead (issue 34).
+EXIT_WAIT = 2.0
 # An over-long *response* names its id near one end: failing that call at once beats letting
 # it wait for its timeout. Python and most servers write "jsonrpc" and "id" before "result";
 # TypeScript servers write them after it, so the last bytes are read too. Only top-level
@@ -122,6 +128,8 @@ class StdioTransport:
         self._on_message: OnMessage | None = None
         self._on_close: OnClose | None = None
         self._closed = False
+        self._close_reason: str | None = None
+        self._reason_known = asyncio.Event()
         self._stdout_done = asyncio.Event()
         self._stderr_done = asyncio.Event()
         self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
@@ -170,14 +178,25 @@ class StdioTransport:
     async def send(self, message: jsonrpc.Message) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None or self._closed:
-            raise TransportError("server is not running")
+            why = self._close_reason if self._close_reason else "is not running"
+            raise TransportError(f"server {why}")
         data = jsonrpc.encode(message)
         async with self._write_lock:
             try:
                 proc.stdin.write(data)
                 await proc.stdin.drain()
             except (ConnectionError, RuntimeError) as exc:
-                raise TransportError(f"server stdin closed: {exc}") from None
+                raise TransportError(await self._why_closed(f"stdin closed: {exc}")) from None
+
+    async def _why_closed(self, fallback: str) -> str:
+        """Why writing failed, as ``server …``: the process's exit (its status and last
+        stderr lines) when it is seen within :data:`EXIT_WAIT`, else ``fallback``."""
+        try:
+            async with asyncio.timeout(EXIT_WAIT):
+                await self._reason_known.wait()
+        except TimeoutError:
+            return f"server {fallback}"
+        return f"server {self._close_reason}"
 
     def _feed(self, chunk: bytes) -> None:
         """Split ``chunk`` into lines and hand each on; stop reading while the backlog is
@@ -333,6 +352,8 @@ class StdioTransport:
         if self._closed:
             return
         self._closed = True
+        self._close_reason = reason
+        self._reason_known.set()
         if self._on_close is not None:
             self._on_close(reason)
 
