@@ -134,9 +134,19 @@ def print_listing(statuses: list[commands.ServerStatus]) -> None:
         click.echo(
             f"{s.name:16} {s.origin:6} {s.state:12} {tools:9} {s.transport:5} {s.target}".rstrip()
         )
-        for extra in (s.error, s.note, restarted(s)):
+        for extra in (s.error, s.note, restarted(s), renewed(s)):
             if extra:
                 click.echo(f"{'':16} {extra}")
+
+
+def renewed(status: commands.ServerStatus) -> str:
+    """How often the server forgot our session (it restarted) and a new one was made: the
+    server is ``ready`` before and after, so without this line nobody would know."""
+    n = status.renewals or 0
+    if not n:
+        return ""
+    times = "once" if n == 1 else f"{n} times"
+    return f"session renewed {times}: the server forgot it (restarted?), its push stream reopened"
 
 
 def restarted(status: commands.ServerStatus) -> str:

@@ -101,7 +101,7 @@ async def list_servers(
     for status in statuses:
         seen = live.get(status.name)
         if seen and status.state != "shadowed" and seen.get("origin") == status.origin:
-            for key in ("state", "error", "tools", "restarts", "pid"):
+            for key in ("state", "error", "tools", "restarts", "pid", "renewals"):
                 setattr(status, key, seen.get(key))
             status.note = status.note or "state reported by the running host"
     records = await manager.store.run(all_records)

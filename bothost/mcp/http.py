@@ -6,7 +6,13 @@ every request carries ``Mcp-Session-Id`` (when the server issued one) and
 ``MCP-Protocol-Version``. A GET stream carries what the server pushes unasked (``event/*``).
 Streams that end early are resumed with GET and ``Last-Event-ID`` after the server's
 ``retry:`` delay; a 404 on a request that carried a session id means the server forgot the
-session, so the session is initialized again and the request sent once more. Redirects are
+session, so the session is initialized again and the request sent once more. The push
+stream does the same when its GET is refused with 404, or with 400 after it had worked in
+this session (a restarted server no longer knows our id), so a restart under a running host
+brings a new session and a new stream with nobody calling a tool; a 405, or a 400 on a
+session's first GET, is a server without a push stream. The new session's first GET carries
+the old stream's ``Last-Event-ID``, so a server that kept its events across the restart
+replays what it pushed meanwhile. Redirects are
 followed on the server's own origin only: one to another host is refused with its target
 named, since following it would send our headers and the request to a host nobody chose.
 While the session's notification queue is full (its store failing, say) the SSE streams
@@ -18,6 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -51,6 +59,17 @@ REDIRECTS = (301, 302, 303, 307, 308)
 
 class RedirectRefused(TransportError):
     """The server sent us to another origin, or round in circles."""
+
+
+@dataclass(frozen=True)
+class GetRefused:
+    """A GET answered with an error status (its body's start kept, to tell why)."""
+
+    status: int
+    body: str = ""
+
+    def __str__(self) -> str:
+        return f"HTTP {self.status}"
 
 
 def session_forgotten(status: int, body: str) -> bool:
@@ -125,6 +144,14 @@ class HttpTransport:
         self._generation = 0  # bumped each time the session is dialed again
         self._lost_lock = asyncio.Lock()
         self._redialing = False  # the session is being initialized again (under the lock)
+        self._push_parser: SseParser | None = None  # the push stream's, for its last event id
+        self._resume_from: str | None = None  # that id, carried into a renewed session
+        # renewals the push stream asked for since a GET of it last opened: a new session
+        # whose GET is refused as well is a server without a push stream, not a reason to
+        # go on making sessions
+        self._push_renewals = 0
+        self._quick_renewals = 0  # push-stream renewals in a row, each soon after the last
+        self._last_renewal = -MAX_RETRY
         self._closed = False
         self._reported = False  # on_close was called (the server went away, or we closed)
 
@@ -416,14 +443,15 @@ class HttpTransport:
                 break  # nothing to resume from
             await asyncio.sleep(resume_delay(parser))
             resumed = await self._get(parser.last_id)
-            if not isinstance(resumed, aiohttp.ClientResponse):
+            if not isinstance(resumed, aiohttp.ClientResponse):  # a str() says why
                 self._fail(related, f"stream ended and could not be resumed: {resumed}")
                 return
             resp = resumed
         self._fail(related, "stream ended before the answer arrived")
 
-    async def _get(self, last_event_id: str | None) -> aiohttp.ClientResponse | str:
-        """Open a GET stream; the response, or why not ("unreachable: …" when nobody listens)."""
+    async def _get(self, last_event_id: str | None) -> aiohttp.ClientResponse | GetRefused | str:
+        """Open a GET stream; the response, the server's refusal, or why not ("unreachable: …"
+        when nobody listens)."""
         assert self._http is not None
         try:
             if self.auth is not None:
@@ -439,8 +467,13 @@ class HttpTransport:
             return f"GET failed: {exc or type(exc).__name__}"
         kind = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if resp.status != 200 or kind != "text/event-stream":
-            resp.release()
-            return f"HTTP {resp.status}"
+            try:
+                body = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
+            except (aiohttp.ClientError, OSError, TimeoutError):
+                body = ""
+            finally:
+                resp.release()
+            return GetRefused(resp.status, body)
         return resp
 
     async def _push_stream(self, generation: int) -> None:
@@ -452,17 +485,31 @@ class HttpTransport:
 
     async def _push_streams(self, generation: int) -> None:
         parser = SseParser()
+        # the previous session's last event: a server that kept its events replays after it
+        carried, self._resume_from = self._resume_from, None
+        parser.resume_from(carried)
+        self._push_parser = parser
         failures = 0
+        worked = False  # a GET of this session opened a stream
         while not self._closed:
             had_session = bool(self.session_id)
             resp = await self._get(parser.last_id)
-            if isinstance(resp, str):
-                if resp in ("HTTP 405", "HTTP 400") or (resp == "HTTP 404" and not had_session):
-                    self.log.debug("no server push stream (%s)", resp)
-                    return
-                if resp == "HTTP 404":
+            if isinstance(resp, GetRefused) and carried is not None and resp.status < 500:
+                # the server does not know the old session's event id: ask without it
+                self.log.info("resuming after event %.80r refused (%s)", carried, resp)
+                parser.resume_from(carried := None)
+                continue
+            if isinstance(resp, GetRefused) and resp.status in (400, 404, 405):
+                if had_session and self._session_gone(resp, worked):
+                    self.log.info("server push stream: the session is gone (%s)", resp)
                     self._tasks.spawn(self._redial(generation))
                     return
+                self.log.debug("no server push stream (%s)", resp)
+                return
+            if isinstance(resp, GetRefused):
+                failures += 1
+                self.log.info("server push stream unavailable (%s); retrying", resp)
+            elif isinstance(resp, str):
                 if resp.startswith("refused"):
                     self.log.warning("no server push stream: %s", resp)
                     return
@@ -472,12 +519,41 @@ class HttpTransport:
                 failures += 1
                 self.log.info("server push stream unavailable (%s); retrying", resp)
             else:
-                failures = 0
+                failures, worked, self._push_renewals = 0, True, 0
                 try:
                     await self._read(resp, parser, None)
                 finally:
                     self._accepted_lost()
+                if carried is not None and parser.last_id == carried:
+                    parser.resume_from(None)  # nothing replayed after it: not the server's id
+                carried = None
             await asyncio.sleep(resume_delay(parser, failures))
+
+    def _session_gone(self, refused: GetRefused, worked: bool) -> bool:
+        """Whether a refused GET means the server forgot our session (see module docstring).
+
+        404 is the spec's answer for a session it does not know, unless this session was
+        itself made because a GET was refused and none has opened since; a 400 means the
+        same (the TypeScript SDK's example servers' "No valid session ID provided") only
+        once a GET of this session worked, since a server that never had a push stream may
+        answer its first GET with 400.
+        """
+        if refused.status == 404:
+            return worked or self._push_renewals == 0
+        said = not refused.body or session_forgotten(400, refused.body)
+        return refused.status == 400 and worked and said
+
+    def _renewal_wait(self) -> float:
+        """Seconds before the push stream renews the session: none the first time, doubling
+        while renewals come within MAX_RETRY of each other (a server that opens a stream for
+        each new session and then forgets it must not have us make sessions in a loop)."""
+        now = time.monotonic()
+        soon = now - self._last_renewal < MAX_RETRY
+        self._quick_renewals = self._quick_renewals + 1 if soon else 0
+        self._last_renewal = now
+        if not self._quick_renewals:
+            return 0.0
+        return min(DEFAULT_RETRY * 2 ** (self._quick_renewals - 1), MAX_RETRY)
 
     # -- session loss and shutdown -----------------------------------------------------
 
@@ -495,6 +571,8 @@ class HttpTransport:
             self._generation += 1
             self.session_id = None
             self.protocol_version = None
+            if self._push_parser is not None:  # the new session's stream resumes after it
+                self._resume_from = self._push_parser.last_id
             if self._get_task is not None:
                 self._get_task.cancel()
                 self._get_task = None
@@ -512,6 +590,8 @@ class HttpTransport:
 
     async def _redial(self, generation: int) -> None:
         """The push stream found the session forgotten: dial again, nobody waiting on it."""
+        self._push_renewals += 1
+        await asyncio.sleep(self._renewal_wait())
         try:
             await self._session_lost(generation)
         except TransportError as exc:  # reported closed already: the manager dials again

@@ -65,7 +65,9 @@ class ServerStatus:
     name: str
     origin: str  # config | db
     enabled: bool
-    state: str  # starting | ready | failed | login_needed | stopped | disabled | shadowed | standby
+    # starting | ready | reconnecting (a new session: the server forgot ours) | failed |
+    # login_needed | stopped | disabled | shadowed | standby
+    state: str
     error: str | None = None
     tools: int = 0
     restarts: int = 0
@@ -73,6 +75,7 @@ class ServerStatus:
     transport: str = "stdio"  # stdio | http
     target: str = ""  # the command line or the URL
     note: str = ""
+    renewals: int = 0  # new sessions made because the server forgot ours (it restarted)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -376,6 +379,7 @@ class ServerRunner:
             on_events=self.on_events,
             on_closed=on_closed,
             on_tools_changed=lambda _tools: self.on_change(self.name),
+            on_renewal=lambda: self.on_change(self.name),
         )
         await self._open(self.session)
 
@@ -466,17 +470,20 @@ class ServerRunner:
         transport, target = describe(self.config)
         pid = getattr(self.session.transport, "pid", None) if self.session else None
         error = redact.redact(self.error) if self.error else self.error
+        session = self.session
+        renewing = session is not None and session.renewing and self.state == "ready"
         return ServerStatus(
             self.name,
             self.origin,
             self.config.enabled,
-            self.state,
+            "reconnecting" if renewing else self.state,
             error,
             len(self.tools()),
             self.restarts,
             pid,
             transport,
             target,
+            renewals=session.renewals if session is not None else 0,
         )
 
     async def call_tool(

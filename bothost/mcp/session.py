@@ -92,6 +92,7 @@ class ClientSession:
         on_events: Callback | None = None,
         on_tools_changed: Callback | None = None,
         on_closed: Callback | None = None,
+        on_renewal: Callback | None = None,
         client_info: dict[str, str] | None = None,
         elicitation: bool = True,
     ) -> None:
@@ -109,6 +110,11 @@ class ClientSession:
         self.on_events = on_events
         self.on_tools_changed = on_tools_changed
         self.on_closed = on_closed
+        self.on_renewal = on_renewal  # called as a renewal starts and as it ends
+        # sessions made again because the server forgot ours (a restarted server): shown by
+        # `mcp list`, since the server is "ready" before and after and nothing else says so
+        self.renewals = 0
+        self.renewing = False
         self.client_info = client_info or {"name": CLIENT_NAME, "version": CLIENT_VERSION}
         self.protocol_version: str | None = None
         self.server_info: dict[str, Any] = {}
@@ -187,7 +193,20 @@ class ClientSession:
 
     async def _reinitialize(self) -> None:
         self.log.warning("server lost our session; initializing again")
-        await self.initialize()
+        self._renewing(True)
+        try:
+            await self.initialize()
+            self.renewals += 1
+        finally:
+            self._renewing(False)
+
+    def _renewing(self, now: bool) -> None:
+        self.renewing = now
+        if self.on_renewal is not None:
+            try:
+                self.on_renewal()
+            except Exception:  # boundary: the owner's listener
+                self.log.exception("renewal listener failed")
 
     async def close(self) -> None:
         await self.inbound.close()

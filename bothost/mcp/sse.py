@@ -92,6 +92,10 @@ class SseParser:
             self._event = value
         return None
 
+    def resume_from(self, event_id: str | None) -> None:
+        """Take `event_id` as the last event received (another stream's, to resume after)."""
+        self.last_id = self._id = event_id
+
     def end(self) -> None:
         """The stream ended: drop its unfinished line and event (never received whole); the
         last whole event's id and the retry delay stay, for resuming."""
