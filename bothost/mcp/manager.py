@@ -30,7 +30,16 @@ from typing import Any
 
 from bothost.config import McpServerConfig
 from bothost.configcheck import address_problem, timeout_problem
-from bothost.mcp import environment, placement, prompts, resources, roots, roster, stored
+from bothost.mcp import (
+    concealed,
+    environment,
+    placement,
+    prompts,
+    resources,
+    roots,
+    roster,
+    stored,
+)
 from bothost.mcp.content import CallResult
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.handover import StateKeeper
@@ -195,8 +204,9 @@ class McpManager:
                 config,
                 origin,
                 home=self.home,
-                on_event=self.on_event,
-                on_events=self.on_events,
+                # what a server pushes is stored: masked first, as its results are
+                on_event=concealed.event(self.on_event),
+                on_events=concealed.events(self.on_events),
                 ask=self.ask,
                 on_change=self._changed,
                 retry=self.retry,
@@ -427,7 +437,7 @@ class McpManager:
             return CallResult.failure(f"no MCP server named {server!r}")
         await self.settle({server})  # it may still be starting
         try:
-            return await resources.listing_text(runner, server)
+            return concealed.result(await resources.listing_text(runner, server))
         except McpError as exc:
             return CallResult.failure(f"listing the resources of {server} failed: {exc.message}")
 
@@ -441,7 +451,7 @@ class McpManager:
             answer = await runner.request("resources/read", {"uri": uri})
         except McpError as exc:
             return CallResult.failure(f"reading {uri} from {server} failed: {exc.message}")
-        return resources.read_result(answer, self.home / "media")
+        return concealed.result(resources.read_result(answer, self.home / "media"))
 
     async def prompt_servers(self) -> list[str]:
         """The ready servers that declare the ``prompts`` capability, by name (servers still
@@ -477,7 +487,7 @@ class McpManager:
             answer = await runner.request("prompts/get", {"name": name, "arguments": arguments})
         except McpError as exc:
             raise McpManagerError(f"{server}/{name} failed: {exc.message}") from None
-        return prompts.render(answer, self.home / "media")
+        return concealed.text(prompts.render(answer, self.home / "media"))
 
     async def call_tool(
         self,
@@ -494,7 +504,9 @@ class McpManager:
             return CallResult.failure(f"no MCP server named {server!r}")
         if self.on_demand:  # started now if it was not: waited for as a turn waits
             await self.settle({server})
-        return await runner.call_tool(tool, arguments, timeout, on_progress, ask)
+        # every output of a server is masked here, not only what a turn shows (issue 34:
+        # `mcp call` printed an echoed ${env:…} value)
+        return concealed.result(await runner.call_tool(tool, arguments, timeout, on_progress, ask))
 
     # -- run-time changes ----------------------------------------------------------------
 

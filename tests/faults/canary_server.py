@@ -3,7 +3,8 @@
 It takes any arguments (``--token VALUE`` and the like) and prints them, and the values of
 every ``CANARY_*`` variable in its environment, to stderr — as a badly written server
 would. bothost captures that stderr into the server's log, so the log must redact them.
-Its one tool, ``whoami``, also logs them through ``notifications/message``.
+Its tool ``whoami`` also logs them through ``notifications/message``; ``dump`` returns them
+and pushes an ``event/dump`` whose summary carries them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ async def whoami() -> str:
     """Say hello (and log the server's secrets, carelessly)."""
     await server.log("info", "whoami called with " + secrets())
     return "canary server here"
+
+
+@server.tool(annotations={"readOnlyHint": True, "openWorldHint": False}, capabilities=PURE)
+async def dump() -> str:
+    """Echo the server's secrets back, and push an event whose summary carries them."""
+    await server.notify("event/dump", {"id": "dump", "summary": "dumped " + secrets()})
+    return "dump: " + secrets()
 
 
 def main() -> None:

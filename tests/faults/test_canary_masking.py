@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import secrets
 import shlex
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bothost import redact
 from bothost.config import McpServerConfig, mask_secrets
@@ -215,3 +217,40 @@ def test_server_env_settings_are_not_masked_but_secrets_under_plain_names_are(mo
     assert redact.config_secrets(raw, environ={}) == {hidden[0][1]}
     for _, value in hidden:
         assert redact.redact(f"mode {value} on") == "mode *** on"
+
+
+def test_what_a_server_echoes_is_masked_in_mcp_call_events_and_briefings(home, tmp_path):
+    """Found from outside: ``mcp call S dump`` printed a ``${env:…}`` argument's value, and an
+    event whose summary carried it was stored and shown by ``events list --json``; only
+    turns masked it."""
+    from tests.helpers import run_bothost
+
+    token = canary("tok")
+    config = tmp_path / "canary.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "platforms": {"console": {"enabled": False}},
+                "tick": {"deliver_to": []},
+                "mcp": {
+                    "servers": {
+                        "weather": {"enabled": False},
+                        "canary": {
+                            "command": sys.executable,
+                            "args": [str(SERVER), "--api-token", "${env:CANARY_API_TOKEN}"],
+                        },
+                    }
+                },
+            }
+        )
+    )
+    env = {**os.environ, "CANARY_API_TOKEN": token}
+    called = run_bothost("mcp", "call", "canary", "dump", home=home, config=config, env=env)
+    assert called.returncode == 0, called.stderr
+    assert "dump: args=" in called.stdout and "***" in called.stdout
+    listed = run_bothost("events", "list", "--json", home=home, config=config, env=env)
+    assert listed.returncode == 0 and "dumped args=" in listed.stdout, listed.stderr
+    ticked = run_bothost("tick", "--json", home=home, config=config, env=env)
+    assert ticked.returncode == 0 and "dumped" in ticked.stdout, ticked.stderr
+    for shown in (called, listed, ticked):
+        assert token not in shown.stdout + shown.stderr
