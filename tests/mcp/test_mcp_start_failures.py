@@ -64,6 +64,23 @@ async def test_a_server_whose_pipes_close_before_its_exit_is_seen_is_named_by_it
         store.close()
 
 
+async def test_every_start_of_a_server_that_exits_at_once_names_its_exit(home):
+    # the finding as seen: 8 starts in a row, each in whatever order the machine sees them
+    script = "import sys; sys.stderr.write('fatal: no key\\n'); sys.exit(3)"
+    store = Store(home / "bothost.db", core_migrations())
+    config = McpServerConfig(command=sys.executable, args=["-c", script])
+    errors = []
+    try:
+        for _ in range(8):
+            manager = McpManager({"quick": config}, store, home, publish_status=False, retry=False)
+            await manager.start(wait=WAIT)
+            errors += [s.error for s in manager.status()]
+            await manager.stop()
+    finally:
+        store.close()
+    assert errors == ["server exited with code 3: fatal: no key"] * 8
+
+
 def test_list_check_exits_1_when_a_server_failed(bothost):
     status, output = bothost({"dying": stalling("exit")}, "mcp", "list", "--check")
     assert status == 1, output
