@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bothost.config import TickConfig
-from bothost.events import lease, ledger
+from bothost.events import lease, ledger, triage_store
 from bothost.events.delivery import Deliver, deliver_briefing
 from bothost.events.faults import kill_point
 from bothost.events.llm_triage import LlmTriage, TriageFailedError, fallback_footer
@@ -35,7 +35,6 @@ from bothost.events.schedule import Schedule
 from bothost.events.triage import (
     MUTED,
     QueuedEvent,
-    Rulebook,
     Triage,
     check_rules,
     group,
@@ -210,7 +209,8 @@ async def _tick(
     if not claim.fresh:
         return
     mutes = await store.run(lambda db: ledger.load_mutes(db, now))
-    rules = Rulebook.build(config.rules, defaults=config.defaults)
+    # read each tick: a rule taught in chat or by `triage add` applies from the next one
+    rules = await store.run(lambda db: triage_store.rulebook(db, config))
     triage = triage_offline(claim.fresh, rules, mutes, schedule.tz, now)
     if llm is not None and not quiet:
         # at night only urgent items go out, and the rules decide what is urgent: the

@@ -297,6 +297,20 @@ def migrate_13(conn: Conn) -> None:
             )
 
 
+# core:14 — triage rules taught at run time, and shipped defaults taken out (issue 36;
+# bothost.events.triage_store owns them). Core's, as `mutes` is: the tick reads them, and it
+# runs whatever plugins are loaded. `unless` and `within` are quoted: keywords to some SQL.
+CORE_SCHEMA_14 = """
+CREATE TABLE triage_rules (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, match TEXT NOT NULL DEFAULT '{}',
+    "unless" TEXT NOT NULL DEFAULT '[]', "within" TEXT NOT NULL DEFAULT '{}', priority TEXT,
+    note TEXT NOT NULL DEFAULT '', removes TEXT, origin TEXT NOT NULL,
+    added_by TEXT NOT NULL DEFAULT '', added_at REAL NOT NULL
+);
+CREATE UNIQUE INDEX triage_rules_removes ON triage_rules (removes);
+"""
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -312,4 +326,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 11, migrate_11, "origins of stored rules and approvals"),
         Migration("core", 12, sql(CORE_SCHEMA_12), "login links of remote MCP servers"),
         Migration("core", 13, migrate_13, "platform-qualified ids in stored rules"),
+        Migration("core", 14, sql(CORE_SCHEMA_14), "triage rules taught at run time"),
     ]
