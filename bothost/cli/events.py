@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import time
 from datetime import datetime
 from typing import TextIO
 
@@ -145,15 +146,53 @@ async def tick_once(runtime: Runtime, console: TextIO | None = None) -> TickResu
 
 @click.command("tick")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the briefing a tick would post now, writing and sending nothing.",
+)
+@click.option(
+    "--events",
+    "events_file",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+    help="With --dry-run: judge these events (JSON Lines, - for stdin), not the pending queue.",
+)
+@click.option(
+    "--now",
+    "at",
+    metavar="ISO8601",
+    help="With --dry-run: judge at this moment (with its UTC offset); default now.",
+)
+@click.option(
+    "--digest",
+    is_flag=True,
+    help="With --dry-run: judge as the tick.digest tick (low events alone are posted).",
+)
 @pass_runtime
-def tick_command(runtime: Runtime, as_json: bool) -> None:
+def tick_command(
+    runtime: Runtime,
+    as_json: bool,
+    dry_run: bool,
+    events_file: str | None,
+    at: str | None,
+    digest: bool,
+) -> None:
     """Run one tick now and print the briefings it made.
+
+    With --dry-run, triage the pending queue (or --events FILE) exactly as a tick would
+    now and print the briefing it would post; nothing is written, claimed or sent.
 
     \b
     Example:
       bothost events push test ping '{"note": "hello"}'
       bothost tick
+      bothost tick --dry-run --events corpus.jsonl --json
     """
+    if dry_run:
+        replay_command(runtime, as_json, events_file, at, digest)
+        return
+    if events_file is not None or at is not None or digest:
+        raise click.UsageError("--events, --now and --digest go with --dry-run")
     # with --json, standard output holds the JSON document, so console: goes to stderr
     result = runtime.run(tick_once(runtime, console=sys.stderr if as_json else None))
     if as_json:
@@ -189,6 +228,53 @@ def tick_command(runtime: Runtime, as_json: bool) -> None:
         report_deliveries(runtime, result)
     if result.status in ("busy", "lost"):
         sys.exit(BUSY_EXIT)
+
+
+def replay_command(
+    runtime: Runtime, as_json: bool, events_file: str | None, at: str | None, digest: bool
+) -> None:
+    """``tick --dry-run``: see :mod:`bothost.dryrun`."""
+    from bothost.dryrun import dry_run
+    from bothost.events.replay import ReplayInputError, read_events, report
+
+    now = moment(at) if at is not None else time.time()
+    events = None
+    if events_file is not None:
+        try:
+            with click.open_file(events_file, encoding="utf-8") as lines:
+                events = read_events(lines, now)
+        except UnicodeDecodeError as exc:
+            raise click.BadParameter(f"not UTF-8 ({exc})", param_hint="--events") from None
+        except ReplayInputError as exc:
+            raise click.BadParameter(str(exc), param_hint="--events") from None
+    judged, decision = runtime.run(
+        dry_run(runtime.host(), events, now, "digest" if digest else "manual")
+    )
+    if as_json:
+        found = report(judged, decision, with_ids=events is None)
+        click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+    elif decision is not None and decision.briefing is not None:
+        click.echo(decision.briefing.text)
+    else:
+        low = len(decision.low) if decision else 0
+        click.echo(
+            f"No briefing would be posted: {len(judged)} events, {low} of them low"
+            " (they wait for the next briefing's line or the digest).",
+            err=True,
+        )
+
+
+def moment(text: str) -> float:
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(
+            f"expected ISO 8601 such as 2026-12-06T18:11:00+01:00, got {text!r}",
+            param_hint="--now",
+        ) from None
+    if parsed.tzinfo is None:
+        raise click.BadParameter(f"{text!r} needs its UTC offset (Z or +01:00)", param_hint="--now")
+    return parsed.timestamp()
 
 
 def report_deliveries(runtime: Runtime, result: TickResult) -> None:

@@ -149,6 +149,21 @@ UNNAMED = (
 )
 
 
+def pending(db: Conn, now: float, limit: int) -> list[QueuedEvent]:
+    """The events the next tick would triage afresh, read without claiming anything (for
+    ``bothost tick --dry-run``): pending ones (and snoozed ones whose time has come) that
+    no briefing waiting for a retry names, in the order :func:`claim` takes them."""
+    rows = db.execute(
+        "SELECT id, source, type, payload, received_at, attempts FROM events"
+        " WHERE (status IN ('pending', 'claimed')"
+        " OR (status = 'snoozed' AND snoozed_until <= ?))"
+        f" AND {UNNAMED}"
+        " ORDER BY CASE WHEN priority = 'low' THEN 1 ELSE 0 END, id LIMIT ?",
+        (now, limit),
+    ).fetchall()
+    return [QueuedEvent(r[0], r[1], r[2], decode_payload(r[3]), r[4], r[5]) for r in rows]
+
+
 def adopt_unsettled(conn: Conn) -> None:
     """Name each orphaned briefing on the pending events it stored that no other pending
     briefing names: a briefing whose tick died (or lost the lease) between ``record`` and

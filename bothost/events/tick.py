@@ -208,14 +208,65 @@ async def _tick(
 
     if not claim.fresh:
         return
+    decision = await decide(store, config, claim.fresh, llm, now, trigger)
+    triage, briefing, silenced = decision.triage, decision.briefing, decision.silenced
+    tick_id = result.tick_id
+    assert tick_id is not None, "run_tick starts the tick before _tick runs"
+    await store.run(
+        lambda db: ledger.record(
+            db,
+            tick_id=tick_id,
+            priorities=triage.priorities,
+            done=silenced,
+            briefing=briefing,
+            now=now,
+            owner=owner,
+        )
+    )
+    kill_point("recorded")
+    result.held += len(decision.held) + (len(decision.low) if briefing is None else 0)
+    result.silenced = len(silenced)
+    if briefing is not None:
+        done = set(silenced)
+        await send(
+            briefing,
+            {i: triage.priorities.get(i) for i in briefing.event_ids if i not in done},
+        )
+
+
+@dataclass
+class Decision:
+    """What a tick makes of its fresh events, before anything is written or sent."""
+
+    triage: Triage
+    briefing: Briefing | None  # None: nothing worth posting
+    held: list[int]  # quiet hours keep them pending
+    low: list[int]  # folded into the briefing's low line, or left pending for a later one
+    silenced: list[int]  # dropped or muted: done without being shown
+
+
+async def decide(
+    store: Any,
+    config: TickConfig,
+    events: list[QueuedEvent],
+    llm: Callable[..., Any] | None,
+    now: float,
+    trigger: str = "manual",
+) -> Decision:
+    """Triage ``events`` as a tick at ``now`` would and build the briefing it would post.
+
+    It only reads the store (mutes, stored rules), so the tick and ``bothost tick
+    --dry-run`` (:mod:`bothost.events.replay`) share it and cannot disagree."""
+    schedule = Schedule(config)
+    quiet = schedule.is_quiet(now)
     mutes = await store.run(lambda db: ledger.load_mutes(db, now))
     # read each tick: a rule taught in chat or by `triage add` applies from the next one
     rules = await store.run(lambda db: triage_store.rulebook(db, config))
-    triage = triage_offline(claim.fresh, rules, mutes, schedule.tz, now)
+    triage = triage_offline(events, rules, mutes, schedule.tz, now)
     if llm is not None and not quiet:
         # at night only urgent items go out, and the rules decide what is urgent: the
         # model would otherwise re-read every held event at every tick until morning
-        triage = await _llm_triage(llm, claim.fresh, triage, schedule)
+        triage = await _llm_triage(llm, events, triage, schedule)
     held = triage.ids("high", "normal", "low") if quiet else []
     items = [i for i in triage.items if not quiet or i.priority == "urgent"]
     low = [] if quiet else triage.ids("low")
@@ -235,28 +286,7 @@ async def _tick(
             tz=schedule.tz,
             footer=triage.note,
         )
-    tick_id = result.tick_id
-    assert tick_id is not None, "run_tick starts the tick before _tick runs"
-    await store.run(
-        lambda db: ledger.record(
-            db,
-            tick_id=tick_id,
-            priorities=triage.priorities,
-            done=silenced,
-            briefing=briefing,
-            now=now,
-            owner=owner,
-        )
-    )
-    kill_point("recorded")
-    result.held += len(held) + (len(low) if briefing is None else 0)
-    result.silenced = len(silenced)
-    if briefing is not None:
-        done = set(silenced)
-        await send(
-            briefing,
-            {i: triage.priorities.get(i) for i in briefing.event_ids if i not in done},
-        )
+    return Decision(triage, briefing, held, low, silenced)
 
 
 async def _llm_triage(
