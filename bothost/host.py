@@ -53,6 +53,7 @@ from bothost.queries import McpServerRow, Queries
 from bothost.rules.explain import explain
 from bothost.startup import Registered, build_migrations, collect_tools
 from bothost.store import Store
+from bothost.store.corruption import OPEN_CHECK_SECONDS
 from bothost.store.hostlock import HostLock, HostLockedError
 from bothost.store.target import store_target
 from bothost.supervisor import Supervisor
@@ -80,10 +81,12 @@ class Host:
         pm: pluggy.PluginManager,
         registered: Registered | None = None,
         lock_wait: float | None = None,
+        check_within: float = OPEN_CHECK_SECONDS,
     ) -> None:
         """``registered``: what the command line collected to check the config (the hooks
         are called once); a host built on its own collects it here. ``lock_wait``: seconds
-        after which the store waits no more on another process's lock (see :class:`Store`)."""
+        after which the store waits no more on another process's lock; ``check_within``:
+        seconds the database file's pages may be checked for damage (see :class:`Store`)."""
         self.config = config
         # the config's secrets, and which of them are credentials: hidden from every log and
         # from the model, however this host was built (the CLI has done it already: a no-op)
@@ -91,7 +94,10 @@ class Host:
         self.home = ensure_home(home)
         self.pm = pm
         self.store = Store(
-            store_target(config.store.url, self.home), build_migrations(pm), lock_wait=lock_wait
+            store_target(config.store.url, self.home),
+            build_migrations(pm),
+            lock_wait=lock_wait,
+            check_within=check_within,
         )
         self.registry = ToolRegistry()
         collect_tools(pm, self.registry)

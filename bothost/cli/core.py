@@ -35,12 +35,14 @@ def run(ctx: click.Context) -> None:
     """
     from bothost.configcheck import check_serving
     from bothost.serve import serve
+    from bothost.store.corruption import START_CHECK_SECONDS
 
     runtime = ctx.find_object(Runtime)
     assert runtime is not None, "the bothost group puts a Runtime on the context"
     verbose = ctx.parent.params.get("verbose", 0) if ctx.parent else 0
     check_serving(runtime.config)  # before the store opens: a config error writes nothing
-    sys.exit(runtime.run(serve(runtime.host(), verbose)))
+    # a host serves for days: its start may check the database file's pages for longer
+    sys.exit(runtime.run(serve(runtime.host(check_within=START_CHECK_SECONDS), verbose)))
 
 
 @click.command(short_help="Talk to the agent in the terminal.")

@@ -97,16 +97,24 @@ class Runtime:
         self.config  # noqa: B018
         return self._plugins[1]
 
-    def host(self, lock_wait: float | None = None) -> Any:
+    def host(self, lock_wait: float | None = None, check_within: float | None = None) -> Any:
         """The host for this command (built once; started by the command if it needs to);
         ``lock_wait``: seconds after which its store waits no more on another process's
-        lock (None: each wait is bounded by the store's busy timeout)."""
+        lock (None: each wait is bounded by the store's busy timeout); ``check_within``:
+        seconds the database file's pages may be checked for damage at open (None: a
+        command's budget; ``run`` gives more, see :mod:`bothost.store.corruption`)."""
         if self._host is None:
             from bothost.host import Host
+            from bothost.store.corruption import OPEN_CHECK_SECONDS
 
             with ctrl_c_interrupts():  # the open may wait out another process's lock
                 self._host = Host(
-                    self.config, self.home, self.pm, self.registered, lock_wait=lock_wait
+                    self.config,
+                    self.home,
+                    self.pm,
+                    self.registered,
+                    lock_wait=lock_wait,
+                    check_within=OPEN_CHECK_SECONDS if check_within is None else check_within,
                 )
         return self._host
 

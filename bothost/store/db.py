@@ -29,7 +29,8 @@ from queue import SimpleQueue
 from typing import Any, TypeVar
 
 from bothost.store.conn import Conn
-from bothost.store.errors import StoreBusyError, StoreError
+from bothost.store.corruption import OPEN_CHECK_SECONDS, RefusedConn, corruption, described
+from bothost.store.errors import StoreBusyError, StoreCorruptError, StoreError, database_errors
 from bothost.store.migrations import Migration
 from bothost.store.target import POSTGRES_SCHEMES
 
@@ -41,16 +42,19 @@ def is_postgres(target: Path | str) -> bool:
     return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
 
 
-def open_backend(target: Path | str, read_only: bool = False) -> Any:
+def open_backend(
+    target: Path | str, read_only: bool = False, check_within: float = OPEN_CHECK_SECONDS
+) -> Any:
     """The backend for ``target``: a ``postgresql://`` URL, or a SQLite file's path
-    (``read_only``: opened for reading only, see ``SqliteBackend.open_read_only``)."""
+    (``read_only``: opened for reading only, see ``SqliteBackend.open_read_only``;
+    ``check_within``: seconds its pages may be checked at open)."""
     if is_postgres(target):
         from bothost.store.postgres import PostgresBackend
 
         return PostgresBackend(str(target))
     from bothost.store.sqlite import SqliteBackend
 
-    return SqliteBackend(Path(target), read_only=read_only)
+    return SqliteBackend(Path(target), read_only=read_only, check_within=check_within)
 
 
 class Store:
@@ -63,11 +67,13 @@ class Store:
         read_only: bool = False,
         lock_wait: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        check_within: float = OPEN_CHECK_SECONDS,
     ) -> None:
         """``lock_wait``: seconds from now after which no open or job waits on another
         process's lock (a command's budget, ``events push --wait``); None: the backend's
-        own bound on each wait."""
-        self.backend = open_backend(target, read_only)
+        own bound on each wait. ``check_within``: seconds a SQLite file's pages may be
+        checked for damage at open (:mod:`bothost.store.corruption`)."""
+        self.backend = open_backend(target, read_only, check_within)
         self.clock = clock
         self.lock_deadline = None if lock_wait is None else clock() + lock_wait
         self.dialect: str = self.backend.dialect
@@ -82,6 +88,8 @@ class Store:
         try:
             self._ready.result()
             self.applied: list[str] = self.backend.applied  # "core:2", … applied by this open
+        except StoreCorruptError as exc:
+            raise StoreCorruptError(f"{self.label}: {exc}") from exc
         except StoreError as exc:
             raise StoreError(f"{self.label}: {exc}") from exc
         except Exception as exc:
@@ -103,12 +111,28 @@ class Store:
                 if (left := self.lock_wait_left()) is not None:
                     self.backend.limit_lock_wait(conn, left)  # the budget shrinks job by job
                 before = conn.changes
-                future.set_result(fn(conn))
+                future.set_result(fn(self.refused(conn)))
                 self.health.observe(conn.changes != before, None)
             except BaseException as exc:  # handed to the caller, who decides
                 self.health.observe(False, exc)
-                future.set_exception(exc)
+                future.set_exception(self.corrupt_error(exc))
         self.backend.close(conn)
+
+    def refused(self, conn: Conn) -> Conn:
+        """``conn``, or once the file is known corrupt one that refuses every statement."""
+        corrupt = self.health.corrupt
+        return conn if corrupt is None else RefusedConn(conn, described(self.label, corrupt.reason))
+
+    def corrupt_error(self, exc: BaseException) -> BaseException:
+        """``exc``, or for a driver's word that the file is damaged the one line that names
+        the file and the way out (:class:`StoreCorruptError`, raised from ``exc``)."""
+        if isinstance(exc, StoreCorruptError) or not isinstance(exc, database_errors()):
+            return exc  # a job's own error type stays, whatever it was raised from
+        if not corruption(exc):
+            return exc
+        error = StoreCorruptError(described(self.label, str(exc)))
+        error.__cause__ = exc
+        return error
 
     def lock_wait_left(self) -> float | None:
         """Seconds a wait on another process's lock may still last (None: unbounded here)."""

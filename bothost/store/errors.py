@@ -15,6 +15,11 @@ class StoreError(Exception):
     """The database could not be opened or migrated; the message names it and why."""
 
 
+class StoreCorruptError(StoreError):
+    """The SQLite file is damaged: found at open, or met before and refused since; the
+    message names the file and the way out (:mod:`bothost.store.corruption`)."""
+
+
 class StoreBusyError(Exception):
     """A job was withdrawn before it started, its caller's bound run out while the store
     thread was busy with others: nothing of it was written; the message names the job."""
@@ -26,13 +31,14 @@ def _psycopg(*names: str) -> tuple[type[Exception], ...]:
 
 
 def database_errors() -> tuple[type[Exception], ...]:
-    """What a statement or the database itself raises (the DB-API ``Error`` of each driver)."""
-    return (sqlite3.Error, *_psycopg("Error"))
+    """What a statement or the database itself raises (the DB-API ``Error`` of each driver,
+    and a corrupt store's refusal of the statement)."""
+    return (sqlite3.Error, StoreCorruptError, *_psycopg("Error"))
 
 
 def database_failures() -> tuple[type[Exception], ...]:
     """The database failing (``DatabaseError``), as opposed to the program misusing it."""
-    return (sqlite3.DatabaseError, *_psycopg("DatabaseError"))
+    return (sqlite3.DatabaseError, StoreCorruptError, *_psycopg("DatabaseError"))
 
 
 def row_errors() -> tuple[type[Exception], ...]:

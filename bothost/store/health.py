@@ -10,11 +10,16 @@ real write, so recovery shows without waiting for traffic.
 
 Callers use :func:`storage_failure` to tell "the store cannot write now" (answer 503 with
 ``Retry-After``, retry later) from a bug (a 500 and a traceback).
+
+A failure that says the file is damaged (:func:`bothost.store.corruption.corruption`)
+latches: a later successful write elsewhere in the file proves nothing about the damaged
+pages, so the report stays not ok, ``corrupt`` and naming the file until the process ends.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sqlite3
 import threading
@@ -22,6 +27,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from bothost.store.corruption import FIX, corruption
+from bothost.store.errors import StoreCorruptError
+
+logger = logging.getLogger(__name__)
 
 MIN_FREE_BYTES = 1024 * 1024  # below this a burst of events (and the WAL) cannot fit
 RETRY_AFTER = 30  # seconds a refused sender waits: long enough to free space, short of a drop
@@ -50,6 +60,8 @@ def storage_failure(exc: BaseException) -> bool:
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
+        if isinstance(current, StoreCorruptError):  # a corrupt store's refusal
+            return True
         if isinstance(current, sqlite3.Error):
             code = getattr(current, "sqlite_errorcode", None)
             if code is not None:
@@ -90,19 +102,33 @@ class Failure:
 
 
 class WriteHealth:
-    """The outcome of the store's writes, recorded on its thread, read from any thread."""
+    """The outcome of the store's writes, recorded on its thread, read from any thread;
+    ``label``: the database it watches (a SQLite file's path), named when it is corrupt."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "") -> None:
+        self.label = label
         self._lock = threading.Lock()
         self.failure: Failure | None = None  # since the last successful write
+        self.corrupt: Failure | None = None  # the first corruption met; never cleared
         self.last_write: float | None = None
 
     def observe(self, changed: bool, exc: BaseException | None) -> None:
         """One job's outcome: ``changed`` when it wrote rows, ``exc`` when it raised."""
         if exc is not None:
             if storage_failure(exc):
+                failure = Failure(time.time(), one_line(exc))
                 with self._lock:
-                    self.failure = Failure(time.time(), one_line(exc))
+                    self.failure = failure
+                    latched = self.corrupt is None and corruption(exc)
+                    if latched:
+                        self.corrupt = failure
+                if latched:  # once: the log's one line for it, with the way out
+                    logger.error(
+                        "%s: is corrupt (%s); every statement is refused until a restart; %s",
+                        self.label or "the database",
+                        failure.reason,
+                        FIX,
+                    )
         elif changed:
             with self._lock:
                 self.failure = None
@@ -110,10 +136,13 @@ class WriteHealth:
 
     def report(self) -> dict[str, Any]:
         with self._lock:
-            failure, last = self.failure, self.last_write
+            failure, last, corrupt = self.failure, self.last_write, self.corrupt
+        failure = corrupt or failure
         out: dict[str, Any] = {"ok": failure is None, "last_write": last}
         if failure is not None:
             out.update(error=failure.reason, failing_since=failure.at)
+        if corrupt is not None:
+            out.update(corrupt=True, file=self.label, fix=FIX)
         return out
 
 
@@ -126,9 +155,11 @@ def probe(conn: Any, path: Path, health: WriteHealth) -> dict[str, Any]:
     try:
         read_fresh(path)
     except sqlite3.Error as exc:
+        if corruption(exc):  # a damaged header latches as any corruption does
+            health.observe(False, exc)
         problems.append(f"database unreadable: {one_line(exc)}")
-    if health.failure is not None and not problems:
-        write_again(conn, health)
+    if health.failure is not None and health.corrupt is None and not problems:
+        write_again(conn, health)  # never into a damaged file
     report = health.report()
     if problems:
         report["ok"] = False

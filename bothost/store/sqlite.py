@@ -1,23 +1,27 @@
 """The SQLite backend: one file in the home, WAL, ``busy_timeout``, checked before use.
 
-Opening refuses a directory, a file that is not SQLite or is corrupt, a read-only file and
-a database written by a newer bothost before anything is written; then it migrates.
+Opening refuses a directory, a file that is not SQLite or is corrupt (a time-bounded
+``PRAGMA quick_check``: :mod:`bothost.store.corruption`), a read-only file and a database
+written by a newer bothost before anything is written; then it migrates.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from bothost.store.conn import SQLITE, Conn, SqliteConn
-from bothost.store.errors import StoreError
+from bothost.store.corruption import OPEN_CHECK_SECONDS, check_file, is_corrupt
+from bothost.store.errors import StoreCorruptError, StoreError
 from bothost.store.health import MIN_FREE_BYTES, WriteHealth, free_bytes, probe
 from bothost.store.migrations import Migration, apply_migrations, pending
 from bothost.store.version import check_writable, explain, record_version, refuse_newer
 
 BUSY_TIMEOUT_MS = 10_000  # another process may hold the write lock through a whole tick batch
+logger = logging.getLogger(__name__)
 
 
 def busy_timeout_ms(lock_wait: float | None) -> int:
@@ -31,11 +35,14 @@ def busy_timeout_ms(lock_wait: float | None) -> int:
 class SqliteBackend:
     dialect = SQLITE
 
-    def __init__(self, path: Path, read_only: bool = False) -> None:
+    def __init__(
+        self, path: Path, read_only: bool = False, check_within: float = OPEN_CHECK_SECONDS
+    ) -> None:
         self.path = path
         self.read_only = read_only  # a command that only reads, on a home it cannot write
+        self.check_within = check_within  # seconds the open's quick_check may take
         self.label = str(path)
-        self.health = WriteHealth()
+        self.health = WriteHealth(self.label)
         self.applied: list[str] = []  # the migrations this open applied
 
     def open(self, migrations: Iterable[Migration], lock_wait: float | None = None) -> SqliteConn:
@@ -54,6 +61,8 @@ class SqliteBackend:
                 self.path.chmod(0o600)
             raw.execute(f"PRAGMA busy_timeout = {busy_timeout_ms(lock_wait)}")
             refuse_newer(raw, migrations)  # before anything that could write
+            if not fresh:
+                self.check_pages()
             check_writable(raw)
             raw.execute("PRAGMA journal_mode = WAL")
             raw.execute("PRAGMA synchronous = NORMAL")
@@ -65,6 +74,19 @@ class SqliteBackend:
             raw.close()
             raise
         return conn
+
+    def check_pages(self) -> None:
+        """Refuse a file with damaged pages (:func:`check_file`, within the budget)."""
+        checked = check_file(self.path, self.check_within)
+        if checked.problem is not None:
+            raise StoreCorruptError(is_corrupt(checked.problem))  # Store adds the file
+        if not checked.finished and self.check_within > 0:
+            logger.info(
+                "%s: quick_check stopped after %.1f s (the file is large); damage past that"
+                " is found when it is read",
+                self.label,
+                checked.seconds,
+            )
 
     def open_read_only(
         self, migrations: list[Migration], lock_wait: float | None = None

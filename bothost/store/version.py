@@ -21,11 +21,11 @@ import sqlite3
 from collections.abc import Iterable
 
 from bothost.store.conn import Conn, SqliteConn
+from bothost.store.corruption import FIX, is_corrupt
 from bothost.store.errors import StoreError
 from bothost.store.migrations import Migration
 
 CORE = "core"
-START_AFRESH = "restore it from a backup, or move it away to start afresh"
 
 
 def known_versions(migrations: Iterable[Migration]) -> dict[str, int]:
@@ -114,9 +114,9 @@ def explain(exc: sqlite3.Error) -> str:
     """One line for SQLite's error when opening, saying what to do."""
     name = getattr(exc, "sqlite_errorname", "")
     if name == "SQLITE_NOTADB":
-        return f"is not a SQLite database (overwritten or encrypted?); {START_AFRESH}"
+        return f"is not a SQLite database (overwritten or encrypted?); {FIX}"
     if name.startswith("SQLITE_CORRUPT"):
-        return f"is corrupt ({exc}); {START_AFRESH}"
+        return is_corrupt(str(exc))
     if name.startswith("SQLITE_READONLY"):
         return (
             "read-only; bothost needs to write it (check the permissions and owner of the "
