@@ -16,7 +16,14 @@ What the summary cannot lose:
 - The interlock's flags do not live outside: the summary records whether what it covers
   held private data or untrusted content, and the turn goes on refusing as if that content
   were still in the context — it is, in the summary. A summary of untrusted content is
-  wrapped as untrusted content itself.
+  wrapped as untrusted content itself: in the prompt, and where the next summary request
+  folds it in (the summariser's answer may carry a third party's words).
+
+A summary is at most the length it was asked for (``max_tokens`` of its request, in
+characters at :data:`~bothost.llm.base.CHARS_PER_TOKEN`): a summariser that answers more is
+cut, with a line saying so, before the summary is stored or folded into the next pass. A
+summary stored longer (before this bound) is cut where it is read, so it does not ride on
+every later request.
 
 A summary that fails (model error, timeout, empty answer) is a result, not the end of the
 turn: the round leaves the oldest messages out instead, as before compaction existed. Either
@@ -26,6 +33,7 @@ way the person is told (:attr:`Compactor.notices`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -55,6 +63,7 @@ LEFT_OUT = (
     "(Earlier conversation left out to fit the model's context: summarising it failed, {why}.)"
 )
 SUMMARY_SOURCE = "summary of the earlier conversation"
+SUMMARY_CUT = "\n[summary cut to the length asked for: {dropped:,} characters left out]"
 
 # After compacting, the recent messages kept word for word fill at most this share of the
 # room, so the next compaction is many rounds away rather than one.
@@ -156,6 +165,33 @@ def render(summary: Summary) -> str:
     )
 
 
+def summary_limit(llm: LlmConfig, space: int) -> int:
+    """The tokens a summary may take beside ``space`` tokens of room for the conversation."""
+    return min(llm.max_tokens, max(MIN_SUMMARY_TOKENS, int(space * SUMMARY_SHARE)))
+
+
+def cut_summary(text: str, chars: int) -> str:
+    """``text`` within ``chars`` characters, saying how much was cut when it was."""
+    if len(text) <= chars:
+        return text
+    marker = SUMMARY_CUT.format(dropped=len(text))  # an upper bound on its own figure
+    kept = max(0, chars - len(marker))
+    return text[:kept] + SUMMARY_CUT.format(dropped=len(text) - kept)
+
+
+def bounded(summary: Summary | None, llm: LlmConfig) -> Summary | None:
+    """``summary`` as it may be used: one longer than any summary this config asks for (a
+    summary stored before summaries were bounded) is cut to that, in memory."""
+    if summary is None:
+        return None
+    chars = summary_limit(llm, room(llm, 0)) * CHARS_PER_TOKEN
+    if len(summary.content) <= chars:
+        return summary
+    cut = dataclasses.replace(summary, content=cut_summary(summary.content, chars))
+    cut.tokens = estimate_tokens(render(cut))
+    return cut
+
+
 def room(llm: LlmConfig, fixed_tokens: int) -> int:
     """Tokens left for the conversation beside the system prompt, the tools and the reply."""
     return max(MIN_ROOM_TOKENS, llm.context_tokens - llm.max_tokens - fixed_tokens)
@@ -186,32 +222,41 @@ class Compactor:
         summary, rows = loaded or await history.window(
             store, session_id, LOAD_LIMIT, self.host.windows
         )
-        used = sum(r.tokens for r in rows) + (summary.tokens if summary else 0)
+        summary = bounded(summary, self.host.config.llm)
+        asked = await self.asked(rows)  # it goes in too, so it counts
+        used = sum(r.tokens for r in [*asked, *rows]) + (summary.tokens if summary else 0)
         if used <= space:
-            return Context(await self.messages(rows), summary)
+            return Context(self.messages([*asked, *rows]), summary)
         cut = cut_point(rows, int(space * KEEP_SHARE), self.host.config.agent.turn_timeout)
         if cut is None:  # one round is all there is: nothing older to make room with
-            return Context(await self.messages(rows), summary)
+            return Context(self.messages([*asked, *rows]), summary)
         if not self.failed:
             new, why = await self.summarise(summary, rows[:cut], space)
             if new is not None:
                 await history.add_summary(store, session_id, new)
                 self.notify(SUMMARISED)
-                return Context(await self.messages(rows[cut:]), new)
+                kept = rows[cut:]
+                return Context(self.messages([*await self.asked(kept), *kept]), new)
             self.failed = why
         self.notify(LEFT_OUT.format(why=self.failed))
-        return Context(await self.messages(rows[cut:]), summary)
+        kept = rows[cut:]
+        return Context(self.messages([*await self.asked(kept), *kept]), summary)
 
     def notify(self, notice: str) -> None:
         if notice not in self.notices:
             self.notices.append(notice)
 
-    async def messages(self, rows: list[Stored]) -> list[dict[str, Any]]:
-        """The messages of ``rows``, after the person's message when a cut fell inside a turn."""
+    async def asked(self, rows: list[Stored]) -> list[Stored]:
+        """The person's message that ``rows`` answer, when a cut fell inside their turn (a
+        round's messages make no sense without it); none otherwise."""
         if rows and rows[0].message["role"] != "user":
             asked = await history.last_user_message(self.host.store, self.session.id, rows[0].id)
             if asked is not None:
-                rows = [asked, *rows]
+                return [asked]
+        return []
+
+    def messages(self, rows: list[Stored]) -> list[dict[str, Any]]:
+        """The messages of ``rows`` as a request carries them."""
         # copies: the rows are kept for the session's next turn (history.Windows), and a
         # provider may change the messages of its request
         return answer_stopped_calls([dict(r.message) for r in rows])
@@ -221,7 +266,7 @@ class Compactor:
     ) -> tuple[Summary | None, str]:
         """A summary of ``previous`` and ``covered``, or None and why it failed."""
         llm, config = self.host.llm, self.host.config.llm
-        limit = min(config.max_tokens, max(MIN_SUMMARY_TOKENS, int(space * SUMMARY_SHARE)))
+        limit = summary_limit(config, space)
         private = any(r.message.get("private") for r in covered)
         untrusted = any(r.message.get("untrusted") for r in covered)
         if previous is not None:
@@ -235,10 +280,15 @@ class Compactor:
             reading = config.context_tokens - 2 * limit - estimate_tokens(INSTRUCTION)
             parts = passes(covered, int(reading * CHARS_PER_TOKEN * READ_MARGIN))
             content = previous.content if previous else ""
-            for lines in parts:
+            # whether the summary so far holds what a third party wrote: then it is folded
+            # into the next request wrapped, as it is in the prompt
+            tainted = previous is not None and previous.untrusted
+            for part in parts:
                 request = ChatRequest(
                     system=INSTRUCTION,
-                    messages=[{"role": "user", "content": transcript(content, lines)}],
+                    messages=[
+                        {"role": "user", "content": transcript(content, part.lines, tainted)}
+                    ],
                     max_tokens=limit,
                 )
                 try:
@@ -253,9 +303,10 @@ class Compactor:
                 except Exception:  # a provider's own bug must not end the turn it serves
                     logger.exception("summarising session %s failed", self.session.id)
                     return None, "an unexpected error (see the log)"
-                content = response.text.strip()
+                content = cut_summary(response.text.strip(), limit * CHARS_PER_TOKEN)
                 if not content:
                     return None, "the model answered with no text"
+                tainted = tainted or part.untrusted
         summary = Summary(covered[-1].id, content, 0, private, untrusted, method)
         summary.tokens = estimate_tokens(render(summary))
         return summary, ""
@@ -297,29 +348,40 @@ def cut_point(rows: list[Stored], keep: int, turn_timeout: float) -> int | None:
     return fits if fits is not None else clean[-1]
 
 
-def passes(covered: list[Stored], chars: int) -> list[list[str]]:
+@dataclass
+class Part:
+    """The messages one summary request reads, and whether any is untrusted content."""
+
+    lines: list[str] = dataclasses.field(default_factory=list)
+    untrusted: bool = False
+
+
+def passes(covered: list[Stored], chars: int) -> list[Part]:
     """The covered messages as the summariser reads them, in parts of ``chars`` each (one
     request apiece, the summary folded from one into the next); at most :data:`MAX_PASSES`,
     the oldest messages beyond those left out with a line saying so."""
-    parts: list[list[str]] = [[]]
+    parts = [Part()]
     size, clip = 0, max(1, min(CLIP_CHARS, chars // 2))
     for row in covered:
         line = line_of(row.message, clip)
-        if parts[-1] and size + len(line) > chars:
-            parts.append([])
+        if parts[-1].lines and size + len(line) > chars:
+            parts.append(Part())
             size = 0
-        parts[-1].append(line)
+        parts[-1].lines.append(line)
+        parts[-1].untrusted = parts[-1].untrusted or bool(row.message.get("untrusted"))
         size += len(line) + 2
     if len(parts) > MAX_PASSES:
-        left_out = sum(len(p) for p in parts[:-MAX_PASSES])
+        left_out = sum(len(p.lines) for p in parts[:-MAX_PASSES])
         parts = parts[-MAX_PASSES:]
-        parts[0].insert(0, f"({left_out} earlier messages left out: too many to read)")
+        parts[0].lines.insert(0, f"({left_out} earlier messages left out: too many to read)")
     return parts
 
 
-def transcript(summary: str, lines: list[str]) -> str:
-    """What the summariser reads in one request: the summary so far and the next messages."""
-    head = f"Summary so far:\n{summary}\n\n" if summary else ""
+def transcript(summary: str, lines: list[str], untrusted: bool = False) -> str:
+    """What the summariser reads in one request: the summary so far (wrapped when what it
+    summarised held untrusted content) and the next messages."""
+    shown = wrap_untrusted(summary, SUMMARY_SOURCE) if untrusted else summary
+    head = f"Summary so far:\n{shown}\n\n" if summary else ""
     return f"{head}Conversation to summarise:\n\n" + "\n\n".join(lines)
 
 
