@@ -93,7 +93,8 @@ async def test_the_person_is_told_a_granted_group_was_left_out_and_stays_granted
 async def test_groups_that_fit_alone_but_not_together_offer_the_first_by_name(
     openai_host, fake_llm
 ):
-    openai_host.registry.add_source(Servers({"a": 60, "b": 60, "c": 60}))
+    # two fit beside the built-in tools (up to 18 of them), three do not
+    openai_host.registry.add_source(Servers({"a": 55, "b": 55, "c": 55}))
     fake_llm.script = [activate("a", "b", "c"), {"text": "done"}]
     await openai_host.handle_message(message("use all"))
     names = [t["function"]["name"] for t in fake_llm.requests[1]["tools"]]
@@ -101,7 +102,7 @@ async def test_groups_that_fit_alone_but_not_together_offer_the_first_by_name(
     assert len(names) <= MAX_OFFERED
     system = fake_llm.requests[1]["messages"][0]["content"]
     assert (
-        "- c (active, not offered: 60 tools, they do not fit beside the built-in tools and the"
+        "- c (active, not offered: 55 tools, they do not fit beside the built-in tools and the"
         " other active groups ("
     ) in system, system
 
@@ -164,13 +165,13 @@ def tool_result(request):
 async def test_activation_says_which_group_does_not_fit_beside_the_others(openai_host, fake_llm):
     # each fits alone, so activate_tools said all three were "now available", and the next
     # request offered no tool of c
-    openai_host.registry.add_source(Servers({"a": 60, "b": 60, "c": 60}))
+    openai_host.registry.add_source(Servers({"a": 55, "b": 55, "c": 55}))
     fake_llm.script = [activate("a", "b", "c"), {"text": "done"}]
     await openai_host.handle_message(message("use all"))
     result = tool_result(fake_llm.requests[1])
-    assert "a: 60 tools now available" in result and "b: 60 tools now available" in result
-    assert "c: 60 tools now available" not in result, result
-    assert "c: 60 tools, not offered: they do not fit beside the built-in tools" in result, result
+    assert "a: 55 tools now available" in result and "b: 55 tools now available" in result
+    assert "c: 55 tools now available" not in result, result
+    assert "c: 55 tools, not offered: they do not fit beside the built-in tools" in result, result
 
 
 async def test_activation_says_which_group_does_not_fit_the_context_window(openai_host, fake_llm):
