@@ -129,3 +129,21 @@ def test_listing_a_fresh_home_shows_the_defaults_and_creates_nothing(tmp_path, m
     assert result.exit_code == 0, result.output
     assert "default:gmail-important" in result.stdout
     assert not home.exists()
+
+
+def test_triage_add_and_remove_change_the_next_dry_run(bothost, tmp_path):
+    events = tmp_path / "events.jsonl"
+    lines = [
+        {"source": "gmail", "type": "event/new_email", "payload": PROMO},
+        {"source": "gmail", "type": "event/new_email", "payload": {"from": "ana@corp.example"}},
+    ]
+    events.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    def priorities():
+        out = bothost("tick", "--dry-run", "--events", str(events), "--json").stdout
+        return [e["priority"] for e in json.loads(out)["events"]]
+
+    assert priorities() == ["low", "normal"]
+    bothost("triage", "add", "--match", "payload.from=*@corp.example", "--priority", "urgent")
+    bothost("triage", "remove", "default:gmail-promotions")
+    assert priorities() == ["normal", "urgent"]
