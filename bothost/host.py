@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from bothost import prompt_command, redact
-from bothost.agent import history, spill
+from bothost.agent import fresh, history, spill
 from bothost.agent.admin import AdminToolSource
 from bothost.agent.registry import Group, ToolRegistry
 from bothost.agent.sessionlock import SessionBusyError, SessionLocks
@@ -319,6 +319,8 @@ class Host:
         await call_each(self.pm, "on_message", message=message)
         if is_stop(message.text):
             return Reply.for_stop(await self.stop_turns(message.address))
+        if fresh.is_new(message.text):  # `/new`: no turn, no model
+            return Reply(await fresh.start(self, self.session_for(message)))
         text, untrusted = with_context(message)
         command = prompt_command.parse(message.text)
         if command is not None:  # `/prompt …`: a listing or a mistake, or the person's turn

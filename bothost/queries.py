@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bothost.agent import history
 from bothost.config import PermissionRule, UsageConfig
 from bothost.events import feedback
 from bothost.models import Address
@@ -188,14 +189,16 @@ class Queries:
     async def transcript(
         self, address: Address, limit: int = TRANSCRIPT
     ) -> list[TranscriptMessage]:
-        """The session's latest ``limit`` user and assistant messages with text, oldest first."""
+        """The session's latest ``limit`` user and assistant messages with text, oldest first,
+        since its latest fresh start (``/new``)."""
 
         def read(db: Conn) -> list[TranscriptMessage]:
+            after = history.fresh_since(db, str(address))
             rows = db.execute(
-                "SELECT role, content, created_at FROM messages WHERE session_id = ? AND role IN"
-                " ('user', 'assistant') AND content IS NOT NULL AND content != ''"
+                "SELECT role, content, created_at FROM messages WHERE session_id = ? AND id > ?"
+                " AND role IN ('user', 'assistant') AND content IS NOT NULL AND content != ''"
                 " ORDER BY id DESC LIMIT ?",
-                (str(address), limit),
+                (str(address), after, limit),
             ).fetchall()
             return [TranscriptMessage(*row) for row in reversed(rows)]
 

@@ -4,6 +4,9 @@ Messages are stored in the neutral form of :mod:`bothost.llm.base`; extra keys (
 the tool call id, the ``private`` / ``untrusted`` flags of a tool result) live in the
 ``data`` JSON column. Nothing here is ever deleted: a summary (``summaries``) stands in for
 the messages it covers, and :mod:`bothost.agent.compaction` decides what the model sees.
+``/new`` (:func:`start_fresh`) stores a summary row that covers the session's messages and
+says nothing (``method`` :data:`FRESH`): the model reads what came after it, and the old
+messages stay in the store.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ EXTRA_KEYS = ("tool_calls", "tool_call_id", "name", "private", "untrusted", "is_
 # Messages kept in memory across the sessions' windows (estimated tokens, ~4 characters
 # each): the most recently read sessions stay, about 16 MB of text at most.
 KEPT_TOKENS = 4_000_000
+FRESH = "fresh"  # a summaries row's method: a fresh start, standing in for nothing
 
 
 def session_row(session: Session, now: float) -> dict[str, Any]:
@@ -143,9 +147,17 @@ async def window(
 
 
 def load_window(db: Any, session_id: str, limit: int) -> tuple[Summary | None, list[Stored]]:
+    summary, after = newest_start(db, session_id)
+    return summary, load_since(db, session_id, after, limit)
+
+
+def newest_start(db: Any, session_id: str) -> tuple[Summary | None, int]:
+    """The summary the model reads (None after a fresh start) and the id it covers through."""
     summary = load_summary(db, session_id)
     after = summary.covers_through if summary else 0
-    return summary, load_since(db, session_id, after, limit)
+    if summary is not None and summary.method == FRESH:
+        return None, after
+    return summary, after
 
 
 @dataclass
@@ -175,8 +187,7 @@ class Windows:
 
     def load(self, db: Any, session_id: str, limit: int) -> tuple[Summary | None, list[Stored]]:
         """What :func:`load_window` returns, from the kept rows and the new ones."""
-        summary = load_summary(db, session_id)
-        after = summary.covers_through if summary else 0
+        summary, after = newest_start(db, session_id)
         kept = self._kept.pop(session_id, None)
         if kept is not None:
             self._tokens -= kept.tokens
@@ -250,6 +261,26 @@ async def add_summary(store: Store, session_id: str, summary: Summary) -> None:
             row,
         )
     )
+
+
+async def start_fresh(store: Store, session_id: str) -> None:
+    """Start the session afresh (``/new``): a :data:`FRESH` row covering every message so far."""
+
+    def write(db: Any) -> None:
+        covers = db.value("SELECT MAX(id) FROM messages WHERE session_id = ?", [session_id])
+        db.execute(
+            "INSERT INTO summaries (session_id, covers_through, content, tokens, private,"
+            " untrusted, method, created_at) VALUES (?, ?, '', 0, 0, 0, ?, ?)",
+            [session_id, covers or 0, FRESH, time.time()],
+        )
+
+    await store.run(write)
+
+
+def fresh_since(db: Any, session_id: str) -> int:
+    """The message id the session's latest fresh start covers through (0: none)."""
+    sql = "SELECT MAX(covers_through) FROM summaries WHERE session_id = ? AND method = ?"
+    return db.value(sql, [session_id, FRESH]) or 0
 
 
 def read_grants(db: Any, session_id: str) -> set[str]:

@@ -428,3 +428,17 @@ async def test_allow_for_this_conversation_and_the_rules_panel_in_the_page(
     )
     rules = await web_host.queries.permission_rules()
     assert rules["rules"] == [] and [r["origin"] for r in rules["remembered"]] == ["remembered"]
+
+
+async def test_new_conversation_clears_the_page(page):
+    await page.open("p-new")
+    await page.say("help")
+    await page.wait_for(".msg.bot.done", "offline agent")
+    await page.click("#new")
+    await page.wait_for(".msg.bot", "Started a new conversation.")
+    left = await page.run(lambda: page.driver.find_elements("css selector", ".msg.user"))
+    assert left == []  # the page shows the new conversation from its first line
+    await page.open("p-new")  # a reload shows it so too
+    await page.wait_for("#conn", "live")
+    shown = await page.run(lambda: page.driver.find_element("id", "log").text)
+    assert "help" not in shown

@@ -135,7 +135,8 @@
     const text = input.value.trim();
     if (!text) return;
     input.value = "";
-    send(text);
+    if (text.toLowerCase() === "/new") newConversation();
+    else send(text);
   });
   $("#chat-input").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) {
@@ -144,6 +145,16 @@
     }
   });
   $("#stop").addEventListener("click", () => post("/api/chat", { session, text: "stop" }));
+
+  // `/new`: the host starts the session afresh (the old messages stay in its database);
+  // the page shows the new conversation from its first line, as a reload would
+  async function newConversation() {
+    const resp = await post("/api/chat", { session, text: "/new" });
+    const reply = resp.ok ? (await resp.json()).reply : `Could not reach the bot: ${resp.status}`;
+    if (resp.ok && reply.startsWith("Started")) log.replaceChildren();
+    addMessage("bot", reply);
+  }
+  $("#new").addEventListener("click", newConversation);
 
   // --- questions: approvals and forms asked by a running turn ---------------------------
 
