@@ -343,9 +343,8 @@ def test_doctor_says_which_migrations_it_applied_on_an_upgraded_home(home, tmp_p
     config = tmp_path / "c.yaml"
     config.write_text("mcp: {servers: {weather: {enabled: false}}}\n")
     first = run_bothost("doctor", "--offline", home=home, config=config, timeout=120).stdout
-    assert "quick_check ok; migrated now: core:10, core:11, core:12, core:13, events:1" in first, (
-        first
-    )
+    later = ", ".join(f"core:{m.number}" for m in core_migrations() if m.number > 9)
+    assert f"quick_check ok; migrated now: {later}, events:1" in first, first
     again = run_bothost("doctor", "--offline", home=home, config=config, timeout=120).stdout
     assert "migrated now" not in again and "quick_check ok" in again
 
