@@ -12,7 +12,10 @@ platform (terminal, web chat, Slack, webhook) has it without code of its own:
   untrusted for the interlock.
 
 Listings and mistakes (an unknown server or prompt, a missing or unknown argument) are
-answered at once, without a turn and without the model.
+answered at once, without a turn and without the model. What they show comes from the
+servers, third parties, so every part is bounded — prompts listed, arguments shown per
+prompt, characters per name and description, characters of the whole reply — and a cut part
+says how much it left out.
 """
 
 from __future__ import annotations
@@ -26,7 +29,15 @@ from bothost.mcp.prompts import Prompt
 
 WORDS = ("/prompt", "/prompts")
 USAGE = 'Usage: /prompt [SERVER[/PROMPT] [name=value …]]   (quote spaces: name="New York")'
+# Bounds of a reply (issue 34: one prompt with 200,000 arguments made an 8.6 M-character
+# listing). A reply is a chat message: more than these is not read, only carried.
 MAX_DESCRIPTION = 200  # characters of a prompt's description in a listing
+MAX_LISTED = 50  # prompts in one listing; `/prompt SERVER` lists one server's
+MAX_ARGUMENTS = 12  # argument (or prompt) names shown in one list; a prompt takes a few
+MAX_NAME = 64  # characters of a prompt's or an argument's name as shown
+MAX_REPLY = 8000  # characters of any reply, whatever the parts above add up to
+REPLY_CUT = "\n[reply cut: {dropped:,} characters left out]"
+NOTES_ROOM = 400  # what a listing keeps free for its closing notes (cut, still starting)
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,20 @@ def parse(text: str) -> Command | None:
 
 
 async def answer(command: Command, manager: Any) -> Answer:
-    """The listing, the mistake, or the person's turn for `command` (see module docstring)."""
+    """The listing, the mistake, or the person's turn for `command` (see module docstring);
+    a reply at most :data:`MAX_REPLY` characters."""
+    found = await respond(command, manager)
+    return Answer(bounded(found.reply), found.turn)
+
+
+def bounded(reply: str) -> str:
+    if len(reply) <= MAX_REPLY:
+        return reply
+    kept = MAX_REPLY - len(REPLY_CUT.format(dropped=len(reply)))
+    return reply[:kept] + REPLY_CUT.format(dropped=len(reply) - kept)
+
+
+async def respond(command: Command, manager: Any) -> Answer:
     if command.problem:
         return Answer(command.problem)
     if manager is None:
@@ -85,8 +109,8 @@ async def answer(command: Command, manager: Any) -> Answer:
         prompts = {p.name: p for p in await manager.list_prompts(server)}
         prompt = prompts.get(name)
         if prompt is None:
-            known = ", ".join(sorted(prompts)) or "none"
-            return Answer(f"{server} has no prompt {name!r}; its prompts: {known}")
+            known = listed(sorted(prompts)) or "none"
+            return Answer(f"{server} has no prompt {shown(name)!r}; its prompts: {known}")
         arguments = checked(server, prompt, command.words)
         if isinstance(arguments, str):
             return Answer(arguments)
@@ -98,15 +122,39 @@ async def answer(command: Command, manager: Any) -> Answer:
 
 async def listing(manager: Any, servers: list[str]) -> str:
     lines = ["Prompts (run one with /prompt SERVER/PROMPT name=value …):"]
+    size, more = len(lines[0]), 0
     for server in servers:
         for prompt in await manager.list_prompts(server):
-            lines.append(f"{server}/{prompt.name}{signature(prompt)}{about(prompt)}")
+            line = f"{server}/{shown(prompt.name)}{signature(prompt)}{about(prompt)}"
+            # whole lines only, with room left for the notes after them
+            if len(lines) > MAX_LISTED or size + len(line) > MAX_REPLY - NOTES_ROOM:
+                more += 1
+                continue
+            lines.append(line)
+            size += len(line) + 1
+    if more:
+        hint = "" if len(servers) == 1 else "; /prompt SERVER lists one server's"
+        lines.append(f"({more:,} more prompts not shown{hint})")
     return "\n".join(lines) if len(lines) > 1 else "No running MCP server offers prompts."
 
 
+def shown(name: str) -> str:
+    """A name as a reply shows it: at most :data:`MAX_NAME` characters."""
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
+
+
+def listed(names: list[str], what: str = "more") -> str:
+    """``"a, b, c"``: at most :data:`MAX_ARGUMENTS` names, then how many more there are."""
+    head = ", ".join(shown(n) for n in names[:MAX_ARGUMENTS])
+    left = len(names) - MAX_ARGUMENTS
+    return head + (f" and {left:,} {what}" if left > 0 else "")
+
+
 def signature(prompt: Prompt) -> str:
-    shown = [a.name if a.required else f"[{a.name}]" for a in prompt.arguments]
-    return "".join(f" {s}" for s in shown)
+    names = [shown(a.name) if a.required else f"[{shown(a.name)}]" for a in prompt.arguments]
+    text = "".join(f" {n}" for n in names[:MAX_ARGUMENTS])
+    left = len(names) - MAX_ARGUMENTS
+    return text + (f" (+{left:,} more arguments)" if left > 0 else "")
 
 
 def about(prompt: Prompt) -> str:
@@ -123,17 +171,20 @@ def checked(server: str, prompt: Prompt, words: list[str]) -> dict[str, str] | s
             return f"arguments are name=value, got {word!r}. {USAGE}"
         arguments[key] = value
     known = [a.name for a in prompt.arguments]
-    unknown = [k for k in arguments if k not in known]
+    named = f"{server}/{shown(prompt.name)}"
+    takes_names = set(known)
+    unknown = [k for k in arguments if k not in takes_names]
     if unknown:
-        takes = ", ".join(known) or "no arguments"
-        return f"{server}/{prompt.name} takes no argument {unknown[0]} (it takes {takes})"
+        takes = listed(known) or "no arguments"
+        return f"{named} takes no argument {shown(unknown[0])} (it takes {takes})"
     missing = [a.name for a in prompt.arguments if a.required and a.name not in arguments]
     if missing:
-        usage = " ".join(f"{a.name}=…" if a.required else f"[{a.name}=…]" for a in prompt.arguments)
-        return (
-            f"{server}/{prompt.name} needs {', '.join(missing)} "
-            f"(usage: /prompt {server}/{prompt.name} {usage})"
+        usage = " ".join(
+            f"{shown(a.name)}=…" if a.required else f"[{shown(a.name)}=…]"
+            for a in prompt.arguments[:MAX_ARGUMENTS]
         )
+        usage += " …" if len(prompt.arguments) > MAX_ARGUMENTS else ""
+        return f"{named} needs {listed(missing)} (usage: /prompt {named} {usage})"
     return arguments
 
 

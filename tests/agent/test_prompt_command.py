@@ -138,3 +138,33 @@ async def test_a_server_still_starting_is_named_as_starting(home, fake_llm):
     finally:
         await host.stop()
     assert fake_llm.requests == []
+
+
+async def test_listings_and_mistakes_are_bounded_and_say_what_was_cut(home, fake_llm):
+    # Found from outside: one prompt with 200,000 arguments made `/prompt` answer 8.6 M
+    # characters (RSS 186 MB, /healthz 1.5 s).
+    hostile = server(WIDE_ARGS="200000", MANY_PROMPTS="300")
+    servers = {"s": hostile, "weather": {"enabled": False}}
+    host = make_host(home, {"llm": fake_llm.openai_config(), "mcp": {"servers": servers}})
+    await host.start(serve_http=False, tick=False)
+    try:
+        listed = (await host.handle_message(message("/prompt"))).text
+        one = (await host.handle_message(message("/prompt s"))).text
+        missing = (await host.handle_message(message("/prompt s/wide"))).text
+        unknown = (await host.handle_message(message("/prompt s/nope"))).text
+        extra = (await host.handle_message(message("/prompt s/wide zz=1"))).text
+    finally:
+        await host.stop()
+    for reply in (listed, one, missing, unknown, extra):
+        assert len(reply) <= prompt_command.MAX_REPLY, len(reply)
+    assert listed.startswith("Prompts (")
+    assert "s/greet name [style] — Greet someone" in listed  # what fits is shown as before
+    wide = next(line for line in listed.splitlines() if line.startswith("s/wide "))
+    assert wide.startswith("s/wide a0 a1 a2") and "199,988 more arguments" in wide
+    assert "w" * (prompt_command.MAX_DESCRIPTION + 1) not in wide
+    assert "more prompts not shown" in listed  # 303 prompts: the rest named as a count
+    assert "n" * (prompt_command.MAX_NAME + 1) not in listed
+    assert missing.startswith("s/wide needs a0, a1") and "more" in missing
+    assert unknown.startswith("s has no prompt 'nope'; its prompts: ") and "more" in unknown
+    assert extra.startswith("s/wide takes no argument zz (it takes a0, a1") and "more" in extra
+    assert fake_llm.requests == []

@@ -6,6 +6,8 @@ Prompts: ``greet`` (arguments ``name``, required, and ``style``) renders a user 
 assistant message and an embedded resource; ``plain`` takes no arguments. ``CAPABILITIES``
 (comma-separated, default ``tools,resources,prompts``) says what it declares. The tool
 ``add`` adds a resource and a prompt and sends both ``list_changed`` notifications.
+``WIDE_ARGS=N`` adds a prompt ``wide`` with N required arguments and a long description,
+and ``MANY_PROMPTS=N`` N more prompts with long names, as a hostile server would list them.
 """
 
 from __future__ import annotations
@@ -44,6 +46,16 @@ PROMPTS = [
     },
     {"name": "plain", "description": "No arguments"},
 ]
+if wide := int(os.environ.get("WIDE_ARGS", "0")):
+    PROMPTS.append(
+        {
+            "name": "wide",
+            "description": "w" * 100_000,
+            "arguments": [{"name": f"a{i}", "required": True} for i in range(wide)],
+        }
+    )
+for n in range(int(os.environ.get("MANY_PROMPTS", "0"))):
+    PROMPTS.append({"name": f"p{n}-" + "n" * 5000, "description": "d" * 5000})
 
 
 def contents(uri: str) -> list[dict] | None:
