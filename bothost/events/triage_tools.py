@@ -196,5 +196,8 @@ def offline_triage(rest: str) -> tuple[str, dict[str, Any]] | str:
 def add_offline_commands(commands: dict[str, Any]) -> None:
     commands.setdefault(
         "triage",
-        ("triage list|add|remove|restore|test   triage rules (see docs/events.md)", offline_triage),
+        (
+            "triage list|add|remove|restore|test   triage rules (`bothost docs events`)",
+            offline_triage,
+        ),
     )
