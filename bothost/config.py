@@ -196,6 +196,18 @@ class TickConfig:
 
 
 @dataclass
+class SchedulesConfig:
+    """Bounds on the jobs people schedule (bothost.schedules; docs/schedules.md)."""
+
+    max_per_person: int = 50  # scheduled jobs one person may have at once
+    min_repeat: float = parse_duration("5m")  # the shortest repeat a cron may have
+    max_attempts: int = 5  # failed tries of one run before the job is `failed`
+
+    DURATIONS = ("min_repeat",)
+    RANGES = {"max_per_person": (1, 100_000), "max_attempts": (1, 1000), "min_repeat": (60, 86400)}
+
+
+@dataclass
 class RuleWho:
     """Whose calls a permission rule covers; every key given must match (a list: any item)."""
 
@@ -289,6 +301,7 @@ class Config:
     agent: AgentConfig = field(default_factory=AgentConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
     tick: TickConfig = field(default_factory=TickConfig)
+    schedules: SchedulesConfig = field(default_factory=SchedulesConfig)
     usage: UsageConfig = field(default_factory=UsageConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)

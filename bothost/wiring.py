@@ -1,4 +1,4 @@
-"""Connecting the host to its subsystems: the event queue and tick, and the MCP manager.
+"""Connecting the host to its subsystems: the event queue, tick and scheduled jobs, and MCP.
 
 Kept apart from :mod:`bothost.host` so the host reads as the flow of a message, and each
 subsystem's construction (which needs several parts of the host) lives in one place. The
@@ -26,6 +26,7 @@ from bothost.models import Briefing
 
 if TYPE_CHECKING:
     from bothost.host import Host
+    from bothost.schedules.runner import Scheduler
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +42,41 @@ async def start_events(host: Host, tick: bool = True) -> EventQueue:
         host.ticker = build_ticker(host)
         queue.on_urgent = host.ticker.poke
         host.supervise("tick", host.ticker.run_forever)
+    if tick:
+        start_schedules(host)
     return queue
+
+
+def start_schedules(host: Host) -> Scheduler:
+    """The scheduler of people's jobs, beside the ticker under the host's supervisor: it
+    fires while this host leads, and looks again at once when it becomes the leader."""
+    from bothost.schedules.check import run_check  # croniter: not for `bothost chat`
+    from bothost.schedules.runner import Scheduler
+
+    checks = None
+    if host.config.llm.provider not in OFFLINE:
+        checks = functools.partial(run_check, host)
+
+    def leading() -> bool:
+        return host.leadership is None or host.leadership.leading
+
+    scheduler = Scheduler(
+        host.store,
+        host.deliver,
+        checks,
+        host.config.schedules,
+        lease_ttl=host.config.tick.lease,
+        leading=leading,
+    )
+    if host.leadership is not None:
+
+        async def changed(leading: bool) -> None:
+            if leading:
+                scheduler.wake()
+
+        host.leadership.listen(changed)
+    host.supervise("schedules", scheduler.run_forever)
+    return scheduler
 
 
 def build_ticker(host: Host) -> Ticker:

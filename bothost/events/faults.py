@@ -1,10 +1,11 @@
 """A test hook: kill this process at one named step of the tick (fault-injection tests).
 
 ``BOTHOST_FAULT_KILL_AT=<step>`` in the environment makes :func:`kill_point` SIGKILL the
-process when the tick reaches that step, so ``tests/faults/test_tick_kill.py`` can kill
-``bothost tick`` at every step of the delivery path, not only at random moments, and check
-that the next tick loses nothing. It is read once at import; unset (always, outside those
-tests) a kill point is one comparison with None. Not a feature: never set it in production.
+process when the tick (or the scheduler) reaches that step, so
+``tests/faults/test_tick_kill.py`` can kill ``bothost tick`` at every step of the delivery
+path, not only at random moments, and check that the next tick loses nothing. It is read
+once at import; unset (always, outside those tests) a kill point is one comparison with
+None. Not a feature: never set it in production.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ STEPS = (
     "delivery-recorded",  # that delivery is recorded as delivered
     "settled",  # the briefing and its events are settled (events ``done``)
     "ended",  # the ``ticks`` row is finished; the lease is not yet released
+    # a scheduled job's fire (bothost.schedules.runner), on the same path
+    "job-sending",  # a due job's text is about to be sent
+    "job-sent",  # its target accepted it
+    "job-recorded",  # the fire is recorded (the job done or moved on)
 )
 
 _kill_at = os.environ.get(KILL_ENV) or None

@@ -311,6 +311,22 @@ CREATE UNIQUE INDEX triage_rules_removes ON triage_rules (removes);
 """
 
 
+# core:15 — scheduled jobs (issue 38; bothost.schedules owns them): reminders and checks
+# a person asked for, fired by the leading host when ``next_run`` comes. ``outbox`` keeps a
+# check's output between its turn and its delivery, so a retry resends it instead of asking
+# the model again; the due index makes the scheduler's poll one index probe.
+CORE_SCHEMA_15 = """
+CREATE TABLE schedule_jobs (
+    id INTEGER PRIMARY KEY, owner TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL,
+    text TEXT NOT NULL, at REAL, cron TEXT, tz TEXT NOT NULL, status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, created_at REAL NOT NULL,
+    next_run REAL, last_fired_at REAL, outbox TEXT, cancelled_by TEXT
+);
+CREATE INDEX schedule_jobs_due ON schedule_jobs (status, next_run);
+CREATE INDEX schedule_jobs_owner ON schedule_jobs (owner, status);
+"""
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -327,4 +343,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 12, sql(CORE_SCHEMA_12), "login links of remote MCP servers"),
         Migration("core", 13, migrate_13, "platform-qualified ids in stored rules"),
         Migration("core", 14, sql(CORE_SCHEMA_14), "triage rules taught at run time"),
+        Migration("core", 15, sql(CORE_SCHEMA_15), "scheduled jobs"),
     ]
