@@ -480,8 +480,13 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
 
 def bind_sections(config: Config, pm: pluggy.PluginManager) -> None:
     """Check and build the sections the plugins of ``pm`` declare (``register_config``)."""
-    keys = core_keys()
-    bind(config, collect_sections(pm, keys), keys, lenient={str(packaged_default_path())})
+    bind_declared(config, collect_sections(pm, core_keys()))
+
+
+def bind_declared(config: Config, declared: dict[str, Section]) -> None:
+    """:func:`bind_sections` with sections already collected: a running host's reload, for
+    ``register_config`` is called once per process."""
+    bind(config, declared, core_keys(), lenient={str(packaged_default_path())})
 
 
 def core_part(data: dict[str, Any], where: str) -> dict[str, Any]:

@@ -64,6 +64,7 @@ def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
     check_serving(config)  # and so is what `run` refuses of it, checked by the same function
     findings = [Finding("config", True, "loaded from " + ", ".join(config.sources))]
     findings += check_config_files(runtime)
+    findings += check_running_config(runtime.home)
     home = check_home(runtime)
     findings += home
     findings += check_plugins(runtime)
@@ -166,6 +167,24 @@ def check_config_files(runtime: Any) -> list[Finding]:
                 )
             )
     return found
+
+
+def check_running_config(home: Path) -> list[Finding]:
+    """What a host running on this home says of the config file as edited since it started
+    (:mod:`bothost.reload`): an edit it refused, or keys that wait for a restart."""
+    from bothost.reload import read_published
+
+    status = read_published(home)
+    if status is None:
+        return []  # no host runs here
+    if status.get("error"):
+        fix = "fix the config file: the running host keeps the config it had"
+        return [Finding("running host", False, f"edit not applied: {status['error']}", fix)]
+    waiting = status.get("restart_needed") or []
+    if waiting:
+        detail = "restart needed: " + ", ".join(waiting)
+        return [Finding("running host", False, detail, "restart bothost run to apply them")]
+    return [Finding("running host", True, "runs the config file as it is")]
 
 
 def check_home(runtime: Any) -> list[Finding]:

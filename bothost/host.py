@@ -50,6 +50,7 @@ from bothost.platform import (
     actual,
 )
 from bothost.queries import McpServerRow, Queries
+from bothost.reload import ReloadStatus
 from bothost.rules.explain import explain
 from bothost.startup import Registered, build_migrations, collect_tools
 from bothost.store import Store
@@ -88,6 +89,8 @@ class Host:
         after which the store waits no more on another process's lock; ``check_within``:
         seconds the database file's pages may be checked for damage (see :class:`Store`)."""
         self.config = config
+        self.config_file: str | None = None  # --config or BOTHOST_CONFIG: what reload reads
+        self.reload_status = ReloadStatus()  # what the last look at the config file found
         # the config's secrets, and which of them are credentials: hidden from every log and
         # from the model, however this host was built (the CLI has done it already: a no-op)
         redact.remember(redact.config_secrets(config) | secret_values(config))

@@ -338,6 +338,8 @@ async def health(host: Any) -> dict[str, Any]:
         "events": events,
         "crosshost": host.crosshost.health(),  # whether notices from other hosts arrive
         "tasks": host.supervisor.status(),
+        # a config edit not applied: its problem, or the keys that wait for a restart
+        "config": host.reload_status.to_dict(),
         "uptime": round(time.time() - host.http.started_at, 1),
     }
 

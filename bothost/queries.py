@@ -186,6 +186,10 @@ class Queries:
 
         return await self.store.run(read)
 
+    def use_usage(self, usage: UsageConfig) -> None:
+        """Price and budget by ``usage`` from now on (a config edit the host applied)."""
+        self._usage = usage
+
     async def transcript(
         self, address: Address, limit: int = TRANSCRIPT
     ) -> list[TranscriptMessage]:

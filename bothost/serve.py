@@ -21,6 +21,7 @@ from bothost.logs import chat_terminal, log_file
 from bothost.logs import setup as setup_logging
 from bothost.models import Address
 from bothost.platform import in_daemon_thread, terminal_input
+from bothost.reload import ConfigWatcher, unpublish
 from bothost.startup import RegistrationError
 
 logger = logging.getLogger(__name__)
@@ -62,9 +63,13 @@ async def serve(host: Any, verbose: int = 0) -> int:
         )
     else:
         print("bothost is running (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    watcher = ConfigWatcher(host)  # a saved edit of the config reaches the running host
+    host.supervise("config watch", watcher.run)
+    loop.add_signal_handler(signal.SIGHUP, watcher.poke)
     await stop.wait()
     print("bothost: stopping", file=sys.stderr, flush=True)
     await host.stop()
+    unpublish(host)  # a stopped host needs no restart
     return 0
 
 

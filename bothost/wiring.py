@@ -81,9 +81,7 @@ def start_schedules(host: Host) -> Scheduler:
 
 def build_ticker(host: Host) -> Ticker:
     """The host's ticker."""
-    llm_triage = None
-    if host.config.llm.provider not in OFFLINE:
-        llm_triage = LlmTriage(functools.partial(run_tick_agent, host))
+    llm_triage = tick_triage(host)
 
     async def on_briefing(briefing: Briefing) -> None:
         await call_each(host.pm, "on_briefing", briefing=briefing)
@@ -99,6 +97,13 @@ def build_ticker(host: Host) -> Ticker:
         on_briefing=on_briefing,
         leading=leading,
     )
+
+
+def tick_triage(host: Host) -> LlmTriage | None:
+    """The tick agent's triage when a model is configured; None: the rules triage alone."""
+    if host.config.llm.provider in OFFLINE:
+        return None
+    return LlmTriage(functools.partial(run_tick_agent, host))
 
 
 async def start_leadership(host: Host, leadership: Leadership) -> None:

@@ -116,6 +116,7 @@ class Runtime:
                     lock_wait=lock_wait,
                     check_within=OPEN_CHECK_SECONDS if check_within is None else check_within,
                 )
+            self._host.config_file = self.config_file  # what a config reload reads again
         return self._host
 
     async def host_within(self, patience: float) -> Any:

@@ -366,6 +366,14 @@ class Ticker:
         """Look at the timetable again now (this host just became the leader)."""
         self._poked.set()
 
+    def reconfigure(self, config: TickConfig, llm_triage: LlmTriage | None) -> None:
+        """Tick by ``config`` and ``llm_triage`` from now on (a config edit the host applied):
+        checked as at start, then the timetable is looked at again."""
+        schedule = Schedule(config)
+        check_rules(config.rules)
+        self.config, self.schedule, self.llm_triage = config, schedule, llm_triage
+        self.wake()
+
     async def tick(self, trigger: str = "manual") -> TickResult:
         result = await run_tick(
             self.store,

@@ -177,6 +177,12 @@ class McpManager:
             except Exception:  # boundary: a bad row must not stop the other servers
                 logger.exception("re-reading the mcp_servers table failed")
 
+    async def set_config_servers(self, servers: dict[str, McpServerConfig]) -> None:
+        """Serve the config file's servers as now edited: added ones start, removed ones
+        stop, changed ones restart, the others run on untouched."""
+        self.config_servers = dict(servers)
+        await self.reload()
+
     async def reload(self) -> None:
         """Bring the running servers in line with config plus the table."""
         rows = await self.store.run(stored.load)

@@ -158,6 +158,7 @@ async def test_without_the_token_healthz_says_only_what_is_up(token_host, client
     # server's error (which can name internal hosts and users)
     assert public["ok"] is True and public["store"] == {"ok": True}
     parts = [public["store"], public["tick"], public["events"], *public["platforms"].values()]
+    parts.append(public["config"])  # an edit's error names the file and its key path
     assert all(set(part) <= {"ok", "state"} for part in parts)
     assert str(token_host.home) not in await response.text()
     bearer = {"Authorization": "Bearer s3cret-token"}
