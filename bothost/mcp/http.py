@@ -33,7 +33,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from bothost import redact
-from bothost.mcp import jsonrpc
+from bothost.mcp import jsonrpc, revision
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.auth import OAuth
 from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
@@ -46,6 +46,7 @@ MAX_RETRY = 30.0  # the ceiling on any wait to resume a stream (a server's retry
 MAX_RESUMES = 5  # give a request up after this many resumed streams without its answer
 DELETE_TIMEOUT = 2.0
 ERROR_BODY_CHARS = 300
+MAX_ERROR_JSON = 64 * 1024  # an error answer's body read for its JSON-RPC error (data too)
 READ_CHUNK = 256 * 1024  # one read of a JSON answer's body
 SSE_PROBE_SECONDS = 3.0  # a legacy SSE server sends its `endpoint` event at once
 SSE_PROBE_BYTES = 512
@@ -184,15 +185,26 @@ class HttpTransport:
 
     # -- POST ----------------------------------------------------------------------------
 
-    async def send(self, message: jsonrpc.Message) -> None:
-        await self._post(message, may_redial=True)
+    async def send(self, message: jsonrpc.Message, headers: dict[str, str] | None = None) -> None:
+        if revision.stateless(self.protocol_version) and jsonrpc.is_notification(message):
+            # 2026-07-28's HTTP wire has no client notifications: a request given up is
+            # told by closing its stream (abandoned()), and there is no initialized
+            self.log.debug("%s not sent: no notifications at 2026-07-28", message.get("method"))
+            return
+        await self._post(message, may_redial=True, extra=headers)
 
-    async def _post(self, message: jsonrpc.Message, may_redial: bool, auth_tries: int = 0) -> None:
+    async def _post(
+        self,
+        message: jsonrpc.Message,
+        may_redial: bool,
+        auth_tries: int = 0,
+        extra: dict[str, str] | None = None,
+    ) -> None:
         if self._http is None or self._closed:
             raise TransportError("transport is closed")
         if self.auth is not None:
             await self.auth.prepare()
-        headers = self._headers("application/json, text/event-stream")
+        headers = {**(extra or {}), **self._headers("application/json, text/event-stream")}
         headers["Content-Type"] = "application/json"
         had_session, generation = bool(self.session_id), self._generation
         try:
@@ -212,11 +224,14 @@ class HttpTransport:
         except ValueError as exc:  # aiohttp refuses to build it: the config is at fault
             raise TransportError(f"POST {self.shown_url}: {self._unsendable(exc)}") from None
         if resp.status >= 400:
-            body = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
+            whole = (await resp.text(errors="replace"))[:MAX_ERROR_JSON]
+            body = whole[:ERROR_BODY_CHARS]
             resp.release()
             if await self._authorized_again(resp, headers, auth_tries):
-                return await self._post(message, may_redial, auth_tries + 1)
+                return await self._post(message, may_redial, auth_tries + 1, extra)
             kind = resp.headers.get("Content-Type", "")
+            if self._error_answer(message, kind, whole):
+                return  # a JSON-RPC error for this request (-32022 names revisions)
             if (
                 had_session
                 and may_redial
@@ -229,7 +244,7 @@ class HttpTransport:
                     refused = await self._refusal(resp.status, kind, body)
                     raise TransportError(f"it was forgotten at once too: {refused}")
                 await self._session_lost(generation)
-                return await self._post(message, may_redial=False)
+                return await self._post(message, may_redial=False, extra=extra)
             raise TransportError(await self._refusal(resp.status, kind, body))
         if not self.session_id and resp.headers.get("Mcp-Session-Id"):
             self.session_id = resp.headers["Mcp-Session-Id"]
@@ -257,6 +272,23 @@ class HttpTransport:
             if related is not None:
                 self._streams[related] = stream
                 stream.add_done_callback(lambda done: self._stream_done(related, done))
+
+    def _error_answer(self, message: jsonrpc.Message, content_type: str, body: str) -> bool:
+        """Deliver an HTTP error's body when it is a JSON-RPC error answering `message`: a
+        2026-07-28 server refuses with both (400 and -32022 with the revisions it speaks,
+        404 and -32601), and the code and data matter more than the status."""
+        if "json" not in content_type.lower() or not jsonrpc.is_request(message):
+            return False
+        try:
+            answers = jsonrpc.decode(body)
+        except jsonrpc.ProtocolError:
+            return False  # cut at ERROR_BODY_CHARS, or not JSON-RPC: said as HTTP
+        if len(answers) != 1 or "error" not in answers[0]:
+            return False
+        if answers[0].get("id") != message["id"]:
+            return False
+        self._hand_on(answers[0], message["id"], len(body))
+        return True
 
     def _stream_done(self, related: Any, stream: asyncio.Future[Any]) -> None:
         if self._streams.get(related) is stream:

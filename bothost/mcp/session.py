@@ -31,15 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from bothost import hidden
-from bothost.mcp import content, inbound, jsonrpc, taskcall
+from bothost.mcp import content, followup, headers, inbound, jsonrpc, revision, taskcall
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT, CallDeadline
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.transport import Transport, TransportError
 
-PROTOCOL_VERSION = "2025-11-25"
-# Older revisions a server may answer with; the wire format we use is the same in all.
-SUPPORTED_VERSIONS = (PROTOCOL_VERSION, "2025-06-18", "2025-03-26", "2024-11-05")
+# What initialize offers, once server/discover showed an older server (bothost.mcp.revision).
+PROTOCOL_VERSION = revision.HANDSHAKE[0]
+# Older revisions a server may answer initialize with; the wire format is the same in all.
+SUPPORTED_VERSIONS = revision.HANDSHAKE
 CLIENT_NAME = "bothost"
 try:
     CLIENT_VERSION = importlib.metadata.version("bothost")
@@ -117,6 +118,7 @@ class ClientSession:
         self.renewing = False
         self.client_info = client_info or {"name": CLIENT_NAME, "version": CLIENT_VERSION}
         self.protocol_version: str | None = None
+        self.speaking: str | None = None  # the revision requests go out at (set per step)
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
@@ -132,27 +134,55 @@ class ClientSession:
     # -- lifecycle ---------------------------------------------------------------------
 
     async def start(self, timeout: float = INITIALIZE_TIMEOUT) -> None:
-        """Start the transport and run the initialize handshake."""
+        """Start the transport and settle the revision: server/discover, else initialize."""
         self.transport.on_session_lost = self._reinitialize
         self.transport.backlog = self.inbound.room
         await self.transport.start(self._on_message, self._on_close)
-        await self.initialize(timeout)
+        await revision.negotiate(self, timeout)
 
-    def client_capabilities(self) -> dict[str, Any]:
+    def client_capabilities(self, version: str | None = None) -> dict[str, Any]:
         # EVENTS_CAPABILITY: servers that push event/* (ours) send them only to clients
-        # that ask, because other clients log every unknown notification as an error.
+        # that ask, because other clients log every unknown notification as an error; in
+        # 2026-07-28 it rides in every request's _meta, `experimental` being kept there.
         # `tasks` with no members: we make task-augmented calls (bothost.mcp.taskcall) but
-        # run no tasks for the server, so there is nothing of ours to list, cancel or augment.
-        caps: dict[str, Any] = {
-            "roots": {"listChanged": False},
-            "experimental": {EVENTS_CAPABILITY: {}},
-            "tasks": {},
-        }
+        # run no tasks for the server, so there is nothing of ours to list, cancel or augment
+        # (2026-07-28 moved tasks to an extension, and roots lost listChanged).
+        caps: dict[str, Any] = {"experimental": {EVENTS_CAPABILITY: {}}}
+        if revision.stateless(version):
+            caps["roots"] = {}
+        else:
+            caps.update(roots={"listChanged": False}, tasks={})
         if self.elicitation:
             caps["elicitation"] = {"form": {}}
         return caps
 
+    def _speak(self, version: str) -> None:
+        """Send the requests from now on at `version` (its header, and its _meta if any)."""
+        self.speaking = version
+        self.transport.negotiated(version)
+
+    async def discover(self, version: str, timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
+        """Ask ``server/discover`` at `version` (no state changes but what is sent)."""
+        self._speak(version)
+        return await self.request("server/discover", {}, timeout=timeout)
+
+    def adopt(self, result: dict[str, Any], version: str) -> None:
+        """Take a ``server/discover`` answer: the connection speaks stateless `version`."""
+        found = revision.discovered(result)
+        self._speak(version)
+        self.protocol_version = version
+        self.server_info = found["serverInfo"]
+        self.capabilities = found["capabilities"]
+        self.instructions = found["instructions"]
+        self.log.info(
+            "discovered %s %s (protocol %s)",
+            self.server_info.get("name", "?"),
+            self.server_info.get("version", ""),
+            version,
+        )
+
     async def initialize(self, timeout: float = INITIALIZE_TIMEOUT) -> None:
+        self._speak(PROTOCOL_VERSION)  # the header goes on initialize too (2026-07-28 asks)
         answer = await self.request(
             "initialize",
             {
@@ -181,7 +211,7 @@ class ClientSession:
         self.server_info = answer.get("serverInfo") or {}
         self.capabilities = answer.get("capabilities") or {}
         self.instructions = answer.get("instructions")
-        self.transport.negotiated(version)
+        self._speak(version)
         await self.notify("notifications/initialized")
         await self.transport.opened()
         self.log.info(
@@ -243,21 +273,50 @@ class ClientSession:
 
         ``timeout`` bounds the wait for news of the request; with ``max_timeout`` the
         request carries a progress token, and progress extends it up to that long (see
-        :mod:`bothost.mcp.deadline`).
+        :mod:`bothost.mcp.deadline`). An answer that asks for input first (2026-07-28) is
+        answered and the request sent again (:mod:`bothost.mcp.followup`), each time with
+        its own id and deadline.
         """
+        params = dict(params or {})
+        for round_ in range(followup.MAX_ROUNDS):
+            answer = await self._request_once(
+                method, params, timeout, max_timeout, on_progress, asker
+            )
+            if answer.get("resultType") != revision.INPUT_REQUIRED:
+                return answer
+            params = await followup.next_params(self, params, answer, asker, round_)
+        raise McpError(
+            jsonrpc.INTERNAL_ERROR,
+            f"{method}: the server still asked for input after {followup.MAX_ROUNDS} rounds",
+        )
+
+    async def _request_once(
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float,
+        max_timeout: float | None,
+        on_progress: Callback | None,
+        asker: Asker | None,
+    ) -> dict[str, Any]:
         if self.closed_reason is not None:
             raise McpError(jsonrpc.CONNECTION_CLOSED, f"server {self.closed_reason}")
         id_ = next(self._ids)
-        params = dict(params or {})
+        extra: dict[str, str] = {}
         if on_progress is not None or max_timeout is not None:
-            params["_meta"] = {**params.get("_meta", {}), "progressToken": id_}
+            params = {**params, "_meta": {**params.get("_meta", {}), "progressToken": id_}}
+        if self.speaking is not None and revision.stateless(self.speaking):
+            caps = self.client_capabilities(self.speaking)
+            params = revision.stamped(params, self.speaking, self.client_info, caps)
+            tool = self._listed(str(params.get("name"))) if method == "tools/call" else None
+            extra = headers.for_request(method, params, tool)
         future = asyncio.get_running_loop().create_future()
         deadline = CallDeadline(timeout, max_timeout)
         self.pending[id_] = Pending(method, future, on_progress, asker, deadline)
         try:
             async with asyncio.timeout_at(deadline.when()) as scope:
                 with deadline.attach(scope):
-                    await self.transport.send(jsonrpc.request(id_, method, params))
+                    await self.transport.send(jsonrpc.request(id_, method, params), extra)
                     return await future
         except TimeoutError:
             why = (
@@ -281,8 +340,8 @@ class ClientSession:
 
     def _cancel(self, id_: Any, method: str, reason: str) -> None:
         self.transport.abandoned(id_)  # a late answer is dropped: nothing need bring it
-        if method == "initialize" or self.closed_reason is not None:
-            return  # the spec forbids cancelling initialize
+        if method in ("initialize", "server/discover") or self.closed_reason is not None:
+            return  # the spec forbids cancelling either
         note = jsonrpc.notification("notifications/cancelled", {"requestId": id_, "reason": reason})
         self.inbound.spawn(self._send_quietly(note))
 
@@ -300,7 +359,12 @@ class ClientSession:
         await self.transport.send(message)
 
     async def ping(self, timeout: float = 10.0) -> None:
-        await self.request("ping", timeout=timeout)
+        """A request answered at once (a barrier: what the server sent before is read);
+        2026-07-28 has no ping, so there it is server/discover."""
+        if revision.stateless(self.protocol_version):
+            await self.request("server/discover", timeout=timeout)
+        else:
+            await self.request("ping", timeout=timeout)
 
     async def list_tools(self, timeout: float = REQUEST_TIMEOUT) -> list[dict[str, Any]]:
         """Every tool, following ``nextCursor``; raises :class:`McpError` past the bounds
@@ -319,7 +383,7 @@ class ClientSession:
             )
             listed = page.get("tools")
             for tool in listed if isinstance(listed, list) else []:
-                total += self._take_tool(tool, tools, skipped)
+                total += self._take_tool(tool, tools, skipped, self.protocol_version)
                 if len(tools) > MAX_TOOLS or total > MAX_TOOLS_BYTES:
                     raise McpError(
                         jsonrpc.INTERNAL_ERROR,
@@ -348,7 +412,9 @@ class ClientSession:
         return list(tools.values())
 
     @staticmethod
-    def _take_tool(tool: Any, tools: dict[str, dict[str, Any]], skipped: list[str]) -> int:
+    def _take_tool(
+        tool: Any, tools: dict[str, dict[str, Any]], skipped: list[str], version: str | None
+    ) -> int:
         """Add one listed tool to `tools` if usable (else say why in `skipped`); its size."""
         name = tool.get("name") if isinstance(tool, dict) else None
         if not isinstance(name, str) or not name.strip():
@@ -370,6 +436,10 @@ class ClientSession:
             # offers a function whose parameters are not an object schema
             kind = json.dumps(schema["type"], ensure_ascii=False)[:40].replace('"', "'")
             skipped.append(f"{name!r:.80} takes no JSON object (inputSchema type {kind})")
+            return 0
+        if revision.stateless(version) and (why := headers.refusal(schema)):
+            # SEP-2243: the client must not use a tool whose header marks are malformed
+            skipped.append(f"{name!r:.80}: {why}")
             return 0
         size = len(json.dumps(tool, ensure_ascii=False, default=str))
         if size > MAX_TOOL_BYTES:

@@ -175,7 +175,7 @@ class StdioTransport:
     def abandoned(self, request_id: Any) -> None:
         pass  # one pipe for everything: a late answer is dropped by the session
 
-    async def send(self, message: jsonrpc.Message) -> None:
+    async def send(self, message: jsonrpc.Message, headers: dict[str, str] | None = None) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None or self._closed:
             why = self._close_reason if self._close_reason else "is not running"

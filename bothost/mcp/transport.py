@@ -40,10 +40,14 @@ class Transport(Protocol):
 
     async def start(self, on_message: OnMessage, on_close: OnClose) -> None: ...
 
-    async def send(self, message: Message) -> None: ...
+    async def send(self, message: Message, headers: dict[str, str] | None = None) -> None:
+        """Write one message; `headers` are what it carries on a transport that has them
+        (HTTP: 2026-07-28's Mcp-Method, Mcp-Name, Mcp-Param-*), ignored elsewhere."""
 
     def negotiated(self, protocol_version: str) -> None:
-        """Called once initialize has answered (HTTP sends the version on later requests)."""
+        """The revision requests go out at from now on: set before ``server/discover`` and
+        ``initialize`` are sent and again once settled (HTTP sends it as a header on every
+        request, and at 2026-07-28 sends no notifications: no such thing on its wire)."""
 
     async def opened(self) -> None:
         """Called after ``notifications/initialized`` (HTTP opens its server-push stream)."""

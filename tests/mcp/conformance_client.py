@@ -12,6 +12,11 @@ credentials, client credentials); the suite's authorization server approves at o
 driver plays the person's browser by reading the redirect's ``Location`` itself. After the
 tools are listed it calls ``test-tool`` when offered (the step-up scenarios ask for more scope
 on ``tools/call``).
+
+The 2026-07-28 scenarios each want the client to use what the server offers: the header
+scenarios every tool (with the arguments ``MCP_CONFORMANCE_CONTEXT`` names, if any), prompt
+and resource; the SEP-2322 one every tool; the schema-preservation one the echo tool, given
+the schema the client kept for the other tool.
 """
 
 from __future__ import annotations
@@ -36,6 +41,14 @@ SCENARIO_CALLS = {  # scenario -> (tool, arguments)
     "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
     "sse-retry": ("test_reconnection", {}),
 }
+# scenario -> what it wants used: "tools", "everything" (tools, prompts and resources)
+USE_ALL = {
+    "http-standard-headers": "everything",
+    "http-custom-headers": "tools",
+    "http-invalid-tool-headers": "tools",
+    "sep-2322-client-request-state": "tools",
+}
+ECHO_TOOL, ECHOED_TOOL = "json_schema_echo", "json_schema_2020_12_tool"
 DEADLINE = 30.0
 # the suite checks that a server advertising CIMD gets this URL as the client_id
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
@@ -97,6 +110,12 @@ async def run(url: str, scenario: str) -> int:
             if scenario.startswith("auth/") and "test-tool" in {t["name"] for t in tools}:
                 result = await session.call_tool("test-tool", {})
                 return 1 if result.is_error else 0
+            if scenario in USE_ALL:
+                return await use_all(session, tools, USE_ALL[scenario] == "everything")
+            if scenario == "json-schema-2020-12-preservation":
+                kept = next(t["inputSchema"] for t in tools if t["name"] == ECHOED_TOOL)
+                result = await session.call_tool(ECHO_TOOL, {"schema": kept})
+                return 1 if result.is_error else 0
             if scenario in SCENARIO_CALLS:
                 tool, arguments = SCENARIO_CALLS[scenario]
                 if tool not in {t["name"] for t in tools}:
@@ -109,6 +128,28 @@ async def run(url: str, scenario: str) -> int:
     finally:
         await session.close()
     return 0
+
+
+async def use_all(session: ClientSession, tools: list[dict], everything: bool) -> int:
+    """Call every tool kept (with the context's arguments where it names them), then list
+    and use each prompt and resource; 1 when any call failed."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    calls = [(c["name"], c.get("arguments") or {}) for c in context.get("toolCalls", [])]
+    calls = calls or [(t["name"], placeholder_arguments(t)) for t in tools]
+    failed = 0
+    for name, arguments in calls:
+        failed += (await session.call_tool(name, arguments)).is_error
+    if everything:
+        for prompt in (await session.request("prompts/list")).get("prompts", []):
+            await session.request("prompts/get", {"name": prompt["name"]})
+        for resource in (await session.request("resources/list")).get("resources", []):
+            await session.request("resources/read", {"uri": resource["uri"]})
+    return 1 if failed else 0
+
+
+def placeholder_arguments(tool: dict) -> dict:
+    """A string for each required argument (the scenarios' tools take strings or nothing)."""
+    return {name: "x" for name in tool.get("inputSchema", {}).get("required", [])}
 
 
 def main() -> None:

@@ -22,8 +22,11 @@ class ScriptedTransport:
     async def start(self, on_message, on_close) -> None:
         self.deliver, self.close_with = on_message, on_close
 
-    async def send(self, message: dict) -> None:
+    async def send(self, message: dict, headers: dict | None = None) -> None:
         self.sent.append(message)
+        if message.get("method") == "server/discover":  # an older server: no such method
+            error = {"code": -32601, "message": "Method not found"}
+            self.deliver({"jsonrpc": "2.0", "id": message["id"], "error": error}, None)
         if message.get("method") == "initialize":
             self.deliver(
                 {
