@@ -16,7 +16,7 @@ is meant to stop (Slack serialises each thread's messages).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -95,6 +95,32 @@ class Receipt:
     event_id: int | None = None
     duplicate: bool = False
     dropped: bool = False
+
+
+@dataclass(frozen=True)
+class TriageProposal:
+    """What "Less like this" / "More like this" on a briefing item offers
+    (:meth:`HostApi.propose_triage_rule`): ``text`` to show the person, and, when there is a
+    rule to offer, the ``key`` a confirm button carries to :meth:`HostApi.apply_triage_rule`
+    (``""``: nothing to apply, ``text`` says why), the rule's ``match`` and ``priority``,
+    and the priority the rules give the item now (``was``)."""
+
+    direction: str  # less | more
+    text: str
+    key: str = ""
+    match: dict[str, str] = field(default_factory=dict)
+    priority: str = ""
+    was: str = ""
+
+
+@dataclass(frozen=True)
+class TriageApplied:
+    """What confirming a proposal did: ``applied`` (stored now or already), a line for the
+    person, and the stored rule's id."""
+
+    applied: bool
+    text: str
+    rule_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +247,20 @@ class HostApi(Protocol):
 
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""
+
+    async def propose_triage_rule(self, event_ids: list[int], direction: str) -> TriageProposal:
+        """The "Less like this" (``direction`` ``less``) or "More like this" (``more``) of the
+        briefing item of ``event_ids``: the narrowest triage rule that would have changed
+        it, one priority step down or up, not stored (docs/events.md, Feedback)."""
+
+    async def apply_triage_rule(
+        self, proposal: TriageProposal | str, by: str, admin: bool
+    ) -> TriageApplied:
+        """Store the rule of ``proposal`` (or its ``key``) as a person confirms it: origin
+        ``button``, added by ``by`` (platform-qualified, ``slack:U0123``). ``admin`` is
+        whether the person's platform vouches they are an admin; anyone else's confirmation
+        stores nothing and the answer says who can. ValueError for a key that is no
+        proposal's."""
 
     async def ask(self, address: Address, question: Question) -> Any:
         """Ask a person through the platform of ``address``; ``None`` when nobody can answer."""

@@ -27,7 +27,16 @@ from bothost.agent.stopper import TurnStopper
 from bothost.agent.tools import Tool
 from bothost.agent.turn import Turn, tool_budget
 from bothost.agent.untrusted import ANSWER_LABEL, wrap_untrusted
-from bothost.api import STOPPED_TEXT, Outcome, Receipt, Reply, TextSink, is_stop
+from bothost.api import (
+    STOPPED_TEXT,
+    Outcome,
+    Receipt,
+    Reply,
+    TextSink,
+    TriageApplied,
+    TriageProposal,
+    is_stop,
+)
 from bothost.config import Config, McpServerConfig, secret_values
 from bothost.crosshost import open_crosshost
 from bothost.events.backpressure import ingest_until_stored
@@ -449,6 +458,26 @@ class Host:
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""
         return await self._deliver(target, briefing)
+
+    async def propose_triage_rule(self, event_ids: list[int], direction: str) -> TriageProposal:
+        from bothost.events import triage_proposal
+
+        tick = self.config.tick
+        return await self.store.run(
+            lambda db: triage_proposal.propose(db, tick, list(event_ids), direction)
+        )
+
+    async def apply_triage_rule(
+        self, proposal: TriageProposal | str, by: str, admin: bool
+    ) -> TriageApplied:
+        from bothost.events import triage_proposal
+        from bothost.events.triage_rules import who_can
+
+        key = proposal.key if isinstance(proposal, TriageProposal) else proposal
+        if not admin:  # DESIGN: applied by an admin's confirmation; anyone else is told who can
+            return TriageApplied(False, who_can(self.config))
+        tick = self.config.tick
+        return await self.store.run(lambda db: triage_proposal.apply(db, tick, key, by))
 
     async def tick_now(self, trigger: str) -> TickResult:
         """One tick now: the running ticker's, or one of its own in a CLI process."""

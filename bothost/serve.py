@@ -15,6 +15,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from bothost import heap
+from bothost.agent import history
 from bothost.api import Outcome
 from bothost.configschema import ConfigError
 from bothost.logs import chat_terminal, log_file
@@ -79,9 +80,10 @@ FAILED_TURNS = frozenset({Outcome.FAILED, Outcome.REFUSED})
 PROMPT = "you> "  # the terminal chat's, shown only to a person typing (chat_prompt)
 
 
-async def chat(host: Any, message: str | None, verbose: int = 0) -> int:
+async def chat(host: Any, message: str | None, verbose: int = 0, fresh: bool = False) -> int:
     """One message (``-m``) or an interactive conversation in the terminal; the exit status
-    (1 when the one message's turn failed or was refused).
+    (1 when the one message's turn failed or was refused). ``fresh`` (``--new``): the
+    conversation starts afresh, as after ``/new``.
 
     The log goes to ``logs/bothost.log`` as ``bothost run``'s does; the terminal shows each
     warning or error there as one line, once (:func:`bothost.logs.chat_terminal`), and of
@@ -94,16 +96,19 @@ async def chat(host: Any, message: str | None, verbose: int = 0) -> int:
         )
     setup_logging(host.config, host.home, verbose)
     with chat_terminal(verbose, log_file(host.home)):
-        return await converse(host, console, message)
+        return await converse(host, console, message, fresh)
 
 
-async def converse(host: Any, console: Any, message: str | None) -> int:
+async def converse(host: Any, console: Any, message: str | None, fresh: bool = False) -> int:
     """The chat itself, on a host not yet started; the exit status."""
     # Each MCP server starts when a turn first needs its tools (`chat -m help` starts none);
     # the turn waits for it, and a server not ready then is said once on stderr.
     await host.start(serve_http=False, platforms=False, tick=False, mcp_on_demand=True)
     console.bind(host)
     try:
+        if fresh:  # said on stderr: stdout holds the replies alone
+            await history.start_fresh(host.store, str(Address("console", "")))
+            print("bothost: started a new conversation", file=sys.stderr, flush=True)
         if message is not None:
             reply = await console.converse(message)
             return 1 if reply.outcome in FAILED_TURNS else 0

@@ -47,8 +47,9 @@ def run(ctx: click.Context) -> None:
 
 @click.command(short_help="Talk to the agent in the terminal.")
 @click.option("-m", "--message", help="Send one message; the reply goes to stdout.")
+@click.option("--new", "fresh", is_flag=True, help="Start a fresh conversation first (as /new).")
 @pass_runtime
-def chat(runtime: Runtime, message: str | None) -> None:
+def chat(runtime: Runtime, message: str | None, fresh: bool) -> None:
     """Talk to the agent in the terminal (a prompt; Ctrl-D ends it), or send one message.
 
     \b
@@ -56,6 +57,7 @@ def chat(runtime: Runtime, message: str | None) -> None:
       bothost chat
       bothost chat -m help
       bothost chat -m "what is the weather in Zurich?"
+      bothost chat --new        (the model reads nothing said before; /new does it too)
 
     Exit status: 0 when the agent replied (a tool's error is part of the reply); 1 when
     the turn failed (the model was not reached or gave no answer) or a usage budget
@@ -68,7 +70,7 @@ def chat(runtime: Runtime, message: str | None) -> None:
             jsondecode.check_text(message, "the message")
         except jsondecode.JsonInputError as exc:
             raise click.BadParameter(str(exc), param_hint="-m") from None
-    sys.exit(runtime.run(chat_loop(runtime.host(), message, runtime.verbose)))
+    sys.exit(runtime.run(chat_loop(runtime.host(), message, runtime.verbose, fresh)))
 
 
 @click.command(short_help="Every plugin found, its origin and its hooks.")
