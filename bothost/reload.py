@@ -93,7 +93,9 @@ class ConfigWatcher:
     def __init__(self, host: Host, interval: float = POLL_SECONDS) -> None:
         self.host, self.interval = host, interval
         self._poked = asyncio.Event()
-        self._seen = fingerprint(self.paths())
+        # none seen yet: the first look loads the files again, so an edit saved while the
+        # host was starting (after it read them) is not missed
+        self._seen: list[tuple[str, Any]] = []
 
     def paths(self) -> list[Path]:
         """The files loaded, and the home's own file even before it exists (written later)."""

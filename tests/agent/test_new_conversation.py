@@ -92,3 +92,22 @@ async def test_new_in_the_terminal_chat(home, tmp_path, fake):
         "Second reply.",
     ]
     assert said(fake.requests[1]) == ["what is my name?"]
+
+
+async def test_chat_new_starts_the_terminal_conversation_afresh(home, tmp_path, fake):
+    config = write_config(tmp_path / "c.yaml", {"llm": fake.openai_config()})
+    fake.script = [{"text": "Noted."}, {"text": "I do not know."}]
+
+    async def chat(*args: str) -> str:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bothost", "--config", str(config), "chat", *args,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env={**os.environ, "BOTHOST_HOME": str(home)},
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(), COMMAND_SECONDS)
+        assert process.returncode == 0, err.decode()
+        return out.decode()
+
+    assert await chat("-m", "my name is Ada") == "Noted.\n"
+    assert await chat("--new", "-m", "what is my name?") == "I do not know.\n"
+    assert said(fake.requests[1]) == ["what is my name?"]
