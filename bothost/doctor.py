@@ -20,6 +20,7 @@ import logging
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,7 @@ CHECK_SERVER = (
 )
 SHOWN_RULES = 10  # rule ids named on the permission rules line; the count says the rest
 PLUGIN_CHECK_TIMEOUT = 60.0  # seconds for one plugin's checks; an outside service may be slow
+SLOW_START = 2.0  # seconds of an MCP start before doctor says which server it waits for
 
 
 @dataclass
@@ -59,38 +61,55 @@ class Finding:
     fix: str = ""
 
 
-def diagnose(runtime: Any, offline: bool = False) -> list[Finding]:
+def diagnose(
+    runtime: Any,
+    offline: bool = False,
+    shown: Callable[[Finding], None] = lambda finding: None,
+    say: Callable[[str], None] = lambda line: None,
+) -> list[Finding]:
+    """Every check's findings. Each is given to ``shown`` as soon as it is known, so a slow
+    check (a model, an MCP server's start) hides none of the others; ``say`` hears of a
+    check that is slow to answer (``checking MCP server NAME…``)."""
     config = runtime.config  # a config error is the command's error: one line, exit 2
     check_serving(config)  # and so is what `run` refuses of it, checked by the same function
-    findings = [Finding("config", True, "loaded from " + ", ".join(config.sources))]
-    findings += check_config_files(runtime)
-    findings += check_running_config(runtime.home)
-    home = check_home(runtime)
-    findings += home
-    findings += check_plugins(runtime)
+    findings: list[Finding] = []
+
+    def found(new: list[Finding]) -> list[Finding]:
+        findings.extend(new)
+        for finding in new:
+            shown(finding)
+        return new
+
+    found([Finding("config", True, "loaded from " + ", ".join(config.sources))])
+    found(check_config_files(runtime))
+    found(check_running_config(runtime.home))
+    home = found(check_home(runtime))
+    found(check_plugins(runtime))
     if not runtime.home.exists():  # a first run: opening the store would create the home
         store = []
         if config.store.url is None:
-            findings.append(Finding("database", True, "none yet (`bothost run` creates it)"))
+            found([Finding("database", True, "none yet (`bothost run` creates it)")])
         elif config.store.url.startswith(POSTGRES_SCHEMES):
             # beside ``store``, which stays empty: with it ok, the MCP check would start
             # servers, and they would make the home
-            findings += check_server_reachable(config.store.url)
+            found(check_server_reachable(config.store.url))
     else:
-        store = check_store(runtime) if all(f.ok for f in home) else []
-    findings += store
+        store = found(check_store(runtime) if all(f.ok for f in home) else [])
     if store and all(f.ok for f in store):
-        findings += check_rules(runtime)
-    findings += check_llm(runtime, offline)
-    findings += check_delivery(runtime)
-    findings += check_web(config, runtime.home)
-    missing = check_mcp(config)
-    findings += missing
+        found(check_rules(runtime))
+    found(check_llm(runtime, offline))
+    found(check_web(config, runtime.home))
+    missing = found(check_mcp(config))
     if store and all(f.ok for f in store):
         skip = {f.check.removeprefix("mcp ") for f in missing}
-        running, now = check_mcp_running(runtime, skip)
-        findings += running + check_rule_names(runtime, now)
-    return merge(findings, plugin_checks(runtime, offline))
+        running, now = check_mcp_running(runtime, skip, say)
+        found(running + check_rule_names(runtime, now))
+    extra = plugin_checks(runtime, offline, shown)
+    findings[:] = merge(findings, extra)
+    # after the plugins: a platform judges its own targets, and a line once shown stays
+    reported = {f.check for f in extra}
+    found([f for f in check_delivery(runtime) if f.check not in reported])
+    return findings
 
 
 def merge(findings: list[Finding], extra: list[Finding]) -> list[Finding]:
@@ -105,12 +124,16 @@ def merge(findings: list[Finding], extra: list[Finding]) -> list[Finding]:
     return out
 
 
-def plugin_checks(runtime: Any, offline: bool) -> list[Finding]:
-    """What the plugins' ``doctor_checks`` report, each plugin's failure a finding of its own."""
+def plugin_checks(
+    runtime: Any, offline: bool, shown: Callable[[Finding], None] = lambda finding: None
+) -> list[Finding]:
+    """What the plugins' ``doctor_checks`` report, each plugin's failure a finding of its own;
+    each given to ``shown`` as it is reported."""
     out: list[Finding] = []
 
     def report(check: str, ok: bool, detail: str, fix: str = "") -> None:
         out.append(Finding(str(check), bool(ok), str(detail), str(fix)))
+        shown(out[-1])
 
     kwargs = {"config": runtime.config, "offline": offline, "report": report}
     for impl in impls(runtime.pm, "doctor_checks"):
@@ -120,13 +143,11 @@ def plugin_checks(runtime: Any, offline: bool) -> list[Finding]:
                 asyncio.run(within(result, PLUGIN_CHECK_TIMEOUT))
         except Exception as exc:  # boundary: one plugin's broken check must not stop doctor
             logger.exception("plugin %s failed in doctor_checks", impl.plugin_name)
-            out.append(
-                Finding(
-                    f"plugin {impl.plugin_name}",
-                    False,
-                    f"its doctor check failed: {exc or type(exc).__name__}",
-                    "bothost -v doctor shows where; report it to the plugin's authors",
-                )
+            report(
+                f"plugin {impl.plugin_name}",
+                False,
+                f"its doctor check failed: {exc or type(exc).__name__}",
+                "bothost -v doctor shows where; report it to the plugin's authors",
             )
     return out
 
@@ -467,19 +488,22 @@ def check_mcp(config: Any) -> list[Finding]:
     return out
 
 
-def check_mcp_running(runtime: Any, skip: set[str]) -> tuple[list[Finding], Known | None]:
+def check_mcp_running(
+    runtime: Any, skip: set[str], say: Callable[[str], None] = lambda line: None
+) -> tuple[list[Finding], Known | None]:
     """Start the enabled servers briefly (as `bothost mcp list --check` does) and report;
     with the tools known then (the ready servers' and the native ones: see
     :func:`check_rule_names`), or None when the servers could not be started.
 
-    Servers in ``skip`` were already reported (their command is missing) and are not started.
+    Servers in ``skip`` were already reported (their command is missing) and are not started;
+    ``say`` hears ``checking MCP server NAME…`` of each one slow to start.
     """
     from bothost.mcp import commands, stored
 
     manager = commands.manager_for(runtime.config, runtime.store, runtime.home)
     names = set(runtime.config.mcp.servers) | set(runtime.store.call(stored.load))
     try:
-        statuses, now = asyncio.run(started(runtime, manager, names - skip))
+        statuses, now = asyncio.run(started(runtime, manager, names - skip, say))
     except Exception as exc:
         failed = Finding(
             "mcp",
@@ -506,15 +530,24 @@ def check_mcp_running(runtime: Any, skip: set[str]) -> tuple[list[Finding], Know
     return out, now
 
 
-async def started(runtime: Any, manager: Any, names: set[str]) -> tuple[list[Any], Known]:
+async def started(
+    runtime: Any, manager: Any, names: set[str], say: Callable[[str], None]
+) -> tuple[list[Any], Known]:
     """The servers' states once ``names`` have started (or failed), and the tools known
-    while they run; they are stopped again."""
+    while they run; they are stopped again. Each server still starting after
+    :data:`SLOW_START` seconds is named to ``say``: its verdict may take a minute."""
     from bothost.agent.mcp_tools import McpToolSource
     from bothost.mcp.commands import PRIVATE_START_WAIT, start_bounded
     from bothost.rules import unmatched
 
-    await start_bounded(manager, names, PRIVATE_START_WAIT)  # as `mcp list --check`
-    try:
+    starting = asyncio.ensure_future(start_bounded(manager, names, PRIVATE_START_WAIT))
+    try:  # stopped however this ends: a Ctrl-C while a server hangs leaves none behind
+        await asyncio.wait({starting}, timeout=SLOW_START)
+        if not starting.done():
+            for status in manager.status():
+                if status.name in names and status.state == "starting":
+                    say(f"checking MCP server {status.name}…")
+        await starting  # as `mcp list --check`
         statuses = manager.status()
         ready = {s.name for s in statuses if s.state == "ready"}
         tools, native = unmatched.registry_tools(runtime.host().registry)

@@ -233,17 +233,19 @@ def doctor(runtime: Runtime, as_json: bool, offline: bool) -> None:
     Exit status: 0 if every check is ok, 1 if any is not; 2 for a config error (its one
     line names the file and key path: no check runs on a config that does not load).
     """
-    from bothost.doctor import diagnose
+    from bothost.doctor import Finding, diagnose
 
-    findings = diagnose(runtime, offline=offline)
+    def show(f: Finding) -> None:  # each line as soon as its check knows it
+        click.echo(f"{'ok ' if f.ok else '!! '} {f.check}: {f.detail}")
+        if not f.ok and f.fix:
+            click.echo(f"    fix: {f.fix}")
+
+    def say(line: str) -> None:  # a check that is slow to answer: what doctor waits for
+        click.echo(line, err=True)
+
+    findings = diagnose(runtime, offline, (lambda f: None) if as_json else show, say)
     if as_json:
         click.echo(json.dumps([asdict(f) for f in findings], indent=2))
-    else:
-        for f in findings:
-            mark = "ok " if f.ok else "!! "
-            click.echo(f"{mark} {f.check}: {f.detail}")
-            if not f.ok and f.fix:
-                click.echo(f"    fix: {f.fix}")
     sys.exit(0 if all(f.ok for f in findings) else 1)
 
 
