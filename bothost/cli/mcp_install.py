@@ -1,8 +1,9 @@
 """``bothost mcp install`` and ``bothost mcp import``: new servers from packages and files.
 
 Thin commands on the ``mcp`` group over :mod:`bothost.mcp.install` and
-:mod:`bothost.mcp.importer`. Install progress (each pip or npm output line, prefixed) goes
-to stderr, so stdout holds only the result (or JSON with ``--json``).
+:mod:`bothost.mcp.importer`. Install progress (a line per step; with ``-v`` each pip or npm
+output line, prefixed) goes to stderr, so stdout holds only the result (or JSON with
+``--json``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from bothost.cli.mcp import fail, manager, mcp_group, pass_runtime
 from bothost.cli.runtime import Runtime
 from bothost.mcp import commands
 from bothost.mcp.importer import ImportFileError, import_file
-from bothost.mcp.install import InstallError, PackageSpecError, install_server, parse_package
+from bothost.mcp.install import (
+    InstallError,
+    PackageSpecError,
+    install_server,
+    parse_package,
+    quiet,
+)
 from bothost.mcp.manager import McpManagerError
 
 INSTALL_FAILED_EXIT = 1
@@ -45,6 +52,7 @@ def checked_package(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--env", "env", multiple=True, help="K=V for the server's environment.")
 @click.option("--command", "script", help="Which console script / bin to run, if several.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")
+@click.option("-v", "--verbose", is_flag=True, help="Show pip's or npm's own output as it runs.")
 @pass_runtime
 def install_command(
     runtime: Runtime,
@@ -54,6 +62,7 @@ def install_command(
     env: tuple[str, ...],
     script: str | None,
     as_json: bool,
+    verbose: bool,
 ) -> None:
     """Install PACKAGE from PyPI (NAME[==VERSION]) or npm (npm:NAME, @scope/NAME), register it
     as an MCP server under $BOTHOST_HOME/mcp/<name>/, start it and list its tools.
@@ -72,6 +81,7 @@ def install_command(
             env=commands.pairs(env, "--env"),
             command=script,
             progress=progress,
+            output=progress if verbose or runtime.verbose else quiet,
         )
 
     try:

@@ -72,6 +72,11 @@ print(json.dumps({"version": d.version, "summary": d.metadata.get("Summary") or 
 Progress = Callable[[str], None]
 
 
+def quiet(_line: str) -> None:
+    """Where pip's and npm's own lines go unless asked for (``-v``): ~60 lines for one
+    server said nothing a person needed; the last of them are quoted if the install fails."""
+
+
 class InstallError(Exception):
     """An install that cannot be done or failed; the message says why in one or a few lines."""
 
@@ -183,7 +188,7 @@ def pick_command(found: list[str], preferred: list[str], chosen: str | None, wha
 async def run_streamed(
     argv: list[str], progress: Progress, prefix: str, env: dict[str, str] | None = None
 ) -> tuple[int, list[str]]:
-    """Run a program, showing each output line as progress; its exit code and last lines."""
+    """Run a program, giving each output line to `progress`; its exit code and last lines."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -227,7 +232,12 @@ def explain_failure(package: Package, tail: list[str]) -> InstallError:
 
 
 async def install_pypi(
-    package: Package, folder: Path, progress: Progress, names: list[str], chosen: str | None
+    package: Package,
+    folder: Path,
+    progress: Progress,
+    names: list[str],
+    chosen: str | None,
+    output: Progress = quiet,
 ) -> Installed:
     venv = folder / "venv"
     python = venv / "bin" / "python"
@@ -237,7 +247,7 @@ async def install_pypi(
     progress(f"creating a virtual environment in {venv}")
     code, tail = await run_streamed(
         [sys.executable, "-m", "venv", *(["--without-pip"] if ours else []), str(venv)],
-        progress,
+        output,
         "venv",
     )
     if code != 0:
@@ -247,7 +257,7 @@ async def install_pypi(
         if ours
         else [str(python), "-m", "pip"]
     )
-    progress(f"installing {package.spec} from PyPI")
+    progress(f"installing {package.spec} from PyPI…")
     code, tail = await run_streamed(
         [
             *pip,
@@ -261,13 +271,14 @@ async def install_pypi(
             "off",
             package.spec,
         ],
-        progress,
+        output,
         "pip",
         env=child_env(),
     )
     if code != 0:
         raise explain_failure(package, tail)
     meta = await read_metadata(python, package.name)
+    progress(f"installed {package.name} {meta['version']}")
     script = pick_command(
         meta["scripts"], [package.name, *names], chosen, f"PyPI package {package.name}"
     )
@@ -318,7 +329,12 @@ async def read_metadata(python: Path, name: str) -> dict[str, Any]:
 
 
 async def install_npm(
-    package: Package, folder: Path, progress: Progress, names: list[str], chosen: str | None
+    package: Package,
+    folder: Path,
+    progress: Progress,
+    names: list[str],
+    chosen: str | None,
+    output: Progress = quiet,
 ) -> Installed:
     npm = shutil.which("npm")
     if npm is None:
@@ -329,10 +345,10 @@ async def install_npm(
     folder.mkdir(parents=True, exist_ok=True)
     # Without a package.json here npm walks up and may install into a parent project.
     (folder / "package.json").write_text('{"private": true}\n')
-    progress(f"installing {package.spec} from npm into {folder}")
+    progress(f"installing {package.spec} from npm into {folder}…")
     code, tail = await run_streamed(
         [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", package.spec],
-        progress,
+        output,
         "npm",
     )
     if code != 0:
@@ -345,6 +361,7 @@ async def install_npm(
         raise InstallError(
             f"npm installed {package.spec} but its package.json is unreadable: {exc}"
         ) from None
+    progress(f"installed {package.name} {manifest.get('version', '')}".rstrip())
     unscoped = package.name.rsplit("/", 1)[-1]
     bins = manifest.get("bin")
     found = [unscoped] if isinstance(bins, str) else sorted(bins or {})
@@ -404,8 +421,12 @@ async def install_server(
     env: dict[str, str] | None = None,
     command: str | None = None,
     progress: Progress = lambda _line: None,
+    output: Progress = quiet,
 ) -> InstallResult:
-    """Install `text` (see :func:`parse_package`), register it, start it and list its tools."""
+    """Install `text` (see :func:`parse_package`), register it, start it and list its tools.
+
+    ``progress`` hears a line per step, ``output`` each line pip or npm prints (by default
+    none: their end is quoted if the install fails)."""
     package = parse_package(text)
     name = name or default_name(package.name)
     await check_name_free(manager, name)
@@ -418,7 +439,7 @@ async def install_server(
             shutil.rmtree(folder)
         folder.mkdir(parents=True, mode=0o700)
         install = install_pypi if package.kind == "pypi" else install_npm
-        installed = await install(package, folder, progress, [name], command)
+        installed = await install(package, folder, progress, [name], command, output)
         config = McpServerConfig(
             command=str(installed.command),
             args=list(args or []),

@@ -123,11 +123,12 @@ async def manager(home):
 def fake_installer(command: list[str]):
     """An installer that 'installs' a script running `command` into the folder."""
 
-    async def install(package, folder, progress, names, chosen):
+    async def install(package, folder, progress, names, chosen, output):
         script = folder / "run-server"
         script.write_text("#!/bin/sh\nexec " + " ".join(command) + ' "$@"\n')
         script.chmod(0o755)
-        progress("pretend | installed")
+        progress("installed")
+        output("pretend | installed")
         return Installed(package, folder, script, "1.0", "A test server", ["run-server"])
 
     return install
@@ -143,7 +144,7 @@ async def test_install_registers_starts_and_lists(manager, home, monkeypatch):
     )
     assert result.name == "echo" and result.status.state == "ready"
     assert "echo" in {t["name"] for t in result.tools}
-    assert "pretend | installed" in lines
+    assert "installed" in lines and "pretend | installed" not in lines  # pip's own: with -v
     row = (await manager.store.run(lambda db: db.query("SELECT * FROM mcp_servers ORDER BY 1")))[0]
     assert (row["name"], row["origin"], row["description"]) == ("echo", "install", "A test server")
 
