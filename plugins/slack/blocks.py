@@ -2,11 +2,12 @@
 
 Layout follows the design's briefing: URGENT, HIGH and FYI sections, each item with its
 "why", then one counted line for low-priority and one for muted events. Every item gets
-Acknowledge, Snooze and Mute buttons whose value carries the item's event ids (as ranges,
-``3-7,12``, to stay within Slack's 2000-character value limit). Slack allows 50 blocks and
-3000 characters per section: items that do not fit are listed together at the end with one
-set of buttons for all of them. The plain-text briefing is always sent as ``text``, which
-notifications and screen readers use.
+Acknowledge, Snooze, Mute, "Less like this" and "More like this" buttons whose value carries
+the item's event ids (as ranges, ``3-7,12``, to stay within Slack's 2000-character value
+limit). Slack allows 50 blocks and 3000 characters per section: items that do not fit are
+listed together at the end with one set of buttons for all of them (without the two "like
+this": a rule is made from one item). The plain-text briefing is always sent as ``text``,
+which notifications and screen readers use.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ HEADER_LIMIT = 150  # characters of a header block
 VALUE_LIMIT = 2000  # characters of a button value
 TEXT_LIMIT = 3900  # characters of the plain-text fallback
 ACK, SNOOZE, MUTE = "bothost_ack", "bothost_snooze", "bothost_mute"
+LESS, MORE = "bothost_less", "bothost_more"  # propose a triage rule: see like_this.py
 BUTTONS = ((ACK, "Acknowledge", "primary"), (SNOOZE, "Snooze 4h", None), (MUTE, "Mute", "danger"))
+LIKE_THIS = ((LESS, "Less like this", None), (MORE, "More like this", None))  # one item's only
 MAX_RANGE = 10_000  # ids one range of a (forged) button value may expand to
 TAIL_BLOCKS = 4  # room kept for the overflow section, its buttons and the counted lines
 
@@ -45,7 +48,7 @@ def render(briefing: Briefing) -> tuple[list[dict[str, Any]], str]:
             blocks.append(section(item_line(item)))
             value = encode_ids(item.event_ids)
             if value:
-                blocks.append(buttons(value, f"item{len(blocks)}"))
+                blocks.append(buttons(value, f"item{len(blocks)}", like_this=True))
     if overflow:
         lines = "\n".join(item_line(i) for i in overflow)
         blocks.append(section(f"*…and {len(overflow)} more*\n{lines}"))
@@ -109,9 +112,9 @@ def context(text: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, SECTION_LIMIT)}]}
 
 
-def buttons(value: str, block_id: str) -> dict[str, Any]:
+def buttons(value: str, block_id: str, like_this: bool = False) -> dict[str, Any]:
     elements = []
-    for action_id, label, style in BUTTONS:
+    for action_id, label, style in BUTTONS + (LIKE_THIS if like_this else ()):
         button: dict[str, Any] = {
             "type": "button",
             "action_id": action_id,

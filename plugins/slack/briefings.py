@@ -1,4 +1,5 @@
-"""Briefings posted to Slack, and what their Acknowledge / Snooze / Mute buttons do.
+"""Briefings posted to Slack, and what their Acknowledge / Snooze / Mute buttons do (the
+"Less/More like this" buttons are :mod:`bothost.plugins.slack.like_this`'s).
 
 A button's value holds the event ids of its item; the click calls the host's feedback
 functions (each idempotent, so a double click or a redelivered action changes nothing
@@ -14,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.blocks import ACK, MUTE, SNOOZE, context, decode_ids, render
+from bothost.plugins.slack.like_this import LikeThis
 
 from bothost.models import Address, Briefing
 from bothost.queries import Queries
@@ -42,10 +44,12 @@ MUTE_FIELDS = (
 class Briefings:
     def __init__(self, platform: SlackPlatform) -> None:
         self.platform = platform
+        self.like_this = LikeThis(platform)
 
     def register(self, app: Any) -> None:
         for action_id in (ACK, SNOOZE, MUTE):
             app.action(action_id)(self.on_click)
+        self.like_this.register(app)
 
     async def send(self, address: Address, briefing: Briefing) -> str:
         """Post the briefing; Slack errors propagate so the delivery is retried."""
