@@ -83,6 +83,10 @@ def check_semantics(config: Config) -> None:
         wrong = address_problem(server)
         if wrong:
             raise ConfigError(f"{where}: mcp.servers.{name}.{wrong}")
+    wrong = url_problem(config.mcp.registry)
+    if wrong:
+        where = source_of(config, "mcp", "registry")
+        raise ConfigError(f"{where}: mcp.registry: {wrong.replace(' (Streamable HTTP)', '')}")
     for i, target in enumerate(config.tick.deliver_to):
         if ":" not in target:
             raise ConfigError(

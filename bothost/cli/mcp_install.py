@@ -1,14 +1,16 @@
-"""``bothost mcp install`` and ``bothost mcp import``: new servers from packages and files.
+"""``bothost mcp install``, ``import`` and ``search``: new servers from packages, files and
+the MCP registry.
 
-Thin commands on the ``mcp`` group over :mod:`bothost.mcp.install` and
-:mod:`bothost.mcp.importer`. Install progress (a line per step; with ``-v`` each pip or npm
-output line, prefixed) goes to stderr, so stdout holds only the result (or JSON with
-``--json``).
+Thin commands on the ``mcp`` group over :mod:`bothost.mcp.install`,
+:mod:`bothost.mcp.importer` and :mod:`bothost.mcp.registry`. Install progress (a line per
+step; with ``-v`` each pip or npm output line, prefixed) goes to stderr, so stdout holds
+only the result (or JSON with ``--json``).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +23,21 @@ from bothost.mcp.importer import ImportFileError, import_file
 from bothost.mcp.install import (
     InstallError,
     PackageSpecError,
+    Progress,
     install_server,
     parse_package,
     quiet,
 )
 from bothost.mcp.manager import McpManagerError
+from bothost.mcp.registry.client import Registry, RegistryError
+from bothost.mcp.registry.entries import is_registry_name
+from bothost.mcp.registry.installer import RegistryInstall, install_entry
+from bothost.platform import terminal_input
 
 INSTALL_FAILED_EXIT = 1
 SUMMARY_WIDTH = 90
+SEARCH_LIMIT = 20  # entries `mcp search` shows unless --limit says otherwise
+MAX_SEARCH_LIMIT = 200
 
 
 def progress(line: str) -> None:
@@ -37,7 +46,9 @@ def progress(line: str) -> None:
 
 def checked_package(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     """PACKAGE checked before anything runs: a usage error (exit 2) unless it is a name with
-    an optional version (bothost.mcp.install.parse_package)."""
+    an optional version (bothost.mcp.install.parse_package) or a registry name."""
+    if is_registry_name(value):
+        return value
     try:
         parse_package(value)
     except PackageSpecError as exc:
@@ -52,6 +63,7 @@ def checked_package(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--env", "env", multiple=True, help="K=V for the server's environment.")
 @click.option("--command", "script", help="Which console script / bin to run, if several.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")
+@click.option("--registry", "registry", metavar="URL", help="MCP registry (default: mcp.registry).")
 @click.option("-v", "--verbose", is_flag=True, help="Show pip's or npm's own output as it runs.")
 @pass_runtime
 def install_command(
@@ -62,15 +74,24 @@ def install_command(
     env: tuple[str, ...],
     script: str | None,
     as_json: bool,
+    registry: str | None,
     verbose: bool,
 ) -> None:
-    """Install PACKAGE from PyPI (NAME[==VERSION]) or npm (npm:NAME, @scope/NAME), register it
-    as an MCP server under $BOTHOST_HOME/mcp/<name>/, start it and list its tools.
+    """Install PACKAGE from PyPI (NAME[==VERSION]), npm (npm:NAME, @scope/NAME) or the MCP
+    registry (io.github.owner/server), register it as an MCP server under
+    $BOTHOST_HOME/mcp/<name>/, start it and list its tools.
 
     \b
-    Example:
+    Examples:
       bothost mcp install mcp-server-time
+      bothost mcp install io.github.owner/server
     """
+    output = progress if verbose or runtime.verbose else quiet
+    if is_registry_name(package):
+        install_from_registry(runtime, package, registry, name, args, env, script, as_json, output)
+        return
+    if registry:
+        fail(f"--registry is for registry names (io.github.owner/server), not {package!r}")
 
     async def install() -> Any:
         return await install_server(
@@ -81,7 +102,7 @@ def install_command(
             env=commands.pairs(env, "--env"),
             command=script,
             progress=progress,
-            output=progress if verbose or runtime.verbose else quiet,
+            output=output,
         )
 
     try:
@@ -114,6 +135,118 @@ def install_command(
             f"{summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip()
         )
     click.echo(f"{len(result.tools)} tools; try `bothost mcp call {result.name} TOOL '{{…}}'`")
+
+
+def install_from_registry(
+    runtime: Runtime,
+    entry: str,
+    registry: str | None,
+    name: str | None,
+    args: tuple[str, ...],
+    env: tuple[str, ...],
+    script: str | None,
+    as_json: bool,
+    output: Progress,
+) -> None:
+    url = registry or runtime.config.mcp.registry
+
+    def ask(label: str, default: str) -> str:
+        shown = f"{label} [{default}]: " if default else f"{label}: "
+        return terminal_input(shown, err=True).strip() or default
+
+    async def install() -> RegistryInstall:
+        return await install_entry(
+            manager(runtime),
+            url,
+            entry,
+            name=name,
+            args=list(args),
+            env=commands.pairs(env, "--env"),
+            command=script,
+            ask=ask if sys.stdin.isatty() else None,
+            progress=progress,
+            output=output,
+        )
+
+    try:
+        done = runtime.run(install())
+    except (RegistryError, InstallError, McpManagerError) as exc:
+        fail(f"install failed: {exc}", INSTALL_FAILED_EXIT)
+    if as_json:
+        click.echo(json.dumps(done.to_dict(), indent=2))
+        return
+    chosen = done.plan
+    version = f" {done.version}" if done.version else ""
+    click.echo(
+        f"installed {done.name} from {done.entry.name}: {chosen.kind}{version} → {done.target}"
+    )
+    for variable in chosen.referenced:
+        state = "not set here" if variable in chosen.unset else "set here"
+        click.echo(f"  reads ${{env:{variable}}} from bothost's environment ({state})")
+    if chosen.optional:
+        click.echo(f"  left out (optional): {', '.join(chosen.optional)}")
+    if not done.started:
+        click.echo(
+            f"not started: set {', '.join(chosen.unset)} where bothost runs, then "
+            "`bothost mcp list --check`"
+        )
+        return
+    for tool in done.tools:
+        summary = (tool.get("description") or "").strip().splitlines()
+        click.echo(
+            f"  {done.name}/{tool['name']:28} "
+            f"{summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip()
+        )
+    click.echo(f"{len(done.tools)} tools; try `bothost mcp call {done.name} TOOL '{{…}}'`")
+
+
+@mcp_group.command("search")
+@click.argument("query")
+@click.option("--registry", "registry", metavar="URL", help="MCP registry (default: mcp.registry).")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, MAX_SEARCH_LIMIT),
+    default=SEARCH_LIMIT,
+    show_default=True,
+    help="Show at most this many servers.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_runtime
+def search_command(
+    runtime: Runtime, query: str, registry: str | None, limit: int, as_json: bool
+) -> None:
+    """Servers in the MCP registry whose name or description matches QUERY.
+
+    \b
+    Example:
+      bothost mcp search weather
+    """
+
+    async def search() -> tuple[str, Any]:
+        async with Registry(registry or runtime.config.mcp.registry) as reader:
+            return reader.url, await reader.search(query, limit)
+
+    try:
+        url, found = runtime.run(search())
+    except RegistryError as exc:
+        fail(str(exc), INSTALL_FAILED_EXIT)
+    if as_json:
+        entries = [entry.to_dict() for entry in found.entries]
+        click.echo(json.dumps({"registry": url, "servers": entries, "more": found.more}, indent=2))
+        return
+    for entry in found.entries:
+        status = "" if entry.status == "active" else f" [{entry.status}]"
+        kinds = ",".join(entry.kinds()) or "-"
+        click.echo(f"{entry.name}  {entry.version or '-'}  ({kinds}){status}")
+        if entry.description:
+            click.echo(f"    {entry.description[:SUMMARY_WIDTH]}")
+    count = len(found.entries)
+    more = "; more match: narrow QUERY or raise --limit" if found.more else ""
+    click.echo(
+        f"{count} server{'' if count == 1 else 's'} in {url}{more}"
+        + ("; install one with `bothost mcp install NAME`" if count else ""),
+        err=True,
+    )
 
 
 @mcp_group.command("import")

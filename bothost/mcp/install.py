@@ -408,7 +408,7 @@ def save_record(db: Any, name: str, record: dict[str, Any]) -> None:
 class InstallResult:
     name: str
     installed: Installed
-    status: ServerStatus
+    status: ServerStatus | None  # None: registered, not started (`start=False`)
     tools: list[dict[str, Any]]
 
 
@@ -422,11 +422,17 @@ async def install_server(
     command: str | None = None,
     progress: Progress = lambda _line: None,
     output: Progress = quiet,
+    description: str | None = None,
+    start: bool = True,
+    record: dict[str, Any] | None = None,
 ) -> InstallResult:
     """Install `text` (see :func:`parse_package`), register it, start it and list its tools.
 
     ``progress`` hears a line per step, ``output`` each line pip or npm prints (by default
-    none: their end is quoted if the install fails)."""
+    none: their end is quoted if the install fails). ``description`` replaces the package's
+    summary; ``start=False`` registers the server
+    without starting it (a registry entry whose required variables are not set here);
+    ``record`` adds to what the row's ``install`` column keeps."""
     package = parse_package(text)
     name = name or default_name(package.name)
     await check_name_free(manager, name)
@@ -444,26 +450,38 @@ async def install_server(
             command=str(installed.command),
             args=list(args or []),
             env=dict(env or {}),
-            description=installed.description[:200],
+            description=(installed.description if description is None else description)[:200],
         )
         await manager.add_server(name, config, origin="install")
         registered = True
-        await manager.store.run(lambda db: save_record(db, name, installed.record()))
+        kept = {**installed.record(), **(record or {})}
+        await manager.store.run(lambda db: save_record(db, name, kept))
+        if not start:
+            return InstallResult(name, installed, None, [])
         progress(f"starting {name}: {installed.command}")
-        async with commands.private(manager, {name}):
-            status = next(s for s in manager.status() if s.name == name)
-            tools = manager.tools(name)
-        if status.state != "ready":
-            raise InstallError(
-                f"{package.name} was installed but the server did not start: "
-                f"{status.error or status.state}{log_hint(manager.home, name)}"
-            )
+        status, tools = await started(manager, name, f"{package.name} was installed but")
         return InstallResult(name, installed, status, tools)
     except BaseException:
         if registered:
             await manager.store.run(lambda db: stored.delete(db, name))
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+async def started(
+    manager: McpManager, name: str, what: str
+) -> tuple[ServerStatus, list[dict[str, Any]]]:
+    """Start server `name` for a moment: its status and tools; :class:`InstallError` saying
+    ``{what} the server did not start`` (and the end of its log) when it is not ready."""
+    async with commands.private(manager, {name}):
+        status = next(s for s in manager.status() if s.name == name)
+        tools = manager.tools(name)
+    if status.state != "ready":
+        raise InstallError(
+            f"{what} the server did not start: "
+            f"{status.error or status.state}{log_hint(manager.home, name)}"
+        )
+    return status, tools
 
 
 def log_hint(home: Path, name: str) -> str:
