@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bothost.configcheck import check_registered, check_semantics, source_of
+from bothost.configenv import check_shell_references, close_variable
 from bothost.configfile import read_yaml, without_holders
 from bothost.configschema import (
     ConfigError,
@@ -463,6 +464,7 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
         check_env_references(data, str(path))
         check_source(Config, core_part(data, str(path)), str(path))
         merged = deep_merge(merged, data)
+        check_shell_references(data, merged, str(path))
         layers.append((str(path), data))
     unset: list[tuple[str, str]] = []
     resolved = interpolate(merged, "", unset)
@@ -523,10 +525,13 @@ def check_enabled_env(config: Config, unset: list[tuple[str, str]]) -> None:
 
 
 def unset_env_error(config: Config, path: str, name: str) -> ConfigError:
-    """The error for ``${env:NAME}`` at ``path`` with NAME unset, naming the file that set it."""
+    """The error for ``${env:NAME}`` at ``path`` with NAME unset, naming the file that set it
+    (and a set variable whose name is close: a typo on either side)."""
+    close = close_variable(name)
     return ConfigError(
         f"{source_of(config, *key_path(path))}: {path}: environment variable {name} is not "
-        "set (export it, or disable this part of the config)"
+        f"set{f'; did you mean {close}?' if close else ''} (export it, or disable this part "
+        "of the config)"
     )
 
 
