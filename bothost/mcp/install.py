@@ -430,9 +430,9 @@ async def install_server(
 
     ``progress`` hears a line per step, ``output`` each line pip or npm prints (by default
     none: their end is quoted if the install fails). ``description`` replaces the package's
-    summary; ``start=False`` registers the server
-    without starting it (a registry entry whose required variables are not set here);
-    ``record`` adds to what the row's ``install`` column keeps."""
+    summary; ``start=False`` registers the server without starting it (a registry entry
+    whose required variables are not set here); ``record`` adds to what the row's
+    ``install`` column keeps."""
     package = parse_package(text)
     name = name or default_name(package.name)
     await check_name_free(manager, name)
