@@ -142,14 +142,19 @@ def paths() -> dict[str, Any]:
         },
         "/api/feedback": {
             "post": {
-                "summary": "Acknowledge or snooze the events of a briefing item.",
+                "summary": "Acknowledge or snooze the events of a briefing item; propose the "
+                "triage rule that would have made it less or more important (`less`, `more`: "
+                'nothing is stored; the answer\'s `proposal` is the key to apply, `""` when '
+                "there is none and `text` says why), or apply a proposal (`apply` with "
+                "`proposal`, no `event_ids`).",
                 "security": [{}, {"token": []}],
                 "requestBody": json_body(
                     {
                         "type": "object",
-                        "required": ["action", "event_ids"],
+                        "required": ["action"],
                         "properties": {
-                            "action": {"enum": ["ack", "snooze"]},
+                            "action": {"enum": ["ack", "snooze", "less", "more", "apply"]},
+                            "proposal": {"type": "string", "minLength": 1, "maxLength": 100},
                             "event_ids": {
                                 "type": "array",
                                 "minItems": 1,

@@ -188,6 +188,24 @@ async def test_a_briefing_from_a_pushed_event_arrives_in_the_page(page, web_host
     assert status == [("snoozed", 1)]
 
 
+async def test_less_like_this_is_proposed_and_applied_in_the_page(page, web_host):
+    from bothost.events import triage_store
+
+    await page.open("p-like")
+    mail = {"id": "m1", "summary": "50% off", "from": "Deals <news@deals.example>"}
+    await web_host.ingest_event("gmail", "event/new_email", mail)
+    await tick_once(web_host, "test")
+    await page.wait_for("#briefings .briefing", "50% off")
+    await page.click("#briefings .item-actions button.less")
+    said = "Less like this: mail from news@deals.example → low (was normal)."
+    await page.wait_for("#briefings .like-this .proposal", said)
+    assert await web_host.store.run(triage_store.load) == ([], [])
+    await page.click("#briefings .like-this button.apply")
+    await page.wait_for("#briefings .like-this .feedback-done", "Added triage rule #1")
+    [rule] = (await web_host.store.run(triage_store.load))[0]
+    assert (rule.origin, rule.added_by, rule.rule.priority) == ("button", "web:web", "low")
+
+
 async def test_a_form_question_is_answered_in_the_page(page, web_host):
     await page.open("p-form")
     schema = {

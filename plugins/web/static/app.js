@@ -301,10 +301,10 @@
     return text.startsWith(title + "\n") ? text.slice(title.length + 1) : text;
   }
 
-  // [Ack] / [Snooze 1h] for each item whose events can still be acted on
+  // [Ack] / [Snooze 1h] where the item offers them, and on every item [Less like this] /
+  // [More like this]: the host proposes a triage rule, applied only when [Apply] is pressed
   function briefingActions(structure) {
-    const items = (structure.items || []).filter((i) => (i.event_ids || []).length
-      && (i.actions || []).some((a) => a === "ack" || a === "snooze"));
+    const items = (structure.items || []).filter((i) => (i.event_ids || []).length);
     if (!items.length) return null;
     const list = el("ul", { class: "item-actions" });
     for (const i of items) {
@@ -316,11 +316,31 @@
           for (const b of event.target.parentElement.querySelectorAll("button")) b.disabled = resp.ok;
           refresh();
         } });
+      const confirm = el("div", { class: "like-this" });
+      const like = (direction, label) => el("button", { type: "button", class: direction, text: label,
+        onclick: async () => {
+          const resp = await post("/api/feedback", { action: direction, event_ids: i.event_ids });
+          showProposal(confirm, resp.ok ? await resp.json() : { text: "No proposal: the request failed." });
+        } });
       list.append(el("li", {}, el("span", { text: i.summary + " " }),
         (i.actions || []).includes("ack") ? act("ack", "Ack") : null, " ",
-        (i.actions || []).includes("snooze") ? act("snooze", "Snooze 1h") : null, done));
+        (i.actions || []).includes("snooze") ? act("snooze", "Snooze 1h") : null, " ",
+        like("less", "Less like this"), " ", like("more", "More like this"), done, confirm));
     }
     return list;
+  }
+
+  // the proposed rule with [Apply] [Cancel]; nothing is stored before [Apply]
+  function showProposal(row, found) {
+    const apply = found.proposal ? el("button", { type: "button", class: "apply", text: "Apply",
+      onclick: async () => {
+        const resp = await post("/api/feedback", { action: "apply", proposal: found.proposal });
+        const done = await resp.json().catch(() => ({}));
+        row.replaceChildren(el("span", { class: "feedback-done", text: done.text || done.error || "failed" }));
+      } }) : null;
+    const cancel = el("button", { type: "button", class: "cancel", text: found.proposal ? "Cancel" : "Close",
+      onclick: () => row.replaceChildren() });
+    row.replaceChildren(el("span", { class: "proposal", text: found.text + " " }), apply, " ", cancel);
   }
 
   function fillTable(selector, rows, columns, emptyText, rowClass) {
