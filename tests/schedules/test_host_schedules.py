@@ -89,10 +89,10 @@ class Running:
         self.process: asyncio.subprocess.Process | None = None
         self.log = home.parent / "host.log"
 
-    async def start(self) -> None:
+    async def start(self, **env: str) -> None:
         with self.log.open("ab") as stderr:
             self.process = await bothost_process(
-                self.home, self.config, "run", stderr=stderr, PYTHONPATH=str(ROOT)
+                self.home, self.config, "run", stderr=stderr, PYTHONPATH=str(ROOT), **env
             )
         async with aiohttp.ClientSession() as client:
             await wait_for(lambda: self.healthy(client), "the host to serve")
@@ -219,3 +219,18 @@ async def test_a_job_due_while_no_host_ran_fires_once_late_at_the_next_start(set
     await host.cli("schedule", "add", "--in", "2s", "--to", "webhook:ops", "marker")
     await wait_for(lambda: len(receiver.texts()) == 2, "the marker")
     assert receiver.texts() == [late, "Reminder: marker"]
+
+
+async def test_a_host_killed_after_sending_sends_the_job_again_after_a_restart(setup):
+    host, receiver, _ = setup
+    await host.start(BOTHOST_FAULT_KILL_AT="job-sent")  # dies before recording the fire
+    await host.cli("schedule", "add", "--in", "2s", "--to", "webhook:ops", "call Ana")
+    assert host.process is not None
+    await wait_for(lambda: host.process.returncode is not None, "the kill")
+    assert receiver.texts() == ["Reminder: call Ana"]
+    await host.start()
+    # at least once: the same job again (late by now, or not), and then it is done
+    await wait_for(lambda: len(receiver.texts()) == 2, "the second copy")
+    assert receiver.texts()[1].endswith("call Ana")
+    listed = json.loads(await host.cli("schedule", "list", "--json", "--all"))
+    assert [j["status"] for j in listed] == ["done"]
