@@ -188,8 +188,11 @@ def apply(
     ``button``, ``added_by`` ``by``); the same rule twice is stored once."""
     direction, _, rest = key.partition(":")
     priority, _, number = rest.partition(":")
-    if direction not in DIRECTIONS or priority not in PRIORITIES or not number.isdigit():
+    digits = number.isascii() and number.isdigit()
+    if direction not in DIRECTIONS or priority not in PRIORITIES or not digits:
         raise ValueError(f"not a proposal: {key[:80]!r}")
+    if int(number) > triage_store.MAX_ID:  # names no event, and no database takes it
+        return TriageApplied(False, "Not applied: the item's events are gone.")
     event = first_event(db, [int(number)])
     if event is not None:  # a second click, or Slack's retry of the first
         match = narrowest(event)[0]

@@ -160,8 +160,11 @@ async def test_confirming_twice_stores_one_rule_and_a_stale_key_stores_none(queu
     assert not stale.applied and stale.text.startswith("Not applied:")
     with pytest.raises(ValueError, match="not a proposal"):
         store.call(lambda db: triage_proposal.apply(db, config, "less:low:x", "x"))
-    gone = store.call(lambda db: triage_proposal.apply(db, config, "less:low:999", "x"))
-    assert not gone.applied and "gone" in gone.text
+    for key in ("less:low:999", "less:low:" + "9" * 80):
+        gone = store.call(lambda db, key=key: triage_proposal.apply(db, config, key, "x"))
+        assert not gone.applied and "gone" in gone.text
+    with pytest.raises(ValueError, match="not a proposal"):
+        store.call(lambda db: triage_proposal.apply(db, config, "less:low:²", "x"))
 
 
 async def test_a_muted_item_gets_no_rule(queue, store, config):
