@@ -32,6 +32,7 @@ PUBLIC = {
     "bothost.queries",
     "bothost.jsondecode",
     "bothost.redact",
+    "bothost.identity",
 }
 SQL_VERBS = r"(?:from|join|into|update|table|exists)"
 
