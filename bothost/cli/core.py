@@ -61,10 +61,14 @@ def chat(runtime: Runtime, message: str | None, fresh: bool) -> None:
 
     Exit status: 0 when the agent replied (a tool's error is part of the reply); 1 when
     the turn failed (the model was not reached or gave no answer) or a usage budget
-    refused it.
+    refused it, or at once when a hosted model has no key.
     """
+    from bothost.llm.base import key_problem
     from bothost.serve import chat as chat_loop
 
+    if (problem := key_problem(runtime.config.llm)) is not None:  # before the SDK and host
+        click.echo(f"bothost: {problem}", err=True)
+        sys.exit(1)
     if message is not None:
         try:  # bytes that are not UTF-8 arrive as lone surrogates (surrogateescape)
             jsondecode.check_text(message, "the message")

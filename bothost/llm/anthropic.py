@@ -14,6 +14,7 @@ import anthropic
 
 from bothost import redact
 from bothost.llm.base import (
+    KEYS,
     ChatRequest,
     ChatResponse,
     LlmError,
@@ -68,7 +69,7 @@ class AnthropicProvider:
         await self.client.close()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        if (refused := missing_key(self.config, "anthropic", "ANTHROPIC_API_KEY")) is not None:
+        if (refused := missing_key(self.config, "anthropic", *KEYS["anthropic"])) is not None:
             raise refused
         params: dict[str, Any] = {
             "model": self.model,

@@ -153,6 +153,18 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str]:
     return (value, "") if isinstance(value, dict) else ({}, raw)
 
 
+# The hosted APIs that refuse a call without a key: the variable to set, and another way
+LOCAL_HINT = " (a local server such as Ollama needs llm.base_url instead)"
+KEYS = {"openai": ("OPENAI_API_KEY", LOCAL_HINT), "anthropic": ("ANTHROPIC_API_KEY", "")}
+
+
+def key_problem(config: Any) -> LlmError | None:
+    """:func:`missing_key` for the ``llm`` section's provider, if it is a hosted one known
+    here: ``bothost chat`` says it before it imports the provider's SDK (seconds)."""
+    known = KEYS.get(config.provider or "")
+    return missing_key(config, config.provider, *known) if known else None
+
+
 def missing_key(config: Any, provider: str, variable: str, local_hint: str = "") -> LlmError | None:
     """The error for a call to a provider's hosted API with no key (``None`` if there is a key
     or another ``base_url``, which may need none): the API would answer only 401, or, with

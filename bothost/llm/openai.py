@@ -14,6 +14,7 @@ import openai
 
 from bothost import redact
 from bothost.llm.base import (
+    KEYS,
     ChatRequest,
     ChatResponse,
     LlmError,
@@ -54,14 +55,7 @@ class OpenAIProvider:
         await self.client.close()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        if (
-            refused := missing_key(
-                self.config,
-                "openai",
-                "OPENAI_API_KEY",
-                " (a local server such as Ollama needs llm.base_url instead)",
-            )
-        ) is not None:
+        if (refused := missing_key(self.config, "openai", *KEYS["openai"])) is not None:
             raise refused
         params: dict[str, Any] = {
             "model": self.model,
