@@ -150,24 +150,15 @@ async def test_an_npm_entry_goes_through_the_npm_install(manager, home, registry
     assert row["description"] == "Echo, from npm"
 
 
-async def test_an_oci_entry_needs_docker(manager, home, registry, monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    with pytest.raises(Exception, match="a oci package needs docker, which is not on PATH"):
-        await install_entry(manager, registry.url, "io.github.bothost-tests/boxed")
-    # with a docker on PATH (here one that runs the echo server) the image is run by it
+async def test_an_oci_entry_is_refused_even_with_docker_on_path(
+    manager, home, registry, monkeypatch, tmp_path
+):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "docker").write_text(
-        f'#!/bin/sh\necho "$@" > {tmp_path}/argv\nexec {sys.executable} {ECHO_SERVER}\n'
-    )
+    (bin_dir / "docker").write_text(f"#!/bin/sh\ntouch {tmp_path}/ran\n")
     (bin_dir / "docker").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin:/bin")
-    done = await install_entry(manager, registry.url, "io.github.bothost-tests/boxed")
-    assert done.started and done.target.startswith("docker run -i --rm")
-    assert (tmp_path / "argv").read_text().split() == [
-        "run",
-        "-i",
-        "--rm",
-        "docker.io/bothost-tests/boxed:1.2.3",
-    ]
-    assert rows(home)["boxed"]["command"] == "docker"
+    with pytest.raises(Exception, match="published only as the OCI image") as raised:
+        await install_entry(manager, registry.url, "io.github.bothost-tests/boxed")
+    assert "\n" not in str(raised.value)
+    assert "boxed" not in rows(home) and not (tmp_path / "ran").exists()

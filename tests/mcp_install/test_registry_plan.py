@@ -54,11 +54,31 @@ OCI = {"registryType": "oci", "identifier": "docker.io/t/x", "version": "1.0"}
 REMOTE = {"type": "streamable-http", "url": "https://x.example/mcp"}
 
 
-def test_pypi_then_npm_then_a_remote_then_oci():
+def test_pypi_then_npm_then_a_remote_and_never_oci():
     assert choose(entry(OCI, NPM, PYPI, remotes=(REMOTE,)), EVERYWHERE).registry == "pypi"
     assert choose(entry(OCI, NPM, remotes=(REMOTE,)), EVERYWHERE).registry == "npm"
     assert choose(entry(OCI, NPM, remotes=(REMOTE,)), nowhere).url == REMOTE["url"]
-    assert choose(entry(OCI), EVERYWHERE).registry == "oci"
+    with pytest.raises(PlanError, match="OCI image docker.io/t/x:1.0"):
+        choose(entry(OCI), EVERYWHERE)  # docker on PATH or not
+
+
+def test_an_oci_only_entry_is_refused_in_one_line_naming_the_image():
+    with pytest.raises(PlanError) as raised:
+        plan(parse_item(oci_entry()), [], {}, which=EVERYWHERE, environ={})
+    assert str(raised.value) == (
+        "io.github.bothost-tests/boxed is published only as the OCI image "
+        "docker.io/bothost-tests/boxed:1.2.3, which bothost does not install; if you trust "
+        "the image: bothost mcp add boxed -- docker run -i --rm docker.io/bothost-tests/boxed:1.2.3"
+    )
+
+
+def test_an_oci_refusal_names_the_other_ways_the_entry_installs():
+    with pytest.raises(PlanError) as raised:
+        choose(entry(OCI, NPM), nowhere)
+    assert str(raised.value) == (
+        "io.github.t/x cannot be installed here: a npm package needs npm, which is not on "
+        "PATH; an OCI image (docker.io/t/x:1.0), which bothost does not install"
+    )
 
 
 def test_what_cannot_run_here_is_said_in_one_line():
@@ -73,8 +93,8 @@ def test_what_cannot_run_here_is_said_in_one_line():
     assert str(raised.value) == (
         "io.github.t/x cannot be installed here: a pypi package served over streamable-http, "
         "not stdio; a npm package needs npm, which is not on PATH; a sse remote (bothost "
-        "speaks Streamable HTTP); a oci package needs docker, which is not on PATH; a nuget "
-        "package (not installed by bothost)"
+        "speaks Streamable HTTP); an OCI image (docker.io/t/x:1.0), which bothost does not "
+        "install; a nuget package (not installed by bothost)"
     )
     with pytest.raises(PlanError, match="lists no package and no remote"):
         choose(entry(), EVERYWHERE)
@@ -154,20 +174,12 @@ def test_remote_headers_become_env_references():
         plan(entry(remotes=({"url": "file:///etc/passwd"},)), [], {}, environ={})
 
 
-def test_oci_runs_the_image_with_docker_passing_variables_by_name():
-    done = plan(
-        parse_item(oci_entry()), [], {"TOKEN": "${env:TOKEN}"}, which=EVERYWHERE, environ={}
-    )
-    assert done.args == ["run", "-i", "--rm", "-e", "TOKEN", "docker.io/bothost-tests/boxed:1.2.3"]
-
-
 @pytest.mark.parametrize(
     "package, says",
     [
         ({"registryType": "pypi", "identifier": "--index-url=http://evil"}, "its pypi package"),
         ({"registryType": "pypi", "identifier": "x", "version": "1 ; os_name"}, "its pypi package"),
         ({"registryType": "npm", "identifier": "x", "version": "file:../x"}, "its npm package"),
-        ({"registryType": "oci", "identifier": "--privileged"}, "not an OCI image reference"),
     ],
 )
 def test_a_hostile_package_is_refused_before_anything_runs(package, says):

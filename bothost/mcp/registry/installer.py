@@ -2,11 +2,11 @@
 
 The entry is looked up, a plan made for this machine (:mod:`bothost.mcp.registry.plan`),
 then a PyPI or npm package goes through the ordinary isolated install
-(:func:`bothost.mcp.install.install_server`), while a remote or an OCI image needs nothing
-installed and is registered directly. Either way the row's ``install`` column records the
-registry and the entry, and the server is started once to list its tools — unless a
-required variable is not set here, when it is registered and not started, and the result
-says which variables to set.
+(:func:`bothost.mcp.install.install_server`), while a remote needs nothing installed and is
+registered directly (an OCI image is refused by the plan). Either way the row's ``install``
+column records the registry and the entry, and the server is started once to list its
+tools — unless a required variable is not set here, when it is registered and not started,
+and the result says which variables to set.
 """
 
 from __future__ import annotations
@@ -119,18 +119,15 @@ async def register(
     record: dict[str, Any],
     progress: Progress,
 ) -> RegistryInstall:
-    """A remote or an OCI image: nothing to install, the server is added (and started)."""
+    """A remote: nothing to install, the server is added (and started)."""
     await check_name_free(manager, name)
-    remote = chosen.kind == "remote"
     config = McpServerConfig(
-        command=None if remote else "docker",
-        args=[] if remote else chosen.args,
-        url=chosen.spec if remote else None,
+        url=chosen.spec,
         headers=chosen.headers,
         env=chosen.env,
         description=entry.description[:200],
     )
-    target = chosen.spec if remote else " ".join(["docker", *chosen.args])
+    target = chosen.spec
     await manager.add_server(name, config, origin="install")
     try:
         details = {

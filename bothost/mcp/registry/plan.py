@@ -2,10 +2,12 @@
 environment and headers.
 
 The first of these that this machine can use wins: a PyPI package (Python is always here),
-an npm package (when ``npm`` is on PATH), a Streamable HTTP remote (nothing to install), an
-OCI image (when ``docker`` is on PATH; images are big and need a daemon). Packages are run
-over stdio: one whose transport is HTTP is skipped, as is an SSE remote (bothost speaks
-stdio and Streamable HTTP). Secret variables and headers are written as ``${env:NAME}``
+an npm package (when ``npm`` is on PATH), a Streamable HTTP remote (nothing to install). An
+OCI image is refused in one line naming it (and the entry's other ways, when it has any):
+bothost does not run containers for a registry entry, since an image is a whole system and
+the isolated install gives it no folder of its own to keep it in. Packages are run over
+stdio: one whose transport is HTTP is skipped, as is an SSE remote (bothost speaks stdio and
+Streamable HTTP). Secret variables and headers are written as ``${env:NAME}``
 references, never as values, so a secret stays in the environment bothost runs in; a
 required variable that is not secret is asked for at a terminal, or else referenced too.
 """
@@ -19,11 +21,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bothost.configcheck import url_problem
-from bothost.mcp.install import InstallError, PackageSpecError, parse_package
+from bothost.mcp.install import InstallError, PackageSpecError, default_name, parse_package
 from bothost.mcp.registry.entries import VARIABLE, Argument, Entry, Header, Package, Remote
 
-# An OCI reference (registry/owner/image[:tag][@digest]) and nothing docker reads as an option.
+# An OCI reference (registry/owner/image[:tag][@digest]) and nothing docker reads as an option:
+# only such an image is written into the `mcp add` command the refusal suggests.
 OCI_IMAGE = re.compile(r"[a-z0-9][a-z0-9._/-]*(?::[A-Za-z0-9._-]+)?(?:@sha256:[a-f0-9]{64})?")
+MAX_IMAGE = 200
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")  # `Bearer {api_key}` in a header
 STREAMABLE = ("streamable-http", "http")
 
@@ -36,8 +40,8 @@ class PlanError(InstallError):
 
 @dataclass
 class Plan:
-    kind: str  # pypi | npm | remote | oci
-    spec: str  # what pip or npm is given, the image, or the remote's url
+    kind: str  # pypi | npm | remote
+    spec: str  # what pip or npm is given, or the remote's url
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
@@ -58,18 +62,41 @@ def choose(entry: Entry, which: Callable[[str], str | None] = shutil.which) -> P
                 why.append(f"a {remote.transport} remote (bothost speaks Streamable HTTP)")
             continue
         for package in (p for p in entry.packages if p.registry == kind):
-            tool = {"npm": "npm", "oci": "docker"}.get(kind)
-            if package.transport != "stdio":
+            if kind == "oci":
+                why.append(f"an OCI image ({image(package)}), which bothost does not install")
+            elif package.transport != "stdio":
                 why.append(f"a {kind} package served over {package.transport}, not stdio")
-            elif tool and which(tool) is None:
-                why.append(f"a {kind} package needs {tool}, which is not on PATH")
+            elif kind == "npm" and which("npm") is None:
+                why.append("a npm package needs npm, which is not on PATH")
             else:
                 return package
     unknown = sorted({p.registry for p in entry.packages} - {"pypi", "npm", "oci"})
     why += [f"a {kind} package (not installed by bothost)" for kind in unknown]
     if not why:
         raise PlanError(f"{entry.name} lists no package and no remote to install")
+    if all(p.registry == "oci" for p in entry.packages) and not entry.remotes:
+        raise only_oci(entry)
     raise PlanError(f"{entry.name} cannot be installed here: {'; '.join(why)}")
+
+
+def image(package: Package) -> str:
+    """An OCI package's image reference, as ``docker run`` would take it."""
+    name, version = package.identifier, package.version
+    return f"{name}:{version}" if version and ":" not in name.rsplit("/", 1)[-1] else name
+
+
+def only_oci(entry: Entry) -> PlanError:
+    """The entry is nothing but images: say which, and how to add one by hand (a person
+    who trusts it can run it themselves; bothost does not choose to)."""
+    images = [image(p) for p in entry.packages]
+    line = f"{entry.name} is published only as the OCI image {images[0]}"
+    if OCI_IMAGE.fullmatch(images[0]) and len(images[0]) <= MAX_IMAGE:
+        name = default_name(entry.name)
+        return PlanError(
+            f"{line}, which bothost does not install; if you trust the image: "
+            f"bothost mcp add {name} -- docker run -i --rm {images[0]}"
+        )
+    return PlanError(f"{line}, which bothost does not install")
 
 
 def plan(
@@ -112,21 +139,13 @@ def plan(
                     ask,
                     environ,
                 )
-        if chosen.registry == "oci":
-            passed = [a for name in result.env for a in ("-e", name)]  # values from the env
-            result.args = ["run", "-i", "--rm", *passed, result.spec, *result.args]
     result.others = [k for k in entry.kinds() if k != result.kind]
     return result
 
 
 def package_spec(entry: Entry, package: Package) -> str:
-    """What pip, npm or docker is given, checked as ``mcp install PACKAGE`` checks it."""
+    """What pip or npm is given, checked as ``mcp install PACKAGE`` checks it."""
     name, version = package.identifier, package.version
-    if package.registry == "oci":
-        image = f"{name}:{version}" if version and ":" not in name.rsplit("/", 1)[-1] else name
-        if not OCI_IMAGE.fullmatch(image) or len(image) > 200:
-            raise PlanError(f"{entry.name}: {image!r} is not an OCI image reference")
-        return image
     spec = (
         (f"{name}=={version}" if version else name)
         if package.registry == "pypi"
