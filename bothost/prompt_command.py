@@ -89,24 +89,29 @@ async def respond(command: Command, manager: Any) -> Answer:
     if manager is None:
         return Answer("MCP servers are not running in this process, so there are no prompts.")
     server, _, name = command.target.partition("/")
-    servers = await manager.prompt_servers()
+    declared = await manager.prompt_servers()
     starting = manager.starting()
-    if server and server not in servers:
-        have = ", ".join(servers) or "none"
-        if server in starting:
-            return Answer(
-                f"{server} is still starting, so its prompts are not known yet; try again in a "
-                f"moment (bothost mcp logs {server} if it does not start). Servers with "
-                f"prompts: {have}"
-            )
-        return Answer(f"no MCP server named {server!r} has prompts; servers with prompts: {have}")
     try:
+        offered = await offering(manager, declared)
+        if server and server not in offered:
+            have = ", ".join(offered) or "none"
+            if server in starting:
+                return Answer(
+                    f"{server} is still starting, so its prompts are not known yet; try again "
+                    f"in a moment (bothost mcp logs {server} if it does not start). Servers "
+                    f"with prompts: {have}"
+                )
+            if server in declared:
+                return Answer(f"{server} offers no prompts; servers with prompts: {have}")
+            return Answer(
+                f"no MCP server named {server!r} has prompts; servers with prompts: {have}"
+            )
         if not name:
-            found = await listing(manager, [server] if server else servers)
+            found = listing({server: offered[server]} if server else offered)
             if starting and not server:
                 found += f"\n(still starting: {', '.join(starting)}; their prompts come later)"
             return Answer(found)
-        prompts = {p.name: p for p in await manager.list_prompts(server)}
+        prompts = {p.name: p for p in offered[server]}
         prompt = prompts.get(name)
         if prompt is None:
             known = listed(sorted(prompts)) or "none"
@@ -120,11 +125,22 @@ async def respond(command: Command, manager: Any) -> Answer:
     return Answer(turn=turn_text(server, name, arguments, text))
 
 
-async def listing(manager: Any, servers: list[str]) -> str:
+async def offering(manager: Any, servers: list[str]) -> dict[str, list[Prompt]]:
+    """Each of ``servers`` that lists a prompt, with its prompts: what a listing shows and
+    what "servers with prompts" names, so the two agree (a server may declare the
+    capability and list none, as mcp-server-time does)."""
+    found = {}
+    for server in servers:
+        if prompts := await manager.list_prompts(server):
+            found[server] = prompts
+    return found
+
+
+def listing(offered: dict[str, list[Prompt]]) -> str:
     lines = ["Prompts (run one with /prompt SERVER/PROMPT name=value …):"]
     size, more = len(lines[0]), 0
-    for server in servers:
-        for prompt in await manager.list_prompts(server):
+    for server, prompts in offered.items():
+        for prompt in prompts:
             line = f"{server}/{shown(prompt.name)}{signature(prompt)}{about(prompt)}"
             # whole lines only, with room left for the notes after them
             if len(lines) > MAX_LISTED or size + len(line) > MAX_REPLY - NOTES_ROOM:
@@ -133,7 +149,7 @@ async def listing(manager: Any, servers: list[str]) -> str:
             lines.append(line)
             size += len(line) + 1
     if more:
-        hint = "" if len(servers) == 1 else "; /prompt SERVER lists one server's"
+        hint = "" if len(offered) == 1 else "; /prompt SERVER lists one server's"
         lines.append(f"({more:,} more prompts not shown{hint})")
     return "\n".join(lines) if len(lines) > 1 else "No running MCP server offers prompts."
 

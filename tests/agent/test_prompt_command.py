@@ -140,6 +140,25 @@ async def test_a_server_still_starting_is_named_as_starting(home, fake_llm):
     assert fake_llm.requests == []
 
 
+async def test_the_listing_and_the_mistakes_name_the_same_servers(home, fake_llm):
+    # Found from outside: with mcp-server-time (prompts declared, none listed) `/prompt`
+    # said "No running MCP server offers prompts" and `/prompt files` "servers with
+    # prompts: time".
+    servers = {"time": server(NO_PROMPTS="1"), "weather": {"enabled": False}}
+    host = make_host(home, {"llm": fake_llm.openai_config(), "mcp": {"servers": servers}})
+    await host.start(serve_http=False, tick=False)
+    try:
+        said = [(await host.handle_message(message(t))).text for t in ("/prompt", "/prompt files")]
+        named = (await host.handle_message(message("/prompt time"))).text
+    finally:
+        await host.stop()
+    assert said == [
+        "No running MCP server offers prompts.",
+        "no MCP server named 'files' has prompts; servers with prompts: none",
+    ]
+    assert named == "time offers no prompts; servers with prompts: none"
+
+
 async def test_listings_and_mistakes_are_bounded_and_say_what_was_cut(home, fake_llm):
     # Found from outside: one prompt with 200,000 arguments made `/prompt` answer 8.6 M
     # characters (RSS 186 MB, /healthz 1.5 s).

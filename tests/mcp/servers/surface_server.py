@@ -8,6 +8,7 @@ assistant message and an embedded resource; ``plain`` takes no arguments. ``CAPA
 ``add`` adds a resource and a prompt and sends both ``list_changed`` notifications.
 ``WIDE_ARGS=N`` adds a prompt ``wide`` with N required arguments and a long description,
 and ``MANY_PROMPTS=N`` N more prompts with long names, as a hostile server would list them.
+``NO_PROMPTS=1`` lists none while still declaring ``prompts`` (as mcp-server-time did).
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ if wide := int(os.environ.get("WIDE_ARGS", "0")):
     )
 for n in range(int(os.environ.get("MANY_PROMPTS", "0"))):
     PROMPTS.append({"name": f"p{n}-" + "n" * 5000, "description": "d" * 5000})
+if os.environ.get("NO_PROMPTS"):
+    PROMPTS.clear()
 
 
 def contents(uri: str) -> list[dict] | None:
