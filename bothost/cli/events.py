@@ -28,6 +28,7 @@ from bothost.events.tick import TickResult
 pass_runtime = click.make_pass_decorator(Runtime)
 STATUSES = ("pending", "claimed", "done", "failed", "snoozed")
 BUSY_EXIT = 1
+USAGE_EXIT = 2  # an argument no state could make work (click's own usage errors say 2 too)
 REFUSED_EXIT = 1  # an event that must change to be queued (a duplicate is not a failure)
 MAX_WAIT = 86400.0  # a day: longer (1e300, inf) is a command that never ends, not patience
 
@@ -97,8 +98,9 @@ def push(runtime: Runtime, source: str, type: str, payload: str, wait: float) ->
                 )
         hint = "PAYLOAD"
         data = jsondecode.decode_object(payload)
-    except jsondecode.JsonInputError as exc:
-        raise click.BadParameter(str(exc), param_hint=hint) from None
+    except jsondecode.JsonInputError as exc:  # one line, as `mcp call` says its ARGUMENTS'
+        click.echo(f"bothost: Invalid value for {hint}: {exc}", err=True)
+        sys.exit(USAGE_EXIT)
     pushed = runtime.run(runtime.push_event(source, type, data, wait))
     if pushed.event_id is not None:
         click.echo(f"Queued event {pushed.event_id}.")

@@ -68,6 +68,15 @@ def test_push_list_tick_and_briefings(bothost):
     assert "console: delivered" in bothost("briefings").stdout
 
 
+def test_push_says_bad_json_in_one_line_as_mcp_call_does(bothost):
+    # found from outside: a three-line usage block here, one line from `mcp call`
+    result = bothost("events", "push", "gmail", "event/x", "{bad", code=2)
+    assert result.stderr.splitlines() == [
+        "bothost: Invalid value for PAYLOAD: not valid JSON: Expecting property name enclosed "
+        "in double quotes (line 1, column 2)"
+    ]
+
+
 def test_push_refuses_a_payload_that_is_not_an_object(bothost):
     result = bothost("events", "push", "x", "y", "[1, 2]", code=2)
     assert "must be an object" in result.stderr
