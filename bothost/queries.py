@@ -46,6 +46,7 @@ class TranscriptMessage:
     role: str  # user | assistant
     text: str
     at: float
+    stopped: bool = False  # what a stopped turn had streamed (maybe nothing), kept
 
 
 @dataclass(frozen=True)
@@ -194,17 +195,20 @@ class Queries:
         self, address: Address, limit: int = TRANSCRIPT
     ) -> list[TranscriptMessage]:
         """The session's latest ``limit`` user and assistant messages with text, oldest first,
-        since its latest fresh start (``/new``)."""
+        since its latest fresh start (``/new``); a stopped turn's reply even when empty."""
 
         def read(db: Conn) -> list[TranscriptMessage]:
             after = history.fresh_since(db, str(address))
             rows = db.execute(
-                "SELECT role, content, created_at FROM messages WHERE session_id = ? AND id > ?"
-                " AND role IN ('user', 'assistant') AND content IS NOT NULL AND content != ''"
-                " ORDER BY id DESC LIMIT ?",
+                "SELECT role, content, created_at, data FROM messages WHERE session_id = ?"
+                " AND id > ? AND role IN ('user', 'assistant') AND content IS NOT NULL"
+                " AND (content != '' OR data LIKE '%\"stopped\"%') ORDER BY id DESC LIMIT ?",
                 (str(address), after, limit),
             ).fetchall()
-            return [TranscriptMessage(*row) for row in reversed(rows)]
+            return [
+                TranscriptMessage(role, text, at, bool(data and json.loads(data).get("stopped")))
+                for role, text, at, data in reversed(rows)
+            ]
 
         return await self.store.run(read)
 

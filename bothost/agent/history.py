@@ -21,7 +21,16 @@ from bothost.llm.base import estimate_tokens
 from bothost.models import Session
 from bothost.store import Store
 
-EXTRA_KEYS = ("tool_calls", "tool_call_id", "name", "private", "untrusted", "is_error")
+# ``stopped``: an assistant message holding what a stopped turn had streamed
+EXTRA_KEYS = (
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "private",
+    "untrusted",
+    "is_error",
+    "stopped",
+)
 # Messages kept in memory across the sessions' windows (estimated tokens, ~4 characters
 # each): the most recently read sessions stay, about 16 MB of text at most.
 KEPT_TOKENS = 4_000_000

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from bothost import jsondecode
 from bothost.models import Session
 from bothost.rules.origin import Origin, native
 
@@ -207,3 +208,56 @@ def json_type(tp: Any) -> dict[str, Any]:
     if tp is list:
         return {"type": "array"}
     return {}
+
+
+def readable(text: str) -> str:
+    """A tool result's text as a person reads it (the offline agent's reply, the dashboard):
+    a JSON object or array, which tools that return data give, as indented ``key: value``
+    lines; any other text as it is. The model reads the JSON itself."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return text
+    try:
+        value = jsondecode.decode(stripped)  # depth-checked: the walk below recurses
+    except jsondecode.JsonInputError:
+        return text
+    return "\n".join(lines_of(value)) or "(none)"
+
+
+def lines_of(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        out = []
+        for key, item in value.items():
+            if inline(item):
+                out += f"{key}: {one_line(item)}".splitlines()
+            else:
+                out += [f"{key}:", *("  " + line for line in lines_of(item))]
+        return out
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            first, *rest = lines_of(item) or ["(none)"]
+            out += [f"- {first}", *("  " + line for line in rest)]
+        return out
+    return scalar(value).splitlines() or [""]
+
+
+def inline(value: Any) -> bool:
+    """Whether ``value`` fits after its key: a scalar, or a list of scalars."""
+    if isinstance(value, dict):
+        return not value
+    return not isinstance(value, list) or not any(isinstance(v, dict | list) for v in value)
+
+
+def one_line(value: Any) -> str:
+    if isinstance(value, list | dict):
+        return ", ".join(map(scalar, value)) if value else "(none)"
+    return scalar(value)
+
+
+def scalar(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)

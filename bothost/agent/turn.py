@@ -68,6 +68,7 @@ class Turn:
         self.session = session
         self.on_text = on_text
         self.on_status = on_status
+        self.streamed = ""  # the reply this round has streamed so far: kept if it is stopped
         self.extra_tools = extra_tools or []  # e.g. the tick agent's notify
         # granted groups this round could not offer, with their tool count and why
         self.left_out: dict[str, tuple[int, str]] = {}
@@ -91,19 +92,22 @@ class Turn:
         if untrusted:
             opening["untrusted"] = True
         self.messages.append(opening)
-        self.opening = await history.open_turn(
-            self.host.store,
-            self.session,
-            self.id,
-            opening,
-            compaction.LOAD_LIMIT,
-            self.host.windows,
-        )
         outcome = Outcome.FAILED
         try:
+            self.opening = await history.open_turn(
+                self.host.store,
+                self.session,
+                self.id,
+                opening,
+                compaction.LOAD_LIMIT,
+                self.host.windows,
+            )
             async with asyncio.timeout(config.agent.turn_timeout):
                 with attribution.for_turn(self.id, self.session):  # whose model calls these are
                     return await self.noted(await self.rounds())
+        except asyncio.CancelledError:
+            await self.keep_stopped()
+            raise
         except TimeoutError:
             reply = f"Stopped: the turn took longer than {config.agent.turn_timeout:.0f} s."
         except BudgetSpentError as exc:  # raised before the model was asked
@@ -112,6 +116,20 @@ class Turn:
             reply = str(exc)
         await self.add({"role": "assistant", "content": reply})
         return await self.noted(Reply(reply, outcome))
+
+    async def keep_stopped(self) -> None:
+        """Store what the stopped round had streamed, marked ``stopped``: the person saw those
+        words, so a reload shows them (and that the turn was stopped) and the model reads
+        them next turn. A failing write must not hide the cancellation."""
+        try:
+            await self.add({"role": "assistant", "content": self.streamed, "stopped": True})
+        except Exception:
+            logger.exception("could not store the stopped turn's reply")
+
+    async def stream(self, delta: str) -> None:
+        self.streamed += delta
+        if self.on_text is not None:
+            await self.on_text(delta)
 
     async def noted(self, reply: Reply) -> Reply:
         """``reply`` with what the person must know about their context (a compaction, a
@@ -169,9 +187,10 @@ class Turn:
                 messages=self.messages,
                 tools=specs,
                 load_catalog=self.catalog if wants_catalog else None,
-                on_text=self.on_text,
+                on_text=self.stream if self.on_text else None,
                 max_tokens=config.llm.max_tokens,
             )
+            self.streamed = ""
             response = await self.host.llm.complete(request)
             calls = [
                 {"id": c.id, "name": c.name, "arguments": c.arguments} for c in response.tool_calls
@@ -302,6 +321,8 @@ class Turn:
             progress=self.on_status,
             beside=len(self.extra_tools),
         )
+        if self.on_status is not None:  # a tool may run long: the person sees which one
+            await self.on_status(f"Running {request.name}…")
         try:
             async with asyncio.timeout(timeout):
                 value = await tool.run(request.arguments, ctx)

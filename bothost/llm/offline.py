@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bothost import jsondecode
+from bothost.agent.tools import readable
 from bothost.agent.untrusted import own_words
 from bothost.agent.untrusted import unwrap as unwrap_untrusted
 from bothost.llm.base import ChatRequest, ChatResponse, ToolCallRequest
@@ -107,7 +108,9 @@ class OfflineProvider:
             # waited for it: calling it again would activate again, round after round
             if isinstance(wanted, tuple) and wanted[0] != "activate_tools":
                 return calls(wanted)
-        return await say(request, "\n".join(unwrap(m.get("content", "")) for m in results))
+        # the person reads the results directly: data as lines of text, not JSON
+        shown = (readable(unwrap(m.get("content", ""))) for m in results)
+        return await say(request, "\n".join(shown))
 
 
 async def catalog_of(request: ChatRequest, tool: str | None = None) -> list[dict[str, Any]]:

@@ -209,7 +209,12 @@ class ChatRoutes:
         address = Address("web", session_of(request.query.get("session")))
         lines = await self.host.queries.transcript(address, HISTORY)
         return web.json_response(
-            {"messages": [{"role": m.role, "text": m.text, "at": m.at} for m in lines]}
+            {
+                "messages": [
+                    {"role": m.role, "text": m.text, "at": m.at, "stopped": m.stopped}
+                    for m in lines
+                ]
+            }
         )
 
     async def dashboard(self, request: web.Request) -> web.Response:

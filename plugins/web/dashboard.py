@@ -15,6 +15,7 @@ from typing import Any
 
 from bothost.plugins.web import briefings
 
+from bothost.agent.tools import readable
 from bothost.api import HostApi
 from bothost.queries import ToolCallRow
 
@@ -33,9 +34,10 @@ def tool_call(row: ToolCallRow) -> dict[str, Any]:
         "session": row.session,
         "tool": row.tool,
         "arguments": cut(row.arguments),
-        "result": cut(row.result),
+        "result": cut(readable(row.result or "")),
         "is_error": row.is_error,
-        "status": row.status,
+        # "ok" says the call was allowed and ran; a tool that then failed is an error here
+        "status": "error" if row.is_error and row.status == "ok" else row.status,
         "duration_ms": row.duration_ms,
         "started_at": row.started_at,
     }

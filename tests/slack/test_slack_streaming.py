@@ -106,7 +106,13 @@ async def test_tool_progress_shows_as_the_thread_status(start_bot):
     ts = await bot.say("call copy_files {}")
     await bot.wait_reply(GENERAL, ts, "copied 3 files")
     statuses = [c.args["status"] for c in bot.fake.called("assistant.threads.setStatus")]
-    assert statuses == ["is thinking…", "copying 1/3", "copying 2/3", "copying 3/3"]
+    assert statuses == [
+        "is thinking…",
+        "Running copy_files…",  # the tool's name as it starts, then its own progress
+        "copying 1/3",
+        "copying 2/3",
+        "copying 3/3",
+    ]
 
 
 async def test_a_burst_of_status_lines_keeps_the_latest(start_bot):

@@ -37,6 +37,12 @@
 
   function scrollDown() { log.scrollTop = log.scrollHeight; }
 
+  // a stopped turn keeps what it had streamed, marked as cut short (live and after a reload)
+  function markStopped(node) {
+    node.classList.add("stopped");
+    node.append(el("span", { class: "stopped-mark", text: "Stopped." }));
+  }
+
   function addMessage(role, text) {
     const body = el("span", { class: "text", text });
     const node = el("div", { class: `msg ${role}` }, body);
@@ -112,6 +118,9 @@
             bubble.dataset.deltas = String(Number(bubble.dataset.deltas || 0) + 1);
           }
           else if (frame.event === "status") status.textContent = frame.data.text;
+          else if (frame.event === "done" && frame.data.outcome === "stopped") {
+            status.textContent = ""; markStopped(bubble); // the words shown stay shown
+          }
           else if (frame.event === "done") {
             textNode.textContent = frame.data.reply; status.textContent = "";
             showMedia(bubble, frame.data.reply);
@@ -260,7 +269,8 @@
       });
       card.append(form);
     }
-    log.append(card);
+    // the turn asking is the reply still streaming: the question comes before its answer
+    log.insertBefore(card, log.querySelector(".msg.bot.streaming"));
     scrollDown();
   }
 
@@ -286,13 +296,43 @@
     return seconds ? new Date(seconds * 1000).toLocaleString() : "";
   }
 
+  // The briefing's text line by line, each item once: its line carries its buttons (the
+  // text's "[Ack] [Snooze]" markers stand in for buttons where a platform has none)
+  const MARKERS_RE = / {2}(\[[^\]]+\] ?)+$/;
+  const HEADINGS = new Set(["URGENT", "HIGH", "FYI"]);
+  function briefingBody(b) {
+    const items = (b.structure || {}).items || [];
+    if (!items.length) return el("pre", { text: withoutTitle(b.text, b.title) });
+    const list = briefingActions(b.structure) || el("ul", { class: "item-actions" });
+    const rows = [...list.children];
+    let next = 0;
+    const lines = withoutTitle(b.text, b.title).split("\n").map((line) => {
+      if (!line.startsWith("• ") || next >= items.length) {
+        return el("li", { class: HEADINGS.has(line) ? "line heading" : "line", text: line });
+      }
+      const item = items[next++];
+      const text = (item.actions || []).length ? line.replace(MARKERS_RE, "") : line;
+      const at = rows.findIndex((r) => r.firstChild && r.firstChild.textContent === item.summary + " ");
+      const row = at >= 0 ? rows.splice(at, 1)[0] : el("li", {}, el("span"));
+      row.firstChild.textContent = text + " ";
+      row.classList.add("item");
+      if ((item.actions || []).includes("open") && /^https?:\/\//i.test(item.url || "")) {
+        row.insertBefore(el("a", { class: "open", href: item.url, target: "_blank",
+          rel: "noopener noreferrer", text: "Open" }), row.children[1] || null);
+      }
+      return row;
+    });
+    list.replaceChildren(...lines, ...rows);
+    return list;
+  }
+
   function addBriefing(b, live) {
     const list = $("#briefings");
     if (list.querySelector(`.briefing[data-id="${b.id}"]`)) return;
     list.querySelector(".empty")?.remove();
     const item = el("li", { class: "briefing" + (live ? " new" : ""), "data-id": String(b.id) },
       el("h3", { text: b.title }), el("time", { text: `${when(b.created_at)} · ${b.address}` }),
-      el("pre", { text: withoutTitle(b.text, b.title) }), briefingActions(b.structure || {}));
+      briefingBody(b));
     const newer = [...list.children].find((li) => Number(li.dataset.id) < b.id);
     list.insertBefore(item, newer || null);
   }
@@ -495,7 +535,10 @@
   async function loadHistory() {
     const resp = await fetch(`/api/history?session=${encodeURIComponent(session)}`, { credentials: "same-origin" });
     if (!resp.ok) return;
-    for (const m of (await resp.json()).messages) addMessage(m.role === "user" ? "user" : "bot", m.text);
+    for (const m of (await resp.json()).messages) {
+      const node = addMessage(m.role === "user" ? "user" : "bot", m.text);
+      if (m.stopped) markStopped(node);
+    }
   }
 
   const sessionInput = $("#session-name");
