@@ -26,7 +26,7 @@ from bothost.agent.tools import Tool, tool_from_function
 from bothost.agent.untrusted import CLOSERS, OPENERS, escape_attribute
 from bothost.config import packaged_file
 from bothost.events.render import ACTION_LABELS, WHY_CHARS
-from bothost.events.triage import PRIORITIES, QueuedEvent, one_line
+from bothost.events.triage import PRIORITIES, QueuedEvent, one_line, plural
 from bothost.models import BriefingItem
 
 logger = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ def notify_tool(take: Callable[[list[dict[str, Any]]], None]) -> Tool:
         # a model that adds a key the schema does not have must not lose its items
         found = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
         take(found)
-        return f"Noted {len(found)} items."
+        return f"Noted {len(found)} {plural('item', len(found))}."
 
     return tool_from_function(notify, description=NOTIFY_DESCRIPTION, schema=NOTIFY_SCHEMA)
 

@@ -20,7 +20,9 @@ async def test_notify_is_a_plain_tool_that_hands_over_the_items_it_gets():
     answer = await tool.run(
         {"items": [item, "not an item"], "note": "extra key"}, ToolContext(session=None, host=None)
     )
-    assert answer == "Noted 1 items." and taken == [item]
+    assert answer == "Noted 1 item." and taken == [item]  # not "1 items" (issue 39)
+    again = await tool.run({"items": [item, item]}, ToolContext(session=None, host=None))
+    assert again == "Noted 2 items."
 
 
 def test_the_tick_triages_with_the_agent_only_when_a_model_is_configured(home):
