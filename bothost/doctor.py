@@ -31,6 +31,7 @@ from bothost.home import HomeError, ensure_home
 from bothost.hookcall import accepted, impls
 from bothost.probes import ask_llm, web_port
 from bothost.store import StoreError
+from bothost.store.dump import data_tables
 from bothost.store.health import MIN_FREE_BYTES, free_bytes
 from bothost.store.hostlock import is_served
 from bothost.store.target import POSTGRES_SCHEMES, store_target
@@ -299,7 +300,7 @@ def check_store(runtime: Any) -> list[Finding]:
     def inspect(db: Any) -> tuple[list[str], int, int]:
         problems = [row[0] for row in db.execute("PRAGMA quick_check").fetchall()]
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        return problems, version, len(db.table_names())
+        return problems, version, len(data_tables(db))  # as `db export` counts them
 
     try:
         problems, version, tables = store.call(inspect)
@@ -314,7 +315,7 @@ def check_store(runtime: Any) -> list[Finding]:
                 "database", False, f"{store.path} fails PRAGMA quick_check: {shown}", START_AFRESH
             )
         ]
-    detail = f"{tables} tables, schema {version} (ours), quick_check ok"
+    detail = f"{tables} data tables, schema {version} (ours), quick_check ok"
     return [Finding("database", True, detail + migrated_now(store))]
 
 
@@ -363,7 +364,7 @@ def check_server_store(store: Any) -> list[Finding]:
     """A database server (PostgreSQL): reachable and migrated, or why not."""
 
     def inspect(db: Any) -> tuple[int, int]:
-        return len(db.table_names()), db.value("SELECT COUNT(*) FROM _migrations")
+        return len(data_tables(db)), db.value("SELECT COUNT(*) FROM _migrations")
 
     try:
         tables, applied = store.call(inspect)
@@ -373,7 +374,8 @@ def check_server_store(store: Any) -> list[Finding]:
         Finding(
             "database",
             True,
-            f"{store.label}: {tables} tables, {applied} migrations applied" + migrated_now(store),
+            f"{store.label}: {tables} data tables, {applied} migrations applied"
+            + migrated_now(store),
         )
     ]
 

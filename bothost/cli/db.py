@@ -70,7 +70,7 @@ def summary(
         click.echo(json.dumps({"database": label, "file": file, "tables": counts}), err=err)
         return
     click.echo(
-        f"{sum(counts.values())} rows in {len(counts)} tables {verb} {label}"
+        f"{sum(counts.values())} rows in {len(counts)} data tables {verb} {label}"
         + ("" if file == "-" else f" ({file})"),
         err=err,
     )
