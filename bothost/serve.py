@@ -117,6 +117,8 @@ async def converse(host: Any, console: Any, message: str | None, fresh: bool = F
             try:
                 line = await read_line(prompt, to_stderr)
             except EOFError:
+                if prompt:  # Ctrl-D at a terminal: end the prompt's line, as a shell does
+                    print(file=sys.stderr if to_stderr else sys.stdout, flush=True)
                 break
             if line.strip() in ("exit", "quit"):
                 break

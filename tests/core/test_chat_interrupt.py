@@ -105,3 +105,23 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path, home):
             process.kill()
             await process.wait()
         os.close(controller)
+
+
+async def test_ctrl_d_at_the_prompt_ends_the_line_and_the_chat(tmp_path, home):
+    """Found from outside: Ctrl-D ended the chat with the shell's prompt after ``you> ``."""
+    config = tmp_path / "c.yaml"
+    config.write_text("mcp: {servers: {weather: {enabled: false}}}\n")
+    controller, end = pty.openpty()
+    process = await bothost_process(home, config, "chat", stdin=end, stderr=STDOUT)
+    os.close(end)
+    assert process.stdout
+    try:
+        await read_until(process.stdout, b"you> ")
+        os.write(controller, b"\x04")  # the terminal's end of input, as Ctrl-D types it
+        assert await asyncio.wait_for(process.wait(), STEP_SECONDS) == 0
+        assert await process.stdout.read() == b"\n"  # the line ended, nothing else said
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        os.close(controller)
