@@ -104,6 +104,7 @@ async def list_servers(
             for key in ("state", "error", "tools", "restarts", "pid", "renewals"):
                 setattr(status, key, seen.get(key))
             status.note = status.note or "state reported by the running host"
+            toggled(status)
     records = await manager.store.run(all_records)
     for status in statuses:
         why = (records.get(status.name) or {}).get("login_needed")
@@ -111,6 +112,17 @@ async def list_servers(
             status.state = "login_needed"
             status.error = f"login needed: {why} (bothost mcp login {status.name})"
     return statuses
+
+
+def toggled(status: ServerStatus) -> None:
+    """What ``mcp disable`` or ``mcp enable`` asked, said before the running host acts on it
+    (within :data:`~bothost.mcp.manager.RELOAD_INTERVAL`): its published state was the old one."""
+    if not status.enabled and status.state not in ("disabled", "stopped"):
+        status.state, status.error = "disabled", None
+        status.note = "stopping: the running host stops it within seconds"
+    elif status.enabled and status.state == "disabled":
+        status.state = "starting"
+        status.note = "the running host starts it within seconds"
 
 
 def not_ready(statuses: list[ServerStatus]) -> list[ServerStatus]:
