@@ -152,8 +152,25 @@ class McpServerConfig:
     auth: McpAuthConfig | None = None
     # on the leader only (several hosts on one store); None: by command (bothost.mcp.placement)
     singleton: bool | None = None
+    # resource URIs and globs subscribed once the server is ready; each update is an event
+    # (bothost.mcp.subscriptions)
+    subscribe: list[str] = field(default_factory=list)
+    log_level: str | None = None  # sent as logging/setLevel after initialize
 
     RANGES = {"timeout": (0, MCP_TIMEOUT_LIMIT), "max_timeout": (0, MCP_TIMEOUT_LIMIT)}
+    # MCP's (RFC 5424) names, least severe first
+    CHOICES = {
+        "log_level": (
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        )
+    }
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """``bothost mcp …``: list, inspect, call and change MCP servers from the command line.
 
-Thin commands over :mod:`bothost.mcp.commands`. ``call`` and ``tools`` start the servers
+Thin commands over :mod:`bothost.mcp.commands`. ``call``, ``tools``, ``resources`` and
+``read`` start the servers
 they need themselves (a private manager for the length of the command) and record the
 ``event/*`` notifications those servers push meanwhile, like the host does. ``add``,
 ``enable``, ``disable`` and ``remove`` write to the ``mcp_servers`` table; a running host
@@ -103,7 +104,8 @@ def run(runtime: Runtime, coro: Any) -> Any:
 
 @click.group("mcp", short_help="MCP servers: list, add, call, logs, enable, …")
 def mcp_group() -> None:
-    """MCP servers: list, tools, call, logs, add, enable, disable, remove, login, logout."""
+    """MCP servers: list, tools, call, resources, read, logs, add, enable, disable, remove,
+    login, logout."""
 
 
 @mcp_group.command("list")
@@ -265,6 +267,64 @@ def call_command(
         raise lost
     if result.is_error:
         sys.exit(CALL_FAILED_EXIT)
+
+
+@mcp_group.command("resources")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="The resources and templates as listed.")
+@pass_runtime
+def resources_command(runtime: Runtime, name: str, as_json: bool) -> None:
+    """The resources and resource templates of server NAME, starting it to ask.
+
+    \b
+    Example:
+      bothost mcp resources files
+
+    Exit status: 0; 1 when the server is not ready, the listing failed, or there is no
+    server NAME.
+    """
+
+    async def collect() -> dict[str, Any]:
+        async with runtime.recording_events() as on_events:
+            return await commands.list_resources(manager(runtime, on_events), name)
+
+    found = run(runtime, collect())
+    if as_json:
+        shown = {k: found[k] for k in ("resources", "resourceTemplates")}
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
+    else:
+        click.echo(found["text"])
+
+
+@mcp_group.command("read")
+@click.argument("name")
+@click.argument("uri")
+@click.option("--json", "as_json", is_flag=True, help="The resources/read result as sent.")
+@pass_runtime
+def read_command(runtime: Runtime, name: str, uri: str, as_json: bool) -> None:
+    """Read resource URI of server NAME, starting it to ask.
+
+    \b
+    Example:
+      bothost mcp read files file:///srv/share/todo.md
+
+    Text is printed as text; a binary part is saved under media/ (its path on stderr).
+    Exit status: 0; 1 when the server is not ready, the read failed, or there is no server
+    NAME.
+    """
+
+    async def read() -> dict[str, Any]:
+        async with runtime.recording_events() as on_events:
+            return await commands.read_resource(manager(runtime, on_events), name, uri)
+
+    answer = run(runtime, read())
+    if as_json:
+        click.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+        return
+    result = commands.read_text(answer, runtime.home)
+    click.echo(result.text)
+    for path in result.media:
+        click.echo(f"saved {path}", err=True)
 
 
 @mcp_group.command("logs")

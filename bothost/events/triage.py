@@ -281,8 +281,13 @@ def noun(type_: str) -> str:
 
 
 def plural(word: str, count: int) -> str:
+    """``new email`` → ``new emails``; a noun before a participle takes the plural instead
+    (``resource updated`` → ``resources updated``, ``file changed`` → ``files changed``)."""
     if count == 1:
         return word
+    head, _, last = word.rpartition(" ")
+    if head and last.endswith("ed") and not last.endswith("eed") and len(last) > 3:
+        return f"{plural(head, count)} {last}"
     return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
 
 

@@ -21,8 +21,11 @@ from typing import Any
 
 from bothost.config import MCP_TIMEOUT_LIMIT, McpServerConfig
 from bothost.configschema import duration_problem, parse_duration
+from bothost.mcp import resources
+from bothost.mcp.concealed import conceal_data
 from bothost.mcp.content import CallResult
 from bothost.mcp.environment import server_headers
+from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.manager import (
     McpManager,
     McpManagerError,
@@ -60,6 +63,7 @@ def manager_for(
         ask=ask,
         publish_status=False,
         retry=False,
+        subscribe=False,  # an update would come after the command is gone
     )
 
 
@@ -184,6 +188,51 @@ async def call_tool(
                 f"{tool} was not called"
             )
         return await started.call_tool(name, tool, arguments, timeout=left, on_progress=on_progress)
+
+
+def ready_runner(manager: McpManager, name: str) -> Any:
+    """The runner of started server `name`; McpUnreachableError (exit 1) if it is not ready."""
+    runner = manager.runners[name]
+    if runner.state != "ready":
+        why = f": {runner.error}" if runner.error else ""
+        raise McpUnreachableError(f"MCP server {name} is not ready ({runner.state}{why})")
+    return runner
+
+
+async def list_resources(manager: McpManager, name: str) -> dict[str, Any]:
+    """Server `name`'s resources and resource templates as it lists them, masked, started for
+    this alone: ``{"resources", "resourceTemplates", "text"}`` (``text``: what ``mcp
+    resources`` prints); McpUnreachableError when it is not ready or the listing fails."""
+    async with private(manager, {name}) as started:
+        try:
+            found, templates = await resources.listings(ready_runner(started, name))
+        except McpError as exc:
+            raise McpUnreachableError(
+                f"listing the resources of {name} failed: {exc.message}"
+            ) from None
+    found.items, templates.items = conceal_data(found.items), conceal_data(templates.items)
+    return {
+        "resources": found.items,
+        "resourceTemplates": templates.items,
+        "text": resources.listing_lines(name, found, templates),
+    }
+
+
+async def read_resource(manager: McpManager, name: str, uri: str) -> dict[str, Any]:
+    """The ``resources/read`` result for `uri` of server `name` (started for this alone),
+    masked; McpUnreachableError when it is not ready or the read fails."""
+    async with private(manager, {name}) as started:
+        try:
+            answer = await ready_runner(started, name).request("resources/read", {"uri": uri})
+        except McpError as exc:
+            raise McpUnreachableError(f"reading {uri} from {name} failed: {exc.message}") from None
+    found: dict[str, Any] = conceal_data(answer)
+    return found
+
+
+def read_text(answer: dict[str, Any], home: Path) -> CallResult:
+    """What ``mcp read`` prints of a read: text as text, binary parts saved under media/."""
+    return resources.read_result(answer, Path(home) / "media")
 
 
 async def login(manager: McpManager, name: str, web: Any, say: Callable[[str], None]) -> str:

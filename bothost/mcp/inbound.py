@@ -35,8 +35,10 @@ Everything here is bounded, because a server may flood any of it (issue 14: a
   written line costs the host ~80 µs of CPU, and a flood of them held the event loop so long
   that a neighbour's tool call took 19 s at load 10); ``resources/list_changed``
   and ``prompts/list_changed`` are said in the log (at most one line per kind every 10 s):
-  both are listed afresh each time they are asked for, so nothing held goes stale; other
-  notifications are counted and ignored.
+  both are listed afresh each time they are asked for, so nothing held goes stale;
+  ``resources/updated`` and ``resources/list_changed`` go to the session's subscriptions
+  (:mod:`bothost.mcp.subscriptions`, which coalesce them per URI); other notifications are
+  counted and ignored.
 """
 
 from __future__ import annotations
@@ -110,6 +112,9 @@ class InboundOwner(Protocol):
 
     async def events(self, items: list[tuple[str, dict[str, Any]]]) -> None:
         """Take ``event/*`` notifications as ``(method, params)``, in the order sent."""
+
+    def resources_notice(self, method: str, params: dict[str, Any]) -> None:
+        """Take ``resources/updated`` or ``resources/list_changed`` (subscriptions)."""
 
 
 class Inbound:
@@ -267,9 +272,13 @@ class Inbound:
                 serverlog.log_message(self.log, params)
             else:
                 self.dropped.add(f"{method} beyond {LOG_RATE:.0f} a second")
+        elif method == "notifications/resources/updated":
+            self.owner.resources_notice(method, params)  # coalesced per URI there
         elif method in LIST_CHANGED:
             kind = LIST_CHANGED[method]
             self.changed[kind].add("notification")
+            if kind == "resources":  # subscribed globs are matched afresh
+                self.owner.resources_notice(method, params)
         else:
             self.ignored.add(f"{method[:100]} (not used)")
 

@@ -101,12 +101,14 @@ class McpManager:
         leadership: Any = None,
         on_events: Callable[..., Any] | None = None,
         on_demand: bool = False,
+        subscribe: bool = True,
     ) -> None:
         self.config_servers = dict(servers)
         # a command's servers start when something first needs them (a turn's tools, a
         # call, a listing), not all at start: `chat -m help` started every enabled server
         # for a turn that used none of them (issue 19)
         self.on_demand = on_demand
+        self.subscribe = subscribe  # config `subscribe` followed (not by one-shot commands)
         self._demanded: set[str] = set()  # on demand: the servers needed so far
         # None: every server runs here (one-shot commands); else singletons follow leadership
         self.leadership = leadership
@@ -220,6 +222,7 @@ class McpManager:
                 on_login_needed=self._tell_login_needed,
                 keeper=self._keeper(name, config),
                 start_within=self.start_within,
+                subscribe=self.subscribe,
             )
             self.runners[name] = runner
             if config.enabled and self.started:

@@ -26,6 +26,11 @@ MAX_DESCRIPTION = 200  # characters of a description per listed entry
 
 async def listing_text(session: listing.Requester, server: str) -> CallResult:
     """Resources and resource templates of ``server``, one per line; raises McpError."""
+    return CallResult(listing_lines(server, *await listings(session)))
+
+
+async def listings(session: listing.Requester) -> tuple[listing.Listing, listing.Listing]:
+    """The resources and the resource templates, as listed; raises McpError."""
     resources = await listing.list_all(session, "resources/list", "resources")
     try:
         templates = await listing.list_all(session, "resources/templates/list", "resourceTemplates")
@@ -33,6 +38,10 @@ async def listing_text(session: listing.Requester, server: str) -> CallResult:
         if exc.code in (jsonrpc.CONNECTION_CLOSED, jsonrpc.REQUEST_TIMEOUT):
             raise
         templates = listing.Listing()
+    return resources, templates
+
+
+def listing_lines(server: str, resources: listing.Listing, templates: listing.Listing) -> str:
     lines = [f"Resources of {server} (read one with its uri):"] if resources.items else []
     lines += [entry(r, "uri") for r in resources.items]
     if resources.cut:
@@ -44,7 +53,7 @@ async def listing_text(session: listing.Requester, server: str) -> CallResult:
         lines.append(f"(listing stopped at {len(templates.items)} templates)")
     if not lines:
         lines = [f"{server} lists no resources."]
-    return CallResult("\n".join(lines))
+    return "\n".join(lines)
 
 
 def entry(item: dict[str, Any], key: str) -> str:

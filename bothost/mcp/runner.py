@@ -36,7 +36,8 @@ from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.tokens import TokenStore, wait_for_change
 from bothost.mcp.placement import STANDBY
 from bothost.mcp.roots import as_roots
-from bothost.mcp.serverlog import server_logger
+from bothost.mcp.serverlog import server_logger, set_level
+from bothost.mcp.subscriptions import Subscriptions
 from bothost.mcp.transport import TransportError
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ class ServerRunner:
         on_login_needed: Callable[[str, str], Any] | None = None,
         keeper: StateKeeper | None = None,
         start_within: float | None = None,
+        subscribe: bool = True,
     ) -> None:
         self.name = name
         # a command's bound on each start, initialize and tools/list together (None: each
@@ -139,6 +141,14 @@ class ServerRunner:
         self._retry_at: float | None = None  # when the next attempt begins, in backoff
         self._attempt_began = time.monotonic()
         self._announced = False  # this attempt's "not ready" warning was logged
+        # config `subscribe` (not in one-shot commands: an update after them is nobody's)
+        self.subscriptions = (
+            Subscriptions(name, config.subscribe, log=self.log, timeout=config.timeout)
+            if subscribe and config.subscribe
+            else None
+        )
+        self._follow: asyncio.Task | None = None  # subscribing, after ready or a renewal
+        self._renewals_seen = 0
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -257,6 +267,7 @@ class ServerRunner:
             else:
                 self._told = False
                 self._set("ready")
+                self._follow_up(renewed=False)
                 keeping = None
                 if self.keeper is not None and self.session is not None:
                     keeping = asyncio.create_task(self.keeper.keep(self.session))
@@ -379,8 +390,10 @@ class ServerRunner:
             on_events=self.on_events,
             on_closed=on_closed,
             on_tools_changed=lambda _tools: self.on_change(self.name),
-            on_renewal=lambda: self.on_change(self.name),
+            on_renewal=self._renewal,
+            on_resources=self.subscriptions.notice if self.subscriptions else None,
         )
+        self._renewals_seen = 0
         await self._open(self.session)
 
     async def _open(self, session: ClientSession) -> None:
@@ -392,6 +405,7 @@ class ServerRunner:
         try:
             async with whole:
                 await session.start()
+                await set_level(session, self.config.log_level, self.name, self.log)
                 if "tools" in session.capabilities:
                     step = "tools/list"
                     async with asyncio.timeout(self.config.timeout):
@@ -419,7 +433,44 @@ class ServerRunner:
                 self.name,
             )
 
+    def _renewal(self) -> None:
+        """A renewal began or ended; one that made a new session is followed up: the server
+        forgot our log level and subscriptions with the old one."""
+        self.on_change(self.name)
+        session = self.session
+        if session is None or session.renewing or session.renewals == self._renewals_seen:
+            return
+        self._renewals_seen = session.renewals
+        self._follow_up(renewed=True)
+
+    def _follow_up(self, renewed: bool) -> None:
+        """What a ready session does in the background: subscribe (and after a renewal set
+        the log level again, which a start does before it is ready)."""
+        session = self.session
+        if session is None or (self.subscriptions is None and not renewed):
+            return
+        if self._follow is not None:
+            self._follow.cancel()
+        self._follow = asyncio.create_task(
+            self._settle_in(session, renewed), name=f"mcp-follow-{self.name}"
+        )
+
+    async def _settle_in(self, session: ClientSession, renewed: bool) -> None:
+        try:
+            if renewed:
+                await set_level(session, self.config.log_level, self.name, self.log)
+            if self.subscriptions is not None:
+                await self.subscriptions.start(session)
+        except Exception:  # boundary: a follow-up's failure must not end the server's loop
+            logger.exception("MCP server %s: subscribing failed", self.name)
+
     async def _close_session(self) -> None:
+        follow, self._follow = self._follow, None
+        if follow is not None:
+            follow.cancel()
+            await asyncio.gather(follow, return_exceptions=True)
+        if self.subscriptions is not None:
+            await self.subscriptions.stop()
         session = self.session
         if session is None:
             return

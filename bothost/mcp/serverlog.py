@@ -1,6 +1,7 @@
 """Each MCP server's own log file: ``<home>/logs/mcp/<name>.log``, rotated at 5 MB.
 
-The server's stderr (line by line), its ``notifications/message`` entries and the host's
+The server's stderr (line by line), its ``notifications/message`` entries (at the level
+config ``log_level`` asks for: :func:`set_level`) and the host's
 lifecycle lines about it (started, exited, restarted) all go to one file, so ``bothost mcp
 logs NAME`` shows the whole story of a server. One logger per server, not propagated to the
 host's log, so a chatty server cannot flood it. The file gets the host log's redaction
@@ -18,15 +19,20 @@ import logging
 import os
 from io import TextIOWrapper
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from bothost import redact
 from bothost.logfile import LogFileHandler
+from bothost.mcp import revision
+from bothost.mcp.jsonrpc import McpError
 from bothost.terminal import ShownFormatter
 
 MAX_BYTES = 5 * 1024 * 1024  # DESIGN: rotate at 5 MB
 BACKUPS = 1  # one backup: <name>.log.1
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+SET_LEVEL_TIMEOUT = 10.0  # a server's answer to logging/setLevel; a start waits for it
+
+host_logger = logging.getLogger(__name__)
 
 # MCP logging levels (RFC 5424 names) onto Python's.
 MCP_LEVELS = {
@@ -100,3 +106,26 @@ def log_message(logger: logging.Logger, params: dict) -> None:
     origin = params.get("logger")
     data = params.get("data")
     logger.log(level, "[message%s] %s", f" {origin}" if origin else "", data)
+
+
+async def set_level(session: Any, level: str | None, server: str, log: logging.Logger) -> None:
+    """Send ``logging/setLevel`` (config ``log_level``) when the server declares ``logging``;
+    its ``notifications/message`` then come at that level and above, into its log file.
+    What cannot be done is a warning: the level is a nicety, never a failed start."""
+    if not level:
+        return
+    key = f"mcp.servers.{server}.log_level"
+    if "logging" not in session.capabilities:
+        why = "does not declare the logging capability"
+    elif revision.stateless(session.protocol_version):  # a level rides on each request there
+        why = f"speaks MCP {session.protocol_version}, which has no logging/setLevel"
+    else:
+        try:
+            await session.request("logging/setLevel", {"level": level}, timeout=SET_LEVEL_TIMEOUT)
+        except McpError as exc:
+            why = f"refused logging/setLevel: {exc.message}"
+        else:
+            log.info("asked for log messages at %s and above", level)
+            return
+    log.warning("%s; %s is not used", why, key)
+    host_logger.warning("MCP server %s %s; %s is not used", server, why, key)

@@ -94,6 +94,7 @@ class ClientSession:
         on_tools_changed: Callback | None = None,
         on_closed: Callback | None = None,
         on_renewal: Callback | None = None,
+        on_resources: Callback | None = None,
         client_info: dict[str, str] | None = None,
         elicitation: bool = True,
     ) -> None:
@@ -112,6 +113,8 @@ class ClientSession:
         self.on_tools_changed = on_tools_changed
         self.on_closed = on_closed
         self.on_renewal = on_renewal  # called as a renewal starts and as it ends
+        # (method, params) of resources/updated and resources/list_changed: subscriptions
+        self.on_resources = on_resources
         # sessions made again because the server forgot ours (a restarted server): shown by
         # `mcp list`, since the server is "ready" before and after and nothing else says so
         self.renewals = 0
@@ -636,6 +639,14 @@ class ClientSession:
         if not isinstance(task_id, str):
             return None
         return next((c for c in self.task_calls if c.task_id == task_id), None)
+
+    def resources_notice(self, method: str, params: dict[str, Any]) -> None:
+        """A resource notification: the owner's subscriptions act on it (sync, cheap)."""
+        if self.on_resources is not None:
+            try:
+                self.on_resources(method, params)
+            except Exception:  # boundary: the owner's listener
+                self.log.exception("resource notification listener failed")
 
     async def events(self, items: list[tuple[str, dict[str, Any]]]) -> None:
         """Hand ``event/*`` notifications, in the order sent, to the owner: all at once to
