@@ -102,6 +102,9 @@ class Briefing:
     low_summary: str = ""  # the low events folded per source: "3 promotions, 2 social"
     created_at: float = field(default_factory=time.time)
     footer: str = ""  # one closing line from our code (e.g. why the rules triaged, not the model)
+    # the same on every retry of one delivery, so a receiver can drop a second copy (a
+    # scheduled job's ``job_7_…``); empty: a stored briefing's id serves (``brf_ID``)
+    key: str = ""
 
     def low_line(self) -> str:
         """The low events in one line: ``+ 5 low: 3 promotions, 2 social — `bothost events

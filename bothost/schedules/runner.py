@@ -81,7 +81,10 @@ def as_briefing(job: Job, text: str) -> Briefing:
     first, _, rest = text.partition("\n")
     title = first if len(first) <= TITLE_LIMIT else first[: TITLE_LIMIT - 1] + "…"
     footer = rest if len(first) <= TITLE_LIMIT else text
-    return Briefing(title=title, items=[], text=text, targets=[job.target], footer=footer)
+    # one key per run of the job, kept by its retries and by a resend after a crash (only a
+    # recorded fire moves last_fired_at): a webhook receiver dedupes by it
+    key = f"job_{job.id}_{int(job.last_fired_at or job.created_at)}"
+    return Briefing(title=title, items=[], text=text, targets=[job.target], footer=footer, key=key)
 
 
 class Scheduler:

@@ -216,7 +216,9 @@ class WebhookPlatform:
 
     async def send_briefing(self, address: Address, briefing: Briefing) -> str:
         # the same id on every retry and every later tick, so the receiver can dedupe
-        msg_id = f"brf_{briefing.id}" if briefing.id is not None else f"brf_{uuid.uuid4().hex}"
+        msg_id = briefing.key or (
+            f"brf_{briefing.id}" if briefing.id is not None else f"brf_{uuid.uuid4().hex}"
+        )
         return await self.to_target(address.channel, briefing_payload(briefing), msg_id)
 
     async def ask(self, address: Address, question: Question) -> Any:

@@ -232,5 +232,7 @@ async def test_a_host_killed_after_sending_sends_the_job_again_after_a_restart(s
     # at least once: the same job again (late by now, or not), and then it is done
     await wait_for(lambda: len(receiver.texts()) == 2, "the second copy")
     assert receiver.texts()[1].endswith("call Ana")
+    [first_id, again_id] = [msg_id for msg_id, _ in receiver.received]
+    assert first_id == again_id and first_id.startswith("job_")  # the receiver can drop it
     listed = json.loads(await host.cli("schedule", "list", "--json", "--all"))
     assert [j["status"] for j in listed] == ["done"]
