@@ -89,7 +89,12 @@ def list_command(runtime: Runtime, as_json: bool) -> None:
     metavar="KEY=GLOB",
     help="source, type or payload.FIELD and a glob (repeatable; all must fit).",
 )
-@click.option("--priority", required=True, type=click.Choice(PRIORITIES, case_sensitive=False))
+@click.option(
+    "--priority",
+    required=True,
+    type=click.Choice(PRIORITIES, case_sensitive=False),
+    help="What the rule makes a matching event (drop: never shown).",
+)
 @click.option("--note", default="", help="Why: shown in the listing and by triage test.")
 @click.option(
     "--unless", multiple=True, metavar="KEY=GLOB", help="Not when this fits (repeatable)."
