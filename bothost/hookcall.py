@@ -19,9 +19,16 @@ logger = logging.getLogger(__name__)
 
 
 def impls(pm: pluggy.PluginManager, hook: str) -> list[HookImpl]:
-    """The implementations of ``hook`` in registration order."""
-    # pluggy lists implementations last-registered first
-    return list(reversed(getattr(pm.hook, hook).get_hookimpls()))
+    """The implementations of ``hook`` in registration order (``tryfirst`` ones first,
+    ``trylast`` ones last, each group in registration order)."""
+    # pluggy stores them in registration order (tryfirst ones at the end) and calls them
+    # from the end: last registered first, the reverse of what docs/plugins.md promises
+    return sorted(getattr(pm.hook, hook).get_hookimpls(), key=placement)
+
+
+def placement(impl: HookImpl) -> int:
+    """Where ``tryfirst``/``trylast`` put an implementation: before, among, after the rest."""
+    return 0 if impl.tryfirst else 2 if impl.trylast else 1
 
 
 def accepted(impl: HookImpl, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +60,7 @@ async def call_each_named(
 
 
 def call_policy(pm: pluggy.PluginManager, hook: str, default: Any, **kwargs: Any) -> Any:
-    """Call a sync ``firstresult`` hook: the first answer that is not None, in pluggy's
+    """Call a sync ``firstresult`` hook: the first answer that is not None, in registration
     order; an exception is logged with the plugin's name and returns ``default``."""
     for impl in impls(pm, hook):
         try:
