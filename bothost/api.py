@@ -15,7 +15,7 @@ is meant to stop (Slack serialises each thread's messages).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -270,6 +270,19 @@ class HostApi(Protocol):
 
     def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:
         """Run a long-lived coroutine under the host; logged and restarted if it fails."""
+
+    def take_config_live(self, path: str, keys: Iterable[str], apply: Callable[[Any], Any]) -> None:
+        """Take an edit of ``keys`` of this plugin's config section ``path`` while running.
+
+        ``path`` as declared through ``register_config`` (``"platforms.slack"``), ``keys``
+        top-level keys of that section. When a saved edit of the config file (or SIGHUP,
+        ``bothost reload``) changes any of them, ``host.config`` gets the section with
+        those keys as edited (its other keys as the host started) and ``apply(section)``
+        is called with it; it may be async. The section's other changed keys are reported
+        as "restart needed". If ``apply`` raises, the old section stays and the keys are
+        reported as waiting for a restart. Call it from ``start`` (or ``startup``); a
+        second call for one path replaces the first.
+        """
 
     async def explain_tool_call(
         self, tool: str, arguments: dict[str, Any], session: Session

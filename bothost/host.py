@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ from bothost.events.lease import new_owner
 from bothost.events.queue import MAX_PAYLOAD_BYTES, EventOutcome
 from bothost.home import ensure_home
 from bothost.hookcall import call_each
+from bothost.livesections import Apply, LiveSections
 from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
 from bothost.platform import (
@@ -100,6 +101,7 @@ class Host:
         self.config = config
         self.config_file: str | None = None  # --config or BOTHOST_CONFIG: what reload reads
         self.reload_status = ReloadStatus()  # what the last look at the config file found
+        self.live_sections = LiveSections()  # plugin config keys their plugins take live
         # the config's secrets, and which of them are credentials: hidden from every log and
         # from the model, however this host was built (the CLI has done it already: a no-op)
         redact.remember(redact.config_secrets(config) | secret_values(config))
@@ -306,6 +308,10 @@ class Host:
     def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:
         """Run a long-lived coroutine; log and restart it if it fails."""
         self.supervisor.spawn(name, factory)
+
+    def take_config_live(self, path: str, keys: Iterable[str], apply: Apply) -> None:
+        """See :meth:`bothost.api.HostApi.take_config_live`."""
+        self.live_sections.add(path, keys, apply)
 
     # --- messages -----------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """A saved edit of the config file, applied to the running host.
 
 :class:`ConfigWatcher` polls the files the host's config came from (size, modification time
-and a hash of the bytes, every :data:`POLL_SECONDS`; SIGHUP asks at once). On a change,
-:func:`reload` loads and checks the config as ``bothost run`` did at start — the same
+and a hash of the bytes, every :data:`POLL_SECONDS`, or ``BOTHOST_CONFIG_POLL`` seconds; 0:
+never); SIGHUP asks at once, and ``bothost reload`` sends it (:mod:`bothost.reload_request`).
+On a change, :func:`reload` loads and checks the config as ``bothost run`` did at start — the same
 :func:`~bothost.config.load_core`, the plugins' sections (already declared: a registration
 hook runs once), :func:`~bothost.configcheck.check_registered` and
 :func:`~bothost.configcheck.check_serving` — so an edit ``run`` would refuse is one log line
@@ -11,9 +12,11 @@ naming the file and key path, and the running config stays.
 A valid edit is applied by top-level section, each through its named function in
 :data:`LIVE`: the model, the agent's settings, permission rules, the tick and usage read
 the new values from the next turn or tick on, and the MCP manager starts, stops or restarts
-the servers whose entries changed. Everything else (the listener, the store, the plugins,
-the platforms' sections, ``log_level``, and ``tick.enabled``/``lease``/
-``max_pending_per_source``) keeps its start-up value until a restart, and each changed key
+the servers whose entries changed. A plugin's section takes the keys its running plugin
+takes live (:mod:`bothost.livesections`: Slack's access lists). Everything else (the
+listener, the store, the plugins, the rest of the platforms' sections, ``log_level``, and
+``tick.enabled``/``lease``/``max_pending_per_source``) keeps its start-up value until a
+restart, and each changed key
 is reported as "restart needed: KEY": in the log, ``/healthz``, and ``bothost doctor``
 (through ``state/config-status.json``).
 """
@@ -26,9 +29,10 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0  # a saved edit reaches the host within about this (the contract: seconds)
+POLL_ENV = "BOTHOST_CONFIG_POLL"  # seconds between looks; 0: only SIGHUP and `bothost reload`
 # tick keys read once at start: the lease by leadership, the bound by the event intake, and
 # whether a ticker runs at all
 TICK_AT_START = ("enabled", "lease", "max_pending_per_source")
@@ -62,6 +67,8 @@ class ReloadStatus:
     restart_needed: list[str] = field(default_factory=list)  # key paths, sorted
     error: str = ""  # the last edit's problem, while the file still has it
     applied_at: float | None = None  # when an edit was last applied
+    looked_at: float | None = None  # when the last look began (`bothost reload` waits on it)
+    applied: list[str] = field(default_factory=list)  # the sections the last look applied
 
     def to_dict(self) -> dict[str, Any]:
         # "ok" also makes /healthz show a caller without the token no more than that
@@ -70,6 +77,8 @@ class ReloadStatus:
             "restart_needed": self.restart_needed,
             "error": self.error,
             "applied_at": self.applied_at,
+            "looked_at": self.looked_at,
+            "applied": self.applied,
         }
 
 
@@ -90,8 +99,9 @@ def fingerprint(paths: list[Path]) -> list[tuple[str, Any]]:
 class ConfigWatcher:
     """Polls the config's files; each change is :func:`reload`-ed once."""
 
-    def __init__(self, host: Host, interval: float = POLL_SECONDS) -> None:
-        self.host, self.interval = host, interval
+    def __init__(self, host: Host, interval: float | None = None) -> None:
+        self.host = host
+        self.interval = poll_interval(os.environ) if interval is None else interval
         self._poked = asyncio.Event()
         # none seen yet: the first look loads the files again, so an edit saved while the
         # host was starting (after it read them) is not missed
@@ -111,7 +121,7 @@ class ConfigWatcher:
         publish(self.host)
         while True:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.interval):
+                async with asyncio.timeout(self.wait_for()):
                     await self._poked.wait()
             poked, now = self._poked.is_set(), fingerprint(self.paths())
             self._poked.clear()
@@ -119,6 +129,29 @@ class ConfigWatcher:
                 self._seen = now
                 await reload(self.host)
                 self._seen = fingerprint(self.paths())  # the paths may have changed
+
+    def wait_for(self) -> float | None:
+        """Seconds until the next look unless poked (None: only when poked)."""
+        if self.interval > 0:
+            return self.interval
+        return 0 if not self._seen else None  # not polling: the first look all the same
+
+
+def poll_interval(environ: Mapping[str, str]) -> float:
+    """``BOTHOST_CONFIG_POLL`` as seconds (0: no polling); :data:`POLL_SECONDS` if unset."""
+    text = environ.get(POLL_ENV, "").strip()
+    if not text:
+        return POLL_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < math.inf:
+        logger.warning(
+            "%s=%r is no number of seconds; polling every %ss", POLL_ENV, text, POLL_SECONDS
+        )
+        return POLL_SECONDS
+    return seconds
 
 
 def load(host: Host) -> Config:
@@ -133,6 +166,7 @@ def load(host: Host) -> Config:
 async def reload(host: Host) -> ReloadStatus:
     """Load the config again and apply it; an invalid one is logged and changes nothing."""
     status = host.reload_status
+    status.looked_at, status.applied = time.time(), []
     try:
         new = load(host)
     except (ConfigError, OSError) as exc:
@@ -142,6 +176,7 @@ async def reload(host: Host) -> ReloadStatus:
         return status
     status.error = ""
     applied, status.restart_needed = await apply(host, new)
+    status.applied = applied
     if applied:
         status.applied_at = time.time()
         logger.info("config applied: %s changed", ", ".join(applied))
@@ -167,6 +202,7 @@ async def apply(host: Host, new: Config) -> tuple[list[str], list[str]]:
             await applier(host, old, running)
         except Exception:  # boundary: one section's failure leaves the others applied
             logger.exception("applying the config's %s failed", name)
+    applied += await host.live_sections.apply(running, new)  # the plugins' own sections
     return applied, changed(running, new)
 
 

@@ -60,6 +60,7 @@ LAZY_COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "tick": (("bothost.cli.events",), "tick_command"),
     "briefings": (("bothost.cli.events",), "briefings_command"),
     "rules": (("bothost.cli.rules",), "rules_group"),
+    "reload": (("bothost.cli.reload",), "reload_command"),
     "schedule": (("bothost.cli.schedule",), "schedule_group"),
     "triage": (("bothost.cli.triage",), "triage_group"),
     "usage": (("bothost.cli.usage",), "usage_command"),

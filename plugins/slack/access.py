@@ -25,6 +25,9 @@ def own(ids: list[str]) -> list[str]:
 
 
 class Access:
+    # the section's keys this reads: a running platform takes their edits live
+    KEYS = ("allowed_users", "allowed_channels", "admins")
+
     def __init__(self, config: SlackConfig) -> None:
         self.admins = set(own(config.admins))
         self.users = set(own(config.allowed_users))

@@ -101,6 +101,7 @@ class SlackPlatform:
                 f"{', '.join(missing)} not set (mode {self.config.mode}); see `bothost docs slack`"
             )
         self.access = Access(self.config)
+        host.take_config_live("platforms.slack", Access.KEYS, self.reconfigure)
         self.client = build_client(self.config)
         self.identity = await identify(self.client)
         self.bolt = build_app(self.config, self.client)
@@ -120,6 +121,12 @@ class SlackPlatform:
             self.identity.user_id,
             self.config.mode,
         )
+
+    def reconfigure(self, config: SlackConfig) -> None:
+        """An edit of the access lists, from the next Slack event on (the rest of the
+        section is as it started: the host applies only :data:`Access.KEYS` live)."""
+        self.config, self.access = config, Access(config)
+        logger.info("slack: access lists applied")
 
     def bind(self, host: HostApi) -> None:
         """Deliver briefings without being started (``bothost tick``): a Web API client only.
