@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sized
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,7 @@ def install_command(
             f"  {result.name}/{tool['name']:28} "
             f"{summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip()
         )
-    click.echo(f"{len(result.tools)} tools; try `bothost mcp call {result.name} TOOL '{{…}}'`")
+    click.echo(f"{tools_count(result.tools)}; try `bothost mcp call {result.name} TOOL '{{…}}'`")
 
 
 def install_from_registry(
@@ -197,7 +198,7 @@ def install_from_registry(
             f"  {done.name}/{tool['name']:28} "
             f"{summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip()
         )
-    click.echo(f"{len(done.tools)} tools; try `bothost mcp call {done.name} TOOL '{{…}}'`")
+    click.echo(f"{tools_count(done.tools)}; try `bothost mcp call {done.name} TOOL '{{…}}'`")
 
 
 @mcp_group.command("search")
@@ -281,3 +282,7 @@ def import_command(runtime: Runtime, file: Path, dry_run: bool, as_json: bool) -
     )
     if report.added and not dry_run:
         click.echo("check them with `bothost mcp list --check`", err=True)
+
+
+def tools_count(tools: Sized) -> str:
+    return f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"
