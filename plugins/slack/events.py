@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from bothost.plugins.slack.streaming import Reply
+from bothost.plugins.slack.streaming import LiveReply
 
 from bothost import api
 from bothost.models import Address, IncomingMessage
@@ -198,7 +198,7 @@ class Conversations:
 
     async def converse(self, message: IncomingMessage) -> None:
         address = message.address
-        reply = Reply(
+        reply = LiveReply(
             self.platform,
             address.channel,
             address.thread or "",

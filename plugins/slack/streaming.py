@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.mrkdwn import StreamCleaner, split, to_mrkdwn, undisguise_markdown
 
-from bothost.api import Outcome
-from bothost.api import Reply as TurnReply
+from bothost.api import Outcome, Reply
 
 if TYPE_CHECKING:
     from bothost.plugins.slack.platform import SlackPlatform
@@ -34,7 +33,10 @@ APPEND_LIMIT = 12_000  # markdown_text accepted by one startStream/appendStream 
 FALLBACK_REACTION = "hourglass_flowing_sand"
 
 
-class Reply:
+class LiveReply:
+    """The Slack messages of one turn's reply as it is being written (not the turn's result,
+    :class:`bothost.api.Reply`, which :meth:`finish` receives)."""
+
     def __init__(
         self,
         platform: SlackPlatform,
@@ -171,7 +173,7 @@ class Reply:
 
     # --- the end -----------------------------------------------------------------------------
 
-    async def finish(self, reply: TurnReply) -> None:
+    async def finish(self, reply: Reply) -> None:
         """Send what is left, close the stream, and post the reply if it was not streamed.
 
         A stopped turn posts nothing more: the answer to the ``stop`` message says so.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bothost.plugins.slack.streaming import Reply
+from bothost.plugins.slack.streaming import LiveReply
 
 from tests.slack.harness import GENERAL
 
@@ -118,7 +118,7 @@ async def test_tool_progress_shows_as_the_thread_status(start_bot):
 async def test_a_burst_of_status_lines_keeps_the_latest(start_bot):
     bot = await start_bot()
     bot.platform.status_interval = 0.2
-    reply = Reply(bot.platform, GENERAL, "1.0", "UALICE", "T0TEAM", "1.0")
+    reply = LiveReply(bot.platform, GENERAL, "1.0", "UALICE", "T0TEAM", "1.0")
     for text in ("is thinking…", "copying 1/3", "copying 2/3", "copying 3/3"):
         await reply.status(text)
     await bot.fake.wait_call("assistant.threads.setStatus", count=2)
