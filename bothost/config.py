@@ -156,6 +156,9 @@ class McpServerConfig:
     # (bothost.mcp.subscriptions)
     subscribe: list[str] = field(default_factory=list)
     log_level: str | None = None  # sent as logging/setLevel after initialize
+    # the server may ask the host's model (sampling/createMessage), each request approved
+    # by a person first: off unless set (bothost.agent.sampling)
+    sampling: bool = False
 
     RANGES = {"timeout": (0, MCP_TIMEOUT_LIMIT), "max_timeout": (0, MCP_TIMEOUT_LIMIT)}
     # MCP's (RFC 5424) names, least severe first

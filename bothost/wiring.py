@@ -164,6 +164,8 @@ async def start_mcp(host: Host, one_shot: bool = False, on_demand: bool = False)
     waited for servers its turn never used). A turn waits for the ones it lists tools of
     (:meth:`McpManager.settle`). With ``on_demand`` (``bothost chat``) none starts now:
     each starts when a turn first needs its tools (activated, called, listed)."""
+    from bothost.agent.sampling import sampler
+
     # Only the long-running host publishes state/mcp-status.json (what `bothost mcp list`
     # shows in other processes); a one-shot host's servers must not overwrite it (issue 13).
     manager = McpManager(
@@ -177,6 +179,7 @@ async def start_mcp(host: Host, one_shot: bool = False, on_demand: bool = False)
         on_login_needed=host.tell_login_needed,
         leadership=host.leadership,
         on_demand=on_demand,  # servers start when a turn needs their tools
+        sample=sampler(host),  # for servers with `sampling: true` only
     )
     await manager.start()
     host.registry.add_source(McpToolSource(manager, host.config))

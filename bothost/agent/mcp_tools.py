@@ -40,12 +40,14 @@ from bothost import redact
 from bothost.agent.mcp_resources import LIST, READ, resource_tools
 from bothost.agent.mcp_schema import notes_text, split
 from bothost.agent.registry import Group
+from bothost.agent.sampling import Conversation
 from bothost.agent.tools import EGRESS, Capabilities, Tool, ToolContext, ToolError, ToolResult
 from bothost.agent.untrusted import wrap_untrusted
 from bothost.mcp.bundled import is_bundled
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.roster import plugin_name
 from bothost.rules.origin import MCP, PREFIX, RESOURCES, Origin
+from bothost.usage import attribution
 
 logger = logging.getLogger(__name__)
 
@@ -239,9 +241,11 @@ class McpToolSource:
         self.config = config
         self.warned: set[tuple[str, ...]] = set()  # shared names already logged, with servers
 
-    @staticmethod
-    def asker(session: Any) -> Asker:
-        """The person of `session`, asked through its platform; keyed by the session id."""
+    def asker(self, session: Any, server: str = "") -> Asker:
+        """The person of `session`, asked through its platform; keyed by the session id.
+        It can post into the conversation too (a URL-mode elicitation's link), and carries
+        the conversation and the turn's attribution for the server's sampling requests
+        (taken now: they are handled in another task, outside the turn's context)."""
         platform = getattr(session, "platform", None)
 
         async def ask(question: Any) -> Any:
@@ -250,7 +254,14 @@ class McpToolSource:
             question.user = session.user
             return await platform.ask(session.address, question)
 
-        return Asker(session.id, ask)
+        send = getattr(platform, "send", None)
+
+        async def tell(text: str) -> None:  # a failure is the caller's: the link went unseen
+            assert send is not None
+            await send(session.address, redact.conceal(text, server))
+
+        context = Conversation(session, attribution.current())
+        return Asker(session.id, ask, tell if send is not None else None, context)
 
     def server_config(self, name: str) -> Any:
         return self.config.mcp.servers.get(name)
@@ -390,7 +401,7 @@ class McpToolSource:
                 await ctx.progress(f"{server}/{tool}: {message or ''}{count}".strip())
 
             result = await self.manager.call_tool(
-                server, tool, arguments, on_progress=progress, ask=self.asker(ctx.session)
+                server, tool, arguments, on_progress=progress, ask=self.asker(ctx.session, server)
             )
             if result.is_error and not result.text:
                 raise ToolError(f"{server}/{tool} failed")

@@ -11,25 +11,39 @@ allows are sent back. An answer is checked against the form (:mod:`bothost.mcp.f
 text turned into numbers and booleans, choices, bounds, required fields); one that does not
 fit is asked again with the problems named, and after ``MAX_ASKS`` such answers the
 question is cancelled: the server never gets values its schema refuses.
+
+URL mode (2025-11-25) asks for nothing typed: the server names a link for the person to open
+(a login, a payment) and tells the client later, by ``notifications/elicitation/complete``,
+that what it needed is done. The link is posted into the conversation with the server's
+message, marked as the server's (the Asker's ``tell``), and the answer is ``accept`` once it
+is shown, as the spec has a client answer; with nowhere to show it, ``cancel``. Only an
+``http`` or ``https`` link with a host, no credentials and no hidden characters is shown:
+anything else is refused (-32602), since a person is meant to open it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bothost import hidden
 from bothost.mcp import formvalues, jsonrpc
 from bothost.mcp.jsonrpc import McpError
 from bothost.platform import Question
 
 ASK_TIMEOUT = 300.0  # how long a person has to answer a server's question
 MAX_ASKS = 3  # answers that do not fit the form before the question is given up (cancel)
+MAX_URL = 2048  # characters of a URL-mode link: what browsers and chat platforms keep whole
+MAX_URL_MESSAGE = 1000  # characters of the server's message shown beside the link
+TELL_TIMEOUT = 30.0  # posting the link into the conversation (a platform's send)
 PRIMITIVES = (str, int, float, bool)
 
 Ask = Callable[[Question], Awaitable[Any]]
+Tell = Callable[[str], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -38,11 +52,16 @@ class Asker:
 
     ``key`` names the conversation (a session id): calls with the same key have the same
     person behind them, which is what lets a question that names no call (stdio) still find
-    its person while only one conversation has calls in flight. ``ask`` asks that person.
+    its person while only one conversation has calls in flight. ``ask`` asks that person;
+    ``tell`` posts a message into their conversation (a URL-mode elicitation's link), and
+    ``context`` is what the host's sampler needs of the conversation (opaque here:
+    :mod:`bothost.agent.sampling`).
     """
 
     key: str
     ask: Ask
+    tell: Tell | None = None
+    context: Any = None
 
 
 def with_defaults(schema: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
@@ -68,13 +87,21 @@ def allowed(value: Any) -> bool:
 
 
 async def answer(
-    params: dict[str, Any], ask: Any, server: str, log: logging.Logger
+    params: dict[str, Any],
+    ask: Any,
+    server: str,
+    log: logging.Logger,
+    tell: Tell | None = None,
 ) -> dict[str, Any]:
-    """Ask a person and build the ``ElicitResult``."""
-    if params.get("mode", "form") != "form":
+    """Ask a person (form mode) or show them a link (URL mode: ``tell``) and build the
+    ``ElicitResult``."""
+    mode = params.get("mode", "form")
+    if mode == "url":
+        return await shown_link(params, tell, server, log)
+    if mode != "form":
         raise McpError(
             jsonrpc.INVALID_PARAMS,
-            f"elicitation mode {params.get('mode')!r} is not supported (form only)",
+            f"elicitation mode {str(mode)[:40]!r} is not supported (form and url are)",
         )
     schema = params.get("requestedSchema") or {}
     if ask is None:
@@ -113,3 +140,57 @@ async def asked(ask: Any, question: Question, server: str, log: logging.Logger) 
     except Exception:
         log.exception("asking the user for %s's elicitation failed", server)
         return None
+
+
+def link_problem(url: Any) -> str | None:
+    """Why `url` is not a link to show a person, or None."""
+    if not isinstance(url, str) or not url:
+        return "url must be a non-empty string"
+    if len(url) > MAX_URL:
+        return f"url is longer than {MAX_URL} characters"
+    if any(hidden.is_hidden(c) or c.isspace() for c in url):
+        return "url holds spaces, control or hidden characters"
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "url must be an http or https link with a host"
+    if parts.username or parts.password:
+        return "url must not carry credentials"
+    return None
+
+
+async def shown_link(
+    params: dict[str, Any], tell: Tell | None, server: str, log: logging.Logger
+) -> dict[str, Any]:
+    """A URL-mode elicitation: the link posted into the conversation, then ``accept``."""
+    url, elicitation_id = params.get("url"), params.get("elicitationId")
+    problem = link_problem(url)
+    if problem is None and not isinstance(elicitation_id, str):
+        problem = "elicitationId must be a string"
+    if problem is not None:
+        raise McpError(jsonrpc.INVALID_PARAMS, f"URL elicitation refused: {problem}")
+    if tell is None:
+        log.info(
+            "URL elicitation %.80s from %s cancelled: nowhere to show it", elicitation_id, server
+        )
+        return {"action": "cancel"}
+    host = urllib.parse.urlsplit(str(url)).hostname
+    message = " ".join(str(params.get("message") or "").split())[:MAX_URL_MESSAGE]
+    text = f"MCP server {server} asks you to open a link on {host}:\n{url}"
+    if message:
+        text += f"\n{server} says: {message}"
+    try:
+        async with asyncio.timeout(TELL_TIMEOUT):
+            await tell(text)
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # boundary: the platform's failure is the server's cancel
+        log.exception("showing %s's URL elicitation failed", server)
+        return {"action": "cancel"}
+    log.info("URL elicitation %.80s from %s shown", elicitation_id, server)
+    return {"action": "accept"}
+
+
+def completed(params: dict[str, Any], server: str, log: logging.Logger) -> None:
+    """``notifications/elicitation/complete``: the server says a link's business is done."""
+    elicitation_id = params.get("elicitationId")
+    log.info("URL elicitation %.80r from %s complete", elicitation_id, server)

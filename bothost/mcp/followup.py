@@ -2,13 +2,14 @@
 
 A stateless server cannot ask the client anything mid-request, so instead of the result it
 answers ``resultType: "input_required"`` with the questions (``inputRequests``: keyed
-``elicitation/create`` or ``roots/list`` requests) and, optionally, an opaque
-``requestState``. The client answers each question as it would answer the same request
-from an older server — a form goes to the person behind the call, the roots are ours — and
-sends the original request again under a new id with the answers (``inputResponses``) and
-the state echoed byte for byte; a request without state gets none back. The answers and
-the state belong to that one request: they are built from the request's own params, never
-kept on the session, so no other request can carry them.
+``elicitation/create``, ``roots/list`` or ``sampling/createMessage`` requests) and,
+optionally, an opaque ``requestState``. The client answers each question as it would answer
+the same request from an older server — a form goes to the person behind the call, the
+roots are ours, sampling is the host's (:mod:`bothost.mcp.sampling`) — and sends the
+original request again under a new id with the answers (``inputResponses``) and the state
+echoed byte for byte; a request without state gets none back. The answers and the state
+belong to that one request: they are built from the request's own params, never kept on
+the session, so no other request can carry them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from bothost.mcp import elicitation, jsonrpc
+from bothost.mcp import elicitation, jsonrpc, sampling
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.jsonrpc import McpError
 
@@ -60,7 +61,10 @@ async def answered(session: ClientSession, request: Any, asker: Asker | None) ->
     params = params if isinstance(params, dict) else {}
     if method == "elicitation/create":
         ask = asker.ask if asker is not None else session.ask
-        return await elicitation.answer(params, ask, session.name, session.log)
+        tell = asker.tell if asker is not None else None
+        return await elicitation.answer(params, ask, session.name, session.log, tell)
+    if method == "sampling/createMessage":
+        return await sampling.answer(params, session.sample, asker, session.name)
     if method == "roots/list":
         return {"roots": list(session.roots)}
     raise McpError(

@@ -3,7 +3,9 @@
 Server requests each run in their own task (an elicitation may wait minutes for a person)
 and are answered by id: ``ping``, ``roots/list``, ``elicitation/create`` (asked of whoever
 the session says the question belongs to, see :mod:`bothost.mcp.elicitation`; the calls it
-may belong to wait without a clock meanwhile); anything else gets -32601 at once.
+may belong to wait without a clock meanwhile), ``sampling/createMessage`` (the host's
+sampler, with the conversation it belongs to: :mod:`bothost.mcp.sampling`); anything else
+gets -32601 at once. ``notifications/elicitation/complete`` is noted in the server's log.
 
 :class:`Inbound` decides *when* and *how much*; the session keeps all the state. It reaches
 its session only through :class:`InboundOwner` — send an answer, say whose question or
@@ -52,7 +54,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from bothost.mcp import elicitation, jsonrpc, serverlog, taskcall
+from bothost.mcp import elicitation, jsonrpc, sampling, serverlog, taskcall
 from bothost.mcp.flood import LOG_BURST, LOG_RATE, Budget, Tally
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.tasks import TaskSet
@@ -93,6 +95,13 @@ class InboundOwner(Protocol):
     def asker_for(self, related: Any, task: str | None = None) -> elicitation.Ask | None:
         """Who answers a server question sent on the stream of request `related` (or None),
         or naming `task` (an MCP task id)."""
+
+    def conversation_of(self, related: Any, task: str | None = None) -> elicitation.Asker | None:
+        """The Asker of the one conversation a server request may belong to, or None."""
+
+    @property
+    def sample(self) -> sampling.Sample | None:
+        """The host's sampler for this server; None while sampling is off for it."""
 
     def progress_for(self, token: Any) -> Callable[..., Any] | None:
         """The progress callback of the call in flight named by `token`, if any."""
@@ -238,8 +247,15 @@ class Inbound:
         if method == "elicitation/create":
             task = taskcall.related_task(params)  # the spec has a task's questions name it
             ask = self.owner.asker_for(related, task)
+            whose = self.owner.conversation_of(related, task)
+            tell = whose.tell if whose is not None else None
             with self.owner.asking(related, task):  # a person's time is not the server's
-                return await elicitation.answer(params, ask, self.name, self.log)
+                return await elicitation.answer(params, ask, self.name, self.log, tell)
+        if method == "sampling/createMessage":
+            task = taskcall.related_task(params)
+            whose = self.owner.conversation_of(related, task)
+            with self.owner.asking(related, task):  # an approval may wait for a person
+                return await sampling.answer(params, self.owner.sample, whose, self.name)
         raise McpError(jsonrpc.METHOD_NOT_FOUND, f"method not found: {method:.100}")
 
     # -- notifications -----------------------------------------------------------------
@@ -272,6 +288,8 @@ class Inbound:
                 serverlog.log_message(self.log, params)
             else:
                 self.dropped.add(f"{method} beyond {LOG_RATE:.0f} a second")
+        elif method == "notifications/elicitation/complete":
+            elicitation.completed(params, self.name, self.log)
         elif method == "notifications/resources/updated":
             self.owner.resources_notice(method, params)  # coalesced per URI there
         elif method in LIST_CHANGED:

@@ -102,6 +102,7 @@ class McpManager:
         on_events: Callable[..., Any] | None = None,
         on_demand: bool = False,
         subscribe: bool = True,
+        sample: Callable[..., Any] | None = None,
     ) -> None:
         self.config_servers = dict(servers)
         # a command's servers start when something first needs them (a turn's tools, a
@@ -117,6 +118,9 @@ class McpManager:
         self.on_event = on_event
         self.on_events = on_events  # a server's backlog at once, when given (the host's)
         self.ask = ask
+        # (server, params, asker) -> CreateMessageResult: the host's model, for the servers
+        # whose config says `sampling: true` (bothost.agent.sampling)
+        self.sample = sample
         self.publish_status = publish_status
         self.retry = retry  # one-shot commands report a failure instead of retrying it
         self.on_login_needed = on_login_needed  # (name, why): admins told privately (a DM)
@@ -223,6 +227,7 @@ class McpManager:
                 keeper=self._keeper(name, config),
                 start_within=self.start_within,
                 subscribe=self.subscribe,
+                sample=self.sample,
             )
             self.runners[name] = runner
             if config.enabled and self.started:

@@ -10,6 +10,7 @@ one broken server keeps trying without holding up the others.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -110,6 +111,7 @@ class ServerRunner:
         keeper: StateKeeper | None = None,
         start_within: float | None = None,
         subscribe: bool = True,
+        sample: Callable[..., Any] | None = None,
     ) -> None:
         self.name = name
         # a command's bound on each start, initialize and tools/list together (None: each
@@ -123,6 +125,7 @@ class ServerRunner:
         self.on_event = on_event
         self.on_events = on_events  # (source, [(type, payload), …]): a backlog at once
         self.ask = ask
+        self.sample = sample  # (server, params, asker): used only with config `sampling: true`
         self.on_change = on_change
         self.tokens = tokens  # where OAuth tokens live; None: no OAuth (static headers only)
         self.on_login_needed = on_login_needed  # (name, message): tell an admin, once
@@ -392,6 +395,7 @@ class ServerRunner:
             on_tools_changed=lambda _tools: self.on_change(self.name),
             on_renewal=self._renewal,
             on_resources=self.subscriptions.notice if self.subscriptions else None,
+            sample=self._sampler(),
         )
         self._renewals_seen = 0
         await self._open(self.session)
@@ -432,6 +436,13 @@ class ServerRunner:
                 names,
                 self.name,
             )
+
+    def _sampler(self) -> Any:
+        """This server's sampler: the host's, when config turns sampling on for it."""
+        sample = self.sample
+        if sample is None or not self.config.sampling:
+            return None
+        return functools.partial(sample, self.name)
 
     def _renewal(self) -> None:
         """A renewal began or ended; one that made a new session is followed up: the server

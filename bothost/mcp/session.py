@@ -31,7 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from bothost import hidden
-from bothost.mcp import content, followup, headers, inbound, jsonrpc, revision, taskcall
+from bothost.mcp import (
+    content,
+    followup,
+    headers,
+    inbound,
+    jsonrpc,
+    revision,
+    sampling,
+    taskcall,
+)
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT, CallDeadline
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.jsonrpc import McpError
@@ -97,6 +106,7 @@ class ClientSession:
         on_resources: Callback | None = None,
         client_info: dict[str, str] | None = None,
         elicitation: bool = True,
+        sample: sampling.Sample | None = None,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -106,6 +116,9 @@ class ClientSession:
         # Advertised even without a default `ask`: callers pass one per call (the person in
         # the conversation), and with nobody to ask the answer is a plain `cancel`.
         self.elicitation = elicitation
+        # the host's sampler, set only for a server with `sampling: true` in config: the
+        # capability is declared only then (bothost.mcp.sampling)
+        self.sample = sample
         self.roots = roots or []
         self.on_event = on_event
         # (source, [(type, payload), …]) for a backlog at once; preferred over on_event
@@ -155,8 +168,10 @@ class ClientSession:
             caps["roots"] = {}
         else:
             caps.update(roots={"listChanged": False}, tasks={})
-        if self.elicitation:
-            caps["elicitation"] = {"form": {}}
+        if self.elicitation:  # url: the link is shown to the person (bothost.mcp.elicitation)
+            caps["elicitation"] = {"form": {}, "url": {}}
+        if self.sample is not None:
+            caps["sampling"] = dict(sampling.CAPABILITY)
         return caps
 
     def _speak(self, version: str) -> None:
@@ -576,17 +591,23 @@ class ClientSession:
         with calls of several conversations in flight it could be anyone's, and it goes to
         the session's default (usually nobody: the answer is ``cancel``).
         """
+        asker = self.conversation_of(related, task)
+        return asker.ask if asker is not None else self.ask
+
+    def conversation_of(self, related: Any, task: str | None = None) -> Asker | None:
+        """The :class:`Asker` of the conversation a server's request belongs to, found as
+        :meth:`asker_for` finds it; None when no one conversation's call can be named."""
         owner = self._task_call(task)
         if owner is not None and owner.asker is not None:
-            return owner.asker.ask
+            return owner.asker
         call = self._find(related) if inbound.hashable(related) else None
         if call is not None and call.asker is not None:
-            return call.asker.ask
+            return call.asker
         askers = {p.asker.key: p.asker for p in self.pending.values() if p.asker is not None}
         askers.update((c.asker.key, c.asker) for c in self.task_calls if c.asker is not None)
         if len(askers) == 1:
-            return next(iter(askers.values())).ask
-        return self.ask
+            return next(iter(askers.values()))
+        return None
 
     def progress_for(self, token: Any) -> Callback | None:
         """The progress callback of the call in flight that `token` names, if any."""

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 NATIVE, MCP, RESOURCES, UNKNOWN = "native", "mcp", "resources", "unknown"
-KINDS = (NATIVE, MCP, RESOURCES, UNKNOWN)
+# a server's sampling requests (bothost.agent.sampling): no tool, but answers are kept alike
+SAMPLING = "sampling"
+KINDS = (NATIVE, MCP, RESOURCES, SAMPLING, UNKNOWN)
 SOURCE_DIGITS = 16  # hex digits of the hash of what a server runs: 64 bits, never met by chance
 PREFIX = "mcp__"  # every MCP tool name's prefix (bothost.agent.mcp_tools names them)
 # a tool part no sanitising can have produced from another name: `_` is what unsafe
@@ -36,7 +38,8 @@ GLOB = re.compile(r"[*?\[]")
 class Origin:
     """Where a tool comes from; two tools with equal origins are the same tool."""
 
-    kind: str  # native | mcp | resources (the host's resource tools of a server) | unknown
+    kind: str  # native | mcp | resources (the host's resource tools of a server) | sampling
+    # (a server's requests for the model) | unknown
     tool: str = ""  # as the server lists it; a native tool's name; resources: list | read
     server: str = ""  # the MCP server's name; "" for a native tool, and in a legacy origin
     source: str = ""  # a hash of what the server runs (see server_source); "" in a legacy one
@@ -58,6 +61,8 @@ class Origin:
             return "origin unknown (stored before origins were kept)"
         if self.kind == NATIVE:
             return f"native tool {self.tool!r}"
+        if self.kind == SAMPLING:
+            return f"server {self.server}, sampling (the server asks the model)"
         what = "resource tool" if self.kind == RESOURCES else "tool"
         if self.legacy:
             return f"{what} {self.tool!r} of the server its name names"

@@ -327,6 +327,12 @@ CREATE INDEX schedule_jobs_owner ON schedule_jobs (owner, status);
 """
 
 
+# core:16 — a model call made for an MCP server's sampling request names the server (issue
+# 37; bothost.agent.sampling): it is the person's (or the tick's) call too, so the other
+# columns and the budgets stay as they were.
+CORE_SCHEMA_16 = "ALTER TABLE llm_usage ADD COLUMN mcp_server TEXT"
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -344,4 +350,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 13, migrate_13, "platform-qualified ids in stored rules"),
         Migration("core", 14, sql(CORE_SCHEMA_14), "triage rules taught at run time"),
         Migration("core", 15, sql(CORE_SCHEMA_15), "scheduled jobs"),
+        Migration("core", 16, sql(CORE_SCHEMA_16), "llm_usage.mcp_server"),
     ]

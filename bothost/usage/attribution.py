@@ -26,6 +26,9 @@ class Attribution:
     session: str | None = None
     user: str | None = None  # "platform:user", so the same name on two platforms is two people
     tick: int | None = None  # the tick's row in `ticks`
+    # the MCP server whose sampling request this call answers (bothost.agent.sampling):
+    # the call is the turn's (or the tick's) as well, under that person's budget
+    server: str | None = None
 
 
 NOBODY = Attribution()  # a call outside any turn or tick

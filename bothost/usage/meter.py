@@ -118,6 +118,7 @@ class Metered:
             who.session,
             who.user,
             who.tick,
+            who.server,
         )
         # queued, not awaited: the reply need not wait on bookkeeping, and the store runs
         # jobs in order, so the next budget check (or any later read) sees this row
@@ -125,8 +126,8 @@ class Metered:
             lambda db: db.execute(
                 "INSERT INTO llm_usage (at, day, kind, provider, model, input_tokens,"
                 " output_tokens, cached_tokens, cache_write_tokens, estimated, turn_id,"
-                " session_id, user_key, tick_id) VALUES"
-                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " session_id, user_key, tick_id, mcp_server) VALUES"
+                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             ),
             f"recording model usage ({self.model_name})",
