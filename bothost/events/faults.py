@@ -27,15 +27,18 @@ STEPS = (
     "delivery-recorded",  # that delivery is recorded as delivered
     "settled",  # the briefing and its events are settled (events ``done``)
     "ended",  # the ``ticks`` row is finished; the lease is not yet released
-    # a scheduled job's fire (bothost.schedules.runner), on the same path
+)
+# the steps of a scheduled job's fire (bothost.schedules.runner), in order
+JOB_STEPS = (
     "job-sending",  # a due job's text is about to be sent
     "job-sent",  # its target accepted it
     "job-recorded",  # the fire is recorded (the job done or moved on)
 )
 
 _kill_at = os.environ.get(KILL_ENV) or None
-if _kill_at is not None and _kill_at not in STEPS:
-    raise RuntimeError(f"{KILL_ENV}={_kill_at!r}: not a step; steps: {', '.join(STEPS)}")
+if _kill_at is not None and _kill_at not in STEPS + JOB_STEPS:
+    known = ", ".join(STEPS + JOB_STEPS)
+    raise RuntimeError(f"{KILL_ENV}={_kill_at!r}: not a step; steps: {known}")
 
 
 def kill_point(step: str) -> None:
