@@ -310,6 +310,10 @@ class HostApi(Protocol):
     def read_spill(self, ref: str, offset: int = 0) -> str:
         """A chunk of a cut tool output, from ``offset``; ValueError for an unknown ``ref``."""
 
+    async def complete_prompt(self, text: str) -> list[str]:
+        """The words that may replace the last word of a partly typed ``/prompt`` line
+        (server and prompt names, argument names, a server's suggested values)."""
+
     async def tick_now(self, trigger: str) -> TickResult:
         """Triage the event queue now and deliver briefings to ``tick.deliver_to``."""
 

@@ -571,6 +571,12 @@ class Host:
         await self.mcp_manager().set_enabled(name, enabled)
         return self.mcp_row(name)
 
+    async def complete_prompt(self, text: str) -> list[str]:
+        """Completions of a partly typed ``/prompt`` line (:mod:`bothost.prompt_completion`)."""
+        from bothost import prompt_completion
+
+        return await prompt_completion.candidates(text, self.mcp)
+
     def mcp_manager(self) -> Any:
         if self.mcp is None:
             raise McpManagerError("MCP servers are not running in this process.")

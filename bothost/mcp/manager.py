@@ -55,6 +55,7 @@ RELOAD_INTERVAL = 5.0  # how soon a change made by another process (the CLI) is 
 # package in a few) is waited for when a turn needs its tools; one that takes longer is
 # listed once it is ready, so a hung server delays one turn by this much, once.
 START_GRACE = 5.0
+COMPLETE_WAIT = 3.0  # a suggestion later than this is no help to someone typing
 SHADOWED_NOTE = "config defines a server of the same name; it wins"
 # who wrote a stored server's description when it is not the operator: the package (mcp install)
 # or the model (register_mcp); see McpManager.description
@@ -490,6 +491,32 @@ class McpManager:
                 f"listing the prompts of {server} failed: {exc.message}"
             ) from None
         return found
+
+    async def complete_argument(
+        self, server: str, prompt: str, argument: str, value: str, given: dict[str, str]
+    ) -> list[str]:
+        """What `server` suggests for `argument` of `prompt` typed so far as `value`
+        (``completion/complete``; `given`: the arguments typed before it). [] for a server
+        that does not declare ``completions``, or whose answer fails or comes late."""
+        runner = self.runners.get(server)
+        if runner is None or "completions" not in self.capabilities(server):
+            return []
+        params: dict[str, Any] = {
+            "ref": {"type": "ref/prompt", "name": prompt},
+            "argument": {"name": argument, "value": value},
+        }
+        if given:
+            params["context"] = {"arguments": given}
+        try:
+            async with asyncio.timeout(COMPLETE_WAIT):
+                answer = await runner.request("completion/complete", params)
+        except (McpError, TimeoutError) as exc:
+            why = exc.message if isinstance(exc, McpError) else f"no answer in {COMPLETE_WAIT:g} s"
+            logger.info("completing %s/%s %s failed: %s", server, prompt, argument, why)
+            return []
+        completion = answer.get("completion")
+        values = completion.get("values") if isinstance(completion, dict) else None
+        return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
 
     async def get_prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
         """One prompt rendered as text (binary parts saved under media/); McpManagerError."""

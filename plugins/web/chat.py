@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TEXT = 100_000  # characters in one chat message; more is a paste accident
 HISTORY = 100  # transcript messages a page loads
+MAX_COMPLETE_TEXT = 2_000  # characters of a /prompt line completed: a line, not a paste
 
 
 def static_text(name: str) -> str:
@@ -74,6 +75,7 @@ class ChatRoutes:
         app.router.add_post("/api/feedback", guard(self.feedback, writes=True))
         app.router.add_get("/api/events", guard(self.events))
         app.router.add_get("/api/history", guard(self.history))
+        app.router.add_get("/api/prompt/complete", guard(self.complete_prompt))
         app.router.add_get("/api/dashboard", guard(self.dashboard))
         rules = RuleRoutes(self.host)
         app.router.add_get("/api/rules", guard(rules.list))
@@ -127,6 +129,12 @@ class ChatRoutes:
             user_name="web operator",
             is_admin=True,
         )
+
+    async def complete_prompt(self, request: web.Request) -> web.Response:
+        """``GET /api/prompt/complete?text=/prompt files/su``: ``{"values": [...]}``, the
+        words that may replace the last word typed (bothost.prompt_completion)."""
+        text = request.query.get("text", "")[:MAX_COMPLETE_TEXT]
+        return web.json_response({"values": await self.host.complete_prompt(text)})
 
     async def chat(self, request: web.Request) -> web.Response:
         message = self.message(await json_body(request))

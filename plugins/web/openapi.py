@@ -267,6 +267,13 @@ def paths() -> dict[str, Any]:
                 "responses": {"200": answer("Messages", {"type": "object"}), **WEB_ERRORS},
             }
         },
+        "/api/prompt/complete": {
+            "get": {
+                "summary": "Completions of a partly typed /prompt line (names, a server's values).",
+                "parameters": [{"name": "text", "in": "query", "schema": {"type": "string"}}],
+                "responses": {"200": answer("Values", {"type": "object"}), **WEB_ERRORS},
+            }
+        },
         "/api/dashboard": {
             "get": {
                 "summary": "MCP servers, event queue, briefings, recent tool calls.",
