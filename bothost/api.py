@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 from bothost.models import Address, Briefing, IncomingMessage, Session
 
@@ -32,9 +32,14 @@ if TYPE_CHECKING:
     from bothost.events.tick import TickResult
     from bothost.platform import Platform, Question
     from bothost.queries import McpServerRow, Queries
-    from bothost.store import Store
+    from bothost.store import Conn, Store
 
 TextSink = Callable[[str], Awaitable[None]]
+T = TypeVar("T")
+# What a person answered (:meth:`HostApi.ask`): yes or no, or the ``value`` of a further
+# choice, for an approval, maybe as (that answer, who answered); a form's fields (JSON); or
+# None when nobody answered.
+Answer = bool | str | tuple[bool | str, str] | dict[str, Any] | None
 
 STOP_WORDS = frozenset({"stop", "/stop", "cancel"})  # a whole message saying only this stops
 STOPPED_TEXT = "Stopped."
@@ -156,9 +161,11 @@ class CrossHost(Protocol):
     def subscribe(self, topic: str, handler: NoticeHandler, resync: Resync | None = None) -> None:
         """Call ``handler`` for each notice of ``topic``; ``resync`` after any gap."""
 
-    async def publish(
-        self, topic: str, data: dict[str, Any], write: Callable[[Any], Any] | None = None
-    ) -> Any:
+    @overload
+    async def publish(self, topic: str, data: dict[str, Any]) -> None: ...
+
+    @overload
+    async def publish(self, topic: str, data: dict[str, Any], write: Callable[[Conn], T]) -> T:
         """Send a notice to every host; ``write(conn)``, if given, runs in the same store
         transaction (so no host looks before the row is there) and its result is returned.
         ValueError for data over the size limit."""
@@ -245,8 +252,9 @@ class HostApi(Protocol):
         can never be stored, and the store's error when it cannot write (nothing recorded).
         """
 
-    async def deliver(self, target: str, briefing: Briefing) -> Any:
-        """Deliver a briefing to one address; raises when the platform fails."""
+    async def deliver(self, target: str, briefing: Briefing) -> object:
+        """Deliver a briefing to one address; raises when the platform fails. Returns what
+        the platform's ``send_briefing`` did (its reference for the message, if any)."""
 
     async def propose_triage_rule(self, event_ids: list[int], direction: str) -> TriageProposal:
         """The "Less like this" (``direction`` ``less``) or "More like this" (``more``) of the
@@ -262,13 +270,13 @@ class HostApi(Protocol):
         stores nothing and the answer says who can. ValueError for a key that is no
         proposal's."""
 
-    async def ask(self, address: Address, question: Question) -> Any:
+    async def ask(self, address: Address, question: Question) -> Answer:
         """Ask a person through the platform of ``address``; ``None`` when nobody can answer."""
 
     def platform(self, name: str) -> Platform | None:
         """The platform registered under ``name`` (started or not), or None."""
 
-    def supervise(self, name: str, factory: Callable[[], Awaitable[Any]]) -> None:
+    def supervise(self, name: str, factory: Callable[[], Awaitable[object]]) -> None:
         """Run a long-lived coroutine under the host; logged and restarted if it fails."""
 
     def take_config_live(self, path: str, keys: Iterable[str], apply: Callable[[Any], Any]) -> None:

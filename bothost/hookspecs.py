@@ -15,30 +15,79 @@ are decorated with :data:`hookimpl`. Three kinds of hook exist:
   implementation returning something other than ``None`` decides.
 
 Hooks are always called with keyword arguments; an implementation may accept any subset of
-them. Parameters are only ever added, never renamed or removed.
+them. Parameters are only ever added, never renamed or removed. Implementations are called
+in plugin registration order (:func:`bothost.hookcall.impls`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
 if TYPE_CHECKING:
+    import click
+    from aiohttp import web
+
+    from bothost.agent.approvals import ToolCall
     from bothost.api import HostApi
+    from bothost.config import Config, LlmConfig
+    from bothost.llm.base import Provider
+    from bothost.models import Briefing, Event, IncomingMessage, Session
+    from bothost.platform import Platform
+    from bothost.store import Conn
 
 PROJECT = "bothost"
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
+# --- what the hooks hand a plugin: the ``register`` callbacks and the doctor's ``report`` ---
+
+ProviderFactory = Callable[["LlmConfig"], "Provider"]
+# an offline command: the text after its word -> a tool call (name, JSON arguments), or a
+# line to say instead (a usage error)
+OfflineCommand = Callable[[str], "tuple[str, dict[str, Any]] | str"]
+
+
+class RegisterTool(Protocol):
+    """``register_tools``' callback: a plain function becomes a tool."""
+
+    def __call__(
+        self,
+        func: Callable[..., object],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        schema: dict[str, Any] | None = None,
+        private: bool = False,
+        untrusted: bool = False,
+        egress: str = "none",
+        destructive: bool = False,
+        timeout: float | None = None,
+    ) -> object: ...
+
+
+class RegisterMigration(Protocol):
+    """``register_migrations``' callback."""
+
+    def __call__(
+        self, component: str, number: int, apply: Callable[[Conn], object], name: str = ""
+    ) -> None: ...
+
+
+class Report(Protocol):
+    """``doctor_checks``' callback: one finding."""
+
+    def __call__(self, check: str, ok: bool, detail: str, fix: str = "") -> None: ...
+
 
 # --- registration hooks (sync, called once at startup) -------------------------------------
 
 
 @hookspec
-def register_platforms(register: Callable[[Any], None]) -> None:
+def register_platforms(register: Callable[[Platform], None]) -> None:
     """Register chat platforms (objects with ``name``, ``start``, ``stop``, ``send``, ``ask``).
 
     Called once at startup. ``register(platform)`` takes an object following
@@ -48,7 +97,7 @@ def register_platforms(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def register_llm_providers(register: Callable[[str, Callable[..., Any]], None]) -> None:
+def register_llm_providers(register: Callable[[str, ProviderFactory], None]) -> None:
     """Register LLM providers by name.
 
     Called once at startup. ``register(name, factory)`` where ``factory(config)`` receives the
@@ -62,7 +111,7 @@ def register_llm_providers(register: Callable[[str, Callable[..., Any]], None]) 
 
 
 @hookspec
-def register_tools(register: Callable[..., None]) -> None:
+def register_tools(register: RegisterTool) -> None:
     """Register native tools the agent may call.
 
     Called once at startup. ``register(func)`` takes a plain function (sync or async): its
@@ -75,7 +124,7 @@ def register_tools(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def register_routes(app: Any) -> None:
+def register_routes(app: web.Application) -> None:
     """Add aiohttp routes to the host's one HTTP application.
 
     Called once while the host builds its :class:`aiohttp.web.Application`, before it
@@ -86,7 +135,7 @@ def register_routes(app: Any) -> None:
 
 
 @hookspec
-def register_commands(cli: Any) -> None:
+def register_commands(cli: click.Group) -> None:
     """Add commands to the ``bothost`` command line.
 
     Called once when the CLI starts. ``cli`` is the root :class:`click.Group`; add commands
@@ -96,7 +145,7 @@ def register_commands(cli: Any) -> None:
 
 
 @hookspec
-def register_migrations(register: Callable[..., None]) -> None:
+def register_migrations(register: RegisterMigration) -> None:
     """Add database migrations for a plugin's own tables.
 
     Called once when the store opens. ``register(component, number, apply, name="")`` where
@@ -130,6 +179,19 @@ def register_config(register: Callable[[str, type], None]) -> None:
     """
 
 
+@hookspec
+def register_offline_commands(register: Callable[[str, str, OfflineCommand], None]) -> None:
+    """Teach the offline agent (``llm.provider: offline``, no model) this plugin's commands.
+
+    Called once when the host is built. ``register(word, help, command)``: a message whose
+    first word is ``word`` (lower case) becomes ``command(rest)``, ``rest`` being the text
+    after the word, which returns the tool call to make, ``(tool_name, arguments)``, or a
+    line to say instead (a usage error); ``help`` is the line the agent's ``help`` lists for
+    it. A word registered twice keeps the first registration. Sync. An exception stops
+    startup.
+    """
+
+
 # --- runtime hooks (sync or async; each implementation isolated) --------------------------
 
 
@@ -156,7 +218,7 @@ def shutdown(host: HostApi) -> None:
 
 
 @hookspec
-def on_message(message: Any) -> None:
+def on_message(message: IncomingMessage) -> None:
     """An :class:`bothost.models.IncomingMessage` arrived, before the agent sees it.
 
     For observers (logging, metrics, auto-replies in other systems). May be async. The return
@@ -165,7 +227,7 @@ def on_message(message: Any) -> None:
 
 
 @hookspec
-def event_received(event: Any) -> Any:
+def event_received(event: Event) -> bool | None:
     """An :class:`bothost.models.Event` arrived from an MCP server, a webhook or the CLI.
 
     Implementations may enrich ``event.payload`` in place, or return ``False`` to drop the
@@ -175,7 +237,7 @@ def event_received(event: Any) -> Any:
 
 
 @hookspec
-def on_briefing(briefing: Any) -> None:
+def on_briefing(briefing: Briefing) -> None:
     """A :class:`bothost.models.Briefing` was rendered and is about to be delivered.
 
     Observers only: the delivery targets come from ``tick.deliver_to``. May be async. An
@@ -184,7 +246,7 @@ def on_briefing(briefing: Any) -> None:
 
 
 @hookspec
-def system_prompt(session: Any) -> Any:
+def system_prompt(session: Session) -> str | None:
     """Return a fragment (a string, or ``None``) to add to the agent's system prompt.
 
     Called before each request to the model with the :class:`bothost.models.Session`: once
@@ -195,7 +257,7 @@ def system_prompt(session: Any) -> Any:
 
 
 @hookspec
-def doctor_checks(config: Any, offline: bool, report: Callable[..., None]) -> None:
+def doctor_checks(config: Config, offline: bool, report: Report) -> None:
     """Check what would fail at run time in this plugin's part, for ``bothost doctor``.
 
     Called once per ``bothost doctor`` with the loaded :class:`bothost.config.Config`
@@ -213,7 +275,7 @@ def doctor_checks(config: Any, offline: bool, report: Callable[..., None]) -> No
 
 
 @hookspec(firstresult=True)
-def approve_tool_call(call: Any, session: Any) -> str | None:
+def approve_tool_call(call: ToolCall, session: Session) -> str | None:
     """Decide whether a tool call may run: ``"allow"``, ``"deny"``, ``"ask"`` or ``None``.
 
     Called before every tool call with the :class:`bothost.agent.approvals.ToolCall` and

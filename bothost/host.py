@@ -62,7 +62,13 @@ from bothost.platform import (
 from bothost.queries import McpServerRow, Queries
 from bothost.reload import ReloadStatus
 from bothost.rules.explain import explain
-from bothost.startup import Registered, build_migrations, collect_tools
+from bothost.startup import (
+    OfflineEntry,
+    Registered,
+    build_migrations,
+    collect_offline_commands,
+    collect_tools,
+)
 from bothost.store import Store
 from bothost.store.corruption import OPEN_CHECK_SECONDS
 from bothost.store.hostlock import HostLock, HostLockedError
@@ -123,9 +129,9 @@ class Host:
         self.platforms = registered.platforms
         self._deliver = platform_deliver(self.platforms)  # console: prints, others send_briefing
         self.active: dict[str, Any] = {}
-        # the offline agent's extra commands (plugins add theirs at startup); its own join
-        # them when it is built
-        self.offline_commands: dict[str, Any] = {}
+        # the offline agent's extra commands (register_offline_commands); its own join them
+        # when it is built
+        self.offline_commands: dict[str, OfflineEntry] = collect_offline_commands(pm)
         self.supervisor = Supervisor()
         self.queries = Queries(
             self.store,

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bothost.platform import Platform
 
 
 class AddressError(ValueError):
@@ -58,7 +61,7 @@ class Session:
     address: Address
     user: str = ""
     is_admin: bool = False
-    platform: Any = None  # the Platform object that can ask() and send() for this session
+    platform: Platform | None = None  # what sends (and may ask) for this session
 
 
 @dataclass

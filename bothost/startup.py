@@ -1,4 +1,5 @@
-"""Collecting what plugins register at startup: migrations, LLM providers, platforms.
+"""Collecting what plugins register at startup: migrations, LLM providers, platforms, tools
+and the offline agent's commands.
 
 Registration hooks are sync and called once; an exception in one stops startup with a
 message naming the plugin that raised (startup is fail-fast).
@@ -15,7 +16,10 @@ import pluggy
 from pluggy import HookImpl
 
 from bothost.hookcall import accepted, impls
+from bothost.hookspecs import OfflineCommand
 from bothost.store.migrations import Migration, core_migrations
+
+OfflineEntry = tuple[str, OfflineCommand]  # the offline agent's help line and command
 
 
 class RegistrationError(Exception):
@@ -82,6 +86,18 @@ class Registered:
     @classmethod
     def collect(cls, pm: pluggy.PluginManager) -> Registered:
         return cls(providers=collect_providers(pm), platforms=collect_platforms(pm))
+
+
+def collect_offline_commands(pm: pluggy.PluginManager) -> dict[str, OfflineEntry]:
+    """The offline agent's commands the plugins teach it (``register_offline_commands``),
+    word -> (help line, command); a word registered twice keeps the first."""
+    commands: dict[str, OfflineEntry] = {}
+
+    def register(word: str, help: str, command: OfflineCommand) -> None:
+        commands.setdefault(word.lower(), (help, command))
+
+    call_register(pm, "register_offline_commands", register=register)
+    return commands
 
 
 def collect_tools(pm: pluggy.PluginManager, registry: Any) -> None:

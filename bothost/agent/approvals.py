@@ -42,7 +42,7 @@ from bothost.agent.tools import Tool
 from bothost.config import PermissionRule, RuleWho
 from bothost.hookcall import call_policy
 from bothost.models import Session
-from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Choice, Question
+from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Asking, Choice, Question
 from bothost.rules import store as rule_store
 from bothost.rules.match import (
     Match,
@@ -190,7 +190,7 @@ async def _decide(host: Host, session: Session, call: ToolCall) -> Decision:
 
 async def ask(host: Host, session: Session, call: ToolCall, rememberable: bool = False) -> Decision:
     platform = session.platform
-    if platform is None:
+    if not isinstance(platform, Asking):  # none, or one that cannot ask: nobody to say yes
         return Decision(False, "nobody", "nobody to ask for approval")
     question = Question(
         text=f"Allow the tool {call.name} with {shown_arguments(call.arguments)}?",

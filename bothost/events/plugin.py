@@ -6,27 +6,25 @@ Hook implementations only; the work lives in :mod:`bothost.events.tools`,
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from bothost.events import events_migrations, tools, triage_tools
-from bothost.hookspecs import hookimpl
+from bothost.hookspecs import OfflineCommand, RegisterMigration, RegisterTool, hookimpl
 
 
 @hookimpl
-def register_migrations(register: Any) -> None:
+def register_migrations(register: RegisterMigration) -> None:
     for migration in events_migrations():
         register(migration.component, migration.number, migration.apply, migration.name)
 
 
 @hookimpl
-def register_tools(register: Any) -> None:
+def register_tools(register: RegisterTool) -> None:
     tools.register_tools(register)
     triage_tools.register_tools(register)
 
 
 @hookimpl
-def startup(host: Any) -> None:
-    commands = getattr(host, "offline_commands", None)
-    if commands is not None:
-        tools.add_offline_commands(commands)
-        triage_tools.add_offline_commands(commands)
+def register_offline_commands(register: Callable[[str, str, OfflineCommand], None]) -> None:
+    tools.register_offline_commands(register)
+    triage_tools.register_offline_commands(register)

@@ -5,15 +5,17 @@ Both tools reach the host through the interface in their
 functions the ``events`` plugin registers with ``register_tools``. Listing
 returns payload text third parties wrote (an email subject), so it is ``private`` and
 ``untrusted``; a tick sends briefings only to ``tick.deliver_to``, so its egress is
-``fixed``. :func:`add_offline_commands` teaches the offline agent ``events [STATUS]`` and
+``fixed``. :func:`register_offline_commands` teaches the offline agent ``events [STATUS]`` and
 ``tick``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bothost.agent.tools import ToolContext
+from bothost.hookspecs import OfflineCommand
 
 LISTED = 20  # events shown to the agent; the CLI lists more
 TOOL_OPTIONS: dict[str, dict[str, bool | str]] = {
@@ -54,16 +56,13 @@ def register_tools(register: Any) -> None:
         register(func, **TOOL_OPTIONS[func.__name__])
 
 
-def add_offline_commands(commands: dict[str, Any]) -> None:
-    """``events [STATUS]`` and ``tick`` for the offline agent (name → (help, to tool call))."""
-    commands.setdefault(
+def register_offline_commands(register: Callable[[str, str, OfflineCommand], None]) -> None:
+    """``events [STATUS]`` and ``tick`` for the offline agent."""
+    register(
         "events",
-        (
-            "events [STATUS]      the newest queued events",
-            lambda rest: ("events_list", {"status": rest.strip()}),
-        ),
+        "events [STATUS]      the newest queued events",
+        lambda rest: ("events_list", {"status": rest.strip()}),
     )
-    commands.setdefault(
-        "tick",
-        ("tick                 triage the queue and brief now", lambda rest: ("tick_now", {})),
+    register(
+        "tick", "tick                 triage the queue and brief now", lambda rest: ("tick_now", {})
     )

@@ -8,12 +8,13 @@ every conversation carries the native tools' definitions). Changing rules is for
 result saying who can, so the model can tell them; the tools are offered to everyone for
 that reason, and refuse in the tool rather than by being hidden. The tick agent is never an
 admin, so no event's text can teach the triage. The offline agent takes the command line's
-words: :func:`add_offline_commands`.
+words: :func:`register_offline_commands`.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from typing import Any, Literal
 
 from bothost import identity, jsondecode
@@ -22,6 +23,7 @@ from bothost.events import triage_rules as triage_rules_
 from bothost.events import triage_store
 from bothost.events.triage import PRIORITIES
 from bothost.events.triage_store import TriageRuleError
+from bothost.hookspecs import OfflineCommand
 
 ORIGIN = "chat"
 USAGE = (
@@ -193,11 +195,9 @@ def offline_triage(rest: str) -> tuple[str, dict[str, Any]] | str:
     return USAGE
 
 
-def add_offline_commands(commands: dict[str, Any]) -> None:
-    commands.setdefault(
+def register_offline_commands(register: Callable[[str, str, OfflineCommand], None]) -> None:
+    register(
         "triage",
-        (
-            "triage list|add|remove|restore|test   triage rules (`bothost docs events`)",
-            offline_triage,
-        ),
+        "triage list|add|remove|restore|test   triage rules (`bothost docs events`)",
+        offline_triage,
     )

@@ -2,20 +2,20 @@
 
 It understands ``help``, ``tools`` and ``call <tool> {json}`` (any tool the registry knows;
 an MCP tool's server is activated first, in its own round, exactly as a model would do it).
-Other plugins teach it more commands through :data:`COMMANDS`-style registration
+Plugins teach it more commands through the ``register_offline_commands`` hook
 (``events``, ``tick``…). Anything else gets one line on how to configure a model.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from bothost import jsondecode
 from bothost.agent.tools import readable
 from bothost.agent.untrusted import own_words
 from bothost.agent.untrusted import unwrap as unwrap_untrusted
+from bothost.hookspecs import OfflineCommand
 from bothost.llm.base import ChatRequest, ChatResponse, ToolCallRequest
 
 HELP = """I am the offline agent: no language model is configured, so I answer commands.
@@ -35,8 +35,9 @@ NO_MODEL = (
     "(try `help`). Set `llm.provider` in bothost.yaml to chat; `bothost docs llm` tells how."
 )
 
-# extra commands: name -> (help line, function(args text) -> tool call (name, arguments))
-Command = tuple[str, Callable[[str], tuple[str, dict[str, Any]]]]
+# extra commands: name -> (help line, function(args text) -> tool call (name, arguments), or a
+# line to say)
+Command = tuple[str, OfflineCommand]
 
 
 class OfflineProvider:

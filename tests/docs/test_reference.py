@@ -8,6 +8,7 @@ in the docs does.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import re
@@ -44,6 +45,49 @@ def test_each_hook_heading_names_its_arguments_in_order():
         if documented.get(name) != list(signature.parameters)
     }
     assert wrong == {}
+
+
+# a hook's heading, then its signature as hookspecs.py types it, in a code span of its own
+TYPED = re.compile(r"^### `(\w+)\([^)]*\)`\n`(.+)`$", re.MULTILINE)
+
+
+def typed(signature: str) -> tuple[list[tuple[str, str]], str]:
+    """``name(a: T, …) -> R`` as ([(a, T), …], R), each type in ``ast.unparse``'s spelling."""
+    function = ast.parse(f"def {signature}: ...").body[0]
+    assert isinstance(function, ast.FunctionDef) and function.returns is not None, signature
+    params = [(a.arg, ast.unparse(a.annotation)) for a in function.args.args if a.annotation]
+    assert len(params) == len(function.args.args), f"an untyped parameter: {signature}"
+    return params, ast.unparse(function.returns)
+
+
+def spelled(annotation: str) -> str:
+    return ast.unparse(ast.parse(annotation, mode="eval"))
+
+
+def test_each_hook_documents_its_typed_signature():
+    """What a plugin author reads under a heading is what the code declares: every
+    parameter's type and the return type, as hookspecs.py writes them (datasette's check of
+    its documented hook signatures, with the types)."""
+    documented = {m.group(1): typed(m.group(2)) for m in TYPED.finditer(PLUGINS)}
+    code = {
+        name: (
+            [(p.name, spelled(p.annotation)) for p in signature.parameters.values()],
+            spelled(signature.return_annotation),
+        )
+        for name, signature in hook_specs().items()
+    }
+    wrong = {
+        name: (documented.get(name), want)
+        for name, want in code.items()
+        if documented.get(name) != want
+    }
+    assert wrong == {}
+
+
+def test_a_wrong_documented_type_is_seen():
+    """The check above compares types, not just names."""
+    assert typed("startup(host: HostApi) -> None") == ([("host", "HostApi")], "None")
+    assert typed("startup(host: Any) -> None") != typed("startup(host: HostApi) -> None")
 
 
 def test_each_documented_hook_exists():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from bothost.agent.registry import ToolRegistry
 from bothost.cli.runtime import Runtime
 from bothost.events import plugin
 
@@ -21,7 +20,7 @@ async def test_the_plugin_registers_tools_that_list_and_tick(home):
                 "SELECT component FROM _migrations WHERE component = 'events'"
             ).fetchall()
         )
-        assert applied == [("events",)]
+        assert applied == [("events",), ("events",)]  # indexes: ticks, pending per source
 
         await runtime.ingest_event("gmail", "event/new_email", {"id": "1", "subject": "Hello"})
         ctx = SimpleNamespace(host=host)
@@ -35,8 +34,19 @@ async def test_the_plugin_registers_tools_that_list_and_tick(home):
         runtime.close()
 
 
-def test_startup_teaches_the_offline_agent():
-    host = SimpleNamespace(offline_commands={}, registry=ToolRegistry())
-    plugin.startup(host)
-    assert host.offline_commands["events"][1](" failed") == ("events_list", {"status": "failed"})
-    assert host.offline_commands["tick"][1]("") == ("tick_now", {})
+def test_the_plugin_teaches_the_offline_agent_through_its_hook():
+    commands = {}
+    plugin.register_offline_commands(register=lambda word, help, run: commands.update({word: run}))
+    assert commands["events"](" failed") == ("events_list", {"status": "failed"})
+    assert commands["tick"]("") == ("tick_now", {})
+    assert commands["triage"]("list") == ("triage_rules", {"action": "list"})
+
+
+async def test_a_built_host_offers_the_commands_without_starting(home):
+    runtime = Runtime()
+    host = runtime.host()
+    try:
+        assert {"events", "tick", "triage"} <= set(host.offline_commands)
+        assert "events [STATUS]" in host.llm.help()
+    finally:
+        runtime.close()
