@@ -60,6 +60,21 @@ class EventRejectedError(ValueError):
     """This one event can never be stored (:meth:`HostApi.ingest_event` raises it)."""
 
 
+class SourceHeldError(Exception):
+    """The event's source has ``tick.max_pending_per_source`` events pending: this one is
+    not queued (nothing was recorded); send it again after ``retry_after`` seconds, once a
+    tick has taken some (:meth:`HostApi.ingest_event` raises it; see docs/events.md)."""
+
+    def __init__(self, source: str, pending: int, limit: int, retry_after: int) -> None:
+        super().__init__(
+            f"source {source!r} is held: its pending events ({pending:,}) are at"
+            f" tick.max_pending_per_source ({limit:,}); send it again once a tick has taken"
+            " some"
+        )
+        self.source, self.pending = source, pending
+        self.limit, self.retry_after = limit, retry_after
+
+
 class Outcome(StrEnum):
     """How a turn, or a request to stop turns, ended."""
 
@@ -238,7 +253,10 @@ class HostApi(Protocol):
     async def ingest_event(
         self, source: str, type: str, payload: dict[str, Any], dedupe_key: str | None = None
     ) -> int | None:
-        """Run the ``event_received`` hooks, then queue the event; its id, or None if dropped."""
+        """Run the ``event_received`` hooks, then queue the event; its id, or None if dropped.
+
+        Raises :class:`SourceHeldError` (nothing queued) while ``source`` has
+        ``tick.max_pending_per_source`` events pending: a held event, not a dropped one."""
 
     async def ingest_webhook_event(
         self, webhook_id: str, source: str, type: str, payload: dict[str, Any]
@@ -249,7 +267,8 @@ class HostApi(Protocol):
         so once this returns a queued or dropped receipt, the same id from any host sharing
         the database is a duplicate; the ``event_received`` hooks run only for an id not
         seen before. Raises :class:`EventRejectedError` (nothing recorded) for an event that
-        can never be stored, and the store's error when it cannot write (nothing recorded).
+        can never be stored, :class:`SourceHeldError` (nothing recorded) while the source
+        is at its bound, and the store's error when it cannot write (nothing recorded).
         """
 
     async def deliver(self, target: str, briefing: Briefing) -> object:

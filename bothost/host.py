@@ -141,6 +141,7 @@ class Host:
             usage=self.config.usage,
             permissions=lambda: self.config.permissions,
             lookup=lambda name: self.registry.lookup(name),
+            bounds=lambda: self.events.bounds if self.events is not None else None,
         )
         self.mcp: Any = None
         # by session id: the granted groups its replies last said were left out of requests

@@ -263,7 +263,9 @@ async def health(host: Any) -> dict[str, Any]:
     Components: the store (whether it can write: see :mod:`bothost.store.health`), each
     active platform (its own ``health()``
     when it has one), each MCP server, the tick (running, and the last tick's outcome),
-    the event queue (pending and failed counts) and the supervised tasks. ``ok`` is the
+    the event queue (pending and failed counts, and ``held``: the sources at
+    ``tick.max_pending_per_source``, which make ``events.ok`` false, not the whole answer:
+    the host serves, those producers wait) and the supervised tasks. ``ok`` is the
     store's, since nothing works without it; the others report and never throw.
     """
 
@@ -281,7 +283,9 @@ async def health(host: Any) -> dict[str, Any]:
         now = time.time()
         leader = lease.holder(db, LEADER_LOCK, now)
         ticking = lease.holder(db, lease.TICK_LOCK, now)
-        return {"counts": counts, "last": last, "leader": leader, "ticking": ticking}
+        queue = getattr(host, "events", None)  # counted again: a tick may have made room
+        held = queue.bounds.refresh(db) if queue is not None else {}
+        return {"counts": counts, "last": last, "leader": leader, "ticking": ticking, "held": held}
 
     store: dict[str, Any]
     try:
@@ -323,8 +327,10 @@ async def health(host: Any) -> dict[str, Any]:
         }
         tick["ok"] = status not in ("failed", "error")
     counts = found["counts"]
+    held = found.get("held", {})
     events = {
-        "ok": not counts.get("failed"),
+        "ok": not counts.get("failed") and not held,
+        "held": held,
         "pending": counts.get("pending", 0),
         "claimed": counts.get("claimed", 0),
         "failed": counts.get("failed", 0),

@@ -30,6 +30,7 @@ from bothost.usage.summary import Summary
 
 if TYPE_CHECKING:
     from bothost.agent.tools import Tool
+    from bothost.events.bounds import PendingBounds
     from bothost.listener import ConnectionGuard
     from bothost.mcp.manager import McpManager
     from bothost.store import Conn, Store
@@ -162,6 +163,7 @@ class Queries:
         usage: UsageConfig | None = None,
         permissions: Callable[[], list[PermissionRule]] = list,
         lookup: Callable[[str], Tool | None] = lambda name: None,
+        bounds: Callable[[], PendingBounds | None] = lambda: None,
     ) -> None:
         # the manager and the listener come and go with the host's start and stop: ask late
         self.store = store
@@ -171,6 +173,7 @@ class Queries:
         self._usage = usage or UsageConfig()  # prices turn tokens into cost; budgets
         self._permissions = permissions
         self._lookup = lookup  # a tool the host lists now, by the name the model sees
+        self._bounds = bounds  # the event queue's per-source bounds, while it runs
 
     # --- sessions and transcripts ---------------------------------------------------------
 
@@ -474,6 +477,12 @@ class Queries:
     def store_writable(self) -> bool:
         """False after a write failed with a storage error (disk full, I/O, corrupt)."""
         return bool(self.store.health.report()["ok"])
+
+    async def held_sources(self) -> dict[str, int]:
+        """The event sources held at ``tick.max_pending_per_source`` now (counted again),
+        with their pending counts; empty without a running queue."""
+        bounds = self._bounds()
+        return {} if bounds is None else await self.store.run(bounds.refresh)
 
 
 def read_figures(db: Conn, usage: UsageConfig | None = None) -> Figures:

@@ -16,7 +16,16 @@ CREATE INDEX IF NOT EXISTS events_briefing ON events (briefing_id);
 CREATE INDEX IF NOT EXISTS briefings_status ON briefings (status);
 """
 
+# a source's pending events, counted at its bound (bothost.events.bounds): only pending rows
+# are in it, so it stays as small as the bounds keep them
+INDEXES_2 = """
+CREATE INDEX IF NOT EXISTS events_pending_source ON events (source) WHERE status = 'pending';
+"""
+
 
 def events_migrations() -> list[Migration]:
     """The events component's own migrations (indexes over the core tables)."""
-    return [Migration("events", 1, sql(INDEXES_1), "indexes for ticks and deliveries")]
+    return [
+        Migration("events", 1, sql(INDEXES_1), "indexes for ticks and deliveries"),
+        Migration("events", 2, sql(INDEXES_2), "pending events by source"),
+    ]

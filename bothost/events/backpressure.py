@@ -8,6 +8,12 @@ written again, with backoff, until the store takes them, and the caller's await 
 long: the MCP session does not read the server meanwhile, its pipe fills, and the server's
 own writes wait. Events refused for what they are (:class:`EventRejectedError`: a lone
 surrogate, a value the database refuses) are not the store's failure and are not retried.
+
+Events of a source at its bound (:class:`SourceHeldError`, :mod:`bothost.events.bounds`)
+are held the same way when nobody waits for an answer (the host's MCP servers): tried again
+every :data:`HELD_RETRY` seconds until a tick has made room, the server unread meanwhile.
+A command (``patience`` given) gets the held outcome at once: a tick, not a few seconds of
+retries, is what makes room.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import asyncio
 import logging
 import time
 
-from bothost.api import EventRejectedError
+from bothost.api import EventRejectedError, SourceHeldError
 from bothost.events.queue import EventOutcome, EventQueue
 from bothost.models import Event
 
@@ -24,11 +30,14 @@ logger = logging.getLogger(__name__)
 
 FIRST_RETRY = 0.5  # seconds; a passing failure (a lock, a failover) is over by then
 MAX_RETRY = 30.0  # seconds; a full disk is freed by a person, so no need to poll faster
+HELD_RETRY = 1.0  # seconds; one count of the source's pending events each (bounds.RECHECK)
 
 
 def store_failed(outcome: EventOutcome) -> bool:
-    """Whether the store, not the event, kept this outcome's event out."""
-    return isinstance(outcome, Exception) and not isinstance(outcome, EventRejectedError)
+    """Whether the store, not the event or its source's bound, kept this outcome's event out."""
+    return isinstance(outcome, Exception) and not isinstance(
+        outcome, (EventRejectedError, SourceHeldError)
+    )
 
 
 async def ingest_until_stored(
@@ -45,23 +54,33 @@ async def ingest_until_stored(
     delay = FIRST_RETRY
     # (an exception is rare: the C isinstance first, the call only for what is one)
     while failed := [
-        i for i, o in enumerate(outcomes) if isinstance(o, Exception) and store_failed(o)
+        i
+        for i, o in enumerate(outcomes)
+        if isinstance(o, Exception) and (store_failed(o) or held(o, patience))
     ]:
-        if give_up is not None and time.monotonic() + delay > give_up:
-            break
-        logger.warning(
-            "the store cannot take %d event(s) from %r (%s); holding them and trying again"
-            " in %g s, not reading more from that source meanwhile",
-            len(failed),
-            events[failed[0]].source,
-            outcomes[failed[0]],
-            delay,
-        )
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, MAX_RETRY)
+        failing = any(store_failed(outcomes[i]) for i in failed)  # else held alone
+        if failing:
+            if give_up is not None and time.monotonic() + delay > give_up:
+                break
+            logger.warning(
+                "the store cannot take %d event(s) from %r (%s); holding them and trying"
+                " again in %g s, not reading more from that source meanwhile",
+                len(failed),
+                events[failed[0]].source,
+                outcomes[failed[0]],
+                delay,
+            )
+        await asyncio.sleep(delay if failing else HELD_RETRY)  # (held: the bounds warn)
+        if failing:
+            delay = min(delay * 2, MAX_RETRY)
         again = await queue.ingest_batch([events[i] for i in failed])
         for index, outcome in zip(failed, again, strict=True):
             outcomes[index] = outcome
-        if not any(store_failed(o) for o in again):
+        if failing and not any(store_failed(o) for o in again):
             logger.info("the store took the %d held event(s)", len(failed))
     return outcomes
+
+
+def held(outcome: EventOutcome, patience: float | None) -> bool:
+    """Whether a held event is tried again here: only where nobody waits for an answer."""
+    return patience is None and isinstance(outcome, SourceHeldError)

@@ -6,7 +6,8 @@ tried again as the host does (:mod:`bothost.events.backpressure`) but only for
 ``CLI_PATIENCE`` seconds; then the command ends non-zero naming the store's error, with
 nothing of the event written (its insert is one transaction). An event not queued for what
 it is gets the one reason that kept it out: a duplicate (of which event, within which
-window), a plugin's ``event_received`` (which plugin), or its size (how big, the limit).
+window), a plugin's ``event_received`` (which plugin), its size (how big, the limit), or
+its source at ``tick.max_pending_per_source`` (held: at once, since only a tick makes room).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bothost.api import SourceHeldError
 from bothost.events.backpressure import ingest_until_stored, store_failed
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.queue import EventOutcome
@@ -74,6 +76,8 @@ async def push_event(
             refused=True,
         )
     (outcome,) = await ingest_until_stored(host.events, [event], patience)
+    if isinstance(outcome, SourceHeldError):
+        return Pushed(why_not=f"{outcome} (`bothost tick` takes them now)", refused=True)
     if store_failed(outcome):
         raise not_stored(1, outcome, patience)
     if isinstance(outcome, Exception):
@@ -138,7 +142,8 @@ class Recorder:
         except asyncio.CancelledError:  # the command ended (its server stopped) meanwhile
             self._lose(source, len(items), "the command ended while the store still refused them")
             raise
-        failed = [o for o in outcomes if store_failed(o)]
+        # held ones too: a command's servers are not waited for until a tick makes room
+        failed = [o for o in outcomes if store_failed(o) or isinstance(o, SourceHeldError)]
         if failed:
             self._lose(source, len(failed), str(failed[0]))
         return outcomes

@@ -41,6 +41,7 @@ from typing import Any
 
 from bothost.api import MAX_EVENT_TYPE, EventRejectedError, Receipt  # Rejected: one event
 from bothost.config import TickConfig
+from bothost.events.bounds import PendingBounds, claimed
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.triage import CRITICAL, rule_priority
 from bothost.models import Event
@@ -149,6 +150,7 @@ class EventQueue:
         self.config = tick_config
         self.on_urgent = on_urgent  # the host sets this to ``ticker.poke``
         self.max_payload = max_payload
+        self.bounds = PendingBounds(tick_config.max_pending_per_source)  # per source
         # refusals are what a producer repeats at will (issue 34: 228,713 lines in 30 s from
         # one server): one line per source and minute, with a count
         self.refusals = RateLimitedLog(logger)
@@ -213,7 +215,11 @@ class EventQueue:
         loop = asyncio.get_running_loop()
         waiter = _Waiter(loop.create_future(), len(events))
         rows = []
+        held = self.bounds.held  # empty but for a source at its bound: one look per batch
         for index, event in enumerate(events):
+            if held and (refusal := self.bounds.refusal(event.source)) is not None:
+                waiter.settle(index, refusal)
+                continue
             try:
                 row = self._prepare(event, waiter, index)
             except row_errors() as exc:  # this event alone: never let it reach a shared batch
@@ -234,6 +240,9 @@ class EventQueue:
         # its own future is what the batch settles, with no waiter or list around it
         loop = asyncio.get_running_loop()
         future = loop.create_future()
+        if self.bounds.held and (refusal := self.bounds.refusal(event.source)) is not None:
+            future.set_result(refusal)  # held a moment ago: no trip to the store thread
+            return future
         try:
             row = self._prepare(event, future, 0, claim)
         except row_errors() as exc:  # this event alone: never let it reach a shared batch
@@ -332,6 +341,9 @@ class EventQueue:
         if not batch:
             return
         try:
+            batch = self._admit(db, batch, loop)
+            if not batch:
+                return
             outcomes = insert_batch(db, batch, self.config.dedupe_window, self.refusals)
         except Exception as exc:  # the batch's callers see why; the store records the failure
             # the database failing (a full disk, a lock, a server gone) is each caller's to
@@ -350,9 +362,28 @@ class EventQueue:
             raise
         else:
             self._hand_back(batch, outcomes, loop)
+            self.bounds.stored([row.event.source for row in batch], outcomes)
         finally:
             with self._taking:
                 self._inflight = []
+
+    def _admit(
+        self, db: Conn, batch: list[_Row], loop: asyncio.AbstractEventLoop | None
+    ) -> list[_Row]:
+        """The batch's rows within their sources' bounds (:mod:`bothost.events.bounds`);
+        the rest are answered :class:`~bothost.api.SourceHeldError` now (store thread)."""
+        admitted = self.bounds.admit(db, [row.event.source for row in batch])
+        if admitted is None:
+            return batch
+        # a sender's retry of an id queued before is answered a duplicate, bound or not
+        claims = [row.claim for row, ok in zip(batch, admitted, strict=True) if not ok]
+        known = claimed(db, [c for c in claims if c is not None])
+        kept: list[_Row] = []
+        held: list[_Row] = []
+        for row, ok in zip(batch, admitted, strict=True):
+            (kept if ok or row.claim in known else held).append(row)
+        self._hand_back(held, [self.bounds.error(row.event.source) for row in held], loop)
+        return kept
 
     def _hand_back(
         self,

@@ -155,6 +155,13 @@ async def render(
         "Events in the queue, by status.",
         (({"status": s}, n) for s, n in t.events_by_status.items()),
     )
+    held = await host.queries.held_sources()
+    out.family(
+        "bothost_events_held",
+        "gauge",
+        "1 for each source held at tick.max_pending_per_source (its new events wait).",
+        (({"source": s}, 1) for s in held),
+    )
     out.family("bothost_tick_duration_seconds", "summary", "Duration of finished ticks.", [])
     out.sample("bothost_tick_duration_seconds_count", {}, t.finished_ticks)
     out.sample("bothost_tick_duration_seconds_sum", {}, t.tick_seconds)

@@ -5,7 +5,9 @@ while that secret is set (404 otherwise). Order of checks, cheapest and least re
 first: size (413, before reading more than the limit), signature headers and timestamp
 (401 / 400), the id's length (400), JSON through :mod:`bothost.jsondecode` (400: not
 JSON, too deep, a lone surrogate, NaN; a sender retries a 5xx for days, so a body we cannot
-use must never get one). A ``webhook-id`` is processed once: it is recorded before the
+use must never get one), and the source's bound (429 with ``Retry-After`` while it has
+``tick.max_pending_per_source`` events pending; nothing recorded, so the retry counts). A
+``webhook-id`` is processed once: it is recorded before the
 answer, and the same id again is answered 200 ``{"duplicate": true}``; concurrent requests
 with one id are serialised in-process. An event's id is recorded in the same transaction as
 the event (``host.ingest_webhook_event``, which joins the queue's group commit: one shared
@@ -39,7 +41,7 @@ from bothost.plugins.web.outbound import DeliveryError, WebhookPlatform, post_si
 from bothost.plugins.web.signing import MalformedError, SignatureError, TimestampError, verify
 
 from bothost import jsondecode
-from bothost.api import MAX_EVENT_TYPE, EventRejectedError, HostApi, direct_post
+from bothost.api import MAX_EVENT_TYPE, EventRejectedError, HostApi, SourceHeldError, direct_post
 from bothost.models import Address, IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -262,6 +264,11 @@ class WebhookRoutes:
             except EventRejectedError as exc:  # this event can never be stored: not a 5xx
                 self.counters["events", "rejected"] += 1
                 return error(400, str(exc))
+            except SourceHeldError as exc:  # the source's bound: come back after a tick
+                self.counters["events", "held"] += 1
+                return web.json_response(
+                    {"error": str(exc)}, status=429, headers={"Retry-After": str(exc.retry_after)}
+                )
             self.note(msg_id)
         finally:
             self.leave(msg_id)

@@ -173,3 +173,13 @@ async def test_a_database_locked_at_open_is_opened_again_within_wait(home, tmp_p
     assert proc.returncode == 0
     assert out.decode().strip() == "Queued event 1."
     assert rows(home) == [(1, "disk", "event/full")]
+
+
+def test_a_held_source_is_named_in_one_line_and_fails(home):
+    (home / "bothost.yaml").write_text(yaml.safe_dump({"tick": {"max_pending_per_source": 1}}))
+    run(home, "events", "push", "flood", "event/n", '{"id": "1"}')
+    held = run(home, "events", "push", "flood", "event/n", '{"id": "2"}', code=1)
+    lines = held.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "'flood'" in lines[0] and "tick.max_pending_per_source" in lines[0]
+    assert [source for _, source, _ in rows(home)] == ["flood"]
