@@ -119,9 +119,16 @@ class McpAuthConfig:
     idp_client_id: str | None = None
     idp_client_secret: str | None = None
     id_token: str | None = None
+    # jwt_bearer (SEP-1933): the workload's identity JWT, from a file read at each token
+    # request (platforms rotate it) or given here (usually ${env:…})
+    assertion_file: str | None = None
+    assertion: str | None = None
+    # DPoP-bound tokens (RFC 9449): None when the authorization server's metadata offers
+    # ES256 in dpop_signing_alg_values_supported or the server challenges with DPoP
+    dpop: bool | None = None
 
     CHOICES = {
-        "grant": ("authorization_code", "client_credentials", "cross_app_access"),
+        "grant": ("authorization_code", "client_credentials", "cross_app_access", "jwt_bearer"),
         "signing_algorithm": ("ES256", "RS256"),
     }
 

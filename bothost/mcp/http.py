@@ -333,9 +333,17 @@ class HttpTransport:
         assert self._http is not None
         url, origin = URL(self.url), URL(self.url).origin()
         for _ in range(MAX_REDIRECTS + 1):
+            sent = headers
+            if self.auth is not None:  # a DPoP proof is for one method and URL (RFC 9449)
+                sent = {
+                    **headers,
+                    **self.auth.proof(method, str(url), headers.get("Authorization")),
+                }
             resp = await self._http.request(
-                method, url, data=data, headers=headers, allow_redirects=False
+                method, url, data=data, headers=sent, allow_redirects=False
             )
+            if self.auth is not None:
+                self.auth.answered(str(url), resp.headers)
             location = resp.headers.get("Location")
             if resp.status not in REDIRECTS or not location:
                 return resp

@@ -8,10 +8,11 @@ schema defaults (SEP-1034) fill it.
 
 For the ``auth/*`` scenarios the transport gets bothost's OAuth hook, configured from
 ``MCP_CONFORMANCE_CONTEXT`` the way a user configures ``mcp.servers.NAME.auth`` (pre-registered
-credentials, client credentials); the suite's authorization server approves at once, so the
-driver plays the person's browser by reading the redirect's ``Location`` itself. After the
-tools are listed it calls ``test-tool`` when offered (the step-up scenarios ask for more scope
-on ``tools/call``).
+credentials, client credentials, the workload identity JWT of ``auth/wif-*``); the suite's
+authorization server approves at once, so the driver plays the person's browser by reading
+the redirect's ``Location`` itself. After the tools are listed it calls ``test-tool`` when
+offered (the step-up scenarios ask for more scope on ``tools/call``). DPoP needs nothing
+here: the ``auth/dpop*`` authorization servers offer it in their metadata.
 
 The 2026-07-28 scenarios each want the client to use what the server offers: the header
 scenarios every tool (with the arguments ``MCP_CONFORMANCE_CONTEXT`` names, if any), prompt
@@ -79,6 +80,8 @@ def oauth(scenario: str, url: str, log: logging.Logger) -> OAuth | None:
         grant = "client_credentials"
     elif "cross-app-access" in scenario:
         grant = "cross_app_access"
+    elif scenario.startswith("auth/wif"):
+        grant = "jwt_bearer"  # the workload's identity JWT: the suite hands a valid one
     config = McpAuthConfig(
         grant=grant,
         client_id=context.get("client_id"),
@@ -89,6 +92,7 @@ def oauth(scenario: str, url: str, log: logging.Logger) -> OAuth | None:
         idp_token_endpoint=context.get("idp_token_endpoint"),
         idp_client_id=context.get("idp_client_id"),
         id_token=context.get("idp_id_token"),
+        assertion=context.get("valid_jwt"),
     )
     return OAuth(
         "conformance", url, MemoryTokens(), config=config, log=log, authorizer=FollowRedirect()

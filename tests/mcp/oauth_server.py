@@ -6,6 +6,13 @@ Metadata (RFC 9728), authorization server metadata (RFC 8414), dynamic registrat
 redirect URI, as a person clicking "allow" would cause), refresh tokens (rotated), 401 with
 ``WWW-Authenticate`` for a missing or unknown token and 403 ``insufficient_scope`` when a tool
 needs more scope. Tests revoke tokens to play expiry and a dead refresh token.
+
+Two extensions, each off until a test turns it on: DPoP (RFC 9449) — with ``dpop_algs`` set
+the metadata offers it and the server requires it: a proof on every token request, tokens
+bound to the proof's key (``token_type: DPoP``), ``Authorization: DPoP`` with a proof
+(``ath``, the bound key) on every MCP request, and with ``dpop_nonce`` / ``mcp_nonce`` set
+the token endpoint / MCP endpoint demands that nonce (``use_dpop_nonce``); and the workload-identity jwt-bearer grant (RFC 7523),
+taking ``workload_jwt`` as the assertion.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
+from dpop_verify import ProofError, check
 
 from tests.helpers import serve_app
 
@@ -25,6 +33,7 @@ TOOLS = [
     {"name": "write_note", "inputSchema": {"type": "object"}},
 ]
 NEEDS = {"read_note": {"read"}, "write_note": {"read", "write"}}
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 class OAuthMcpServer:
@@ -47,6 +56,20 @@ class OAuthMcpServer:
         self.redirect_iss: str | None = None
         self.issued: list[str] = []  # access tokens to hand out next, in order (else random)
         self.results: dict[str, str] = {}  # tool -> its result's text (else "<tool> done")
+        # DPoP: the metadata's dpop_signing_alg_values_supported (None: no DPoP at all), the
+        # nonce each end demands (None: none), each bound token's key thumbprint, and the
+        # claims of every proof taken ("where" is "token" or "mcp")
+        self.dpop_algs: list[str] | None = None
+        self.dpop_nonce: str | None = None
+        self.mcp_nonce: str | None = None  # the one the MCP endpoint demands
+        self.bound: dict[str, str] = {}
+        self.proofs: list[dict[str, Any]] = []
+        self.token_proof_headers: list[str | None] = []  # the DPoP header of each token request
+        self.proof_refused: list[str] = []  # JSON-RPC method of each MCP request refused so
+        self.methods: list[str] = []  # JSON-RPC method of each MCP request taken
+        # jwt-bearer: the one assertion taken; every assertion received
+        self.workload_jwt: str | None = None
+        self.assertions: list[str] = []
         self.runner: web.AppRunner | None = None
 
     @property
@@ -96,6 +119,7 @@ class OAuthMcpServer:
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["read", "write", "offline_access"],
+                **({"dpop_signing_alg_values_supported": self.dpop_algs} if self.dpop_algs else {}),
                 **(
                     {"authorization_response_iss_parameter_supported": self.iss_supported}
                     if self.iss_supported is not None
@@ -133,6 +157,17 @@ class OAuthMcpServer:
             return web.json_response(
                 {"error": "temporarily_unavailable"}, status=503, headers=headers
             )
+        jkt = None
+        self.token_proof_headers.append(request.headers.get("DPoP"))
+        if self.dpop_algs:
+            try:
+                claims = check(
+                    request.headers.get("DPoP"), "POST", f"{self.base}/token", nonce=self.dpop_nonce
+                )
+            except ProofError as exc:
+                return self.dpop_refusal(400, str(exc))
+            self.proofs.append({"where": "token", **claims})
+            jkt = claims["jkt"]
         if grant == "authorization_code":
             asked = self.codes.pop(form.get("code", ""), None)
             verifier = form.get("code_verifier", "").encode()
@@ -143,30 +178,53 @@ class OAuthMcpServer:
                 return web.json_response({"error": "invalid_target"}, status=400)
             scopes = set(asked.get("scope", "").split())
         elif grant == "refresh_token":
-            scopes = self.refresh.pop(form.get("refresh_token", ""), None)  # rotated
+            token = form.get("refresh_token", "")
+            if self.bound.get(token, jkt) != jkt:  # RFC 9449 §5: bound to the same key
+                return web.json_response({"error": "invalid_grant"}, status=400)
+            scopes = self.refresh.pop(token, None)  # rotated
             if scopes is None:
                 return web.json_response({"error": "invalid_grant"}, status=400)
+        elif grant == JWT_BEARER:
+            self.assertions.append(form.get("assertion", ""))
+            if self.workload_jwt is None or form.get("assertion") != self.workload_jwt:
+                return web.json_response({"error": "invalid_grant"}, status=400)
+            scopes = set(form.get("scope", "read").split())
         else:
             return web.json_response({"error": "unsupported_grant_type"}, status=400)
         access = self.issued.pop(0) if self.issued else f"at-{secrets.token_hex(12)}"
         refresh = f"rt-{secrets.token_hex(12)}"
         self.access[access] = scopes
-        self.refresh[refresh] = scopes
+        answer: dict[str, Any] = {
+            "access_token": access,
+            "token_type": "DPoP" if jkt else "Bearer",
+            "expires_in": self.expires_in,
+            "scope": " ".join(sorted(scopes)),
+        }
+        if grant != JWT_BEARER:  # a workload asks again with its identity instead
+            self.refresh[refresh] = scopes
+            answer["refresh_token"] = refresh
+        if jkt:
+            self.bound[access] = self.bound[refresh] = jkt
+        return web.json_response(answer)
+
+    def dpop_refusal(self, status: int, why: str) -> web.Response:
+        """A refused proof; RFC 9449 §8 (token endpoint, 400) and §9 (resource, 401)."""
+        error = "use_dpop_nonce" if why == "use_dpop_nonce" else "invalid_dpop_proof"
+        nonce = self.mcp_nonce if status == 401 else self.dpop_nonce
+        headers = {"DPoP-Nonce": nonce} if error == "use_dpop_nonce" and nonce else {}
+        if status == 401:
+            metadata = f"{self.base}/.well-known/oauth-protected-resource/mcp"
+            headers["WWW-Authenticate"] = f'DPoP error="{error}", resource_metadata="{metadata}"'
         return web.json_response(
-            {
-                "access_token": access,
-                "token_type": "Bearer",
-                "expires_in": self.expires_in,
-                "refresh_token": refresh,
-                "scope": " ".join(sorted(scopes)),
-            }
+            {"error": error, "error_description": why}, status=status, headers=headers
         )
 
     # -- the MCP endpoint -------------------------------------------------------------
 
     def challenge(self, status: int, scope: str, error: str) -> web.Response:
         metadata = f"{self.base}/.well-known/oauth-protected-resource/mcp"
-        header = f'Bearer error="{error}", scope="{scope}", resource_metadata="{metadata}"'
+        scheme = "DPoP" if self.dpop_algs else "Bearer"
+        header = f'{scheme} error="{error}", scope="{scope}", resource_metadata="{metadata}"'
         return web.json_response(
             {"error": error}, status=status, headers={"WWW-Authenticate": header}
         )
@@ -174,11 +232,28 @@ class OAuthMcpServer:
     async def mcp(self, request: web.Request) -> web.Response:
         credential = request.headers.get("Authorization", "")
         self.bearers.append(credential)
-        scopes = self.access.get(credential.removeprefix("Bearer "))
-        if scopes is None:
-            return self.challenge(401, "read", "invalid_token")
+        scheme, _, token = credential.partition(" ")
+        scopes = self.access.get(token)
+        if scopes is None or (scheme == "DPoP") != (token in self.bound):
+            return self.challenge(401, "read", "invalid_token")  # RFC 9449 §7.2: not as Bearer
+        if scheme == "DPoP":
+            try:
+                proof = check(
+                    request.headers.get("DPoP"),
+                    "POST",
+                    self.url,
+                    token=token,
+                    nonce=self.mcp_nonce,
+                )
+            except ProofError as exc:
+                self.proof_refused.append((await request.json()).get("method"))
+                return self.dpop_refusal(401, str(exc))
+            if proof["jkt"] != self.bound[token]:
+                return self.challenge(401, "read", "invalid_token")
+            self.proofs.append({"where": "mcp", **proof})
         message = await request.json()
         method, id_ = message.get("method"), message.get("id")
+        self.methods.append(method)
         if id_ is None:
             return web.Response(status=202)
         if method == "initialize":

@@ -11,6 +11,10 @@ passes whole. The suite checks ``application_type`` only at 2026-07-28 (it does 
 of a registration at an earlier revision), so the ``iss`` scenarios, which all register
 dynamically, run there too, and there pass whole as well (the mock server speaks
 2026-07-28's wire after the login, no ``initialize``).
+
+The extensions' scenarios — DPoP (SEP-1932, with and without the servers' nonces) and the
+workload-identity jwt-bearer grant (SEP-1933) — are on no revision's timeline, so the suite
+runs them only when forced; forced at each revision, each passes whole.
 """
 
 from __future__ import annotations
@@ -38,16 +42,26 @@ ISS_SCENARIOS = {
     "auth/iss-normalized": "sep-2468-client-no-normalization",
 }
 APPLICATION_TYPE = "sep-837-application-type-present"
+# extension scenario -> the checks it exists for
+EXTENSION_SCENARIOS = {
+    "auth/dpop": [
+        "sep-1932-client-token-request-proof",
+        "sep-1932-client-dpop-auth-scheme",
+        "sep-1932-client-fresh-proof",
+    ],
+    "auth/dpop-nonce": ["sep-1932-client-as-nonce", "sep-1932-client-rs-nonce"],
+    "auth/wif-jwt-bearer": ["wif-assertion-verified"],
+}
 
 
-def run_scenario(scenario: str, spec_version: str, out: Path) -> list[dict]:
+def run_scenario(scenario: str, spec_version: str, out: Path, force: bool = False) -> list[dict]:
     """Run one client scenario; the suite's checks, read from the results it saves. None
     may fail or warn, and the run must pass whole."""
     command = f"{sys.executable} {DRIVER}"  # split on spaces by the suite: no quoting possible
     assert " " not in sys.executable and " " not in str(DRIVER), "paths must not contain spaces"
     args = [str(node22()), str(conformance_next_js()), "client", "--command", command]
     args += ["--scenario", scenario, "--spec-version", spec_version, "-o", str(out)]
-    if spec_version == "2025-11-25":
+    if spec_version == "2025-11-25" or force:
         args.append("--force")  # the iss scenarios are 2026-07-28's
     run = subprocess.run(args, capture_output=True, text=True, timeout=SUITE_TIMEOUT)
     output = run.stdout + run.stderr
@@ -71,6 +85,14 @@ def test_the_authorization_responses_iss_is_checked(scenario, spec_version, tmp_
     assert passed(checks, ISS_SCENARIOS[scenario]), json.dumps(checks, indent=1)
     if spec_version == "2026-07-28":
         assert passed(checks, APPLICATION_TYPE), json.dumps(checks, indent=1)
+
+
+@pytest.mark.parametrize("spec_version", ["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("scenario", sorted(EXTENSION_SCENARIOS))
+def test_dpop_and_the_workload_identity_grant_pass(scenario, spec_version, tmp_path):
+    checks = run_scenario(scenario, spec_version, tmp_path, force=True)
+    for check in EXTENSION_SCENARIOS[scenario]:
+        assert passed(checks, check), json.dumps(checks, indent=1)
 
 
 def test_registration_names_the_application_type(tmp_path):

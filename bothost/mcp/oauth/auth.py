@@ -6,7 +6,8 @@ The transport asks :meth:`OAuth.prepare` before each request (a token that expir
 says whether to send the request again:
 
 - 401: refresh when there is a refresh token; else (or when refreshing fails) log in from
-  the start — discovery, registration, then a grant. ``client_credentials`` needs nobody;
+  the start — discovery, registration, then a grant. The machine grants
+  (:mod:`~bothost.mcp.oauth.grants`: client credentials, cross-app access, jwt-bearer) need nobody;
   the authorization code grant needs an :class:`Authorizer` (the person behind
   ``bothost mcp login``, or the conformance driver). Without one the server is left in the
   "login needed" state: :class:`LoginRequiredError`, and ``on_login_needed`` is told once.
@@ -17,6 +18,12 @@ says whether to send the request again:
   the challenge names — unless they are held already, since asking again cannot help. The
   transport bounds the retries of one request (``MAX_AUTH_RETRIES``).
 
+DPoP (RFC 9449, SEP-1932; :mod:`~bothost.mcp.oauth.dpop`): when ``auth.dpop`` says so, or
+(unset) the authorization server offers ES256 for it or the server challenged with the DPoP
+scheme, the token requests carry proofs of a key kept in the record, the token goes as
+``Authorization: DPoP …`` with a fresh proof per request (:meth:`OAuth.proof`), and a
+``use_dpop_nonce`` refusal is answered by sending again with the server's nonce.
+
 Scope selection is the spec's: ``auth.scopes`` from config, else the challenge's ``scope``,
 else the Protected Resource Metadata's ``scopes_supported``, else none; ``offline_access``
 is added when the authorization server lists it (a refresh token outlives the session).
@@ -25,7 +32,6 @@ is added when the authorization server lists it (a refresh token outlives the se
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import secrets
 import time
@@ -36,7 +42,7 @@ from typing import Any, Protocol
 import aiohttp
 
 from bothost.config import McpAuthConfig
-from bothost.mcp.oauth import flow
+from bothost.mcp.oauth import dpop, flow, grants
 from bothost.mcp.oauth.discovery import AuthServer, Challenge, Discovery, discover, parse_challenge
 from bothost.mcp.oauth.errors import LoginRequiredError, OAuthError
 from bothost.mcp.oauth.tokens import Record, TokenStore, remember_secrets
@@ -55,6 +61,12 @@ REFRESH_DEADLINE = OAUTH_TIMEOUT
 REFRESH_TRIES = 3  # token requests one refresh sends at most (a Retry-After of 0 each time)
 
 OnLoginNeeded = Callable[[str], Any]
+# grant -> how to get a token with no person (bothost.mcp.oauth.grants)
+MACHINE_GRANTS = {
+    "client_credentials": grants.client_credentials,
+    "cross_app_access": grants.cross_app_access,
+    "jwt_bearer": grants.jwt_bearer,
+}
 
 
 class Authorizer(Protocol):
@@ -96,12 +108,29 @@ class OAuth:
         self._lock = asyncio.Lock()
         self.clock, self.sleep = clock, sleep
         self._refresh_not_before = 0.0  # by `clock`: the token endpoint's Retry-After
+        self.nonces = dpop.Nonces()  # DPoP-Nonce values the servers handed out
 
     # -- what the transport asks -------------------------------------------------------
 
     def authorization(self) -> str | None:
-        token = (self.record or {}).get("access_token")
-        return f"Bearer {token}" if token else None
+        record = self.record or {}
+        token = record.get("access_token")
+        if not token:
+            return None
+        # RFC 9449 §7.1: a DPoP-bound token is presented with its own scheme
+        return f"DPoP {token}" if record.get("token_type") == "DPoP" else f"Bearer {token}"
+
+    def proof(self, method: str, url: str, authorization: str | None) -> dict[str, str]:
+        """The ``DPoP`` header a request with `authorization` needs (none for Bearer)."""
+        key = (self.record or {}).get("dpop_key")
+        if not key or not authorization or not authorization.startswith("DPoP "):
+            return {}
+        token = authorization.removeprefix("DPoP ")
+        return {"DPoP": dpop.Prover(key, self.nonces).header(method, url, token)}
+
+    def answered(self, url: str, headers: Any) -> None:
+        """Note the ``DPoP-Nonce`` a server's answer carries (RFC 9449 §9: any answer may)."""
+        self.nonces.remember(url, headers.get("DPoP-Nonce"))
 
     async def prepare(self) -> None:
         """Load the stored record (again after RELOAD_AFTER); refresh a token about to expire."""
@@ -133,6 +162,9 @@ class OAuth:
             if sent != self.authorization() and self.authorization() is not None:
                 return True  # another request (or process) renewed the token meanwhile
             found = parse_challenge(header)
+            if found.error == "use_dpop_nonce":
+                # RFC 9449 §9: sent again with the nonce this answer carried (answered())
+                return bool(sent and sent.startswith("DPoP ") and self.nonces.get(self.server_url))
             if status == 403:
                 return await self._step_up(found)
             if await self._refresh_or_drop():
@@ -214,7 +246,9 @@ class OAuth:
             tries += 1
             try:
                 async with self._http() as http:
-                    return await flow.token_request(http, server, client, form)
+                    return await flow.token_request(
+                        http, server, client, form, prover=self._prover(self.record)
+                    )
             except OAuthError as exc:
                 wait = exc.retry_after
                 if wait is None:
@@ -237,20 +271,44 @@ class OAuth:
             found_at = await discover(http, self.server_url, found)
             if scopes is None:
                 scopes = self._scopes(found, found_at)
-            if self.config.grant == "client_credentials":
-                answer, client = await self._client_credentials(http, found_at, scopes)
-            elif self.config.grant == "cross_app_access":
-                answer, client = await self._cross_app_access(http, found_at, scopes)
+            key = self._dpop_key(found_at.server, found)
+            prover = dpop.Prover(key, self.nonces) if key else None
+            grant = MACHINE_GRANTS.get(self.config.grant)
+            if grant is not None:
+                answer, client = await grant(http, self.config, found_at, scopes, prover)
             else:
-                answer, client = await self._authorization_code(http, found_at, scopes)
+                answer, client = await self._authorization_code(http, found_at, scopes, prover)
         record = {
             "server": asdict(found_at.server),
             "client": asdict(client),
             "resource": found_at.resource,
             "refresh_token": None,
+            "dpop_key": key,
         }
         await self._keep(answer, record, scopes)
         self.log.info("logged in at %s", found_at.server.issuer)
+
+    def _dpop_key(self, server: AuthServer, found: Challenge) -> dpop.Jwk | None:
+        """The key to bind tokens to, or None for Bearer tokens. ``auth.dpop`` decides when
+        set; else DPoP is used when the authorization server offers ES256 for it or the
+        server challenged with the DPoP scheme. The key a login made before is kept."""
+        wanted = self.config.dpop
+        offered = server.dpop_algs or []
+        if wanted is None:
+            wanted = dpop.ALGORITHM in offered or found.scheme == "dpop"
+        if not wanted:
+            return None
+        if offered and dpop.ALGORITHM not in offered:
+            raise OAuthError(
+                f"authorization server {server.issuer} takes DPoP proofs signed with "
+                f"{', '.join(offered)} only; bothost signs with {dpop.ALGORITHM}"
+            )
+        key: dpop.Jwk | None = (self.record or {}).get("dpop_key")
+        return key or dpop.new_key()
+
+    def _prover(self, record: Record | None) -> dpop.Prover | None:
+        key = (record or {}).get("dpop_key")
+        return dpop.Prover(key, self.nonces) if key else None
 
     def _scopes(self, found: Challenge, found_at: Discovery) -> list[str]:
         scopes = list(self.config.scopes or found.scope or found_at.scopes_supported or [])
@@ -264,67 +322,12 @@ class OAuth:
             scopes.append("offline_access")  # SEP-2207: ask for a refresh token when offered
         return scopes
 
-    async def _client_credentials(
-        self, http: aiohttp.ClientSession, found_at: Discovery, scopes: list[str]
-    ) -> tuple[dict[str, Any], flow.Client]:
-        config, server = self.config, found_at.server
-        if not config.client_id:
-            raise OAuthError("auth.grant client_credentials needs auth.client_id")
-        if config.private_key:
-            method = "private_key_jwt"
-        elif config.client_secret:
-            method = flow.auth_method(server, True)
-        else:
-            raise OAuthError("client_credentials needs auth.client_secret or auth.private_key")
-        client = flow.Client(
-            config.client_id,
-            config.client_secret,
-            method,
-            private_key=config.private_key,
-            signing_algorithm=config.signing_algorithm,
-        )
-        form = {"grant_type": "client_credentials", "resource": found_at.resource}
-        if scopes:
-            form["scope"] = " ".join(scopes)
-        return await flow.token_request(http, server, client, form), client
-
-    async def _cross_app_access(
-        self, http: aiohttp.ClientSession, found_at: Discovery, scopes: list[str]
-    ) -> tuple[dict[str, Any], flow.Client]:
-        """SEP-990: trade the IdP's ID token for an ID-JAG at the IdP (RFC 8693), then the
-        ID-JAG for an access token at the server's authorization server (RFC 7523)."""
-        config, server = self.config, found_at.server
-        needed = ("client_id", "idp_token_endpoint", "idp_client_id", "id_token")
-        if missing := [k for k in needed if not getattr(config, k)]:
-            raise OAuthError(f"auth.grant cross_app_access needs auth.{', auth.'.join(missing)}")
-        assert config.client_id and config.idp_token_endpoint and config.idp_client_id
-        assert config.id_token
-        exchange = {
-            "grant_type": flow.TOKEN_EXCHANGE,
-            "subject_token": config.id_token,
-            "subject_token_type": flow.ID_TOKEN_TYPE,
-            "requested_token_type": flow.ID_JAG_TYPE,
-            "audience": server.issuer,
-            "resource": found_at.resource,
-        }
-        if scopes:
-            exchange["scope"] = " ".join(scopes)
-        idp = flow.Client(
-            config.idp_client_id,
-            config.idp_client_secret,
-            "client_secret_post" if config.idp_client_secret else "none",
-        )
-        idp_server = dataclasses.replace(server, token_endpoint=config.idp_token_endpoint)
-        jag = await flow.token_request(http, idp_server, idp, exchange, bearer=False)
-        secret = config.client_secret
-        client = flow.Client(config.client_id, secret, flow.auth_method(server, bool(secret)))
-        form = {"grant_type": flow.JWT_BEARER_GRANT, "assertion": jag["access_token"]}
-        if scopes:
-            form["scope"] = " ".join(scopes)
-        return await flow.token_request(http, server, client, form), client
-
     async def _authorization_code(
-        self, http: aiohttp.ClientSession, found_at: Discovery, scopes: list[str]
+        self,
+        http: aiohttp.ClientSession,
+        found_at: Discovery,
+        scopes: list[str],
+        prover: dpop.Prover | None,
     ) -> tuple[dict[str, Any], flow.Client]:
         assert self.authorizer is not None
         server = found_at.server
@@ -364,7 +367,7 @@ class OAuth:
             "code_verifier": verifier,
             "resource": found_at.resource,
         }
-        return await flow.token_request(http, server, client, form), client
+        return await flow.token_request(http, server, client, form, prover=prover), client
 
     async def _client(
         self, http: aiohttp.ClientSession, server: AuthServer, redirect_uri: str
@@ -396,6 +399,8 @@ class OAuth:
         record = dict(
             record,
             access_token=answer["access_token"],
+            # an answer without DPoP binds nothing: the token is used as a Bearer one
+            token_type="DPoP" if str(answer.get("token_type")).lower() == "dpop" else "Bearer",
             # RFC 6749 §6: a refresh answer without a refresh token keeps the old one
             refresh_token=answer.get("refresh_token") or record.get("refresh_token"),
             expires_at=time.time() + lifetime if lifetime else None,

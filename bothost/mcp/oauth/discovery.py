@@ -28,16 +28,18 @@ AUTH_PARAM = re.compile(r'([A-Za-z0-9_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]+)')
 
 @dataclass
 class Challenge:
-    """What a 401/403 ``WWW-Authenticate: Bearer …`` says."""
+    """What a 401/403 ``WWW-Authenticate: Bearer …`` (or ``DPoP …``, RFC 9449 §7.1) says."""
 
     error: str = ""
     scope: list[str] = field(default_factory=list)
     resource_metadata: str | None = None
+    scheme: str = ""  # "bearer" or "dpop", lower-case; "" when there was no challenge
 
 
 def parse_challenge(header: str) -> Challenge:
-    """The Bearer challenge's parameters; an empty Challenge when there is none."""
-    match = re.search(r"(?i)\bbearer\b", header)
+    """The first Bearer or DPoP challenge's parameters; an empty Challenge when there is
+    none. A DPoP server challenges with its own scheme, with the same parameters."""
+    match = re.search(r"(?i)\b(bearer|dpop)\b", header)
     if match is None:
         return Challenge()
     params: dict[str, str] = {}
@@ -49,6 +51,7 @@ def parse_challenge(header: str) -> Challenge:
         error=params.get("error", ""),
         scope=params.get("scope", "").split(),
         resource_metadata=params.get("resource_metadata") or None,
+        scheme=match.group(1).lower(),
     )
 
 
@@ -67,6 +70,7 @@ class AuthServer:
     # authorization_response_iss_parameter_supported (RFC 9207); a default, so records
     # stored before it was kept still load
     iss_supported: bool = False
+    dpop_algs: list[str] | None = None  # dpop_signing_alg_values_supported (RFC 9449 §5.1)
 
     @classmethod
     def from_metadata(cls, issuer: str, data: dict[str, Any]) -> AuthServer:
@@ -90,6 +94,7 @@ class AuthServer:
             pkce_methods=strings("code_challenge_methods_supported") or [],
             cimd=data.get("client_id_metadata_document_supported") is True,
             iss_supported=data.get("authorization_response_iss_parameter_supported") is True,
+            dpop_algs=strings("dpop_signing_alg_values_supported"),
         )
 
 

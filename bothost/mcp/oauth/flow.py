@@ -22,6 +22,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import aiohttp
 
 from bothost.mcp.oauth.discovery import AuthServer
+from bothost.mcp.oauth.dpop import Prover
 from bothost.mcp.oauth.errors import OAuthError
 from bothost.platform import retry_after_seconds
 
@@ -138,15 +139,19 @@ async def post_form(
     form: dict[str, str],
     headers: dict[str, str] | None = None,
     expect: tuple[int, ...] = (200,),
+    prover: Prover | None = None,
 ) -> dict[str, Any]:
-    """POST a form (or JSON when `form` is for registration) and return the JSON answer."""
+    """POST a form and return the JSON answer; with a DPoP proof when `prover` is given."""
+    headers = {"Accept": "application/json", **(headers or {})}
+    if prover is not None:
+        headers["DPoP"] = prover.header("POST", url)
     try:
-        async with http.post(
-            url, data=form, headers={"Accept": "application/json", **(headers or {})}
-        ) as resp:
+        async with http.post(url, data=form, headers=headers) as resp:
             body = await resp.content.read(MAX_RESPONSE_BYTES + 1)
             status = resp.status
             wait = retry_after_seconds(resp.headers.get("Retry-After"))
+            if prover is not None:
+                prover.remember(url, resp.headers.get("DPoP-Nonce"))
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
         raise OAuthError(f"POST {url}: {exc or type(exc).__name__}") from None
     try:
@@ -220,7 +225,8 @@ def client_auth(client: Client, server: AuthServer, form: dict[str, str]) -> dic
         # RFC 6749 §2.3.1: each part form-encoded before base64
         pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
         return {"Authorization": f"Basic {base64.b64encode(pair.encode()).decode()}"}
-    form["client_id"] = client.client_id
+    if client.client_id:  # the jwt-bearer grant may go without (RFC 7523 §3.1)
+        form["client_id"] = client.client_id
     if method == "client_secret_post" and client.client_secret is not None:
         form["client_secret"] = client.client_secret
     elif method == "private_key_jwt" and client.private_key:
@@ -235,15 +241,26 @@ async def token_request(
     client: Client,
     form: dict[str, str],
     bearer: bool = True,
+    prover: Prover | None = None,
 ) -> dict[str, Any]:
     """One token endpoint request; the checked answer (a Bearer token unless `bearer` is
-    False: a token exchange's answer is an assertion, token type N_A)."""
-    headers = client_auth(client, server, form)
-    data = await post_form(http, server.token_endpoint, form, headers)
+    False: a token exchange's answer is an assertion, token type N_A). With a `prover` the
+    request carries a DPoP proof, is sent once more with the nonce an answer
+    ``use_dpop_nonce`` hands out (RFC 9449 §8), and may yield a DPoP token."""
+    for tries in (1, 2):
+        sent = dict(form)  # a fresh client assertion each time: its jti is used once
+        headers = client_auth(client, server, sent)
+        try:
+            data = await post_form(http, server.token_endpoint, sent, headers, prover=prover)
+            break
+        except OAuthError as exc:
+            if prover is None or exc.code != "use_dpop_nonce" or tries == 2:
+                raise
     if not isinstance(data.get("access_token"), str) or not data["access_token"]:
         raise OAuthError(f"{server.token_endpoint}: the token answer has no access_token")
     kind = data.get("token_type")
-    if bearer and isinstance(kind, str) and kind.lower() != "bearer":
+    allowed = ("bearer", "dpop") if prover is not None else ("bearer",)
+    if bearer and isinstance(kind, str) and kind.lower() not in allowed:
         raise OAuthError(f"{server.token_endpoint}: token type {kind} is not Bearer")
     return data
 

@@ -27,11 +27,13 @@ Record = dict[str, Any]
 
 
 def remember_secrets(server: str, record: Record | None) -> None:
-    """Teach the redaction a record's tokens and client secret, for `server`'s output."""
+    """Teach the redaction a record's tokens, client secret and DPoP key, for `server`'s
+    output."""
     if not record:
         return
     values = [record.get(k) for k in SECRET_FIELDS]
     values += [(record.get("client") or {}).get(k) for k in CLIENT_SECRET_FIELDS]
+    values.append((record.get("dpop_key") or {}).get("d"))  # our DPoP private key
     redact.remember_scoped(server, (v for v in values if isinstance(v, str) and v))
 
 
