@@ -45,7 +45,7 @@ from bothost.mcp import jsonrpc
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.jsonrpc import McpError
 from bothost.models import Address, Session
-from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Choice, Question
+from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Asking, Choice, Question
 from bothost.rules import store as rule_store
 from bothost.rules.match import first_match, literal
 from bothost.rules.origin import SAMPLING, Origin
@@ -176,9 +176,12 @@ async def ask(
             Choice(ALLOW_ALWAYS, f"Always allow {server} to ask the model"),
         ],
     )
+    platform = session.platform
+    if not isinstance(platform, Asking):  # none, or one that cannot ask: nobody to say yes
+        return Decision(False, "nobody", "nobody to ask")
     try:
         async with asyncio.timeout(question.timeout + 5):
-            answer = await session.platform.ask(session.address, question)
+            answer = await platform.ask(session.address, question)
     except TimeoutError:
         return Decision(False, "timeout", "no answer in time")
     except Exception:  # boundary: the platform's failure is a no

@@ -126,6 +126,7 @@ GARBAGE = [
     b'{"jsonrpc": "2.0", "id": "r", "method": "ping", "params": 1}\n',
 ]
 
+
 def bad_event_type(i: int) -> str:
     """``flood-bad-event``'s types: mostly a lone surrogate (no store can take it), every
     500th a 100,006-character type, the one after it a good one (the neighbour to keep)."""
