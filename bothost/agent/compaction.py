@@ -222,6 +222,8 @@ class Compactor:
         summary, rows = loaded or await history.window(
             store, session_id, LOAD_LIMIT, self.host.windows
         )
+        if not self.offline():  # what the offline agent said is no history for a model
+            rows = history.for_a_model(rows)
         summary = bounded(summary, self.host.config.llm)
         asked = await self.asked(rows)  # it goes in too, so it counts
         used = sum(r.tokens for r in [*asked, *rows]) + (summary.tokens if summary else 0)
@@ -246,12 +248,16 @@ class Compactor:
         if notice not in self.notices:
             self.notices.append(notice)
 
+    def offline(self) -> bool:
+        """Whether the offline agent answers this session now (no model is configured)."""
+        return bool(self.host.provider_name == history.OFFLINE_AGENT)
+
     async def asked(self, rows: list[Stored]) -> list[Stored]:
         """The person's message that ``rows`` answer, when a cut fell inside their turn (a
         round's messages make no sense without it); none otherwise."""
         if rows and rows[0].message["role"] != "user":
             asked = await history.last_user_message(self.host.store, self.session.id, rows[0].id)
-            if asked is not None:
+            if asked is not None and (self.offline() or not asked.message.get(history.OFFLINE)):
                 return [asked]
         return []
 

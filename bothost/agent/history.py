@@ -2,7 +2,9 @@
 
 Messages are stored in the neutral form of :mod:`bothost.llm.base`; extra keys (tool calls,
 the tool call id, the ``private`` / ``untrusted`` flags of a tool result) live in the
-``data`` JSON column. Nothing here is ever deleted: a summary (``summaries``) stands in for
+``data`` JSON column, as does ``offline``: the message belongs to a turn the offline agent
+answered (:data:`OFFLINE`; :func:`for_a_model` leaves those turns out once a model answers).
+Nothing here is ever deleted: a summary (``summaries``) stands in for
 the messages it covers, and :mod:`bothost.agent.compaction` decides what the model sees.
 ``/new`` (:func:`start_fresh`) stores a summary row that covers the session's messages and
 says nothing (``method`` :data:`FRESH`): the model reads what came after it, and the old
@@ -30,7 +32,14 @@ EXTRA_KEYS = (
     "untrusted",
     "is_error",
     "stopped",
+    "offline",
 )
+# Every message of a turn the offline agent answered carries this flag, the person's too:
+# their words were a command to a program ("help", "call …") or a question it could not
+# answer, and a model shown unanswered questions answers them all over again, while a
+# `call`'s tool result without its assistant call is no valid request at all.
+OFFLINE = "offline"
+OFFLINE_AGENT = "offline"  # the offline agent's provider name (bothost.llm.offline)
 # Messages kept in memory across the sessions' windows (estimated tokens, ~4 characters
 # each): the most recently read sessions stay, about 16 MB of text at most.
 KEPT_TOKENS = 4_000_000
@@ -215,6 +224,11 @@ class Windows:
             _, oldest = self._kept.popitem(last=False)
             self._tokens -= oldest.tokens
         return summary, list(rows)
+
+
+def for_a_model(rows: list[Stored]) -> list[Stored]:
+    """``rows`` without the turns the offline agent answered (:data:`OFFLINE`)."""
+    return [r for r in rows if not r.message.get(OFFLINE)]
 
 
 async def last_user_message(store: Store, session_id: str, before: int) -> Stored | None:

@@ -76,6 +76,8 @@ class Turn:
         self.system = system  # replaces the main prompt (the tick agent has its own)
         self.done = False  # a tool may end the turn after its round (notify does)
         self.id = uuid.uuid4().hex[:12]
+        # the offline agent answers this turn: its messages are marked (history.OFFLINE)
+        self.offline = host.provider_name == history.OFFLINE_AGENT
         self.messages: list[dict[str, Any]] = []
         self.refused: BudgetSpentError | None = None  # set when a usage budget stopped the turn
         self.compactor = Compactor(host, session)
@@ -91,6 +93,8 @@ class Turn:
         opening: dict[str, Any] = {"role": "user", "content": text}
         if untrusted:
             opening["untrusted"] = True
+        if self.offline:
+            opening[history.OFFLINE] = True
         self.messages.append(opening)
         outcome = Outcome.FAILED
         try:
@@ -225,6 +229,8 @@ class Turn:
         return listed
 
     async def add(self, message: dict[str, Any]) -> None:
+        if self.offline:  # a model configured later does not read it (history.OFFLINE)
+            message = {**message, history.OFFLINE: True}
         self.messages.append(message)
         await history.append(self.host.store, self.session.id, self.id, message)
 

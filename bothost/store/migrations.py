@@ -333,6 +333,32 @@ CREATE INDEX schedule_jobs_owner ON schedule_jobs (owner, status);
 CORE_SCHEMA_16 = "ALTER TABLE llm_usage ADD COLUMN mcp_server TEXT"
 
 
+# core:17 — the turns an older bothost's offline agent answered, marked as today's are (the
+# ``offline`` flag in ``messages.data``: bothost.agent.history.OFFLINE), so a model configured
+# later does not read them (issue 39). They are known by the offline agent's own words: its
+# no-model line and the first line of its help, whole (a model quoting them is not one).
+OFFLINE_REPLIES = (
+    "No language model is configured, so I only understand commands (try `help`).%",
+    "I am the offline agent: no language model is configured, %",
+)
+
+
+def migrate_17(conn: Conn) -> None:
+    rows = conn.query(
+        "SELECT id, data FROM messages WHERE turn_id IN (SELECT turn_id FROM messages"
+        " WHERE role = 'assistant' AND (content LIKE ? OR content LIKE ?))",
+        list(OFFLINE_REPLIES),
+    )
+    for row in list(rows):
+        try:
+            data = json.loads(row["data"]) if row["data"] else {}
+        except ValueError:
+            continue  # unreadable: history reads it as it is
+        if isinstance(data, dict) and not data.get("offline"):
+            data["offline"] = True
+            conn.execute("UPDATE messages SET data = ? WHERE id = ?", [json.dumps(data), row["id"]])
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -350,5 +376,6 @@ def core_migrations() -> list[Migration]:
         Migration("core", 13, migrate_13, "platform-qualified ids in stored rules"),
         Migration("core", 14, sql(CORE_SCHEMA_14), "triage rules taught at run time"),
         Migration("core", 15, sql(CORE_SCHEMA_15), "scheduled jobs"),
+        Migration("core", 17, migrate_17, "offline agent turns marked"),
         Migration("core", 16, sql(CORE_SCHEMA_16), "llm_usage.mcp_server"),
     ]
