@@ -318,6 +318,16 @@ class HostApi(Protocol):
         action, the deciding permission rule and what matched, or the default's reason (what
         ``bothost rules test --json`` prints)."""
 
+    async def schedules(self, owner: str | None = None) -> list[dict[str, Any]]:
+        """The scheduled and failed jobs (docs/schedules.md), oldest first, each as
+        ``bothost schedule list --json`` shows it; only ``owner``'s (platform-qualified)
+        when given."""
+
+    async def cancel_schedule(self, job_id: int, by: str, admin: bool = False) -> dict[str, Any]:
+        """Cancel job ``job_id`` for ``by`` (platform-qualified); ``admin``: anyone's job.
+        The job as it was; ValueError with a line for the person when ``by`` has no such
+        job or it is over."""
+
     # --- for tools: what the built-in, events and admin tools need ---------------------------
 
     def tool_groups(self, session: Session) -> list[Group]:

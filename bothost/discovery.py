@@ -32,6 +32,7 @@ FIRST_PARTY = {
     "web": "bothost.plugins.web",
     "slack": "bothost.plugins.slack",
     "events": "bothost.events.plugin",
+    "schedules": "bothost.schedules.plugin",
 }
 
 

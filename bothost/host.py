@@ -504,6 +504,18 @@ class Host:
         found = self.registry.lookup(tool, True)
         return (await explain(self, tool, arguments, session, found)).to_dict()
 
+    async def schedules(self, owner: str | None = None) -> list[dict[str, Any]]:
+        from bothost.schedules import list_jobs
+
+        found = await self.store.run(lambda db: list_jobs(db, owner))
+        return [job.as_dict() for job in found]
+
+    async def cancel_schedule(self, job_id: int, by: str, admin: bool = False) -> dict[str, Any]:
+        from bothost.schedules import cancel_job
+
+        job = await self.store.run(lambda db: cancel_job(db, job_id, by, admin=admin))
+        return job.as_dict()
+
     # --- for tools (see bothost.api.HostApi) --------------------------------------------------
 
     def tool_groups(self, session: Session) -> list[Group]:

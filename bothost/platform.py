@@ -5,10 +5,11 @@ enabled ones with its :class:`~bothost.api.HostApi`, routes each
 :class:`~bothost.models.IncomingMessage` they hand it to an agent turn, and delivers replies
 and briefings through ``send``. Asking a person (an approval, an elicitation) is the
 platform's job: ``ask`` returns the answer, or ``None`` when nobody is there to answer,
-which callers treat as "no". ``ask``, ``bind``, ``health``, ``required`` and
-``notify_login_needed`` are optional, each declared as its own small protocol so code that
-uses one can check for it. A plugin whose platform module is costly to import registers a
-:class:`Deferred` instead: the platform is made when something first uses it.
+which callers treat as "no". ``ask``, ``bind``, ``health``, ``required``,
+``notify_login_needed`` and ``timezone`` are optional, each declared as its own small
+protocol so code that uses one can check for it. A plugin whose platform module is costly
+to import registers a :class:`Deferred` instead: the platform is made when something first
+uses it.
 """
 
 from __future__ import annotations
@@ -173,6 +174,7 @@ class Platform(Protocol):
       a remote MCP server waits for a login.
     - ``target_problem(channel)`` (:class:`Checking`): why ``tick.deliver_to: name:channel``
       cannot work (a config error at load), or None.
+    - ``timezone(user)`` (:class:`Zoned`): a person's time zone, for their scheduled jobs.
     """
 
     name: str  # the address prefix it serves: "slack" for "slack:C0123:…"
@@ -224,6 +226,15 @@ class Requiring(Protocol):
     """A platform that can say the host must not run without it."""
 
     required: bool
+
+
+@runtime_checkable
+class Zoned(Protocol):
+    """A platform that knows its people's time zones (Slack's user ``tz``)."""
+
+    async def timezone(self, user: str) -> str | None:
+        """``user``'s IANA zone name (``Europe/Zurich``), or None when it is not known.
+        Scheduled jobs read a person's "at 9" in it (:mod:`bothost.schedules.tools`)."""
 
 
 @dataclass(frozen=True)

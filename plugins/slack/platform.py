@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 CONNECT_TIMEOUT = 30.0  # seconds to open the Socket Mode WebSocket at start
 UPDATE_INTERVAL = 1.0  # seconds between chat.update edits of a reply that streams without streams
 REQUESTERS_KEPT = 5000  # conversations whose latest asker is remembered
+ZONE_TIMEOUT = 5.0  # seconds users.info may take before a person's zone is the default
 SETTLE_TIMEOUT = 2.0  # seconds to edit a question while its turn is being stopped
 STOP_TIMEOUT = 3.0  # seconds running turns get to wind down at stop
 # Errors that mean a feature will never work for this app, so later replies skip it.
@@ -75,6 +76,7 @@ class SlackPlatform:
         self.update_interval = UPDATE_INTERVAL
         self.tasks: set[asyncio.Task[Any]] = set()
         self.requesters: OrderedDict[str, str] = OrderedDict()  # address → latest asker
+        self.zones: dict[str, str | None] = {}  # user → their Slack tz (timezone())
         self.conversations = Conversations(self)
         self.approvals = Approvals(self)
         self.forms = Forms(self)
@@ -189,6 +191,25 @@ class SlackPlatform:
         self.requesters.move_to_end(address)
         while len(self.requesters) > REQUESTERS_KEPT:
             self.requesters.popitem(last=False)
+
+    async def timezone(self, user: str) -> str | None:
+        """``user``'s zone from ``users.info`` (their Slack profile's ``tz``), asked once
+        per user while the platform runs; None when Slack does not say."""
+        if user in self.zones:
+            return self.zones[user]
+        if self.client is None:
+            return None
+        from slack_sdk.errors import SlackApiError
+
+        try:
+            async with asyncio.timeout(ZONE_TIMEOUT):
+                answer = await self.client.users_info(user=user)
+        except (SlackApiError, TimeoutError) as exc:
+            logger.warning("slack: users.info for %s failed: %s", user, exc)
+            return None
+        zone = (answer.get("user") or {}).get("tz") or None
+        self.zones[user] = zone
+        return zone
 
     def learn(self, feature: str, error: str) -> None:
         """Remember a feature Slack refused for good (``error`` is Slack's error code)."""

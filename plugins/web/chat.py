@@ -21,6 +21,7 @@ from aiohttp import web
 from bothost.plugins.web import body, dashboard, feedback, sse
 from bothost.plugins.web.platform import WebPlatform
 from bothost.plugins.web.rules import RuleRoutes
+from bothost.plugins.web.schedules import ScheduleRoutes
 from bothost.plugins.web.security import (
     PAGE_HEADERS,
     Access,
@@ -82,6 +83,9 @@ class ChatRoutes:
         app.router.add_post("/api/rules", guard(rules.add, writes=True))
         app.router.add_post("/api/rules/remove", guard(rules.remove, writes=True))
         app.router.add_post("/api/rules/test", guard(rules.test, writes=True))
+        jobs = ScheduleRoutes(self.host)
+        app.router.add_get("/api/schedules", guard(jobs.list))
+        app.router.add_post("/api/schedules/cancel", guard(jobs.cancel, writes=True))
         app.router.add_post("/api/mcp/{name}/login", guard(self.mcp_login, writes=True))
 
     async def mcp_login(self, request: web.Request) -> web.Response:

@@ -219,6 +219,31 @@ def paths() -> dict[str, Any]:
                 },
             }
         },
+        "/api/schedules": {
+            "get": {
+                "summary": "Every person's scheduled and failed jobs (reminders and checks), "
+                "oldest first, as `bothost schedule list --json` shows them.",
+                "responses": {"200": answer("Jobs", {"type": "object"}), **WEB_ERRORS},
+            }
+        },
+        "/api/schedules/cancel": {
+            "post": {
+                "summary": "Cancel a scheduled job by its id.",
+                "security": [{}, {"token": []}],
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["id"],
+                        "properties": {"id": {"type": "integer"}},
+                    }
+                ),
+                "responses": {
+                    "200": answer("Cancelled", {"type": "object"}),
+                    "404": answer("No such job, or it is over", ERROR),
+                    **WEB_ERRORS,
+                },
+            }
+        },
         "/api/mcp/{name}/login": {
             "post": {
                 "summary": "Begin an OAuth login to a remote MCP server: the authorization URL "

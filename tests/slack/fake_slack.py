@@ -48,6 +48,7 @@ class FakeSlack:
         self.calls: list[Call] = []
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.views: list[dict[str, Any]] = []
+        self.zones: dict[str, str] = {}  # user id -> the tz users.info gives (unknown: not found)
         self.failures: dict[str, list[Failure]] = {}
         self.sockets: list[web.WebSocketResponse] = []
         self.acks: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -119,6 +120,13 @@ class FakeSlack:
             "user_id": BOT_USER,
             "bot_id": BOT_ID,
         }
+
+    def m_users_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        user = args.get("user", "")
+        if user not in self.zones:
+            return {"ok": False, "error": "user_not_found"}
+        zone = self.zones[user]
+        return {"ok": True, "user": {"id": user, "name": user.lower(), "tz": zone}}
 
     def m_apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link"}

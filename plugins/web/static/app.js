@@ -519,11 +519,42 @@
     out.textContent = lines.join("\n");
   });
 
+  // --- scheduled jobs: reminders and checks, each with a cancel button ---
+
+  function jobWhen(j) {
+    if (j.cron) return `cron ${j.cron} (${j.tz})` + (j.next_run ? `, next ${when(j.next_run)}` : "");
+    return `${when(j.at)} (${j.tz})`;
+  }
+
+  function renderSchedules(data) {
+    const body = $("#schedules").tBodies[0];
+    body.replaceChildren();
+    if (!data.jobs.length) {
+      body.append(el("tr", { class: "empty" }, el("td", { colspan: "7", text: "No scheduled jobs." })));
+      return;
+    }
+    for (const j of data.jobs) {
+      const cancel = el("button", { type: "button", class: "cancel-job", text: "Cancel",
+        onclick: async () => { await post("/api/schedules/cancel", { id: j.id }); refreshSchedules(); } });
+      const failed = j.status === "failed" ? ` — failed: ${j.last_error || ""}` : "";
+      body.append(el("tr", { class: `job-${j.status}` },
+        el("td", { text: String(j.id) }), el("td", { text: jobWhen(j) }), el("td", { text: j.kind }),
+        el("td", { text: j.owner }), el("td", { text: j.target }),
+        el("td", { text: j.text + failed }), el("td", {}, cancel)));
+    }
+  }
+
+  async function refreshSchedules() {
+    const resp = await fetch("/api/schedules", { credentials: "same-origin" });
+    if (resp.ok) renderSchedules(await resp.json());
+  }
+
   async function refresh() {
     try {
       const resp = await fetch("/api/dashboard", { credentials: "same-origin" });
       if (resp.ok) renderDashboard(await resp.json());
       await refreshRules();
+      await refreshSchedules();
     } catch (err) { /* the host is restarting; the next poll tries again */ }
   }
 
