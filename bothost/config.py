@@ -166,10 +166,15 @@ class McpServerConfig:
     # the server may ask the host's model (sampling/createMessage), each request approved
     # by a person first: off unless set (bothost.agent.sampling)
     sampling: bool = False
+    # the MCP revision: "auto" (2026-07-28 if the server speaks it, else initialize), or one
+    # pinned (bothost.mcp.revision): 2025-11-25 for a server whose tools still ask the
+    # client mid-call, which only the older revisions allow
+    protocol: str = "auto"
 
     RANGES = {"timeout": (0, MCP_TIMEOUT_LIMIT), "max_timeout": (0, MCP_TIMEOUT_LIMIT)}
     # MCP's (RFC 5424) names, least severe first
     CHOICES = {
+        "protocol": ("auto", "2026-07-28", "2025-11-25"),
         "log_level": (
             "debug",
             "info",

@@ -14,7 +14,8 @@ of ours is adopted. Anything else that is an answer — method not found, a refu
 an HTTP 400 from a server that wants a session first, no answer within
 :data:`DISCOVER_TIMEOUT` — means an older server, and ``initialize`` follows. Only a
 ``-32022`` that names none of our revisions at all is final. A connection that fails
-outright (the server exited, nobody listens) fails the start as before.
+outright (the server exited, nobody listens) fails the start as before. A server's
+``protocol`` setting may pin either revision instead (no probe, or no fallback).
 """
 
 from __future__ import annotations
@@ -100,6 +101,15 @@ async def negotiate(session: ClientSession, timeout: float) -> None:
     def left() -> float:
         return max(deadline - asyncio.get_running_loop().time(), 0.001)
 
+    if session.protocol in HANDSHAKE:  # pinned to the handshake: no probe
+        await session.initialize(left())
+        return
+    if session.protocol in STATELESS:  # pinned: discover, and no fallback
+        result = await session.discover(session.protocol, timeout=left())
+        if session.protocol not in (result.get("supportedVersions") or ()):
+            raise unspoken([v for v in result.get("supportedVersions") or () if isinstance(v, str)])
+        session.adopt(result, session.protocol)
+        return
     version = LATEST
     for attempt in range(2):
         try:

@@ -396,6 +396,7 @@ class ServerRunner:
             on_renewal=self._renewal,
             on_resources=self.subscriptions.notice if self.subscriptions else None,
             sample=self._sampler(),
+            protocol=config.protocol,
         )
         self._renewals_seen = 0
         await self._open(self.session)

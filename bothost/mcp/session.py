@@ -107,8 +107,10 @@ class ClientSession:
         client_info: dict[str, str] | None = None,
         elicitation: bool = True,
         sample: sampling.Sample | None = None,
+        protocol: str = "auto",
     ) -> None:
         self.transport = transport
+        self.protocol = protocol  # "auto", or the revision pinned (bothost.mcp.revision)
         self.name = name
         self.log = log
         self.media_dir = media_dir

@@ -18,6 +18,7 @@ from mcp_helpers import PAGING_SERVER, SERVERS
 from bothost.agent.mcp_tools import tool_name
 from bothost.cli import cli
 from bothost.mcp import headers
+from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.session import EVENTS_CAPABILITY, ClientSession
 from bothost.mcp.stdio import StdioTransport
 from bothost.models import Address, IncomingMessage
@@ -34,11 +35,15 @@ async def fake_llm():
     await fake.stop()
 
 
-async def started(script) -> ClientSession:
+async def started(script, protocol: str = "auto") -> ClientSession:
     log = logging.getLogger("revision-test")
     transport = StdioTransport(sys.executable, [str(script)], dict(os.environ), log=log)
-    session = ClientSession(transport, name="t", log=log)
-    await session.start()
+    session = ClientSession(transport, name="t", log=log, protocol=protocol)
+    try:
+        await session.start()
+    except BaseException:
+        await session.close()
+        raise
     return session
 
 
@@ -67,6 +72,19 @@ async def test_an_older_server_still_gets_initialize():
         assert (await session.call_tool("echo", {"text": "still here"})).text == "still here"
     finally:
         await session.close()
+
+
+async def test_a_pinned_revision_is_the_only_one_tried():
+    session = await started(PAGING_SERVER, protocol="2025-11-25")
+    assert session.protocol_version == "2025-11-25"
+    await session.close()
+    # pinned to 2026-07-28, an older server is not spoken to in 2025-11-25
+    with pytest.raises(McpError):
+        await started(PAGING_SERVER, protocol="2026-07-28")
+    # pinned to 2025-11-25, a server that dropped initialize refuses it with -32022
+    with pytest.raises(McpError) as refused:
+        await started(DISCOVER_ONLY, protocol="2025-11-25")
+    assert refused.value.code == -32022
 
 
 def test_mcp_add_tools_and_call_work_with_a_discover_only_server(home, tmp_path):

@@ -170,7 +170,9 @@ async def test_an_sdk_server_that_drops_its_stream_mid_call_is_followed_to_the_e
     command = [sys.executable, str(SERVERS / "sdk_polling_server.py"), str(port)]
     with listening_process(command, port, tmp_path / "sdk.log", {}):
         url = f"http://127.0.0.1:{port}/mcp"
-        manager = await make_manager({"sdk": McpServerConfig(url=url)}, retry=False)
+        # 2025-11-25: its tool asks mid-call on the call's stream, which 2026-07-28 has not
+        sdk = McpServerConfig(url=url, protocol="2025-11-25")
+        manager = await make_manager({"sdk": sdk}, retry=False)
         seen = []
 
         async def progress(value, total=None, message=None):

@@ -37,9 +37,11 @@ def result(method: str, params: dict) -> dict:
 
 
 def exit_after_closing() -> None:
-    request = sys.stdin.readline()
+    message = json.loads(sys.stdin.readline())
+    while message.get("method") != "initialize":  # server/discover: an older server's answer
+        write({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "?"}})
+        message = json.loads(sys.stdin.readline())
     os.close(0)  # no reader left: the host's next write fails at once
-    message = json.loads(request)
     write(
         {"jsonrpc": "2.0", "id": message["id"], "result": result("initialize", message["params"])}
     )
