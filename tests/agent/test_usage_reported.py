@@ -202,6 +202,6 @@ async def test_a_provider_plugins_figures_are_checked_too(usage, caplog):
     store = Posting()
     metered = Metered(Claiming(usage), store, config=UsageConfig())
     await metered.complete(ChatRequest(system="s", messages=[{"role": "user", "content": "hi"}]))
-    ((*_, input_tokens, output_tokens, cached, write, estimated, _t, _s, _u, _k),) = store.rows
+    ((*_, input_tokens, output_tokens, cached, write, estimated, _t, _s, _u, _k, _m),) = store.rows
     assert estimated == 1 and input_tokens > 0 and cached == 0 and write == 0
     assert "not a token count" in caplog.text
