@@ -137,6 +137,9 @@ SECRET_SUFFIXES = (
     "privatekey",
 )
 SHORT_SECRET_FLAGS = frozenset({"-p"})  # mysql-style `-p PASSWORD`
+# whole names that hold a credential though none of their words says so; exact, so that
+# `assertion_file` (a path) stays readable. `assertion`: an OAuth jwt-bearer grant's JWT
+SECRET_NAMES = frozenset({"assertion"})
 
 # Secret-shaped text. Every pattern starts at a fixed word or prefix and scans forward only,
 # so a hostile line (a megabyte of letters, dashes or "token"s) is redacted in linear time.
@@ -418,7 +421,7 @@ def protect(handler: logging.Handler) -> logging.Handler:
 
 def secret_name(name: str) -> bool:
     """Whether a key, flag or parameter called ``name`` holds a credential."""
-    if name in SHORT_SECRET_FLAGS:
+    if name in SHORT_SECRET_FLAGS or name.lower() in SECRET_NAMES:
         return True
     words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
     return any(w in SECRET_WORDS or w.endswith(SECRET_SUFFIXES) for w in words)

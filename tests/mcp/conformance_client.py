@@ -78,8 +78,8 @@ def oauth(scenario: str, url: str, log: logging.Logger) -> OAuth | None:
     grant = "authorization_code"
     if "client-credentials" in scenario:
         grant = "client_credentials"
-    elif "cross-app-access" in scenario:
-        grant = "cross_app_access"
+    elif "cross-app-access" in scenario or "enterprise-managed" in scenario:
+        grant = "cross_app_access"  # SEP-990: the suite's old name and its new one
     elif scenario.startswith("auth/wif"):
         grant = "jwt_bearer"  # the workload's identity JWT: the suite hands a valid one
     config = McpAuthConfig(

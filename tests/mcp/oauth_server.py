@@ -24,9 +24,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
-from dpop_verify import ProofError, check
 
 from tests.helpers import serve_app
+from tests.mcp.dpop_verify import ProofError, check
 
 TOOLS = [
     {"name": "read_note", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},

@@ -12,8 +12,9 @@ of a registration at an earlier revision), so the ``iss`` scenarios, which all r
 dynamically, run there too, and there pass whole as well (the mock server speaks
 2026-07-28's wire after the login, no ``initialize``).
 
-The extensions' scenarios — DPoP (SEP-1932, with and without the servers' nonces) and the
-workload-identity jwt-bearer grant (SEP-1933) — are on no revision's timeline, so the suite
+The extensions' scenarios — DPoP (SEP-1932, with and without the servers' nonces), the
+workload-identity jwt-bearer grant (SEP-1933) and enterprise-managed authorization (SEP-990,
+the driver's ``cross_app_access``) — are on no revision's timeline, so the suite
 runs them only when forced; forced at each revision, each passes whole.
 """
 
@@ -51,6 +52,10 @@ EXTENSION_SCENARIOS = {
     ],
     "auth/dpop-nonce": ["sep-1932-client-as-nonce", "sep-1932-client-rs-nonce"],
     "auth/wif-jwt-bearer": ["wif-assertion-verified"],
+    "auth/enterprise-managed-authorization": [
+        "complete-flow-token-exchange",
+        "complete-flow-jwt-bearer",
+    ],
 }
 
 
@@ -89,7 +94,7 @@ def test_the_authorization_responses_iss_is_checked(scenario, spec_version, tmp_
 
 @pytest.mark.parametrize("spec_version", ["2025-11-25", "2026-07-28"])
 @pytest.mark.parametrize("scenario", sorted(EXTENSION_SCENARIOS))
-def test_dpop_and_the_workload_identity_grant_pass(scenario, spec_version, tmp_path):
+def test_the_auth_extensions_pass(scenario, spec_version, tmp_path):
     checks = run_scenario(scenario, spec_version, tmp_path, force=True)
     for check in EXTENSION_SCENARIOS[scenario]:
         assert passed(checks, check), json.dumps(checks, indent=1)

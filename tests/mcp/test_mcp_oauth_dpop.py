@@ -213,6 +213,13 @@ async def test_a_workload_logs_in_with_its_identity_file_read_afresh(
     assert protected.grants == [JWT_BEARER, JWT_BEARER]
     assert protected.assertions == ["eyJ.workload-one.sig", "eyJ.workload-two.sig"]
     assert protected.bearers[-1].startswith("DPoP " if dpop_offered else "Bearer ")
+    assert redact.redact("sent eyJ.workload-two.sig") == "sent ***"  # a credential, never logged
+
+
+def test_config_show_masks_the_assertion_but_not_the_files_path():
+    auth = {"grant": "jwt_bearer", "assertion": "eyJ.x.y", "assertion_file": "/run/token"}
+    masked = redact.mask_config({"auth": auth})["auth"]
+    assert masked == {"grant": "jwt_bearer", "assertion": "***", "assertion_file": "/run/token"}
 
 
 async def test_a_refused_identity_is_one_request_and_no_other_grant(protected):

@@ -21,6 +21,7 @@ from typing import Any
 
 import aiohttp
 
+from bothost import redact
 from bothost.config import McpAuthConfig
 from bothost.mcp.oauth import flow
 from bothost.mcp.oauth.discovery import Discovery
@@ -139,6 +140,7 @@ def assertion(config: McpAuthConfig) -> str:
         text = data.decode("utf-8", "replace").strip()
         if not text:
             raise OAuthError(f"auth.assertion_file {path} is empty")
+        redact.remember([text])  # a credential of ours the config does not hold
         return text
     if config.assertion:
         return config.assertion.strip()
