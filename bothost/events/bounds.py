@@ -113,13 +113,17 @@ class PendingBounds:
     def stored(self, sources: Sequence[str], outcomes: Sequence[Any]) -> None:
         """On the store thread, after a batch was written: each source's count grows by the
         events of it that were queued (not deduped, not refused)."""
-        added = Counter(
-            source
-            for source, outcome in zip(sources, outcomes, strict=True)
-            if type(outcome) is int or (isinstance(outcome, Receipt) and outcome.event_id)
-        )
+        added = Counter(sources)  # C speed; a row at a time only for a batch not all stored
+        if set(map(type, outcomes)) != {int}:
+            for source, outcome in zip(sources, outcomes, strict=True):
+                if type(outcome) is not int and not (
+                    isinstance(outcome, Receipt) and outcome.event_id
+                ):
+                    added[source] -= 1
         now = self.clock()
         for source, count in added.items():
+            if not count:
+                continue
             pending, at = self._counts.get(source, (0, now))
             self._counts[source] = (pending + count, at)
             if pending + count >= self.limit:  # full now: the loop refuses its next events

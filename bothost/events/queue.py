@@ -341,7 +341,8 @@ class EventQueue:
         if not batch:
             return
         try:
-            batch = self._admit(db, batch, loop)
+            sources = [row.event.source for row in batch]  # once: the bounds' two looks
+            batch, sources = self._admit(db, batch, sources, loop)
             if not batch:
                 return
             outcomes = insert_batch(db, batch, self.config.dedupe_window, self.refusals)
@@ -362,19 +363,24 @@ class EventQueue:
             raise
         else:
             self._hand_back(batch, outcomes, loop)
-            self.bounds.stored([row.event.source for row in batch], outcomes)
+            self.bounds.stored(sources, outcomes)
         finally:
             with self._taking:
                 self._inflight = []
 
     def _admit(
-        self, db: Conn, batch: list[_Row], loop: asyncio.AbstractEventLoop | None
-    ) -> list[_Row]:
-        """The batch's rows within their sources' bounds (:mod:`bothost.events.bounds`);
-        the rest are answered :class:`~bothost.api.SourceHeldError` now (store thread)."""
-        admitted = self.bounds.admit(db, [row.event.source for row in batch])
+        self,
+        db: Conn,
+        batch: list[_Row],
+        sources: list[str],
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> tuple[list[_Row], list[str]]:
+        """The batch's rows within their sources' bounds (:mod:`bothost.events.bounds`), and
+        their sources; the rest are answered :class:`~bothost.api.SourceHeldError` now
+        (store thread)."""
+        admitted = self.bounds.admit(db, sources)
         if admitted is None:
-            return batch
+            return batch, sources
         # a sender's retry of an id queued before is answered a duplicate, bound or not
         claims = [row.claim for row, ok in zip(batch, admitted, strict=True) if not ok]
         known = claimed(db, [c for c in claims if c is not None])
@@ -383,7 +389,7 @@ class EventQueue:
         for row, ok in zip(batch, admitted, strict=True):
             (kept if ok or row.claim in known else held).append(row)
         self._hand_back(held, [self.bounds.error(row.event.source) for row in held], loop)
-        return kept
+        return kept, [row.event.source for row in kept]
 
     def _hand_back(
         self,
