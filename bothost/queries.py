@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bothost.agent import history
+from bothost.agent.conversations import SHOWN, Conversation, end_of, listing
 from bothost.config import PermissionRule, UsageConfig
 from bothost.events import feedback
 from bothost.models import Address
@@ -195,18 +196,20 @@ class Queries:
         self._usage = usage
 
     async def transcript(
-        self, address: Address, limit: int = TRANSCRIPT
+        self, address: Address, limit: int = TRANSCRIPT, start: int | None = None
     ) -> list[TranscriptMessage]:
         """The session's latest ``limit`` user and assistant messages with text, oldest first,
-        since its latest fresh start (``/new``); a stopped turn's reply even when empty."""
+        since its latest fresh start (``/new``); a stopped turn's reply even when empty.
+        With ``start`` (a :class:`Conversation`'s), that conversation's instead."""
 
         def read(db: Conn) -> list[TranscriptMessage]:
-            after = history.fresh_since(db, str(address))
+            session = str(address)
+            after = history.fresh_since(db, session) if start is None else start
+            end = None if start is None else end_of(db, session, start)
             rows = db.execute(
                 "SELECT role, content, created_at, data FROM messages WHERE session_id = ?"
-                " AND id > ? AND role IN ('user', 'assistant') AND content IS NOT NULL"
-                " AND (content != '' OR data LIKE '%\"stopped\"%') ORDER BY id DESC LIMIT ?",
-                (str(address), after, limit),
+                f" AND id > ? AND id <= ? AND {SHOWN} ORDER BY id DESC LIMIT ?",
+                (session, after, 2**62 if end is None else end, limit),
             ).fetchall()
             return [
                 TranscriptMessage(role, text, at, bool(data and json.loads(data).get("stopped")))
@@ -214,6 +217,11 @@ class Queries:
             ]
 
         return await self.store.run(read)
+
+    async def conversations(self, platform: str, limit: int = RECENT) -> list[Conversation]:
+        """The newest ``limit`` conversations had on ``platform``, newest first: each of its
+        sessions cut at its fresh starts (``/new``), with its first line and times."""
+        return await self.store.run(lambda db: listing(db, platform, limit))
 
     async def tool_calls(self, limit: int = RECENT) -> list[ToolCallRow]:
         """The latest tool calls of every session, newest first."""

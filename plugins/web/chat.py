@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TEXT = 100_000  # characters in one chat message; more is a paste accident
 HISTORY = 100  # transcript messages a page loads
+CONVERSATIONS = 50  # conversations the page lists, newest first
 MAX_COMPLETE_TEXT = 2_000  # characters of a /prompt line completed: a line, not a paste
 
 
@@ -60,6 +61,15 @@ def session_of(value: Any) -> str:
     return session
 
 
+def start_of(value: str | None) -> int | None:
+    """``start`` of ``/api/history``: a message id (digits), or absent for the current one."""
+    if value is None:
+        return None
+    if not value.isascii() or not value.isdigit() or len(value) > 18:
+        raise BadRequest("start must be a conversation's start (a whole number)")
+    return int(value)
+
+
 OAUTH_CALLBACK = "/oauth/callback"  # served by the core's listener (bothost.http)
 
 
@@ -76,6 +86,7 @@ class ChatRoutes:
         app.router.add_post("/api/feedback", guard(self.feedback, writes=True))
         app.router.add_get("/api/events", guard(self.events))
         app.router.add_get("/api/history", guard(self.history))
+        app.router.add_get("/api/conversations", guard(self.conversations))
         app.router.add_get("/api/prompt/complete", guard(self.complete_prompt))
         app.router.add_get("/api/dashboard", guard(self.dashboard))
         rules = RuleRoutes(self.host)
@@ -218,13 +229,36 @@ class ChatRoutes:
         return response
 
     async def history(self, request: web.Request) -> web.Response:
+        """The session's current conversation, or with ``start`` (a listed conversation's)
+        an earlier one, as the page showed it live."""
         address = Address("web", session_of(request.query.get("session")))
-        lines = await self.host.queries.transcript(address, HISTORY)
+        start = start_of(request.query.get("start"))
+        lines = await self.host.queries.transcript(address, HISTORY, start=start)
         return web.json_response(
             {
                 "messages": [
                     {"role": m.role, "text": m.text, "at": m.at, "stopped": m.stopped}
                     for m in lines
+                ]
+            }
+        )
+
+    async def conversations(self, request: web.Request) -> web.Response:
+        """The web sessions' conversations, newest first (each session cut at its ``/new``s)."""
+        found = await self.host.queries.conversations("web", CONVERSATIONS)
+        return web.json_response(
+            {
+                "conversations": [
+                    {
+                        "session": c.channel,
+                        "start": c.start,
+                        "current": c.current,
+                        "first": c.first,
+                        "started_at": c.started_at,
+                        "updated_at": c.updated_at,
+                        "messages": c.messages,
+                    }
+                    for c in found
                 ]
             }
         )

@@ -287,9 +287,23 @@ def paths() -> dict[str, Any]:
         },
         "/api/history": {
             "get": {
-                "summary": "The session's transcript (latest messages).",
-                "parameters": [{"name": "session", "in": "query", "schema": SESSION}],
+                "summary": "The session's transcript (latest messages), or with start an"
+                " earlier conversation's.",
+                "parameters": [
+                    {"name": "session", "in": "query", "schema": SESSION},
+                    {
+                        "name": "start",
+                        "in": "query",
+                        "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"},
+                    },
+                ],
                 "responses": {"200": answer("Messages", {"type": "object"}), **WEB_ERRORS},
+            }
+        },
+        "/api/conversations": {
+            "get": {
+                "summary": "The web sessions' conversations, newest first.",
+                "responses": {"200": answer("Conversations", {"type": "object"}), **WEB_ERRORS},
             }
         },
         "/api/prompt/complete": {

@@ -11,6 +11,8 @@
   let session = params.get("session") || localStorage.getItem("bothost.session") || "";
   if (!SESSION_RE.test(session)) session = "s-" + Math.random().toString(36).slice(2, 10);
   localStorage.setItem("bothost.session", session);
+  // ?start=N: an earlier conversation of the session (one a /new ended), shown read only
+  const start = /^[0-9]{1,18}$/.test(params.get("start") || "") ? params.get("start") : null;
 
   const $ = (sel) => document.querySelector(sel);
   const log = $("#log");
@@ -135,6 +137,7 @@
     } finally {
       bubble.classList.remove("streaming");
       refresh(); // the turn may have called tools: show them now, not at the next poll
+      refreshConversations(); // its first line, or its time, changed
     }
   }
 
@@ -144,10 +147,55 @@
     const text = input.value.trim();
     if (!text) return;
     input.value = "";
+    hideSuggestions();
     if (text.toLowerCase() === "/new") newConversation();
     else send(text);
   });
+  // --- /prompt completion: Tab asks the host what may replace the last word typed --------
+
+  const PROMPT_RE = /^\/prompt(\s|$)/i;
+  const suggestions = $("#suggestions");
+
+  function hideSuggestions() { suggestions.hidden = true; suggestions.replaceChildren(); }
+
+  // the last word replaced by `value`; a finished word (not a server's "files/" nor an
+  // argument's "style=") gets the space that starts the next one
+  function useCompletion(input, value) {
+    const cut = input.value.search(/\S*$/);
+    const finished = !value.endsWith("/") && !value.endsWith("=");
+    input.value = input.value.slice(0, cut) + value + (finished ? " " : "");
+    hideSuggestions();
+    input.focus();
+  }
+
+  function commonPrefix(values) {
+    return values.reduce((a, b) => { let i = 0; while (i < a.length && a[i] === b[i]) i++; return a.slice(0, i); });
+  }
+
+  async function completePrompt(input) {
+    const text = /^\/prompt$/i.test(input.value) ? input.value + " " : input.value;
+    const resp = await fetch(`/api/prompt/complete?text=${encodeURIComponent(text)}`, { credentials: "same-origin" });
+    const values = resp.ok ? (await resp.json()).values : [];
+    if (input.value !== text) input.value = text;
+    if (values.length === 1) { useCompletion(input, values[0]); return; }
+    hideSuggestions();
+    if (!values.length) return;
+    const typed = text.slice(text.search(/\S*$/));
+    const shared = commonPrefix(values);
+    if (shared.length > typed.length) input.value = text.slice(0, text.length - typed.length) + shared;
+    suggestions.append(...values.map((value) => el("li", {}, el("button", { type: "button", text: value,
+      onclick: () => useCompletion(input, value) }))));
+    suggestions.hidden = false;
+  }
+
+  $("#chat-input").addEventListener("input", hideSuggestions);
   $("#chat-input").addEventListener("keydown", (event) => {
+    if (event.key === "Tab" && !event.shiftKey && PROMPT_RE.test(event.target.value)) {
+      event.preventDefault(); // Tab completes here; elsewhere it moves focus as usual
+      completePrompt(event.target);
+      return;
+    }
+    if (event.key === "Escape") hideSuggestions();
     if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       $("#composer").requestSubmit();
@@ -162,6 +210,7 @@
     const reply = resp.ok ? (await resp.json()).reply : `Could not reach the bot: ${resp.status}`;
     if (resp.ok && reply.startsWith("Started")) log.replaceChildren();
     addMessage("bot", reply);
+    refreshConversations();
   }
   $("#new").addEventListener("click", newConversation);
 
@@ -563,8 +612,37 @@
     setTimeout(poll, POLL_MS);
   }
 
+  // --- conversations: every web session's, each cut at its /new; a link opens one ---------
+
+  function conversationLink(c) {
+    const query = `?session=${encodeURIComponent(c.session)}` + (c.current ? "" : `&start=${c.start}`);
+    const here = c.session === session && (start === null ? c.current : String(c.start) === start);
+    const link = el("a", { href: query, text: c.first || "(nothing said yet)",
+      title: `session ${c.session}${c.current ? "" : " (ended by /new)"}` });
+    if (here) link.setAttribute("aria-current", "page");
+    return el("li", { class: c.current ? "current" : "earlier" }, link,
+      el("time", { text: `${c.session} · ${when(c.updated_at)}` }));
+  }
+
+  async function refreshConversations() {
+    const resp = await fetch("/api/conversations", { credentials: "same-origin" });
+    if (!resp.ok) return;
+    const listed = (await resp.json()).conversations;
+    $("#conversation-list").replaceChildren(...(listed.length ? listed.map(conversationLink)
+      : [el("li", { class: "empty", text: "No conversations yet." })]));
+  }
+
+  // an earlier conversation is what was said then: nothing is sent to it, nothing live arrives
+  function showReadOnly() {
+    $("#viewing").hidden = false;
+    $("#back").href = `?session=${encodeURIComponent(session)}`;
+    for (const control of $("#composer").querySelectorAll("textarea, button")) control.disabled = true;
+    $("#conn").textContent = "read only";
+  }
+
   async function loadHistory() {
-    const resp = await fetch(`/api/history?session=${encodeURIComponent(session)}`, { credentials: "same-origin" });
+    const range = start === null ? "" : `&start=${start}`;
+    const resp = await fetch(`/api/history?session=${encodeURIComponent(session)}${range}`, { credentials: "same-origin" });
     if (!resp.ok) return;
     for (const m of (await resp.json()).messages) {
       const node = addMessage(m.role === "user" ? "user" : "bot", m.text);
@@ -580,6 +658,8 @@
     location.search = `?session=${encodeURIComponent(sessionInput.value)}`;
   });
 
-  loadHistory().finally(connect);
+  if (start !== null) showReadOnly();
+  loadHistory().finally(() => { if (start === null) connect(); });
+  refreshConversations();
   poll();
 })();
