@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 from bothost.models import Address, Briefing, IncomingMessage, Session
+from bothost.ratelog import RateLimitedLog as RateLimitedLog  # public: a plugin's warnings
 
 if TYPE_CHECKING:
     from aiohttp import web

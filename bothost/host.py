@@ -60,6 +60,7 @@ from bothost.platform import (
     actual,
 )
 from bothost.queries import McpServerRow, Queries
+from bothost.ratelog import RateLimitedLog
 from bothost.reload import ReloadStatus
 from bothost.rules.explain import explain
 from bothost.startup import (
@@ -129,6 +130,8 @@ class Host:
         self.platforms = registered.platforms
         self._deliver = platform_deliver(self.platforms)  # console: prints, others send_briefing
         self.active: dict[str, Any] = {}
+        # a plugin's drops are a producer's to repeat (a server's flood): a line a minute
+        self.drops = RateLimitedLog(logger)
         # the offline agent's extra commands (register_offline_commands); its own join them
         # when it is built
         self.offline_commands: dict[str, OfflineEntry] = collect_offline_commands(pm)
@@ -417,7 +420,7 @@ class Host:
         event = Event(source=source, type=type, payload=payload, dedupe_key=dedupe_key)
         verdicts = await call_each(self.pm, "event_received", event=event)
         if any(v is False for v in verdicts):
-            logger.info("event %s/%s dropped by a plugin", source, type)
+            self.drops.info(source, "event %s/%s dropped by a plugin", source, type)
             return None
         return await self.events.ingest(event)
 
@@ -433,7 +436,7 @@ class Host:
                 return Receipt(duplicate=True)
             verdicts = await call_each(self.pm, "event_received", event=event)
             if any(v is False for v in verdicts):
-                logger.info("event %s/%s dropped by a plugin", source, type)
+                self.drops.info(source, "event %s/%s dropped by a plugin", source, type)
                 new = await self.queries.remember_webhook(webhook_id, event.received_at)
                 return Receipt(duplicate=not new, dropped=new)
         return await self.events.ingest_once(event, webhook_id)
@@ -460,7 +463,7 @@ class Host:
         for position, event in enumerate(events):
             verdicts = await call_each(self.pm, "event_received", event=event)
             if any(v is False for v in verdicts):
-                logger.info("event %s/%s dropped by a plugin", source, event.type)
+                self.drops.info(source, "event %s/%s dropped by a plugin", source, event.type)
             else:
                 kept.append(position)
         stored = await ingest_until_stored(self.events, [events[p] for p in kept], patience)

@@ -45,6 +45,10 @@ class RateLimitedLog:
         """:meth:`log` at WARNING."""
         return self.log(logging.WARNING, key, msg, *args)
 
+    def info(self, key: str, msg: str, *args: Any) -> bool:
+        """:meth:`log` at INFO."""
+        return self.log(logging.INFO, key, msg, *args)
+
     def log(self, level: int, key: str, msg: str, *args: Any) -> bool:
         """Log ``msg % args`` unless a line of ``key`` was written within the interval;
         whether it was written. A line after left-out ones names their count."""

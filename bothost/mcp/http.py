@@ -39,6 +39,7 @@ from bothost.mcp.oauth.auth import OAuth
 from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
 from bothost.mcp.tasks import TaskSet
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
+from bothost.ratelog import RateLimitedLog
 
 CONNECT_TIMEOUT = 10.0
 DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server gave no retry:
@@ -129,6 +130,8 @@ class HttpTransport:
         self.headers = dict(headers or {})
         self.auth = auth  # OAuth: the Authorization header, and what to do on 401/403
         self.log = log
+        # what a server sends is its to repeat: one line a minute, with a count
+        self.complaints = RateLimitedLog(log)
         self.pid: int | None = None
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -424,7 +427,9 @@ class HttpTransport:
         try:
             return jsonrpc.decode(data)
         except jsonrpc.ProtocolError as exc:
-            self.log.warning("skipped a message that is not JSON-RPC (%s): %.200r", exc, data)
+            self.complaints.warning(
+                "message", "skipped a message that is not JSON-RPC (%s): %.200r", exc, data
+            )
             return []
 
     def _hand_on(self, message: jsonrpc.Message, related: Any, size: int) -> None:

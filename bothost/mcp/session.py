@@ -45,6 +45,7 @@ from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT, CallDeadline
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.transport import Transport, TransportError
+from bothost.ratelog import RateLimitedLog
 
 # What initialize offers, once server/discover showed an older server (bothost.mcp.revision).
 PROTOCOL_VERSION = revision.HANDSHAKE[0]
@@ -113,6 +114,8 @@ class ClientSession:
         self.protocol = protocol  # "auto", or the revision pinned (bothost.mcp.revision)
         self.name = name
         self.log = log
+        # answers to requests nobody made are the server's to repeat: a line a minute
+        self.complaints = RateLimitedLog(log)
         self.media_dir = media_dir
         self.ask = ask
         # Advertised even without a default `ask`: callers pass one per call (the person in
@@ -573,7 +576,9 @@ class ClientSession:
         elif "id" in message and ("result" in message or "error" in message):  # an answer
             pending = self.pending.get(message["id"]) or self._find(message["id"])
             if pending is None:
-                self.log.debug("answer to unknown request %r ignored", message["id"])
+                self.complaints.log(
+                    logging.DEBUG, "unknown", "answer to unknown request %r ignored", message["id"]
+                )
             elif not pending.future.done():
                 if "error" in message:
                     pending.future.set_exception(McpError.from_error(message["error"]))

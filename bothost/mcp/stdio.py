@@ -36,6 +36,7 @@ from typing import Any
 from bothost.mcp import jsonrpc
 from bothost.mcp.flood import LOG_BURST, LOG_RATE, Budget, Tally
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
+from bothost.ratelog import RateLimitedLog
 from bothost.redact import command_line
 
 MAX_LINE = 16 * 1024 * 1024  # a base64 image fits; anything bigger is a broken server
@@ -111,6 +112,8 @@ class StdioTransport:
         self.env = env
         self.cwd = cwd
         self.log = log
+        # what a server prints on stdout is its to repeat: one line a minute, with a count
+        self.complaints = RateLimitedLog(log)
         self.max_line = max_line
         self.pid: int | None = None
         self.returncode: int | None = None
@@ -275,7 +278,7 @@ class StdioTransport:
         try:
             messages = jsonrpc.decode(line)
         except jsonrpc.ProtocolError as exc:
-            self.log.warning("skipped a stdout line (%s): %.200r", exc, line)
+            self.complaints.warning("stdout", "skipped a stdout line (%s): %.200r", exc, line)
             return
         size = len(line) // len(messages) if messages else 0
         on_message = self._on_message

@@ -80,6 +80,8 @@ class Conversations:
     def __init__(self, platform: SlackPlatform) -> None:
         self.platform = platform
         self.seen = Seen()
+        # a person refused is refused at every message they send: a line a minute each
+        self.refusals = api.RateLimitedLog(logger)
         self.clock: Callable[[], float] = time.time  # when a delivery was taken (store rows)
         self.locks: dict[str, asyncio.Lock] = {}  # one turn per thread at a time
         self.waiting: dict[str, int] = {}
@@ -152,7 +154,7 @@ class Conversations:
         if not access.channel_allowed(channel, is_dm(event)):
             refusal = access.channel_refusal(channel)
         elif not access.user_allowed(user):
-            logger.info("slack user %s is not in allowed_users; refused", user)
+            self.refusals.info(user, "slack user %s is not in allowed_users; refused", user)
             refusal = access.refusal(user)
         if refusal:
             if direct:  # chatter that was not addressed to the bot gets no answer at all

@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from bothost.api import RateLimitedLog
 from bothost.platform import Question
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,8 @@ class Hub:
         self.pending: dict[str, Pending] = {}
         self.shown: dict[str, dict[str, Any]] = {}  # other hosts' open questions, public form
         self.closed = False
+        # a page that stops reading loses every event after: a line a minute, with a count
+        self.drops = RateLimitedLog(logger)
 
     def subscribe(self, session: str) -> asyncio.Queue[Any]:
         queue: asyncio.Queue[Any] = asyncio.Queue(STREAM_QUEUE)
@@ -84,17 +87,19 @@ class Hub:
 
     def publish(self, session: str, event: str, data: Any) -> int:
         """Send an event to every page of ``session``; how many got it."""
-        return sum(self._put(q, event, data) for q in list(self.streams.get(session, ())))
+        return sum(self._put(session, q, event, data) for q in list(self.streams.get(session, ())))
 
     def broadcast(self, event: str, data: Any) -> int:
         return sum(self.publish(s, event, data) for s in list(self.streams))
 
-    def _put(self, queue: asyncio.Queue[Any], event: str, data: Any) -> bool:
+    def _put(self, session: str, queue: asyncio.Queue[Any], event: str, data: Any) -> bool:
         try:
             queue.put_nowait((event, data))
             return True
         except asyncio.QueueFull:
-            logger.warning("a web page is not reading its event stream; dropped %s", event)
+            self.drops.warning(
+                session, "a web page is not reading its event stream; dropped %s", event
+            )
             return False
 
     async def ask(self, session: str, question: Question) -> Any:

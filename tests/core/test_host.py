@@ -126,3 +126,25 @@ async def test_event_received_hook_can_drop(home):
     )
     await host.stop()
     assert json.loads(payload) == {"id": "1", "enriched": True}
+
+
+async def test_events_a_plugin_drops_are_a_line_a_minute_per_source_not_one_each(home, caplog):
+    host = make_host(home)
+
+    class Dropper:
+        @hookimpl
+        def event_received(self, event):
+            return False
+
+    host.pm.register(Dropper(), name="dropper")
+    await host.start(serve_http=False, mcp=False, tick=False)
+    with caplog.at_level("INFO", "bothost.host"):
+        for n in range(1_000):  # each producer's way in, from two sources
+            for source in ("flood", "other"):
+                await host.ingest_event(source, "event/x", {"id": n})
+                await host.ingest_webhook_event(f"{source}{n}", source, "event/x", {"id": n})
+            await host.ingest_events("flood", [("event/x", {"id": n})])
+    await host.stop()
+    lines = [r.getMessage() for r in caplog.records if "dropped by a plugin" in r.getMessage()]
+    assert {line.split()[1] for line in lines} == {"flood/event/x", "other/event/x"}
+    assert len(lines) <= 10, lines[:3]  # a line per source and minute; one per event was 5,000

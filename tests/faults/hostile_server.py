@@ -7,6 +7,8 @@ misbehaves once the host has initialized it and listed its tools (so the host se
 * ``polite`` — behaves; its ``echo`` tool answers (the well-behaved neighbour).
 * ``garbage`` — an endless mix of non-JSON lines, JSON of the wrong shapes, bad ids,
   non-string methods, deeply nested arrays and invalid UTF-8, between normal answers.
+* ``garbage-lines`` — the same without its 200 KB line: many short lines, each one a
+  warning the host could write.
 * ``huge`` — a line far above the client's cap (``HUGE_MB``, default 100 MB) streamed
   without a newline, then more of them, forever.
 * ``flood-tools``, ``flood-resources``, ``flood-prompts`` — ``notifications/*/list_changed``
@@ -127,6 +129,10 @@ GARBAGE = [
 ]
 
 
+# garbage without its one 200 KB line: tens of thousands of lines a few MB
+SHORT_GARBAGE = [g for g in GARBAGE if len(g) < 1000]
+
+
 def bad_event_type(i: int) -> str:
     """``flood-bad-event``'s types: mostly a lone surrogate (no store can take it), every
     500th a 100,006-character type, the one after it a good one (the neighbour to keep)."""
@@ -154,6 +160,7 @@ FLOODS = {
         },
     ),
     "garbage": lambda i: GARBAGE[i % len(GARBAGE)],
+    "garbage-lines": lambda i: SHORT_GARBAGE[i % len(SHORT_GARBAGE)],
 }
 REQUESTS = {
     "flood-ping": lambda i: line("ping", None, f"p{i}"),

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from bothost.config import McpServerConfig
+from bothost.mcp.serverlog import log_path
 from tests.mcp.test_mcp_hostile_http import answer
 from tests.mcp.test_mcp_manager import make_manager, state, store  # noqa: F401 (fixtures)
 
@@ -125,3 +126,30 @@ async def test_a_broken_resume_of_a_call_stream_is_one_clear_line(raw_server, ma
         f"bad/echo failed: stream ended and could not be resumed: GET {url}: the answer "
         "could not be read (Bad status line)"
     ), result.text
+
+
+async def test_a_stream_of_messages_that_are_not_json_rpc_is_a_few_log_lines(
+    raw_server,
+    make_manager,  # noqa: F811
+    home,
+):
+    garbage = b"".join(b"data: not json %d\r\n\r\n" % n for n in range(3_000))
+
+    async def respond(method, message):
+        if method != "POST":
+            return NOT_ALLOWED
+        reply = answer(message or {})
+        if message is None or message.get("method") != "tools/call":
+            return ok(reply)
+        body = garbage + b"data: " + json.dumps(reply).encode() + b"\r\n\r\n"
+        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        return f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+    url = await raw_server(respond)
+    manager = await make_manager({"noisy": McpServerConfig(url=url)}, retry=False)
+    result = await manager.call_tool("noisy", "echo", {"n": 1}, timeout=10)
+    assert not result.is_error and json.loads(result.text) == {"n": 1}, result.text
+    skipped = [
+        line for line in log_path(home, "noisy").read_text().splitlines() if "skipped" in line
+    ]
+    assert 1 <= len(skipped) <= 2, skipped[:3]  # one a minute; one per message was 3,000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.slack.fake_slack import BOT_USER
+from tests.helpers import until
 from tests.slack.harness import ADMIN, ALICE, BOB, GENERAL
 
 
@@ -276,3 +277,13 @@ async def test_only_admins_get_the_config_tools(start_bot):
     user = await bot.say("tools", channel="D0ALICE", mention=False)
     plain = await bot.wait_reply("D0ALICE", user, "Tools:")
     assert "register_mcp" in text and "register_mcp" not in plain
+
+
+async def test_a_stranger_who_keeps_asking_is_a_log_line_a_minute(start_bot, caplog):
+    bot = await start_bot()
+    with caplog.at_level("INFO", "bothost.plugins.slack.events"):
+        for n in range(40):
+            await bot.say(f"help {n}", user=BOB)
+        await until(lambda: len(bot.fake.called("chat.postEphemeral")) == 40, 10)
+    lines = [r.getMessage() for r in caplog.records if "not in allowed_users" in r.getMessage()]
+    assert 1 <= len(lines) <= 2, lines[:3]  # one per message was 40
