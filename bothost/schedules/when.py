@@ -13,8 +13,6 @@ import re
 from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
-
 from bothost.schedules.errors import ScheduleError
 
 # "10m", "1h30m", "2d", "90s": one or more number-unit pairs
@@ -101,6 +99,11 @@ def _at_clock(local_now: datetime, clock: re.Match[str], day_offset: int) -> dat
 def check_cron(expr: str, tz: str, min_repeat: float, now: float) -> None:
     """ScheduleError unless ``expr`` is a cron of five fields whose runs are at least
     ``min_repeat`` seconds apart (checked over its next moments from ``now``)."""
+    # here, not at the top: a turn with a model loads this module with the scheduling
+    # tools, and croniter (with dateutil) is ~15 ms of `chat -m`'s start for a cron
+    # nobody gave (tests/core/test_chat_model_imports.py)
+    from croniter import croniter
+
     if len(expr.split()) != 5 or not croniter.is_valid(expr):
         raise ScheduleError(f"not a cron expression of five fields: {expr!r}")
     it = croniter(expr, datetime.fromtimestamp(now, zone_named(tz)))
@@ -115,6 +118,8 @@ def check_cron(expr: str, tz: str, min_repeat: float, now: float) -> None:
 
 def next_cron(expr: str, tz: str, after: float) -> float:
     """The first moment of ``expr`` in zone ``tz`` strictly after ``after``."""
+    from croniter import croniter  # as in check_cron: only a cron job needs it
+
     it = croniter(expr, datetime.fromtimestamp(after, zone_named(tz)))
     return float(it.get_next(datetime).timestamp())
 
