@@ -6,6 +6,8 @@ the session says the question belongs to, see :mod:`bothost.mcp.elicitation`; th
 may belong to wait without a clock meanwhile), ``sampling/createMessage`` (the host's
 sampler, with the conversation it belongs to: :mod:`bothost.mcp.sampling`); anything else
 gets -32601 at once. ``notifications/elicitation/complete`` is noted in the server's log.
+An elicitation or sampling request that asks to run as a task, and ``tasks/*`` requests
+about such tasks, go to the session's :class:`~bothost.mcp.client_tasks.ClientTasks`.
 
 :class:`Inbound` decides *when* and *how much*; the session keeps all the state. It reaches
 its session only through :class:`InboundOwner` — send an answer, say whose question or
@@ -54,7 +56,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from bothost.mcp import elicitation, jsonrpc, sampling, serverlog, taskcall
+from bothost.mcp import client_tasks, elicitation, jsonrpc, sampling, serverlog, taskcall
 from bothost.mcp.flood import LOG_BURST, LOG_RATE, Budget, Tally
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.tasks import TaskSet
@@ -91,6 +93,9 @@ class InboundOwner(Protocol):
 
     async def send(self, message: jsonrpc.Message) -> None:
         """Write an answer to a server request; raises TransportError."""
+
+    def client_capabilities(self, version: str | None = None) -> dict[str, Any]:
+        """What the client declared (which requests it runs as tasks)."""
 
     def asker_for(self, related: Any, task: str | None = None) -> elicitation.Ask | None:
         """Who answers a server question sent on the stream of request `related` (or None),
@@ -143,6 +148,7 @@ class Inbound:
         self.log = log
         self.roots = list(roots)  # fixed for the session's life (we announce no list_changed)
         self._tasks = TaskSet(self.log)
+        self.client_tasks = client_tasks.ClientTasks(self.log)  # tasks run for the server
         self._handlers: dict[Any, asyncio.Future[Any]] = {}  # server request id -> its task
         self._requests = 0  # server requests being handled now
         self._queue: deque[tuple[str, dict[str, Any]]] = deque()  # event/* (method, params)
@@ -191,6 +197,7 @@ class Inbound:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.client_tasks.close()
         self._settle_listing(McpError(jsonrpc.CONNECTION_CLOSED, "session closed"))
 
     async def drain(self) -> None:
@@ -240,6 +247,16 @@ class Inbound:
             )
 
     async def _dispatch(self, method: str, params: dict[str, Any], related: Any) -> dict:
+        if method in client_tasks.SERVED:
+            return await self.client_tasks.serve(method, params)
+        if client_tasks.augmented(method, params, self.owner.client_capabilities()):
+            # answered at once; the same handling runs in the background as the task's work
+            return self.client_tasks.create(
+                method, params, lambda plain: self._handle(method, plain, related)
+            )
+        return await self._handle(method, params, related)
+
+    async def _handle(self, method: str, params: dict[str, Any], related: Any) -> dict:
         if method == "ping":
             return {}
         if method == "roots/list":

@@ -32,6 +32,7 @@ from typing import Any
 
 from bothost import hidden
 from bothost.mcp import (
+    client_tasks,
     content,
     followup,
     headers,
@@ -165,14 +166,17 @@ class ClientSession:
         # EVENTS_CAPABILITY: servers that push event/* (ours) send them only to clients
         # that ask, because other clients log every unknown notification as an error; in
         # 2026-07-28 it rides in every request's _meta, `experimental` being kept there.
-        # `tasks` with no members: we make task-augmented calls (bothost.mcp.taskcall) but
-        # run no tasks for the server, so there is nothing of ours to list, cancel or augment
-        # (2026-07-28 moved tasks to an extension, and roots lost listChanged).
+        # `tasks`: we make task-augmented calls (bothost.mcp.taskcall), and run as tasks the
+        # elicitations and samplings we answer at all (bothost.mcp.client_tasks); 2026-07-28
+        # moved tasks to an extension, and roots lost listChanged.
         caps: dict[str, Any] = {"experimental": {EVENTS_CAPABILITY: {}}}
         if revision.stateless(version):
             caps["roots"] = {}
         else:
-            caps.update(roots={"listChanged": False}, tasks={})
+            ours = client_tasks.capability(
+                elicitation=self.elicitation, sampling=self.sample is not None
+            )
+            caps.update(roots={"listChanged": False}, tasks=ours)
         if self.elicitation:  # url: the link is shown to the person (bothost.mcp.elicitation)
             caps["elicitation"] = {"form": {}, "url": {}}
         if self.sample is not None:

@@ -1,5 +1,6 @@
 """MCP Tasks inside agent turns: a tool that requires a task works like any tool, its
-status is the turn's status, and ``stop`` cancels the task on the server."""
+status is the turn's status, and ``stop`` cancels the task on the server; a question the
+server asks as a task of the client's still reaches the person of the turn."""
 
 import asyncio
 import json
@@ -10,11 +11,13 @@ import pytest
 
 from bothost.api import Outcome
 from bothost.models import Address, IncomingMessage
+from tests.agent.conftest import AskingPlatform
 from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host, until
 from tests.peers import server_everything
 
 TASK_SERVER = str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "task_server.py")
+REQUESTOR = str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "requestor_server.py")
 
 
 def message(text):
@@ -87,3 +90,22 @@ async def test_stop_cancels_the_task_on_the_server(host_with, fake_llm):
     async with asyncio.timeout(5):
         while not await cancelled():
             await asyncio.sleep(0.02)
+
+
+async def test_a_question_asked_as_a_task_of_the_client_reaches_the_person(host_with, fake_llm):
+    host = await host_with(r={"command": sys.executable, "args": [REQUESTOR]})
+    platform = AskingPlatform({"colour": "teal"})
+    fake_llm.script = [
+        call("activate_tools", groups=["r"]),
+        call("mcp__r__ask_as_task", message="Favourite colour?"),
+        echo,
+    ]
+    reply = await host.handle_message(message("ask me"), platform=platform)
+    # the server got a CreateTaskResult, polled tasks/get, fetched tasks/result
+    said = json.loads(reply.text)
+    assert said["statuses"] == ["working", "completed"], said
+    assert said["result"]["action"] == "accept"
+    assert said["result"]["content"] == {"colour": "teal"}
+    assert said["related"] and said["listed"]
+    assert [q.kind for q in platform.questions] == ["form"]
+    assert "Favourite colour?" in platform.questions[0].text

@@ -81,7 +81,8 @@ async def test_a_tool_that_requires_a_task_is_created_polled_and_fetched(tasks_o
     assert "step 1 of 3" in shown and "step 3 of 3" in shown  # status messages as progress
     assert list((await seen(manager))["gets"].values())[0] >= 1
     declared = log_path(home, "t").read_text()
-    assert '"tasks": {}' in declared  # the client says it knows tasks (it runs none itself)
+    # the client says it knows tasks, and runs the questions it answers as tasks too
+    assert '"tasks": {"list": {}, "cancel": {}, "requests": {"elicitation"' in declared
 
 
 async def test_status_notifications_are_shown_and_end_the_wait(tasks_of):
