@@ -11,6 +11,7 @@ import pytest
 
 from bothost.api import Outcome
 from bothost.models import Address, IncomingMessage
+from bothost.platform import ALLOW_ALWAYS
 from tests.agent.conftest import AskingPlatform
 from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host, until
@@ -109,3 +110,22 @@ async def test_a_question_asked_as_a_task_of_the_client_reaches_the_person(host_
     assert said["related"] and said["listed"]
     assert [q.kind for q in platform.questions] == ["form"]
     assert "Favourite colour?" in platform.questions[0].text
+
+
+async def test_a_sampling_asked_as_a_task_is_approved_and_answered_by_the_model(
+    host_with, fake_llm
+):
+    host = await host_with(r={"command": sys.executable, "args": [REQUESTOR], "sampling": True})
+    platform = AskingPlatform(ALLOW_ALWAYS)
+    fake_llm.script = [
+        call("activate_tools", groups=["r"]),
+        call("mcp__r__sample_as_task", text="A long story about a cat."),
+        {"text": "A cat's tale."},  # the sampling request, run as the client's task
+        echo,
+    ]
+    reply = await host.handle_message(message("summarize"), platform=platform)
+    said = json.loads(reply.text)
+    assert said["statuses"] == ["working", "completed"], said
+    assert said["result"]["content"] == {"type": "text", "text": "A cat's tale."}
+    assert said["related"]
+    assert "MCP server r asks the model" in platform.questions[0].text  # approval, as usual

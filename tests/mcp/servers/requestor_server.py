@@ -8,6 +8,8 @@ each runs in a thread of its own, so a call may wait on the client's answers):
   polls ``tasks/get`` until the task is over, lists the client's tasks, fetches
   ``tasks/result``, and answers with what the person said and the statuses it saw: the whole
   flow of a tool that asks its question as a task;
+* ``sample_as_task`` — the same with ``sampling/createMessage`` (``text``, ``ttl``): the
+  client's model, asked as a task;
 * ``start`` — sends ``method`` with ``params`` and a ``task`` (``ttl`` if given) and answers
   with the client's whole answer message, as JSON;
 * ``rpc`` — sends ``method`` with ``params`` (``tasks/get``, ``tasks/cancel``, …) and answers
@@ -57,9 +59,19 @@ def ask_as_task(args: dict) -> str:
     question = {
         "message": args.get("message", "Which colour?"),
         "requestedSchema": {"type": "object", "properties": {"colour": {"type": "string"}}},
-        "task": {"ttl": int(args.get("ttl", 60_000))},
     }
-    created = ask("elicitation/create", question)
+    return as_task("elicitation/create", question, args)
+
+
+def sample_as_task(args: dict) -> str:
+    content = {"type": "text", "text": args.get("text", "hello")}
+    request = {"messages": [{"role": "user", "content": content}], "maxTokens": 100}
+    return as_task("sampling/createMessage", request, args)
+
+
+def as_task(method: str, params: dict, args: dict) -> str:
+    """Send `method` as a task, poll it to its end, list, fetch: what was seen, as JSON."""
+    created = ask(method, {**params, "task": {"ttl": int(args.get("ttl", 60_000))}})
     task_id = created["result"]["task"]["taskId"]
     statuses = [created["result"]["task"]["status"]]
     deadline = time.monotonic() + ANSWER_WAIT
@@ -86,6 +98,8 @@ def call(id_: object, params: dict) -> None:
     name, args = params.get("name"), params.get("arguments") or {}
     if name == "ask_as_task":
         answer = text(ask_as_task(args))
+    elif name == "sample_as_task":
+        answer = text(sample_as_task(args))
     elif name == "start":
         task = {"ttl": args["ttl"]} if "ttl" in args else {}
         answer = text(json.dumps(ask(args["method"], {**args.get("params", {}), "task": task})))
@@ -100,7 +114,7 @@ def call(id_: object, params: dict) -> None:
 
 TOOLS = [
     {"name": name, "inputSchema": {"type": "object"}}
-    for name in ("ask_as_task", "start", "rpc", "capabilities")
+    for name in ("ask_as_task", "sample_as_task", "start", "rpc", "capabilities")
 ]
 
 
