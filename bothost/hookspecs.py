@@ -66,6 +66,7 @@ class RegisterTool(Protocol):
         egress: str = "none",
         destructive: bool = False,
         timeout: float | None = None,
+        egress_of: Callable[[dict[str, Any], Session], str] | None = None,
     ) -> object: ...
 
 
@@ -117,9 +118,12 @@ def register_tools(register: RegisterTool) -> None:
     Called once at startup. ``register(func)`` takes a plain function (sync or async): its
     name becomes the tool name, its docstring the description and its type hints the JSON
     schema. ``register(func, name=…, description=…, schema=…, private=…, untrusted=…,
-    egress="none"|"fixed"|"chosen", destructive=…, timeout=…)`` states more. A function that
-    declares nothing has no capabilities, so it never needs approval. Sync. An exception stops
-    startup.
+    egress="none"|"fixed"|"chosen", destructive=…, timeout=…)`` states more.
+    ``egress_of=f`` makes one call's egress depend on its arguments: ``f(arguments, session)``
+    returns that call's egress, which the interlock and approvals judge, never less than
+    ``egress`` (``schedule`` is ``chosen`` when its target is another conversation). A
+    function that declares nothing has no capabilities, so it never needs approval. Sync. An
+    exception stops startup.
     """
 
 

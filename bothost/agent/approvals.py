@@ -10,9 +10,11 @@ The lethal-trifecta interlock has refused what it must before anything here runs
 2. Tools marked ``always_ask`` (``register_mcp``, which runs a command) need an admin's yes
    whatever the rules and the mode say.
 3. Otherwise the hook's verdict and the rule's action, the stricter of the two (``ask`` over
-   ``allow``), decide; with neither, the default: tools with no ``destructive`` or ``egress:
+   ``allow``), decide; with neither, the default: calls with no ``destructive`` or ``egress:
    chosen`` capability run, and the mode (``agent.approval``) decides the rest — ``allow``
-   runs them, ``read-only`` refuses them, ``ask`` asks.
+   runs them, ``read-only`` refuses them, ``ask`` asks. The capabilities are the call's
+   (:meth:`ToolCall.capabilities`): ``schedule`` to another conversation is ``egress:
+   chosen``, to this one it is not.
 4. Before asking, the answers people chose to remember are consulted; when asked, the person
    may answer "allow for this conversation" or "always allow this exact call", which stores
    such an answer. Nobody to ask, no answer in time, or any failure means no.
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from bothost import identity
 from bothost.agent.shown import shown_arguments
-from bothost.agent.tools import Tool
+from bothost.agent.tools import Capabilities, Tool
 from bothost.config import PermissionRule, RuleWho
 from bothost.hookcall import call_policy
 from bothost.models import Session
@@ -74,6 +76,10 @@ class ToolCall:
     arguments: dict[str, Any]
     tool: Tool
 
+    def capabilities(self, session: Session) -> Capabilities:
+        """This call's capabilities in ``session`` (:meth:`Tool.capabilities_for`)."""
+        return self.tool.capabilities_for(self.arguments, session)
+
 
 @dataclass
 class Decision:
@@ -94,16 +100,17 @@ class Plan:
     rememberable: bool = True  # whether a remembered answer may stand in for asking
 
 
-def needs_approval(tool: Tool) -> bool:
-    caps = tool.capabilities
+def needs_approval(tool: Tool, caps: Capabilities | None = None) -> bool:
+    """Whether the default asks about a call of ``tool`` with ``caps`` (the tool's if none)."""
+    caps = caps if caps is not None else tool.capabilities
     return caps.destructive or caps.egress == "chosen" or tool.name in ALWAYS_ASK
 
 
-def default_reason(tool: Tool) -> str:
-    """Why the default asks about ``tool``."""
+def default_reason(tool: Tool, caps: Capabilities | None = None) -> str:
+    """Why the default asks about a call of ``tool`` with ``caps`` (the tool's if none)."""
     if tool.name in ALWAYS_ASK:
         return f"{tool.name} always needs an admin's yes"
-    caps = tool.capabilities
+    caps = caps if caps is not None else tool.capabilities
     found = ["destructive"] if caps.destructive else []
     if caps.egress == "chosen":
         found.append("egress: chosen")
@@ -135,9 +142,10 @@ def plan(
         return Plan("allow", "rule", f"allowed by {named}", found)
     if verdict == "allow":
         return Plan("allow", "policy", "allowed by a policy plugin")
-    if not needs_approval(call.tool):
+    caps = call.capabilities(session)
+    if not needs_approval(call.tool, caps):
         return Plan("allow", "auto", "default: nothing that needs approval")
-    why = default_reason(call.tool)
+    why = default_reason(call.tool, caps)
     if mode == "read-only":
         return Plan("deny", "mode", "agent.approval is read-only: no side effects")
     if mode == "allow":
@@ -180,7 +188,9 @@ async def _decide(host: Host, session: Session, call: ToolCall) -> Decision:
     if chosen.action != "ask":
         # a rule allowing what would run anyway is not worth a row per call
         quiet = chosen.by == "auto" or (
-            chosen.by == "rule" and chosen.action == "allow" and not needs_approval(call.tool)
+            chosen.by == "rule"
+            and chosen.action == "allow"
+            and not needs_approval(call.tool, call.capabilities(session))
         )
         return Decision(chosen.action == "allow", chosen.by, chosen.reason, recorded=not quiet)
     if evaluation.answer is not None:

@@ -5,11 +5,17 @@ tool name, its docstring the description (the ``Args:`` section describes parame
 type hints the JSON schema. A parameter named ``ctx`` receives the :class:`ToolContext` and is
 not part of the schema. Expected failures raise :class:`ToolError` and reach the model as
 error results.
+
+A tool's capabilities are declared once, but a call may reach further than its tool: the
+``egress_of`` a tool may declare reads one call's arguments and says that call's egress
+(``schedule`` to another conversation is ``chosen``), and :meth:`Tool.capabilities_for` is
+what the interlock and the approvals judge. It only adds to what was declared.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 import types
 import typing
@@ -24,11 +30,17 @@ from bothost.rules.origin import Origin, native
 if TYPE_CHECKING:
     from bothost.api import HostApi
 
+logger = logging.getLogger(__name__)
+
 EGRESS = ("none", "fixed", "chosen")
 # The most tools one request offers the model: OpenAI refuses a request with more than 128
 # functions (a 400 for the whole request), and a model chooses worse among that many anyway.
 # The registry leaves out whole granted groups past it (bothost.agent.registry).
 MAX_OFFERED = 128
+
+
+# one call's egress from its arguments and the session it is made in (Tool.egress_of)
+EgressOf = Callable[[dict[str, Any], Session], str]
 
 
 class ToolError(Exception):
@@ -99,6 +111,20 @@ class Tool:
     admin_only: bool = False
     # what stored decisions key it by (bothost.rules.origin); None: a native tool's, its name
     origin: Origin | None = None
+    egress_of: EgressOf | None = None  # a call's own egress, when its arguments decide it
+
+    def capabilities_for(self, arguments: dict[str, Any], session: Session) -> Capabilities:
+        """The capabilities of one call: the declared ones, raised to the egress that
+        ``egress_of`` finds in the call (never lowered). An ``egress_of`` that fails or says
+        something unknown makes the call ``chosen``: the interlock and approvals see the most."""
+        if self.egress_of is None:
+            return self.capabilities
+        try:
+            egress = self.egress_of(arguments, session)
+        except Exception:
+            logger.exception("the egress of a %s call could not be told", self.name)
+            egress = "chosen"
+        return self.capabilities.plus([f"egress:{egress if egress in EGRESS else 'chosen'}"])
 
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.schema}
@@ -122,6 +148,7 @@ def tool_from_function(
     group: str | None = None,
     admin_only: bool = False,
     plugin: str = "",
+    egress_of: EgressOf | None = None,
 ) -> Tool:
     doc = inspect.getdoc(func) or ""
     signature = inspect.signature(func)
@@ -146,6 +173,7 @@ def tool_from_function(
         group=group,
         plugin=plugin,
         admin_only=admin_only,
+        egress_of=egress_of,
     )
 
 

@@ -243,7 +243,8 @@ class Turn:
         pure = [
             r
             for r in requests
-            if r.name in visible and not visible[r.name].capabilities.side_effects
+            if r.name in visible
+            and not visible[r.name].capabilities_for(r.arguments, self.session).side_effects
         ]
         effects = [r for r in requests if r not in pure]
 
@@ -306,7 +307,9 @@ class Turn:
         problem = validate(tool.schema, request.arguments)
         if problem:
             return ToolResult(f"Invalid arguments: {problem}", is_error=True), "invalid"
-        refused = interlock.refusal(tool, self.messages, self.taint)
+        # the call's egress, not only the tool's: schedule to another conversation is chosen
+        caps = tool.capabilities_for(request.arguments, self.session)
+        refused = interlock.refusal(tool, self.messages, self.taint, caps)
         if refused:
             return ToolResult(refused, is_error=True), "interlock"
         decision = await decide(

@@ -87,7 +87,8 @@ async def explain(
             return None
 
         tool = Tool(name=name, description="", schema={}, run=nothing)
-    evaluation = await evaluate(host, session, ToolCall(name, arguments, tool))
+    call = ToolCall(name, arguments, tool)
+    evaluation = await evaluate(host, session, call)
     plan = evaluation.plan
     result = Explanation(name, arguments, session, plan.action, plan.reason)
     if not known and plan.by in ("auto", "mode", "default"):
@@ -109,7 +110,7 @@ async def explain(
             )
     if evaluation.answer is not None:
         result.answer = {**evaluation.answer.rule.to_dict(), "matched": evaluation.answer.fields}
-    if tool.capabilities.egress == "chosen" and plan.action != "deny":
+    if call.capabilities(session).egress == "chosen" and plan.action != "deny":
         result.notes.append(
             "egress: chosen — the interlock still refuses it in a conversation that holds "
             "private data and untrusted content, whatever the rules say"

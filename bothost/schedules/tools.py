@@ -8,20 +8,23 @@ optional :class:`bothost.platform.Zoned`) or ``tick.timezone``. Each answer echo
 back in that zone, so a misread "at 9" is seen at once. A person sees and cancels only their
 own jobs; an admin (the terminal, the local web chat, a platform's ``admins``) sees all.
 
-A job posts into the conversation it was made in; another target is a send to a recipient
-the model chose, which only an admin may schedule (anyone may ask ``send_message`` now,
-which asks for approval and is under the interlock).
+A job posts into the conversation it was made in by default. Another target is a send to a
+recipient the model chose, so such a call is ``egress: chosen`` (:func:`egress_of`, judged
+per call by the turn): anyone may ask for it, the approvals ask the person (permission rules
+and remembered answers apply) and the lethal-trifecta interlock refuses it, as for
+``send_message``. The yes is for this post: the job fires later with no new check.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from bothost import identity
 from bothost.agent.tools import ToolContext, ToolError
 from bothost.hookspecs import RegisterTool
+from bothost.models import Session
 from bothost.platform import Zoned
 from bothost.schedules import owner_zone
 from bothost.schedules.errors import ScheduleError
@@ -32,6 +35,16 @@ logger = logging.getLogger(__name__)
 
 ZONE_TIMEOUT = 5.0  # seconds to ask the platform for a person's zone before using the default
 LISTED = 50  # jobs one listing shows (schedules.max_per_person's default)
+
+
+def elsewhere(target: str, session: Session) -> bool:
+    """Whether a job for ``target`` (blank: here) posts outside ``session``'s conversation."""
+    return bool(target.strip()) and target.strip() != str(session.address)
+
+
+def egress_of(arguments: dict[str, Any], session: Session) -> str:
+    """A ``schedule`` call's egress: ``chosen`` when its target is another conversation."""
+    return "chosen" if elsewhere(str(arguments.get("target") or ""), session) else "none"
 
 
 def owner_of(ctx: ToolContext) -> str:
@@ -85,12 +98,7 @@ async def schedule(
         repeat: a five-field cron, e.g. "0 8 * * 1" for Mondays at 08:00.
     """
     here = str(ctx.session.address)
-    target = target.strip() or here
-    if target != here and not ctx.session.is_admin:
-        raise ToolError(
-            f"a job posts into this conversation ({here}); only an admin may schedule one"
-            " elsewhere. send_message posts elsewhere now, with the person's approval."
-        )
+    target = target.strip() or here  # elsewhere, the turn had it approved (egress_of)
     owner, tz, now = owner_of(ctx), await zone_of(ctx), time.time()
     limits = ctx.host.config.schedules
     try:
@@ -140,5 +148,5 @@ async def schedules(
 
 
 def register_tools(register: RegisterTool) -> None:
-    for func in (schedule, schedules):
-        register(func)
+    register(schedule, egress_of=egress_of)
+    register(schedules)

@@ -89,13 +89,15 @@ async def test_a_check_on_a_cron_and_a_refused_time(model_host, fake_llm):
     assert [j.kind for j in await jobs(model_host)] == ["check"]
 
 
-async def test_another_target_is_for_admins(model_host, fake_llm):
+async def test_another_target_needs_a_yes_from_anyone(model_host, fake_llm):
+    # approval by asking (test_schedule_elsewhere.py); here nobody can be asked, so no job
     fake_llm.script = [call("schedule", when="in 1h", text="stand-up", target="web:ops"), echo]
     fake_llm.script += [call("schedule", when="in 1h", text="stand-up", target="web:ops"), echo]
     refused = await model_host.handle_message(said("test:c1", "tell ops"))
-    assert refused.text.startswith("a job posts into this conversation (test:c1); only an admin")
-    allowed = await model_host.handle_message(said("test:c1", "tell ops", admin=True))
-    assert allowed.text.endswith(" to web:ops (job 1).")
+    assert refused.text == "Not allowed: nobody to ask for approval."
+    admin = await model_host.handle_message(said("test:c1", "tell ops", admin=True))
+    assert admin.text == "Not allowed: nobody to ask for approval."
+    assert await jobs(model_host) == []
 
 
 async def test_a_person_sees_and_cancels_only_their_own_jobs_an_admin_all(model_host, fake_llm):
