@@ -89,7 +89,9 @@ peers:
 	mkdir -p $(PEERS)
 	cd $(PEERS) && (test -f package.json || echo '{"private": true}' > package.json)
 	cd $(PEERS) && npm install --no-audit --no-fund --silent node@22 \
-		@modelcontextprotocol/conformance@0.1.16 conformance-next@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 @modelcontextprotocol/server-everything \
+		@modelcontextprotocol/conformance@0.1.16 \
+		conformance-next@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 \
+		@modelcontextprotocol/server-everything \
 		@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory
 	test -x $(SDK1)/bin/python || python3 -m venv $(SDK1)
 	$(SDK1)/bin/python -m pip --disable-pip-version-check install -qq --no-compile 'mcp>=1.20,<2'
