@@ -56,7 +56,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from bothost.mcp import client_tasks, elicitation, jsonrpc, sampling, serverlog, taskcall
+from bothost.mcp import client_tasks, elicitation, jsonrpc, listen, sampling, serverlog, taskcall
 from bothost.mcp.flood import LOG_BURST, LOG_RATE, Budget, Tally
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.tasks import TaskSet
@@ -129,6 +129,9 @@ class InboundOwner(Protocol):
 
     def resources_notice(self, method: str, params: dict[str, Any]) -> None:
         """Take ``resources/updated`` or ``resources/list_changed`` (subscriptions)."""
+
+    def listen_notice(self, method: str, params: dict[str, Any]) -> None:
+        """Take a listen stream's acknowledgement (2026-07-28)."""
 
 
 class Inbound:
@@ -284,6 +287,8 @@ class Inbound:
             # positional params (MCP has none) say nothing: dropped
             params = message.get("params", EMPTY)
             if type(params) is dict:
+                if "_meta" in params:  # a listen stream's id, 2026-07-28: not the payload's
+                    params = listen.unstamped(params)
                 self._enqueue(method, params if params is not EMPTY else {}, size)
             else:
                 self.dropped.add(f"{method[:100]} with params that are not an object")
@@ -305,6 +310,8 @@ class Inbound:
                 serverlog.log_message(self.log, params)
             else:
                 self.dropped.add(f"{method} beyond {LOG_RATE:.0f} a second")
+        elif method == listen.ACKNOWLEDGED:
+            self.owner.listen_notice(method, params)
         elif method == "notifications/elicitation/complete":
             elicitation.completed(params, self.name, self.log)
         elif method == "notifications/resources/updated":

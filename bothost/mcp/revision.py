@@ -38,6 +38,7 @@ HEADER_MISMATCH = -32020  # the version header is missing or disagrees with _met
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"  # what logging/setLevel was; absent: none
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"  # in a result's _meta
 # A server that neither answers nor refuses an unknown method is given this long before
 # initialize is tried: an older server that ignores what it does not know costs one wait.
@@ -51,14 +52,20 @@ def stateless(version: str | None) -> bool:
 
 
 def stamped(
-    params: dict[str, Any], version: str, client_info: dict, capabilities: dict
+    params: dict[str, Any],
+    version: str,
+    client_info: dict,
+    capabilities: dict,
+    log_level: str | None = None,
 ) -> dict[str, Any]:
     """`params` with the per-request ``_meta`` a stateless revision asks for (what the
-    caller put in ``_meta`` kept: a progress token, say)."""
+    caller put in ``_meta`` kept: a progress token, say); `log_level` asks for the
+    request's log messages at that level and above (config ``log_level``)."""
     meta = {
         VERSION_KEY: version,
         CLIENT_INFO_KEY: client_info,
         CAPABILITIES_KEY: capabilities,
+        **({LOG_LEVEL_KEY: log_level} if log_level else {}),
         **(params.get("_meta") or {}),
     }
     return {**params, "_meta": meta}

@@ -151,6 +151,8 @@ class ServerRunner:
             else None
         )
         self._follow: asyncio.Task | None = None  # subscribing, after ready or a renewal
+        # a 2026-07-28 session's listen stream (bothost.mcp.listen): not for one-shot commands
+        self.listens = subscribe
         self._renewals_seen = 0
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -397,6 +399,7 @@ class ServerRunner:
             on_resources=self.subscriptions.notice if self.subscriptions else None,
             sample=self._sampler(),
             protocol=config.protocol,
+            listens=self.listens,
         )
         self._renewals_seen = 0
         await self._open(self.session)

@@ -38,6 +38,7 @@ from bothost.mcp import (
     headers,
     inbound,
     jsonrpc,
+    listen,
     revision,
     sampling,
     taskcall,
@@ -110,6 +111,7 @@ class ClientSession:
         elicitation: bool = True,
         sample: sampling.Sample | None = None,
         protocol: str = "auto",
+        listens: bool = True,
     ) -> None:
         self.transport = transport
         self.protocol = protocol  # "auto", or the revision pinned (bothost.mcp.revision)
@@ -152,6 +154,12 @@ class ClientSession:
         self._ids = itertools.count(1)
         self._solo_askers = itertools.count(1)  # keys for calls that brought a bare callable
         self.inbound = inbound.Inbound(self, name=name, log=log, roots=self.roots)
+        # what the server pushes at 2026-07-28 (bothost.mcp.listen); `listens` False for a
+        # one-shot command, after which a push is nobody's
+        self.listening = listen.Listen(self, log) if listens else None
+        # the level asked of a 2026-07-28 server in each request's _meta (config log_level;
+        # bothost.mcp.serverlog.set_level), where logging/setLevel no longer is
+        self.log_level: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -161,6 +169,9 @@ class ClientSession:
         self.transport.backlog = self.inbound.room
         await self.transport.start(self._on_message, self._on_close)
         await revision.negotiate(self, timeout)
+        if self.listening is not None and revision.stateless(self.protocol_version):
+            self.listening.open()
+            await self.listening.settled()
 
     def client_capabilities(self, version: str | None = None) -> dict[str, Any]:
         # EVENTS_CAPABILITY: servers that push event/* (ours) send them only to clients
@@ -266,6 +277,8 @@ class ClientSession:
                 self.log.exception("renewal listener failed")
 
     async def close(self) -> None:
+        if self.listening is not None:
+            await self.listening.close()
         await self.inbound.close()
         await self.transport.close()
 
@@ -334,7 +347,7 @@ class ClientSession:
             params = {**params, "_meta": {**params.get("_meta", {}), "progressToken": id_}}
         if self.speaking is not None and revision.stateless(self.speaking):
             caps = self.client_capabilities(self.speaking)
-            params = revision.stamped(params, self.speaking, self.client_info, caps)
+            params = revision.stamped(params, self.speaking, self.client_info, caps, self.log_level)
             tool = self._listed(str(params.get("name"))) if method == "tools/call" else None
             extra = headers.for_request(method, params, tool)
         future = asyncio.get_running_loop().create_future()
@@ -671,6 +684,11 @@ class ClientSession:
         if not isinstance(task_id, str):
             return None
         return next((c for c in self.task_calls if c.task_id == task_id), None)
+
+    def listen_notice(self, method: str, params: dict[str, Any]) -> None:
+        """A listen stream's acknowledgement (bothost.mcp.listen)."""
+        if self.listening is not None:
+            self.listening.take(method, params)
 
     def resources_notice(self, method: str, params: dict[str, Any]) -> None:
         """A resource notification: the owner's subscriptions act on it (sync, cheap)."""

@@ -41,7 +41,8 @@ becomes an `isError` result; any other exception an `isError` result with a shor
 and a traceback on stderr.
 
 Protocol: JSON-RPC 2.0 over newline-delimited stdio (`server.run()`), or Streamable HTTP
-with Host/Origin checks (`--http HOST:PORT`, path `/mcp`). Revisions 2025-11-25 (latest),
+with Host/Origin checks (`--http HOST:PORT`, path `/mcp`). Revisions 2026-07-28 (stateless:
+`server/discover`, per-request `_meta`, events on `subscriptions/listen`), 2025-11-25,
 2025-06-18, 2025-03-26, 2024-11-05. Requests run concurrently; unknown methods get -32601
 at once; `notifications/cancelled` cancels a running call; logs go to stderr only.
 See docs/servers/kit.md.
@@ -49,6 +50,7 @@ See docs/servers/kit.md.
 
 from .context import Context
 from .server import Server
+from .modern import STATELESS_PROTOCOLS
 from .session import EVENTS_CAPABILITY, LATEST_PROTOCOL, SUPPORTED_PROTOCOLS, Session
 from .tool import CAPABILITIES_META, Tool, ToolError
 from .watchers import Notify, Outbox
@@ -57,6 +59,7 @@ __all__ = [
     "CAPABILITIES_META",
     "EVENTS_CAPABILITY",
     "LATEST_PROTOCOL",
+    "STATELESS_PROTOCOLS",
     "SUPPORTED_PROTOCOLS",
     "Context",
     "Notify",

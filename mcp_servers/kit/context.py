@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .modern import Peer
     from .server import Server
     from .session import Session, Sink
 
@@ -28,11 +29,14 @@ class Context:
         request_id: Any,
         progress_token: str | int | None,
         sink: Sink,
+        peer: Peer | None = None,
     ) -> None:
         self.session = session
         self.request_id = request_id
         self.progress_token = progress_token
         self._sink = sink
+        # who called: the request's own 2026-07-28 client, else the session's
+        self.peer = peer or session.peer
 
     @property
     def server(self) -> Server:
@@ -40,8 +44,11 @@ class Context:
 
     @property
     def can_elicit(self) -> bool:
-        """Whether the client declared the elicitation capability at initialize."""
-        return self.session.supports_elicitation
+        """Whether the client declared the elicitation capability (at initialize, or in
+        the call's own ``_meta``). A 2026-07-28 server may send the client no request
+        mid-call: there a question would be an ``input_required`` answer, which the kit
+        does not give yet, so such a call cannot ask."""
+        return self.peer.supports_elicitation and not self.peer.stateless
 
     async def elicit(
         self,
@@ -87,7 +94,9 @@ class Context:
 
     async def log(self, level: str, message: str, logger_name: str | None = None) -> None:
         """Send `notifications/message` at `level` (dropped below the client's chosen level)."""
-        await self.session.log(level, message, logger_name=logger_name, sink=self._sink)
+        await self.session.log(
+            level, message, logger_name=logger_name, sink=self._sink, peer=self.peer
+        )
 
 
 class RequestFailedError(Exception):

@@ -6,6 +6,11 @@ an SSE stream that carries the call's progress, log and elicitation messages bef
 response; other requests get a plain JSON response; notifications and responses get 202.
 A GET opens the session's stream for watcher notifications, DELETE ends the session.
 
+A 2026-07-28 request (its revision in ``params._meta``, and the same in the
+``MCP-Protocol-Version`` header, or it is refused 400 with -32020) needs no session: such
+requests share one protocol `Session` and get no ``Mcp-Session-Id``; watcher events reach
+those clients on the SSE answer of their ``subscriptions/listen`` instead of a GET.
+
 Every request's Host and Origin must name this server (DNS-rebinding protection): a web
 page on another origin could otherwise drive a server bound to loopback.
 """
@@ -23,7 +28,8 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from .session import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_PROTOCOLS, Session
+from .modern import STATELESS_PROTOCOLS, UNSUPPORTED_VERSION, VERSION_KEY, unsupported
+from .session import ALL_PROTOCOLS, INVALID_REQUEST, PARSE_ERROR, Session
 
 if TYPE_CHECKING:
     from .server import Server
@@ -41,6 +47,10 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 # On SIGTERM, requests still running get this long before their connections are closed.
 SHUTDOWN_SECONDS = 3.0
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+HEADER_MISMATCH = -32020  # the version header is missing or disagrees with _meta
+# requests whose answer is an SSE stream when the client accepts one: a call's progress and
+# questions ride on it; a listen stream is nothing else
+STREAMED = ("tools/call", "subscriptions/listen")
 
 
 class HttpSession:
@@ -84,6 +94,7 @@ class HttpTransport:
         self.server = server
         self.hosts = hosts
         self.sessions: dict[str, HttpSession] = {}
+        self.shared: HttpSession | None = None  # 2026-07-28 requests' (see module docstring)
         self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         self.app.router.add_route("POST", MCP_PATH, self.post)
         self.app.router.add_route("GET", MCP_PATH, self.get)
@@ -99,8 +110,13 @@ class HttpTransport:
             logger.warning("refused request with Origin %r", origin)
             return _error_response(403, INVALID_REQUEST, "Invalid Origin header")
         version = request.headers.get(VERSION_HEADER)
-        if version is not None and version not in SUPPORTED_PROTOCOLS:
-            return _error_response(400, INVALID_REQUEST, f"Unsupported protocol version {version}")
+        if version is not None and version not in ALL_PROTOCOLS:
+            return _error_response(
+                400,
+                UNSUPPORTED_VERSION,
+                f"Unsupported protocol version {version[:40]}",
+                unsupported(version),
+            )
         return None
 
     def _session(self, request: web.Request) -> HttpSession | web.Response:
@@ -121,20 +137,32 @@ class HttpTransport:
             return _error_response(400, PARSE_ERROR, f"invalid JSON: {exc}")
         if not isinstance(message, dict):
             return _error_response(400, INVALID_REQUEST, "send one JSON-RPC message per POST")
-        if message.get("method") == "initialize":
+        version = request.headers.get(VERSION_HEADER)
+        named = _meta_version(message)
+        if named is not None and named != version:
+            why = f"{VERSION_HEADER} {version!r:.40} does not match _meta's {named!r:.40}"
+            return _error_response(400, HEADER_MISMATCH, why)
+        headers: dict[str, str] = {}
+        if version in STATELESS_PROTOCOLS and message.get("method") != "initialize":
+            session = self._stateless()
+        elif message.get("method") == "initialize":
             session = self._new_session()
+            headers[SESSION_HEADER] = session.id
         else:
             found = self._session(request)
             if isinstance(found, web.Response):
                 return found
             session = found
-        headers = {SESSION_HEADER: session.id}
+            headers[SESSION_HEADER] = session.id
         if "method" not in message or "id" not in message:
             session.protocol.receive(message)
             return web.Response(status=202, headers=headers)
         accept = request.headers.get("Accept", "")
-        if message.get("method") == "tools/call" and "text/event-stream" in accept:
+        if message.get("method") in STREAMED and "text/event-stream" in accept:
             return await self._answer_sse(request, session, message, headers)
+        if message.get("method") == "subscriptions/listen":
+            why = "subscriptions/listen needs Accept: text/event-stream"
+            return _error_response(400, INVALID_REQUEST, why)
         return await self._answer_json(session, message, headers)
 
     async def _answer_json(
@@ -172,8 +200,17 @@ class HttpTransport:
                 await response.write(_sse(outgoing))
 
         task = session.protocol.receive(message, sink)
-        if task is not None:
-            await asyncio.wait([task])
+        try:
+            # a listen stream answers only when it ends: the keepalive finds a client gone
+            while task is not None and not task.done():
+                await asyncio.wait([task], timeout=KEEPALIVE_SECONDS)
+                if not task.done():
+                    async with lock:
+                        await response.write(b": keepalive\n\n")
+        except ConnectionError:
+            if task is not None:
+                task.cancel()
+            return response
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
         return response
@@ -215,6 +252,12 @@ class HttpTransport:
         self.drop(found)
         return web.Response(status=200)
 
+    def _stateless(self) -> HttpSession:
+        """The one protocol session 2026-07-28 requests share (made at the first)."""
+        if self.shared is None:
+            self.shared = HttpSession(self.server)
+        return self.shared
+
     def _new_session(self) -> HttpSession:
         while len(self.sessions) >= MAX_SESSIONS:
             self.drop(next(iter(self.sessions.values())))
@@ -238,9 +281,19 @@ def _sse_response(headers: dict[str, str]) -> web.StreamResponse:
     )
 
 
-def _error_response(status: int, code: int, message: str) -> web.Response:
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    return web.json_response(body, status=status)
+def _error_response(status: int, code: int, message: str, data: Any = None) -> web.Response:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return web.json_response({"jsonrpc": "2.0", "id": None, "error": error}, status=status)
+
+
+def _meta_version(message: dict[str, Any]) -> str | None:
+    """The revision a 2026-07-28 request names in its ``_meta``, if any."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
 
 
 async def serve_http(
@@ -258,7 +311,7 @@ async def serve_http(
     try:
         await asyncio.Event().wait()
     finally:
-        for session in list(transport.sessions.values()):
+        for session in [*transport.sessions.values(), *filter(None, [transport.shared])]:
             transport.drop(session)  # ends the GET streams, which would hold cleanup up
         await server.stop()
         await runner.cleanup()

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .modern import STATELESS_PROTOCOLS
 from .session import Session, Sink
 from .tool import Tool
 from .watchers import Watcher, WatchFunction
@@ -106,14 +107,32 @@ class Server:
 
     # protocol hooks -----------------------------------------------------------------
 
-    def initialize_result(self, protocol_version: str) -> dict[str, Any]:
+    def info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title:
             info["title"] = self.title
+        return info
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"tools": {"listChanged": False}, "logging": {}}
+
+    def initialize_result(self, protocol_version: str) -> dict[str, Any]:
         result: dict[str, Any] = {
             "protocolVersion": protocol_version,
-            "capabilities": {"tools": {"listChanged": False}, "logging": {}},
-            "serverInfo": info,
+            "capabilities": self.capabilities(),
+            "serverInfo": self.info(),
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    def discover_result(self) -> dict[str, Any]:
+        """``server/discover`` (2026-07-28); the session adds our info to its ``_meta``."""
+        result: dict[str, Any] = {
+            "supportedVersions": list(STATELESS_PROTOCOLS),
+            "capabilities": self.capabilities(),
+            "ttlMs": 0,  # a restarted server may be another version: ask each time
+            "cacheScope": "public",  # nothing in it depends on who asks
         }
         if self.instructions:
             result["instructions"] = self.instructions
@@ -130,7 +149,8 @@ class Server:
             self.sessions.remove(session)
 
     def session_ready(self, session: Session) -> None:
-        """Called on `notifications/initialized`; the first one starts the watchers."""
+        """Called on `notifications/initialized`, and as a 2026-07-28 client opens a listen
+        stream; the first one starts the watchers."""
         if self.watchers and not self._watcher_tasks:
             for watcher in self.watchers:
                 task = asyncio.get_running_loop().create_task(watcher.run_forever(self))
@@ -155,10 +175,11 @@ class Server:
     async def notify(self, method: str, params: dict[str, Any]) -> int:
         """Send a notification to every ready client; returns how many got it.
 
-        `event/*` goes only to clients that declared `EVENTS_CAPABILITY`. A client that
-        cannot receive it (over HTTP: one without an open GET stream) does not count:
-        watchers record an event as sent only when this is above zero (see `Outbox`), so an
-        event nobody asked for waits for a client that does.
+        `event/*` goes only to clients that declared `EVENTS_CAPABILITY` (at initialize, or
+        on a 2026-07-28 listen stream's request). A client that cannot receive it (over
+        HTTP: one without an open GET stream) does not count: watchers record an event as
+        sent only when this is above zero (see `Outbox`), so an event nobody asked for
+        waits for a client that does.
         """
         event = method.startswith("event/")
         got = 0
@@ -167,11 +188,19 @@ class Server:
         for session in tuple(self.sessions):
             if session.initialized.is_set() and (not event or session.wants_events):
                 got += await session.notify(method, params)
+            if session.listeners:
+                got += await session.notify_listeners(method, params)
         if not got:
             ready = [s for s in self.sessions if s.initialized.is_set()]
             if event:
                 ready = [s for s in ready if s.wants_events]
-            logger.info("no client could receive %s (%d connected)", method, len(ready))
+            listening = sum(len(s.listeners) for s in self.sessions)
+            logger.info(
+                "no client could receive %s (%d connected, %d listening)",
+                method,
+                len(ready),
+                listening,
+            )
         return got
 
     async def log(self, level: str, message: Any) -> None:

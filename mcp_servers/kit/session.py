@@ -4,8 +4,12 @@ A transport hands every incoming JSON-RPC message to `Session.receive` together 
 *sink*: the coroutine that delivers this exchange's outgoing messages (stdout for stdio,
 the POST's SSE stream over HTTP). Each request runs in its own task, so a slow tool never
 blocks `ping`, and `notifications/cancelled` can cancel it. Unknown methods are answered
--32601 at once: the official SDK client probes `server/discover` first and waits 10 s on
-silence. Requests *we* send (elicitation) are correlated here by id.
+-32601 at once (a client probing a method we lack waits on silence). Requests *we* send
+(elicitation) are correlated here by id.
+
+Two lifecycles share it: a 2025-11-25 client's ``initialize`` sets the session's
+:class:`~.modern.Peer` once; a 2026-07-28 request carries its own in ``params._meta`` and
+is answered as that peer alone (:mod:`.modern`: ``server/discover``, listen streams).
 """
 
 from __future__ import annotations
@@ -17,6 +21,18 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .context import Context, RequestFailedError
+from .modern import (
+    ACKNOWLEDGED,
+    EVENTS_CAPABILITY,
+    HANDSHAKE_PROTOCOLS,
+    STATELESS_PROTOCOLS,
+    UNSUPPORTED_VERSION,
+    Listener,
+    Peer,
+    peer_of,
+    stamped,
+    unsupported,
+)
 
 if TYPE_CHECKING:
     from .server import Server
@@ -25,15 +41,14 @@ logger = logging.getLogger(__name__)
 
 Sink = Callable[[dict[str, Any]], Awaitable[None]]
 
-LATEST_PROTOCOL = "2025-11-25"
-SUPPORTED_PROTOCOLS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_PROTOCOL = HANDSHAKE_PROTOCOLS[0]  # what initialize answers an unknown revision with
+SUPPORTED_PROTOCOLS = HANDSHAKE_PROTOCOLS
+ALL_PROTOCOLS = (*STATELESS_PROTOCOLS, *HANDSHAKE_PROTOCOLS)
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 DEFAULT_LOG_LEVEL = "info"
 # Large enough that a normal server lists every tool at once; a cursor beyond it.
 TOOLS_PAGE_SIZE = 100
-# The client capability that asks for `event/*` notifications (docs/servers/kit.md). Other
-# clients never asked for them: the SDK 1.x client logs a long validation warning for each.
-EVENTS_CAPABILITY = "bothost/events"
+__all__ = ["EVENTS_CAPABILITY", "Session"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -45,9 +60,10 @@ INTERNAL_ERROR = -32603
 class ProtocolError(Exception):
     """A request that is answered with a JSON-RPC error instead of a result."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
+        self.data = data
 
 
 class Session:
@@ -56,11 +72,9 @@ class Session:
     def __init__(self, server: Server, sink: Sink) -> None:
         self.server = server
         self.default_sink = sink
-        self.protocol_version: str | None = None
-        self.client_capabilities: dict[str, Any] = {}
-        self.client_info: dict[str, Any] = {}
-        self.log_level = DEFAULT_LOG_LEVEL
+        self.peer = Peer(log_level=DEFAULT_LOG_LEVEL)  # what initialize declared
         self.initialized = asyncio.Event()
+        self.listeners: list[Listener] = []  # open subscriptions/listen streams (2026-07-28)
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._running: dict[Any, asyncio.Task[None]] = {}
@@ -72,25 +86,30 @@ class Session:
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
             "logging/setLevel": self._set_level,
+            "server/discover": self._discover,
+            "subscriptions/listen": self._listen,
         }
 
     @property
+    def protocol_version(self) -> str | None:
+        return self.peer.protocol_version
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return self.peer.capabilities
+
+    @property
+    def log_level(self) -> str | None:
+        return self.peer.log_level
+
+    @property
     def supports_elicitation(self) -> bool:
-        elicitation = self.client_capabilities.get("elicitation")
-        if not isinstance(elicitation, dict):
-            return False
-        # An empty object means form mode (2025-06-18); 2025-11-25 may list modes.
-        return not elicitation or "form" in elicitation
+        return self.peer.supports_elicitation
 
     @property
     def wants_events(self) -> bool:
-        """Whether the client declared `EVENTS_CAPABILITY`: under `experimental` (the
-        2025-11-25 place for it) or `extensions` (where SDK 2.x clients advertise theirs)."""
-        for place in ("experimental", "extensions"):
-            declared = self.client_capabilities.get(place)
-            if isinstance(declared, dict) and isinstance(declared.get(EVENTS_CAPABILITY), dict):
-                return True
-        return False
+        """Whether the client declared `EVENTS_CAPABILITY` at initialize (see `Peer`)."""
+        return self.peer.wants_events
 
     @property
     def in_flight(self) -> list[asyncio.Task[None]]:
@@ -148,9 +167,10 @@ class Session:
             await self._reply_error(sink, request_id, INVALID_PARAMS, "params must be an object")
             return
         try:
-            result = await handler(params, request_id=request_id, sink=sink)
+            peer = self._peer(params)
+            result = await handler(params, request_id=request_id, sink=sink, peer=peer)
         except ProtocolError as exc:
-            await self._reply_error(sink, request_id, exc.code, str(exc))
+            await self._reply_error(sink, request_id, exc.code, str(exc), exc.data)
             return
         except asyncio.CancelledError:
             # A cancelled request gets no response (MCP cancellation rule).
@@ -159,7 +179,23 @@ class Session:
             logger.exception("%s failed", method)
             await self._reply_error(sink, request_id, INTERNAL_ERROR, f"internal error in {method}")
             return
+        if peer.stateless:
+            result = stamped(result, self.server.info())
         await self._send(sink, {"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _peer(self, params: dict[str, Any]) -> Peer:
+        """Who asks: the request's own 2026-07-28 client, else the session's."""
+        peer = peer_of(params.get("_meta"), LOG_LEVELS)
+        if peer is None or peer.protocol_version in HANDSHAKE_PROTOCOLS:
+            return self.peer
+        if not peer.stateless:
+            version = str(peer.protocol_version)
+            raise ProtocolError(
+                UNSUPPORTED_VERSION,
+                f"Unsupported protocol version {version[:40]}",
+                unsupported(version),
+            )
+        return peer
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/initialized":
@@ -189,17 +225,43 @@ class Session:
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise ProtocolError(INVALID_PARAMS, "initialize needs a protocolVersion string")
-        self.protocol_version = requested if requested in SUPPORTED_PROTOCOLS else LATEST_PROTOCOL
+        version = requested if requested in SUPPORTED_PROTOCOLS else LATEST_PROTOCOL
         capabilities = params.get("capabilities")
-        self.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
         client_info = params.get("clientInfo")
-        self.client_info = client_info if isinstance(client_info, dict) else {}
-        return self.server.initialize_result(self.protocol_version)
+        self.peer = Peer(
+            protocol_version=version,
+            capabilities=capabilities if isinstance(capabilities, dict) else {},
+            info=client_info if isinstance(client_info, dict) else {},
+            log_level=self.peer.log_level,
+        )
+        return self.server.initialize_result(version)
+
+    async def _discover(self, params: dict[str, Any], **_: Any) -> dict[str, Any]:
+        return self.server.discover_result()
+
+    async def _listen(self, params: dict[str, Any], request_id: Any, sink: Sink, peer: Peer):
+        """One ``subscriptions/listen`` stream: acknowledged, then open until the client
+        cancels it or the session ends (see :mod:`.modern`)."""
+        if not peer.stateless:  # a 2025-11-25 session has its GET stream (or stdout) instead
+            raise ProtocolError(METHOD_NOT_FOUND, "Method not found: subscriptions/listen")
+        listener = Listener(request_id, sink, peer)
+        ack = {"notifications": listener.honored(), "_meta": listener.meta}
+        if not await self.notify(ACKNOWLEDGED, ack, sink=sink):
+            return {"_meta": listener.meta}
+        # taken only after the acknowledgement: nothing may reach the stream before it
+        self.listeners.append(listener)
+        self.server.session_ready(self)
+        try:
+            await listener.closed.wait()
+        finally:
+            if listener in self.listeners:
+                self.listeners.remove(listener)
+        return {"_meta": listener.meta}
 
     async def _ping(self, params: dict[str, Any], **_: Any) -> dict[str, Any]:
         return {}
 
-    async def _tools_list(self, params: dict[str, Any], **_: Any) -> dict[str, Any]:
+    async def _tools_list(self, params: dict[str, Any], peer: Peer, **_: Any) -> dict[str, Any]:
         tools = [tool.definition() for tool in self.server.tools.values()]
         cursor = params.get("cursor")
         start = 0
@@ -211,9 +273,13 @@ class Session:
         result: dict[str, Any] = {"tools": tools[start:end]}
         if end < len(tools):
             result["nextCursor"] = str(end)
+        if peer.stateless:  # a cacheable result there: the list is fixed, but say nothing more
+            result.update(ttlMs=0, cacheScope="private")
         return result
 
-    async def _tools_call(self, params: dict[str, Any], request_id: Any, sink: Sink) -> Any:
+    async def _tools_call(
+        self, params: dict[str, Any], request_id: Any, sink: Sink, peer: Peer
+    ) -> Any:
         name = params.get("name")
         arguments = params.get("arguments")
         if arguments is None:
@@ -225,14 +291,16 @@ class Session:
             raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        ctx = Context(self, request_id, token, sink)
+        ctx = Context(self, request_id, token, sink, peer)
         return await tool.call(arguments, ctx)
 
-    async def _set_level(self, params: dict[str, Any], **_: Any) -> dict[str, Any]:
+    async def _set_level(self, params: dict[str, Any], peer: Peer, **_: Any) -> dict[str, Any]:
+        if peer.stateless:  # 2026-07-28 asks for a level per request (logLevel in _meta)
+            raise ProtocolError(METHOD_NOT_FOUND, "Method not found: logging/setLevel")
         level = params.get("level")
         if level not in LOG_LEVELS:
             raise ProtocolError(INVALID_PARAMS, f"level must be one of {', '.join(LOG_LEVELS)}")
-        self.log_level = level
+        self.peer.log_level = level
         return {}
 
     # outgoing -----------------------------------------------------------------------
@@ -243,12 +311,35 @@ class Session:
             sink or self.default_sink, {"jsonrpc": "2.0", "method": method, "params": params}
         )
 
+    async def notify_listeners(self, method: str, params: dict[str, Any]) -> int:
+        """Send a notification on each listen stream that asked for it; how many got it.
+        A stream that cannot be written to any more is ended (its client is gone)."""
+        got = 0
+        for listener in tuple(self.listeners):
+            if listener.takes(method):
+                meta = params.get("_meta")
+                meta = meta if isinstance(meta, dict) else {}
+                stamped_params = {**params, "_meta": {**meta, **listener.meta}}
+                if await self.notify(method, stamped_params, sink=listener.sink):
+                    got += 1
+                else:
+                    listener.closed.set()
+        return got
+
     async def log(
-        self, level: str, message: Any, logger_name: str | None = None, sink: Sink | None = None
+        self,
+        level: str,
+        message: Any,
+        logger_name: str | None = None,
+        sink: Sink | None = None,
+        peer: Peer | None = None,
     ) -> None:
+        """`notifications/message` at the level `peer` (the request's client, else the
+        session's) asked for; a 2026-07-28 request that asked for none gets none."""
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}")
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+        wanted = (peer or self.peer).log_level
+        if wanted is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
             return
         params: dict[str, Any] = {"level": level, "data": message}
         if logger_name:
@@ -279,7 +370,9 @@ class Session:
             self._pending.pop(request_id, None)
 
     def close(self) -> None:
-        """Cancel every running request and wake every pending one."""
+        """Cancel every running request (listen streams too) and wake every pending one."""
+        for listener in self.listeners:
+            listener.closed.set()
         for task in list(self._running.values()):
             task.cancel()
         for future in self._pending.values():
@@ -289,9 +382,13 @@ class Session:
                 )
         self._pending.clear()
 
-    async def _reply_error(self, sink: Sink, request_id: Any, code: int, message: str) -> None:
-        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-        await self._send(sink, error)
+    async def _reply_error(
+        self, sink: Sink, request_id: Any, code: int, message: str, data: Any = None
+    ) -> None:
+        body: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            body["data"] = data
+        await self._send(sink, {"jsonrpc": "2.0", "id": request_id, "error": body})
 
     async def _send(self, sink: Sink, message: dict[str, Any]) -> bool:
         try:

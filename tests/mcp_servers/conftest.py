@@ -23,6 +23,8 @@ from mcp.client import ClientExtension, NotificationBinding
 from mcp.client.stdio import stdio_client
 from pydantic import BaseModel, ConfigDict
 
+from tests.helpers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 PYTHON = sys.executable
@@ -94,7 +96,11 @@ async def connect(
     wants_events: bool = True,
     **client_kwargs: Any,
 ) -> AsyncIterator[tuple[Client, EventLog]]:
-    """An initialized SDK `Client` on a stdio server, and the log of its pushed events."""
+    """An initialized SDK `Client` on a stdio server, and the log of its pushed events.
+
+    The client speaks 2025-11-25 (``mode="legacy"``) unless the test passes ``mode``: the
+    kit answers ``server/discover`` too, and these tests are the older clients' check."""
+    client_kwargs.setdefault("mode", "legacy")
     log = EventLog(events, wants_events)
     params = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=env, cwd=str(ROOT))
     with stderr_path.open("a") as errlog:
@@ -168,6 +174,7 @@ def mcp_http():
     @contextlib.asynccontextmanager
     async def open_client(url: str, events: Sequence[str] = (), **client_kwargs: Any):
         log = EventLog(events)
+        client_kwargs.setdefault("mode", "legacy")  # as connect(): the older clients' check
         client = Client(url, extensions=[log] if events else None, **client_kwargs)
         async with asyncio.timeout(STARTUP_SECONDS):
             await client.__aenter__()
@@ -206,3 +213,39 @@ def unreachable_ssh(tmp_path):
     store.add(gone)
     pool = ConnectionPool(tmp_path / "kh", connect_timeout=2)
     return SshService(store, pool, PasswordCache(), tmp_path)
+
+
+@pytest.fixture
+async def echo_server(echo_argv, home, tmp_path):
+    """The kit's test server over Streamable HTTP: (its /mcp URL, the process)."""
+    port = free_port()
+    log = (tmp_path / "http-server.log").open("wb")
+    process = await asyncio.create_subprocess_exec(
+        *echo_argv,
+        "--http",
+        f"127.0.0.1:{port}",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        env=dict(os.environ),
+    )
+    try:
+        async with asyncio.timeout(STARTUP_SECONDS):
+            while True:
+                try:
+                    _, writer = await asyncio.open_connection("127.0.0.1", port)
+                    writer.close()
+                    break
+                except OSError:
+                    await asyncio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            await process.wait()
+        log.close()
+
+
+@pytest.fixture
+def echo_url(echo_server):
+    return echo_server[0]

@@ -3,53 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
 
 import aiohttp
-import pytest
 from mcp import types
 
-from tests.helpers import free_port, initialize_request
+from tests.helpers import initialize_request
 
 # Generous: a loaded CI machine can take seconds to start Python with aiohttp.
 STARTUP = 30.0
 INIT = initialize_request("raw")
 ACCEPT = {"Accept": "application/json, text/event-stream"}
-
-
-@pytest.fixture
-async def echo_server(echo_argv, home, tmp_path):
-    port = free_port()
-    log = (tmp_path / "http-server.log").open("wb")
-    process = await asyncio.create_subprocess_exec(
-        *echo_argv,
-        "--http",
-        f"127.0.0.1:{port}",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        env=dict(os.environ),
-    )
-    try:
-        async with asyncio.timeout(STARTUP):
-            while True:
-                try:
-                    _, writer = await asyncio.open_connection("127.0.0.1", port)
-                    writer.close()
-                    break
-                except OSError:
-                    await asyncio.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", process
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            await process.wait()
-        log.close()
-
-
-@pytest.fixture
-def echo_url(echo_server):
-    return echo_server[0]
 
 
 async def test_sdk_client_over_http(echo_url, mcp_http):

@@ -71,11 +71,11 @@ async def test_unknown_methods_fail_at_once(raw):
     assert (await raw.request(0, "ping"))["result"] == {}  # started up
     loop = asyncio.get_running_loop()
     started = loop.time()
-    reply = await raw.request(1, "server/discover", {"supportedVersions": ["2026-07-28"]})
+    reply = await raw.request(1, "prompts/list", {})
     assert reply == {
         "jsonrpc": "2.0",
         "id": 1,
-        "error": {"code": -32601, "message": "Method not found: server/discover"},
+        "error": {"code": -32601, "message": "Method not found: prompts/list"},
     }
     assert loop.time() - started < 2
     assert (await raw.request("x", "resources/list"))["error"]["code"] == -32601
