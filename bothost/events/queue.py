@@ -43,7 +43,7 @@ from bothost.api import MAX_EVENT_TYPE, EventRejectedError, Receipt  # Rejected:
 from bothost.config import TickConfig
 from bothost.events.bounds import PendingBounds, claimed
 from bothost.events.dedupe import canonical_json, dedupe_key
-from bothost.events.triage import CRITICAL, rule_priority
+from bothost.events.urgency import Urgency
 from bothost.models import Event
 from bothost.ratelog import RateLimitedLog
 from bothost.store.conn import POSTGRESQL, SQLITE, Conn
@@ -122,7 +122,6 @@ class _Row:
     event: Event
     payload: str
     key: str
-    urgent: bool
     # who hears the outcome: one producer's own future (ingest, ingest_once: no object
     # between it and the batch), or the waiter of a caller's several events, at ``index``
     answer: asyncio.Future[EventOutcome] | _Waiter
@@ -149,6 +148,7 @@ class EventQueue:
         self.store = store
         self.config = tick_config
         self.on_urgent = on_urgent  # the host sets this to ``ticker.poke``
+        self.urgency = Urgency(tick_config)  # which stored events call on_urgent
         self.max_payload = max_payload
         self.bounds = PendingBounds(tick_config.max_pending_per_source)  # per source
         # refusals are what a producer repeats at will (issue 34: 228,713 lines in 30 s from
@@ -301,13 +301,7 @@ class EventQueue:
                 self.max_payload,
             )
             return None
-        rules, fields = self.config.rules, event.payload
-        if not rules and type(fields) is dict:  # rule_priority's default, without its call:
-            # 1,600 instructions per event on the loop (callgrind, a loop over 2,000 events)
-            urgent = fields.get("severity") == CRITICAL
-        else:
-            urgent = rule_priority(event.source, event.type, fields, rules) == "urgent"
-        return _Row(event, payload, dedupe_key(event, payload), urgent, answer, index, claim)
+        return _Row(event, payload, dedupe_key(event, payload), answer, index, claim)
 
     # --- the group commit: on the store thread -------------------------------------------
     #
@@ -340,6 +334,8 @@ class EventQueue:
             self._inflight = batch
         if not batch:
             return
+        if self.on_urgent is not None:  # the rules its settling asks, fresh (store thread)
+            self.urgency.refresh(db)
         try:
             sources = [row.event.source for row in batch]  # once: the bounds' two looks
             batch, sources = self._admit(db, batch, sources, loop)
@@ -425,15 +421,19 @@ class EventQueue:
         failed = isinstance(outcomes, BaseException)
         if isinstance(outcomes, BaseException):  # the whole batch's
             outcomes = [outcomes] * len(batch)
-        urgent = False  # an urgent row stored (a row id), seen in the one pass over the batch
+        # an urgent row stored (a row id), seen in the one pass over the batch: the rules
+        # are asked of stored rows only (not of repeats), until the first urgent one, and
+        # not at all without anyone to poke (`bothost events push`)
+        urgent = self.on_urgent is None
         for row, outcome in zip(batch, outcomes, strict=True):
             answer = row.answer  # inline, not a method: this runs once per event
             if isinstance(answer, _Waiter):
                 answer.settle(row.index, outcome)
             elif not answer.done():  # done: its caller was cancelled
                 answer.set_result(outcome)
-            if row.urgent and type(outcome) is int:
-                urgent = True
+            if not urgent and type(outcome) is int:
+                event = row.event
+                urgent = self.urgency.urgent(event.source, event.type, event.payload)
         if failed:
             return
         if urgent and self.on_urgent:

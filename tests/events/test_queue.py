@@ -11,7 +11,9 @@ import pytest
 
 from bothost.api import EventRejectedError
 from bothost.config import TickRule
+from bothost.events import triage_store
 from bothost.events.queue import EventQueue
+from bothost.events.urgency import REFRESH
 from bothost.models import Event
 from tests.conftest import both_backends
 
@@ -539,3 +541,48 @@ async def test_close_waits_for_rows_of_another_loop(store, config, ours_too):
         other.call_soon_threadsafe(other.stop)
         thread.join(5)
         other.close()
+
+
+async def test_a_stored_triage_rule_that_makes_an_event_urgent_pokes_the_ticker(store, config):
+    poked = asyncio.Event()
+    queue = EventQueue(store, config, on_urgent=poked.set)
+    await queue.ingest(email(1, **{"from": "ceo@boss.example"}))  # no rule yet: normal
+    assert not poked.is_set()
+    boss = TickRule({"payload.from": "*@boss.example"}, "urgent")
+    await store.run(lambda db: triage_store.add(db, boss, "chat", "slack:U0ANA"))
+    await queue.ingest(email(2))
+    assert not poked.is_set()  # not every event: the rule's
+    await queue.ingest(email(3, **{"from": "The CEO <ceo@boss.example>"}))
+    async with asyncio.timeout(5):
+        await poked.wait()
+    await queue.close()
+
+
+async def test_a_rule_another_process_stored_is_read_within_the_refresh(store, config):
+    # `bothost triage add` in another process bumps no version here: the queue reads the
+    # rules again once REFRESH seconds have passed (a clock of our own, so no wait)
+    poked = asyncio.Event()
+    queue = EventQueue(store, config, on_urgent=poked.set)
+    now = [0.0]
+    queue.urgency.clock = lambda: now[0]
+    await queue.ingest(email(1))
+    boss = TickRule({"payload.from": "*@boss.example"}, "urgent")
+    row = {
+        "kind": "rule",
+        "match": json.dumps(boss.match),
+        "unless": "[]",
+        "within": "{}",
+        "priority": "urgent",
+        "note": "",
+        "origin": "cli",
+        "added_by": "cli:ana",
+        "added_at": T0,
+    }
+    await store.run(lambda db: db.insert(triage_store.TABLE, row))  # as another process does
+    await queue.ingest(email(2, **{"from": "ceo@boss.example"}))
+    assert not poked.is_set()  # read at the first batch, less than REFRESH ago
+    now[0] += REFRESH
+    await queue.ingest(email(3, **{"from": "ceo@boss.example"}))
+    async with asyncio.timeout(5):
+        await poked.wait()
+    await queue.close()

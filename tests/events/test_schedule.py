@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bothost.config import TickConfig
-from bothost.events import lease
+from bothost.config import TickConfig, TickRule
+from bothost.events import lease, triage_store
 from bothost.events.schedule import QuietHours, Schedule, ScheduleError
 from bothost.events.tick import Ticker
 from bothost.models import Event
@@ -167,6 +167,24 @@ async def test_a_poke_ticks_soon(store, queue, recorder):
         runner.cancel()
     assert "URGENT\n• db-1 down" in recorder.sent[0][1].text
     assert ticker.results[0].status == "ok"
+
+
+async def test_an_event_a_stored_triage_rule_makes_urgent_ticks_soon(store, queue, recorder):
+    config = TickConfig(interval=3600, deliver_to=["console:"])
+    boss = TickRule({"payload.from": "*@boss.example"}, "urgent", note="the boss")
+    await store.run(lambda db: triage_store.add(db, boss, "chat", "slack:U0ANA"))
+    ticker = Ticker(store, config, recorder, poke_delay=0)
+    queue.on_urgent = ticker.poke
+    runner = asyncio.create_task(ticker.run_forever())
+    try:
+        payload = {"id": "m1", "from": "Big Boss <ceo@boss.example>", "summary": "Call me"}
+        await queue.ingest(Event("gmail", "event/new_email", payload))
+        await wait_until(lambda: ticker.results)
+    finally:
+        runner.cancel()
+    assert "URGENT\n• Call me" in recorder.sent[0][1].text
+    trigger = store.call(lambda db: db.execute("SELECT trigger FROM ticks").fetchone()[0])
+    assert trigger == "urgent"
 
 
 async def test_a_busy_lease_is_retried_after_a_pause_not_in_a_spin(store, recorder, monkeypatch):
