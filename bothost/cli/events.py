@@ -27,6 +27,7 @@ from bothost.events.tick import TickResult
 
 pass_runtime = click.make_pass_decorator(Runtime)
 STATUSES = ("pending", "claimed", "done", "failed", "snoozed")
+PRIORITIES = ("urgent", "high", "normal", "low", "drop")
 BUSY_EXIT = 1
 USAGE_EXIT = 2  # an argument no state could make work (click's own usage errors say 2 too)
 REFUSED_EXIT = 1  # an event that must change to be queued (a duplicate is not a failure)
@@ -45,18 +46,26 @@ def events_group() -> None:
 @events_group.command("list")
 @click.option("--status", type=click.Choice(STATUSES), help="Only events in this state.")
 @click.option(
+    "--priority",
+    type=click.Choice(PRIORITIES),
+    help="Only events the tick gave this priority (low: what briefings fold into one line).",
+)
+@click.option(
     "--limit", type=COUNT, default=feedback.LIST_LIMIT, show_default=True, help="At most this many."
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_runtime
-def list_events(runtime: Runtime, status: str | None, limit: int, as_json: bool) -> None:
+def list_events(
+    runtime: Runtime, status: str | None, priority: str | None, limit: int, as_json: bool
+) -> None:
     """List events, newest first (every status unless --status)."""
-    rows = runtime.stored.call(lambda db: feedback.list_events(db, status, limit))
+    rows = runtime.stored.call(lambda db: feedback.list_events(db, status, limit, priority))
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not rows:
-        click.echo("No events." if not status else f"No {status} events.")
+        which = " ".join(w for w in (status, priority) if w)
+        click.echo(f"No {which} events." if which else "No events.")
     for row in rows:
         summary = row["payload"].get("summary") or row["payload"].get("subject") or ""
         line = (
