@@ -11,8 +11,9 @@ Negotiation (:func:`negotiate`) follows the official SDK's ``auto`` policy: ask
 ``server/discover`` at the newest revision; a ``-32022`` naming revisions we also speak
 is asked once more at the newest of them; an answer whose ``supportedVersions`` holds one
 of ours is adopted. Anything else that is an answer — method not found, a refused request,
-an HTTP 400 from a server that wants a session first, no answer within
-:data:`DISCOVER_TIMEOUT` — means an older server, and ``initialize`` follows. Only a
+an HTTP 400 from a server that wants a session first, no answer within the probe's bound
+(:data:`STDIO_DISCOVER_TIMEOUT` for a local process, :data:`DISCOVER_TIMEOUT` over HTTP) —
+means an older server, and ``initialize`` follows. Only a
 ``-32022`` that names none of our revisions at all is final. A connection that fails
 outright (the server exited, nobody listens) fails the start as before. A server's
 ``protocol`` setting may pin either revision instead (no probe, or no fallback).
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.jsonrpc import McpError
+from bothost.mcp.stdio import StdioTransport
 
 if TYPE_CHECKING:
     from bothost.mcp.session import ClientSession
@@ -42,7 +44,12 @@ LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"  # what logging/setLevel was;
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"  # in a result's _meta
 # A server that neither answers nor refuses an unknown method is given this long before
 # initialize is tried: an older server that ignores what it does not know costs one wait.
+# Over HTTP the official SDK's 10 s. A local process answers its first message once it
+# has started — every server measured within 1.2 s, most refusing an unknown method
+# (docs/mcp.md, "The 2026-07-28 probe") — so there 3 s; a 2026-07-28 server slower than
+# that refuses the initialize that follows with -32022, and is asked again (below).
 DISCOVER_TIMEOUT = 10.0
+STDIO_DISCOVER_TIMEOUT = 3.0
 # results a 2026-07-28 server marks with resultType; absent means complete (SEP-2322)
 COMPLETE, INPUT_REQUIRED = "complete", "input_required"
 
@@ -118,9 +125,11 @@ async def negotiate(session: ClientSession, timeout: float) -> None:
         session.adopt(result, session.protocol)
         return
     version = LATEST
+    local = isinstance(session.transport, StdioTransport)
+    bound = STDIO_DISCOVER_TIMEOUT if local else DISCOVER_TIMEOUT
     for attempt in range(2):
         try:
-            result = await session.discover(version, timeout=min(DISCOVER_TIMEOUT, left()))
+            result = await session.discover(version, timeout=min(bound, left()))
         except McpError as exc:
             if session.closed:
                 raise

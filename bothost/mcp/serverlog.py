@@ -109,16 +109,22 @@ def log_message(logger: logging.Logger, params: dict) -> None:
 
 
 async def set_level(session: Any, level: str | None, server: str, log: logging.Logger) -> None:
-    """Send ``logging/setLevel`` (config ``log_level``) when the server declares ``logging``;
-    its ``notifications/message`` then come at that level and above, into its log file.
+    """Send ``logging/setLevel`` (config ``log_level``) when the server declares ``logging``
+    (at 2026-07-28: have every request carry it as ``logLevel`` in its ``_meta``, to any
+    server); its
+    ``notifications/message`` then come at that level and above, into its log file.
     What cannot be done is a warning: the level is a nicety, never a failed start."""
     if not level:
         return
     key = f"mcp.servers.{server}.log_level"
+    if revision.stateless(session.protocol_version):
+        # no logging/setLevel there: the level rides in each request's _meta (logLevel),
+        # asked of any server, since that revision deprecates the capability (SEP-2577)
+        session.log_level = level
+        log.info("asking for log messages at %s and above with each request", level)
+        return
     if "logging" not in session.capabilities:
         why = "does not declare the logging capability"
-    elif revision.stateless(session.protocol_version):  # a level rides on each request there
-        why = f"speaks MCP {session.protocol_version}, which has no logging/setLevel"
     else:
         try:
             await session.request("logging/setLevel", {"level": level}, timeout=SET_LEVEL_TIMEOUT)

@@ -685,6 +685,14 @@ class ClientSession:
             return None
         return next((c for c in self.task_calls if c.task_id == task_id), None)
 
+    def listen_to(self, uris: list[str]) -> bool:
+        """Ask for the updates of `uris` on the listen stream (2026-07-28); False when this
+        session keeps none (a one-shot command's, or an older revision's)."""
+        if self.listening is None or not revision.stateless(self.protocol_version):
+            return False
+        self.listening.open(uris)
+        return True
+
     def listen_notice(self, method: str, params: dict[str, Any]) -> None:
         """A listen stream's acknowledgement (bothost.mcp.listen)."""
         if self.listening is not None:

@@ -15,8 +15,10 @@ floods them costs one read per URI in flight, and no task per notification. The 
 holds what the read returned: text cut to fit ``PAYLOAD_BYTES``, binary parts as a note of
 their type and size. ``notifications/resources/list_changed`` matches the globs afresh.
 
-2026-07-28 replaced ``resources/subscribe`` by ``subscriptions/listen`` streams, which
-bothost does not open yet: a server that speaks it is told apart and said once as well.
+2026-07-28 replaced ``resources/subscribe`` by ``subscriptions/listen`` streams: there the
+URIs matched are handed to the session's listen stream (:mod:`bothost.mcp.listen`), which
+asks for their updates in its filter and is opened again whenever they change; the
+updates then arrive, and are read and queued, as above.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class Session(Protocol):
     ) -> dict[str, Any]: ...
 
     async def events(self, items: list[tuple[str, dict[str, Any]]]) -> None: ...
+
+    def listen_to(self, uris: list[str]) -> bool: ...
 
 
 def is_glob(pattern: str) -> bool:
@@ -105,14 +109,6 @@ class Subscriptions:
                 f"resources.subscribe); mcp.servers.{self.server}.subscribe is not used",
             )
             return
-        if revision.stateless(session.protocol_version):
-            self._say_once(
-                "stateless",
-                f"speaks MCP {session.protocol_version}, whose subscriptions "
-                "(subscriptions/listen) bothost does not make yet; "
-                f"mcp.servers.{self.server}.subscribe is not used",
-            )
-            return
         self._session = session
         await self._match(session)
 
@@ -148,6 +144,11 @@ class Subscriptions:
             if isinstance(uri, str):
                 titles[uri] = str(item.get("title") or item.get("name") or "")
         wanted = self._wanted(titles)
+        if revision.stateless(session.protocol_version):  # one listen stream names them all
+            if wanted != list(self.subscribed) and session.listen_to(wanted):
+                self.subscribed = {uri: titles.get(uri, "") for uri in wanted}
+                self.log.info("listening for updates of %d resources", len(wanted))
+            return
         for uri in [u for u in self.subscribed if u not in wanted]:
             del self.subscribed[uri]  # a glob's resource the server no longer lists
             await self._send(session, "resources/unsubscribe", uri)

@@ -26,6 +26,7 @@ from tests.fakes.llm import FakeLlm, last_tool_result
 from tests.helpers import make_host
 
 DISCOVER_ONLY = SERVERS / "discover_only_server.py"
+SILENT = SERVERS / "silent_server.py"
 
 
 @pytest.fixture
@@ -72,6 +73,18 @@ async def test_an_older_server_still_gets_initialize():
         assert (await session.call_tool("echo", {"text": "still here"})).text == "still here"
     finally:
         await session.close()
+
+
+async def test_a_server_that_ignores_unknown_methods_starts_and_works():
+    # it never answers server/discover: the probe's bound runs out, and initialize follows
+    session = await started(SILENT)
+    try:
+        assert session.protocol_version == "2025-11-25"
+        assert session.server_info["name"] == "silent"
+        result = await session.call_tool("hello", {})
+    finally:
+        await session.close()
+    assert result.text == "hello from an old server"
 
 
 async def test_a_pinned_revision_is_the_only_one_tried():

@@ -1,6 +1,6 @@
 """Resource subscriptions become events: config ``subscribe`` → ``resources/subscribe`` → an
 update → ``event/resource_updated`` in the queue → a briefing; and ``log_level`` →
-``logging/setLevel``. The server is tests/mcp/servers/watched_server.py (it records what it
+``logging/setLevel``; at 2026-07-28 ``subscriptions/listen`` and a per-request ``logLevel``. The server is tests/mcp/servers/watched_server.py (it records what it
 was asked), and server-everything for a real third-party server.
 """
 
@@ -23,6 +23,8 @@ from tests.peers import server_everything
 
 WATCHED = str(Path(__file__).with_name("servers") / "watched_server.py")
 EVERYTHING_DOC = "demo://resource/static/document/architecture.md"
+# the official SDK 2.x, whose changes reach a 2026-07-28 client on subscriptions/listen only
+LISTENING = str(Path(__file__).with_name("servers") / "listening_server.py")
 
 
 def watched(record: Path, **extra) -> dict:
@@ -170,6 +172,62 @@ async def test_subscriptions_are_made_again_after_a_restart(home, tmp_path):
     finally:
         await host.stop()
     assert found[0][1]["text"] == "after restart"
+
+
+async def test_at_2026_07_28_updates_and_list_changes_arrive_on_the_listen_stream(home):
+    server = {"command": sys.executable, "args": [LISTENING], "subscribe": ["note://a"]}
+    host = await started(home, {"l": server})
+    try:
+        await until(lambda: ready(host, "l"), timeout=15)
+        session = host.mcp.runners["l"].session
+        assert session.protocol_version == "2026-07-28"
+        listening = session.listening
+        await until(lambda: (listening.honored or {}).get("resourceSubscriptions"), timeout=10)
+        await host.mcp.call_tool("l", "change", {"uri": "note://a", "text": "Meeting at 3"})
+        await host.mcp.call_tool("l", "change", {"uri": "note://b", "text": "not asked for"})
+        await until(lambda: updates(host), timeout=10)
+        # a tool added at run time is seen: tools/list_changed came on the same stream
+        await host.mcp.call_tool("l", "grow", {})
+        await until(lambda: "grown" in {t["name"] for t in host.mcp.runners["l"].tools()})
+        found = updates(host)
+    finally:
+        await host.stop()
+    assert listening.honored == {
+        "toolsListChanged": True,
+        "resourcesListChanged": True,
+        "resourceSubscriptions": ["note://a"],
+    }
+    assert found == [
+        (
+            "l",
+            {
+                "uri": "note://a",
+                "title": "Note A",
+                "summary": "Updated: Note A",
+                "mimeType": "text/plain",
+                "text": "Meeting at 3",
+            },
+        )
+    ]
+
+
+@pytest.mark.parametrize("level", ["info", None])
+async def test_at_2026_07_28_log_level_rides_in_each_request(home, level):
+    server = {"command": sys.executable, "args": [LISTENING], "log_level": level}
+    host = await started(home, {"l": server})
+    try:
+        await until(lambda: ready(host, "l"), timeout=15)
+        assert host.mcp.runners["l"].session.protocol_version == "2026-07-28"
+        assert (await host.mcp.call_tool("l", "chatter", {})).text == "said"
+        # a barrier: what the server sent before its answer to this is read
+        await host.mcp.runners["l"].session.ping()
+        written = (home / "logs" / "mcp" / "l.log").read_text()
+    finally:
+        await host.stop()
+    # without a level the server must send none at this revision (there is no setLevel)
+    # (the SDK's stderr quotes the source line too: only notifications/message count here)
+    assert ("[message] info line from the server" in written) == (level == "info")
+    assert "[message] debug line from the server" not in written
 
 
 def test_a_payload_keeps_text_within_the_cap_and_notes_binary_parts():
