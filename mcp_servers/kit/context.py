@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .modern import Peer
+    from .rounds import Asking
     from .server import Server
     from .session import Session, Sink
 
@@ -30,6 +31,7 @@ class Context:
         progress_token: str | int | None,
         sink: Sink,
         peer: Peer | None = None,
+        asking: Asking | None = None,
     ) -> None:
         self.session = session
         self.request_id = request_id
@@ -37,6 +39,7 @@ class Context:
         self._sink = sink
         # who called: the request's own 2026-07-28 client, else the session's
         self.peer = peer or session.peer
+        self.asking = asking  # a 2026-07-28 call's questions (.rounds)
 
     @property
     def server(self) -> Server:
@@ -45,10 +48,8 @@ class Context:
     @property
     def can_elicit(self) -> bool:
         """Whether the client declared the elicitation capability (at initialize, or in
-        the call's own ``_meta``). A 2026-07-28 server may send the client no request
-        mid-call: there a question would be an ``input_required`` answer, which the kit
-        does not give yet, so such a call cannot ask."""
-        return self.peer.supports_elicitation and not self.peer.stateless
+        the call's own ``_meta``)."""
+        return self.peer.supports_elicitation and (not self.peer.stateless or bool(self.asking))
 
     async def elicit(
         self,
@@ -65,9 +66,13 @@ class Context:
             return None
         params = {"message": message, "requestedSchema": requested_schema}
         try:
-            result = await self.session.request(
-                "elicitation/create", params, timeout=timeout, sink=self._sink
-            )
+            if self.asking is not None:  # 2026-07-28: the question is the call's answer
+                question = {"method": "elicitation/create", "params": params}
+                result = await self.asking.ask(question, timeout)
+            else:
+                result = await self.session.request(
+                    "elicitation/create", params, timeout=timeout, sink=self._sink
+                )
         except TimeoutError:
             logger.warning("elicitation timed out after %.0f s", timeout)
             return None

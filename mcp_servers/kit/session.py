@@ -33,6 +33,7 @@ from .modern import (
     stamped,
     unsupported,
 )
+from .rounds import Asking, Rounds
 
 if TYPE_CHECKING:
     from .server import Server
@@ -75,6 +76,7 @@ class Session:
         self.peer = Peer(log_level=DEFAULT_LOG_LEVEL)  # what initialize declared
         self.initialized = asyncio.Event()
         self.listeners: list[Listener] = []  # open subscriptions/listen streams (2026-07-28)
+        self.rounds = Rounds()  # 2026-07-28 calls waiting for the client's answer
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._running: dict[Any, asyncio.Task[None]] = {}
@@ -291,8 +293,19 @@ class Session:
             raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}")
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        ctx = Context(self, request_id, token, sink, peer)
-        return await tool.call(arguments, ctx)
+        if not peer.stateless:
+            return await tool.call(arguments, Context(self, request_id, token, sink, peer))
+        if "requestState" in params:  # a follow-up: the parked call goes on (.rounds)
+            state, answers = params["requestState"], params.get("inputResponses")
+            try:
+                return await self.rounds.resume(state, answers)
+            except KeyError:
+                raise ProtocolError(INVALID_PARAMS, "requestState names no call") from None
+
+        def run(asking: Asking) -> Awaitable[Any]:
+            return tool.call(arguments, Context(self, request_id, token, sink, peer, asking))
+
+        return await self.rounds.start(run)
 
     async def _set_level(self, params: dict[str, Any], peer: Peer, **_: Any) -> dict[str, Any]:
         if peer.stateless:  # 2026-07-28 asks for a level per request (logLevel in _meta)
@@ -373,6 +386,8 @@ class Session:
         """Cancel every running request (listen streams too) and wake every pending one."""
         for listener in self.listeners:
             listener.closed.set()
+        for job, _ in list(self.rounds.parked.values()):
+            job.cancel()
         for task in list(self._running.values()):
             task.cancel()
         for future in self._pending.values():

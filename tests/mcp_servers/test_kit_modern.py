@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 import aiohttp
 import pytest
 
 from bothost.mcp.http import HttpTransport
+from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.session import ClientSession
 from tests.fakes.open_meteo import ZURICH
 from tests.helpers import make_host, until
@@ -72,6 +74,33 @@ async def test_bothost_over_http_gets_events_on_its_listen_stream(echo_server, h
         await session.close()
     ((source, kind, payload),) = recorder.events
     assert (source, kind, payload["summary"]) == ("echo", "event/echo", "over http")
+
+
+async def test_a_tool_that_asks_works_at_2026_by_input_required(echo_argv, home):
+    from bothost.mcp.stdio import StdioTransport
+
+    asked: list[str] = []
+
+    async def ask(question) -> dict:
+        asked.append(question.text)
+        return {"answer": "hunter2"}
+
+    log = logging.getLogger("kit-modern")
+    env = {"PATH": os.environ["PATH"], "BOTHOST_HOME": str(home)}
+    transport = StdioTransport(echo_argv[0], echo_argv[1:], env, log=log)
+    session = ClientSession(transport, name="echo", log=log, ask=ask)
+    try:
+        await session.start()
+        assert session.protocol_version == "2026-07-28"
+        result = await session.call_tool("ask", {"question": "Password?"})
+        # a state the kit did not give reaches no call
+        forged = {"name": "ask", "arguments": {"question": "x"}, "requestState": "forged"}
+        with pytest.raises(McpError) as refused:
+            await session.request("tools/call", {**forged, "inputResponses": {}})
+    finally:
+        await session.close()
+    assert result.text == "answer: hunter2" and asked == ["echo asks: Password?"]
+    assert refused.value.code == -32602
 
 
 async def test_the_http_wire_at_2026(echo_server):
