@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.jsonrpc import McpError
-from bothost.mcp.stdio import StdioTransport
 
 if TYPE_CHECKING:
     from bothost.mcp.session import ClientSession
@@ -125,6 +124,8 @@ async def negotiate(session: ClientSession, timeout: float) -> None:
         session.adopt(result, session.protocol)
         return
     version = LATEST
+    from bothost.mcp.stdio import StdioTransport  # here: a command's host imports this early
+
     local = isinstance(session.transport, StdioTransport)
     bound = STDIO_DISCOVER_TIMEOUT if local else DISCOVER_TIMEOUT
     for attempt in range(2):
