@@ -49,8 +49,8 @@ See docs/servers/kit.md.
 """
 
 from .context import Context
-from .server import Server
 from .modern import STATELESS_PROTOCOLS
+from .server import Server
 from .session import EVENTS_CAPABILITY, LATEST_PROTOCOL, SUPPORTED_PROTOCOLS, Session
 from .tool import CAPABILITIES_META, Tool, ToolError
 from .watchers import Notify, Outbox
