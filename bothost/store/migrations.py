@@ -376,6 +376,6 @@ def core_migrations() -> list[Migration]:
         Migration("core", 13, migrate_13, "platform-qualified ids in stored rules"),
         Migration("core", 14, sql(CORE_SCHEMA_14), "triage rules taught at run time"),
         Migration("core", 15, sql(CORE_SCHEMA_15), "scheduled jobs"),
-        Migration("core", 17, migrate_17, "offline agent turns marked"),
         Migration("core", 16, sql(CORE_SCHEMA_16), "llm_usage.mcp_server"),
+        Migration("core", 17, migrate_17, "offline agent turns marked"),
     ]

@@ -19,6 +19,7 @@ JSON = "JSON by contract"
 ALLOWED = {
     ("hookspecs", "OfflineCommand", "value"): f"a tool call's arguments: {JSON}",
     ("hookspecs", "RegisterTool.__call__", "schema"): f"a JSON schema: {JSON}",
+    ("hookspecs", "RegisterTool.__call__", "egress_of"): f"reads a tool call's arguments: {JSON}",
     ("api", "Answer", "value"): f"a form's fields (MCP elicitation): {JSON}",
     ("api", "Notice", "data"): f"a notice's data: {JSON}",
     ("api", "Respond", "value"): f"an answer between hosts: {JSON}",
