@@ -151,8 +151,9 @@ class ServerRunner:
             else None
         )
         self._follow: asyncio.Task | None = None  # subscribing, after ready or a renewal
-        # a 2026-07-28 session's listen stream (bothost.mcp.listen): not for one-shot commands
-        self.listens = subscribe
+        # a 2026-07-28 session's listen stream (bothost.mcp.listen), one-shot commands too:
+        # at that revision it is the only way the events a call pushes reach us
+        self.listens = True
         self._renewals_seen = 0
 
     # -- lifecycle ---------------------------------------------------------------------

@@ -344,7 +344,9 @@ async def test_a_stuck_server_delays_neither_the_listener_nor_chat_tools(tmp_pat
         listing = await asyncio.to_thread(
             run_bothost, "mcp", "tools", config=config, env=env, timeout=COMMAND_SECONDS
         )
-        assert "polite/echo" in listing.stdout and "stuck: starting" in listing.stderr
+        # `mcp tools` bounds each server's start (5 s) and names the step that hung
+        assert "polite/echo" in listing.stdout
+        assert "stuck: failed: initialize did not answer within" in listing.stderr
         assert listing.returncode != 0  # not everything it was asked for could be listed
         # the stuck one is recorded with its error and tried again, the host serving all along
         await until(lambda: "initialize" in (host.status()["stuck"].get("error") or ""), 60)
