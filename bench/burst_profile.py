@@ -39,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/events.py besi
 import callgrind  # noqa: E402
 from events import FloorQueue, burst, floor, make_events, open_store, poke  # noqa: E402
 
-from bothost import heap  # noqa: E402
 from bothost.config import TickConfig  # noqa: E402
 from bothost.events.queue import EventQueue  # noqa: E402
+from bothost.host import heap  # noqa: E402
 
 WARM_UP = 300  # events burst before counting: code, caches and the allocator warm
 LOOP_METHODS = ("_run_once", "create_future", "create_task", "call_soon", "call_soon_threadsafe")

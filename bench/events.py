@@ -16,7 +16,7 @@ dedupe). No host can take this shape's events faster on this machine, so the bur
 also printed as a fraction of it; the floor's own rate is what the event loop's tasks,
 futures and callbacks allow.
 
-The collector is set as ``bothost run`` sets it once started (:mod:`bothost.heap`: start-up's
+The collector is set as ``bothost run`` sets it once started (:mod:`bothost.host.heap`: start-up's
 objects frozen, a larger young generation); the burst is run a second time with Python's
 default collector, and the full collections that fell inside each are printed: how many
 fall inside the burst is what made the default figure swing from run to run.
@@ -62,12 +62,12 @@ from queue import SimpleQueue
 import sqlite_utils
 import yaml
 
-from bothost import heap
 from bothost.config import TickConfig, TickRule, load
-from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.events import events_migrations
 from bothost.events.queue import EventQueue
 from bothost.events.tick import run_tick
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.host import heap
 from bothost.models import Event
 from bothost.store import Store, core_migrations
 
@@ -309,7 +309,7 @@ async def server_to_sqlite(directory: Path, count: int) -> tuple[float, float, f
     CPU seconds per event of the host (all its threads) and of the server's process over
     the same span: on two cores the two processes share the machine, so either's CPU per
     event bounds the rate."""
-    from bothost.host import Host
+    from bothost.host.host import Host
 
     script = directory / "burst_server.py"
     script.write_text(BURST_SERVER)

@@ -34,8 +34,8 @@ from typing import Any
 import yaml
 
 from bothost.config import load
-from bothost.discovery import load_plugins, new_plugin_manager
-from bothost.host import Host
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.host.host import Host
 from bothost.llm.base import estimate_tokens
 
 ROOT = Path(__file__).resolve().parent.parent

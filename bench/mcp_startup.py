@@ -42,8 +42,8 @@ import yaml
 from turn_overhead import InstantPlugin  # bench/ is on the path when run as a script
 
 from bothost.config import load
-from bothost.discovery import load_plugins, new_plugin_manager
-from bothost.host import Host
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.host.host import Host
 from bothost.mcp.manager import McpManager
 from bothost.models import Address, IncomingMessage
 from bothost.store import Store, core_migrations

@@ -27,9 +27,9 @@ from typing import Any
 import yaml
 
 from bothost.config import load
-from bothost.discovery import load_plugins, new_plugin_manager
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
 from bothost.hookspecs import hookimpl
-from bothost.host import Host
+from bothost.host.host import Host
 from bothost.llm.base import ChatRequest, ChatResponse
 from bothost.models import Address, IncomingMessage
 

@@ -41,10 +41,10 @@ import yaml
 from aiohttp import web
 from bothost.plugins.web.signing import new_secret, sign_headers
 
-from bothost import heap
 from bothost.config import load
-from bothost.discovery import load_plugins, new_plugin_manager
-from bothost.host import Host
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.host import heap
+from bothost.host.host import Host
 
 CONFIG = {
     "platforms": {"web": {"port": 0}, "console": {"enabled": False}},

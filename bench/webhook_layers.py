@@ -12,7 +12,7 @@ once per layer, each layer adding one part of the path on top of the one before:
   once, served through the Application (as before 2026-12-04): its router with every
   route of the host, its two middlewares (and aiohttp's own), the security headers'
   ``on_response_prepare`` signal;
-* ``app``: the same, served directly by the listener (``bothost.direct``): what the
+* ``app``: the same, served directly by the listener (``bothost.http.direct``): what the
   listener's protections, done inline once, add to aiohttp;
 * ``front``: and the signature check and the JSON decode (the handler's front half);
 * ``checks``: the whole handler, with the queue answering at once (no store, no wait);
@@ -43,9 +43,10 @@ import callgrind  # noqa: E402
 from bothost.plugins.web import webhooks  # noqa: E402
 from webhook import bare_peer, bare_server, bench_host, blast_elsewhere  # noqa: E402
 
-from bothost import direct, heap  # noqa: E402
 from bothost.api import Receipt  # noqa: E402
-from bothost.host import Host  # noqa: E402
+from bothost.host import heap  # noqa: E402
+from bothost.host.host import Host  # noqa: E402
+from bothost.http import direct  # noqa: E402
 
 LAYERS = ["server", "peer", "routed", "app", "front", "checks", "full"]
 WARM_UP = 300  # requests before counting: connections open, caches and code warm

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/webhook.py bes
 from bothost.plugins.web import webhooks  # noqa: E402
 from webhook import bench_host, blast_elsewhere  # noqa: E402
 
-from bothost import heap  # noqa: E402
 from bothost.events import queue  # noqa: E402
+from bothost.host import heap  # noqa: E402
 
 clock = time.perf_counter
 CURRENT: contextvars.ContextVar[dict[str, float]] = contextvars.ContextVar("mark")

@@ -1,6 +1,6 @@
 """The host as plugins, platforms, hooks and tools see it (:class:`HostApi`); turn replies.
 
-:class:`HostApi` is a :class:`typing.Protocol` that :class:`bothost.host.Host` satisfies; code
+:class:`HostApi` is a :class:`typing.Protocol` that :class:`bothost.host.host.Host` satisfies; code
 outside ``bothost/`` is typed against it instead of the host object, so the host's internals
 (its task table, its event queue, its MCP manager) can change without chasing callers. It
 is deliberately small: start and stop turns, deliver, ingest events, ask a person, read core
@@ -21,8 +21,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
+from bothost.logs.rate import RateLimitedLog as RateLimitedLog  # public: a plugin's warnings
 from bothost.models import Address, Briefing, IncomingMessage, Session
-from bothost.ratelog import RateLimitedLog as RateLimitedLog  # public: a plugin's warnings
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -430,12 +430,12 @@ def answer_headers(app: web.Application, headers: dict[str, str]) -> None:
     app.setdefault(app_key("ANSWER_HEADERS"), {}).update(headers)
 
 
-APP_KEYS = frozenset({"HOST", "DIRECT_ROUTES", "ANSWER_HEADERS"})  # made in bothost.appkeys
+APP_KEYS = frozenset({"HOST", "DIRECT_ROUTES", "ANSWER_HEADERS"})  # made in bothost.http.appkeys
 
 
 def app_key(name: str) -> Any:
     """The aiohttp ``AppKey`` named ``name`` (one of :data:`APP_KEYS`), made on first use."""
-    from bothost import appkeys
+    from bothost.http import appkeys
 
     return getattr(appkeys, name)
 

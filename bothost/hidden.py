@@ -10,7 +10,7 @@ changed, on a Python whose Unicode differs.
 
 Each use decides what it keeps, and says why:
 
-* :mod:`bothost.terminal` (what the command line prints, the log files) keeps newline and
+* :mod:`bothost.logs.terminal` (what the command line prints, the log files) keeps newline and
   tab, and the format characters that neither drive a terminal nor reorder text (a
   zero-width joiner inside an emoji, a soft hyphen): it escapes :data:`CONTROLS` and
   :data:`REORDERING`;

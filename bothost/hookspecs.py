@@ -16,7 +16,7 @@ are decorated with :data:`hookimpl`. Three kinds of hook exist:
 
 Hooks are always called with keyword arguments; an implementation may accept any subset of
 them. Parameters are only ever added, never renamed or removed. Implementations are called
-in plugin registration order (:func:`bothost.hookcall.impls`).
+in plugin registration order (:func:`bothost.hooks.call.impls`).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from bothost.usage.summary import Summary
 if TYPE_CHECKING:
     from bothost.agent.tools import Tool
     from bothost.events.bounds import PendingBounds
-    from bothost.listener import ConnectionGuard
+    from bothost.http.listener import ConnectionGuard
     from bothost.mcp.manager import McpManager
     from bothost.store import Conn, Store
 

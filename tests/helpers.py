@@ -14,8 +14,8 @@ import yaml
 from aiohttp import web
 
 from bothost.config import load
-from bothost.discovery import load_plugins, new_plugin_manager
-from bothost.host import Host
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.host.host import Host
 
 QUIET = {
     "platforms": {"web": {"port": 0}, "console": {"enabled": False}},

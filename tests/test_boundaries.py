@@ -13,8 +13,8 @@ import re
 import sqlite3
 from pathlib import Path
 
-from bothost.discovery import load_plugins, new_plugin_manager
-from bothost.startup import build_migrations
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.hooks.startup import build_migrations
 from bothost.store.conn import SqliteConn
 from bothost.store.migrations import apply_migrations
 

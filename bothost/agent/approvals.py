@@ -42,7 +42,7 @@ from bothost import identity
 from bothost.agent.shown import shown_arguments
 from bothost.agent.tools import Capabilities, Tool
 from bothost.config import PermissionRule, RuleWho
-from bothost.hookcall import call_policy
+from bothost.hooks.call import call_policy
 from bothost.models import Session
 from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Asking, Choice, Question
 from bothost.rules import store as rule_store
@@ -57,7 +57,7 @@ from bothost.rules.match import (
 )
 
 if TYPE_CHECKING:
-    from bothost.host import Host
+    from bothost.host.host import Host
 
 logger = logging.getLogger(__name__)
 

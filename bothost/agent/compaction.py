@@ -54,7 +54,7 @@ from bothost.models import Session
 
 if TYPE_CHECKING:
     from bothost.config import LlmConfig
-    from bothost.host import Host
+    from bothost.host.host import Host
 
 logger = logging.getLogger(__name__)
 

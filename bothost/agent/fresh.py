@@ -3,7 +3,7 @@
 A conversation is keyed by where it happens (the session id is the address: ``web:default``,
 ``console:``, a Slack DM), so a person cannot move to a new one by going elsewhere. ``/new``
 stores a fresh start (:func:`bothost.agent.history.start_fresh`): the model reads nothing
-said before it, the old messages stay in the store. :meth:`bothost.host.Host.handle_message`
+said before it, the old messages stay in the store. :meth:`bothost.host.host.Host.handle_message`
 routes it before any turn, so every platform has it without code of its own.
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from bothost.agent import history
 
 if TYPE_CHECKING:
-    from bothost.host import Host
+    from bothost.host.host import Host
     from bothost.models import Session
 
 WORDS = ("/new",)

@@ -23,7 +23,7 @@ __all__ = ["UNTRUSTED_NOTE", "context_flags", "refusal", "wrap_untrusted"]
 
 def context_flags(messages: list[dict[str, Any]]) -> tuple[bool, bool]:
     private = any(m.get("private") for m in messages if m.get("role") == "tool")
-    # a person's turn is untrusted when a server wrote it (`/prompt`, bothost.prompt_command)
+    # a person's turn is untrusted when a server wrote it (`/prompt`, bothost.agent.prompt_command)
     untrusted = any(m.get("untrusted") for m in messages if m.get("role") in ("tool", "user"))
     return private, untrusted
 

@@ -2,7 +2,7 @@
 
 A JSON schema carries two kinds of content. Structure — types, property names, ``required``,
 ``enum``, bounds, ``$ref`` — is what the model must follow to call the tool, and what the
-turn checks the arguments against (:mod:`bothost.agent.validate`). Prose — ``description``,
+turn checks the arguments against (:mod:`bothost.mcp.validate`). Prose — ``description``,
 ``title``, ``$comment``, ``examples``, enum names — is a server's writing, as able to carry
 instructions as its tool description. Prose has no place inside the schema that could be
 marked (a schema keyword is read as a plain string by both providers), so :func:`split`

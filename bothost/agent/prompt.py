@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from bothost.agent.interlock import UNTRUSTED_NOTE
 from bothost.agent.untrusted import escape, escape_attribute, wrap_untrusted
 from bothost.config import packaged_file
-from bothost.hookcall import call_each
+from bothost.hooks.call import call_each
 from bothost.models import Session
 
 # A server's `instructions` ride in every later request of the session: a few paragraphs is
@@ -27,7 +27,7 @@ MAX_INSTRUCTIONS = 4000
 
 if TYPE_CHECKING:
     from bothost.agent.registry import Group
-    from bothost.host import Host
+    from bothost.host.host import Host
 
 
 def main_prompt(path: str | None = None) -> str:

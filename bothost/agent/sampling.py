@@ -52,7 +52,7 @@ from bothost.rules.origin import SAMPLING, Origin
 from bothost.usage.attribution import Attribution, attributed
 
 if TYPE_CHECKING:
-    from bothost.host import Host
+    from bothost.host.host import Host
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,6 @@ from bothost.agent.approvals import ToolCall, decide
 from bothost.agent.compaction import Compactor
 from bothost.agent.prompt import system_prompt
 from bothost.agent.tools import Tool, ToolContext, ToolError, ToolResult
-from bothost.agent.validate import validate
 from bothost.api import Outcome, Reply
 from bothost.llm.base import (
     BudgetSpentError,
@@ -35,11 +34,12 @@ from bothost.llm.base import (
     ToolCallRequest,
     estimate_tokens,
 )
+from bothost.mcp.validate import validate
 from bothost.models import Session
 from bothost.usage import attribution
 
 if TYPE_CHECKING:
-    from bothost.host import Host
+    from bothost.host.host import Host
 
 logger = logging.getLogger(__name__)
 

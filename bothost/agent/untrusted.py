@@ -92,7 +92,7 @@ def name_pattern(name: str) -> str:
 
 
 OPENING = re.compile(r'^<untrusted-content source="[^"]*">\n')
-# what a turn with thread context says before the person's own message (bothost.host)
+# what a turn with thread context says before the person's own message (bothost.host.host)
 ANSWER_LABEL = "The message to answer:"
 
 
@@ -131,7 +131,7 @@ def unwrap(text: str) -> str:
 
 def own_words(text: str) -> str:
     """The person's message of a turn that opens with wrapped earlier messages of its thread
-    (``bothost.host.with_context``): what follows the wrapper, its label off; any other
+    (``bothost.host.host.with_context``): what follows the wrapper, its label off; any other
     text as it is."""
     end = text.find("\n" + UNTRUSTED_CLOSE)  # the first one is ours: the content is escaped
     if not OPENING.match(text) or end < 0:

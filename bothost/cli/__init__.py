@@ -19,14 +19,14 @@ import click
 from bothost import redact
 from bothost.cli.runtime import Runtime
 from bothost.config import ConfigError
-from bothost.discovery import DiscoveryError
-from bothost.home import HomeError
-from bothost.hookcall import impls
-from bothost.startup import RegistrationError
+from bothost.config.home import HomeError
+from bothost.hooks.call import impls
+from bothost.hooks.discovery import DiscoveryError
+from bothost.hooks.startup import RegistrationError
+from bothost.logs.terminal import guarded_output
 from bothost.store import StoreError
 from bothost.store.dump import DumpError
 from bothost.store.errors import database_failures
-from bothost.terminal import guarded_output
 
 CONFIG_EXIT = 2
 FAILURE_EXIT = 1

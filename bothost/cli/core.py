@@ -12,7 +12,7 @@ import click
 from bothost import jsondecode
 from bothost.cli.runtime import Runtime
 from bothost.config import mask_secrets
-from bothost.discovery import PluginInfo
+from bothost.hooks.discovery import PluginInfo
 
 pass_runtime = click.make_pass_decorator(Runtime)
 
@@ -33,8 +33,8 @@ def run(ctx: click.Context) -> None:
     Exit status: 0 after a clean stop; 1 if it cannot start (port in use, database held
     by another host, …: the one line says which); 2 for a config or plugin error.
     """
-    from bothost.configcheck import check_serving
-    from bothost.serve import serve
+    from bothost.config.check import check_serving
+    from bothost.host.serve import serve
     from bothost.store.corruption import START_CHECK_SECONDS
 
     runtime = ctx.find_object(Runtime)
@@ -63,8 +63,8 @@ def chat(runtime: Runtime, message: str | None, fresh: bool) -> None:
     the turn failed (the model was not reached or gave no answer) or a usage budget
     refused it, or at once when a hosted model has no key.
     """
+    from bothost.host.serve import chat as chat_loop
     from bothost.llm.base import key_problem
-    from bothost.serve import chat as chat_loop
 
     if (problem := key_problem(runtime.config.llm)) is not None:  # before the SDK and host
         click.echo(f"bothost: {problem}", err=True)
@@ -123,7 +123,7 @@ def install(ctx: click.Context, package: str, verbose: bool) -> None:
 
     Exit status: 0 installed, else pip's (the failing command is printed to rerun).
     """
-    from bothost import packages
+    from bothost.hooks import packages
 
     result = packages.install(package, verbose or bool(global_verbose(ctx)))
     if result.status == 0 and not result.packages:
@@ -156,7 +156,7 @@ def uninstall(ctx: click.Context, package: str, verbose: bool) -> None:
 
     Exit status: 0 removed (or not installed), else pip's.
     """
-    from bothost import packages
+    from bothost.hooks import packages
 
     result = packages.uninstall(package, verbose or bool(global_verbose(ctx)))
     if result.status == 0 and not result.packages:
@@ -237,7 +237,7 @@ def doctor(runtime: Runtime, as_json: bool, offline: bool) -> None:
     Exit status: 0 if every check is ok, 1 if any is not; 2 for a config error (its one
     line names the file and key path: no check runs on a config that does not load).
     """
-    from bothost.doctor import Finding, diagnose
+    from bothost.host.doctor import Finding, diagnose
 
     def show(f: Finding) -> None:  # each line as soon as its check knows it
         click.echo(f"{'ok ' if f.ok else '!! '} {f.check}: {f.detail}")
@@ -266,7 +266,7 @@ def docs(topic: str | None) -> None:
 
     Exit status: 0, or 1 for a topic with no page.
     """
-    from bothost import manual
+    from bothost.cli import manual
 
     if topic is None:
         listed = manual.topics()

@@ -147,7 +147,7 @@ def retry(runtime: Runtime, ids: tuple[int, ...]) -> None:
 async def tick_once(runtime: Runtime, console: TextIO | None = None) -> TickResult:
     """One tick; a ``console:`` delivery prints on ``console`` (default: standard output)
     and is recorded only after that text is written and flushed."""
-    from bothost.wiring import tick_once as host_tick_once
+    from bothost.host.wiring import tick_once as host_tick_once
 
     # the console platform prints on standard output, and this process prints nothing else
     # while it ticks, so sending that stream elsewhere cannot catch anyone else's text
@@ -244,9 +244,9 @@ def tick_command(
 def replay_command(
     runtime: Runtime, as_json: bool, events_file: str | None, at: str | None, digest: bool
 ) -> None:
-    """``tick --dry-run``: see :mod:`bothost.dryrun`."""
-    from bothost.dryrun import dry_run
+    """``tick --dry-run``: see :mod:`bothost.host.dryrun`."""
     from bothost.events.replay import ReplayInputError, read_events, report
+    from bothost.host.dryrun import dry_run
 
     now = moment(at) if at is not None else time.time()
     events = None

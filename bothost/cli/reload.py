@@ -7,7 +7,7 @@ import sys
 import click
 
 from bothost.cli.runtime import Runtime
-from bothost.reload_request import ReloadRequestError, request_reload
+from bothost.host.reload_request import ReloadRequestError, request_reload
 
 pass_runtime = click.make_pass_decorator(Runtime)
 

@@ -17,11 +17,11 @@ from typing import Any
 import click
 
 from bothost import identity, jsondecode
+from bothost.agent import unmatched
+from bothost.agent.explain import explain, find_tool, pin
 from bothost.cli.runtime import Runtime
 from bothost.models import Address, AddressError, Session
 from bothost.rules import store as rule_store
-from bothost.rules import unmatched
-from bothost.rules.explain import explain, find_tool, pin
 from bothost.rules.match import (
     ACTIONS,
     PRECEDENCE,

@@ -4,7 +4,7 @@ Nothing touches the disk until a command needs it, so a config error exits havin
 nothing. The config a command sees holds the sections its plugins declare (``register_config``)
 and has been checked against what the plugins registered (LLM providers, platforms), so every
 command refuses a wrong plugin value or an unknown name alike, at load.
-``Runtime.host()`` builds a :class:`~bothost.host.Host` on the same store.
+``Runtime.host()`` builds a :class:`~bothost.host.host.Host` on the same store.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import click
 
 from bothost import config as config_module
 from bothost import redact
-from bothost.discovery import PluginInfo, load_plugins, new_plugin_manager
-from bothost.home import HomeError
-from bothost.startup import Registered
+from bothost.config.home import HomeError
+from bothost.hooks.discovery import PluginInfo, load_plugins, new_plugin_manager
+from bothost.hooks.startup import Registered
 from bothost.store.target import DEFAULT_FILE
 
 T = TypeVar("T")
@@ -104,7 +104,7 @@ class Runtime:
         seconds the database file's pages may be checked for damage at open (None: a
         command's budget; ``run`` gives more, see :mod:`bothost.store.corruption`)."""
         if self._host is None:
-            from bothost.host import Host
+            from bothost.host.host import Host
             from bothost.store.corruption import OPEN_CHECK_SECONDS
 
             with ctrl_c_interrupts():  # the open may wait out another process's lock
@@ -162,7 +162,7 @@ class Runtime:
     @cached_property
     def read_only_store(self) -> Any:
         """The home's database opened for reading only (no home made, nothing migrated)."""
-        from bothost.startup import build_migrations
+        from bothost.hooks.startup import build_migrations
         from bothost.store import Store
         from bothost.store.target import store_target
 
@@ -174,7 +174,7 @@ class Runtime:
     async def ingest_event(
         self, source: str, type: str, payload: dict[str, Any], dedupe_key: str | None = None
     ) -> int | None:
-        from bothost.wiring import start_events
+        from bothost.host.wiring import start_events
 
         host = self.host()
         host.events = await start_events(host, tick=False)
@@ -190,7 +190,7 @@ class Runtime:
         (``--wait``) covers the open and the push together: the push gets what the open of
         a locked database left of it (at least one try), not the whole wait again."""
         from bothost.events.push import push_event
-        from bothost.wiring import start_events
+        from bothost.host.wiring import start_events
 
         give_up = self.clock() + patience
         host = await self.host_within(patience)
@@ -209,7 +209,7 @@ class Runtime:
         its neighbours are kept), and all of it is written before this ends; a store that
         fails is tried for a bounded time, and ``recorder.error()`` names what it lost."""
         from bothost.events.push import Recorder
-        from bothost.wiring import start_events
+        from bothost.host.wiring import start_events
 
         host = self.host()
         host.events = await start_events(host, tick=False)

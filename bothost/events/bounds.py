@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bothost.api import Receipt, SourceHeldError
-from bothost.ratelog import RateLimitedLog
+from bothost.logs.rate import RateLimitedLog
 from bothost.store.conn import Conn
 from bothost.store.errors import row_errors
 

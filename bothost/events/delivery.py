@@ -75,7 +75,7 @@ async def deliver_briefing(
     which are settled with it (:func:`bothost.events.ledger.finish_briefing`).
 
     ``renew`` renews the tick's lease and raises
-    :class:`~bothost.events.lease.LeaseLostError` when another runner holds it: it runs
+    :class:`~bothost.crosshost.lease.LeaseLostError` when another runner holds it: it runs
     before every send, so a tick whose lease was taken over sends nothing more (the new
     holder sends what is outstanding), and after every recorded outcome. A delivery that
     did happen is recorded whoever holds the lease: it is a fact, and it spares the new

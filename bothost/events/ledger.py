@@ -3,8 +3,8 @@
 Every function takes the store's :class:`~bothost.store.Conn` and runs on its thread, each
 step in its own short transaction so a crash leaves a state the next tick understands. The
 steps that decide (claim, record, release, settle) take the tick's lease owner and check it
-in their transaction (:func:`bothost.events.lease.fence`): a tick whose lease was taken over
-raises :class:`~bothost.events.lease.LeaseLostError` instead of writing.
+in their transaction (:func:`bothost.crosshost.lease.fence`): a tick whose lease was taken over
+raises :class:`~bothost.crosshost.lease.LeaseLostError` instead of writing.
 
 * ``claim``: no event row is written. Only the lease holder claims, decides and sends, and
   every deciding step checks the lease in its transaction, so the lease *is* the claim: the
@@ -36,7 +36,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bothost.events.lease import TICK_LOCK, fence
+from bothost.crosshost.lease import TICK_LOCK, fence
 from bothost.events.queue import decode_payload
 from bothost.events.render import from_structure, to_structure
 from bothost.events.triage import Mute, QueuedEvent

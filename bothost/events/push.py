@@ -22,7 +22,7 @@ from bothost.api import SourceHeldError
 from bothost.events.backpressure import ingest_until_stored, store_failed
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.queue import EventOutcome
-from bothost.hookcall import call_each_named
+from bothost.hooks.call import call_each_named
 from bothost.mcp.inbound import CLOSE_DRAIN
 from bothost.models import Event
 from bothost.store import StoreError

@@ -44,8 +44,8 @@ from bothost.config import TickConfig
 from bothost.events.bounds import PendingBounds, claimed
 from bothost.events.dedupe import canonical_json, dedupe_key
 from bothost.events.urgency import Urgency
+from bothost.logs.rate import RateLimitedLog
 from bothost.models import Event
-from bothost.ratelog import RateLimitedLog
 from bothost.store.conn import POSTGRESQL, SQLITE, Conn
 from bothost.store.errors import database_failures
 from bothost.store.errors import row_errors as database_row_errors
@@ -745,7 +745,7 @@ def _insert_event(conn: Conn, row: _Row, window: float) -> int | None:
 
 def rejected(event: Event, cause: BaseException, refusals: RateLimitedLog) -> EventRejectedError:
     """The error for one event that cannot be stored, logged with what it was (one line per
-    source and minute: see :mod:`bothost.ratelog`)."""
+    source and minute: see :mod:`bothost.logs.rate`)."""
     # repr, so a lone surrogate or a control character in a name cannot break the log line
     reason = f"{type(cause).__name__}: {cause}"
     kind = shown_type(event.type)

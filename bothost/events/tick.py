@@ -4,14 +4,14 @@
 callable, an optional LLM triage, a clock); ``Ticker`` runs it on the timetable of
 :mod:`bothost.events.schedule` as a long-lived coroutine the host supervises, and soon after
 ``poke()`` (the queue pokes on an urgent event). The host's ticker is assembled from its
-parts in one place, :func:`bothost.wiring.build_ticker`. The order of steps is what makes the
+parts in one place, :func:`bothost.host.wiring.build_ticker`. The order of steps is what makes the
 guarantee hold: the briefing and its deliveries are recorded before anything is sent, and
 events become ``done`` only once a delivery of their briefing is recorded (see
 :mod:`bothost.events.ledger`). The lease is the tick's claim on the events it read: a tick
 that dies leaves them pending for the next holder.
 A tick whose lease another runner took over (a clock jump, a long stall) finds out at its
 next step — every decision and every send checks the lease in the store first — and ends
-with status ``lost``, leaving the rest to the new holder (:mod:`bothost.events.lease`).
+with status ``lost``, leaving the rest to the new holder (:mod:`bothost.crosshost.lease`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bothost.config import TickConfig
-from bothost.events import lease, ledger, triage_store
+from bothost.crosshost import lease
+from bothost.events import ledger, triage_store
 from bothost.events.delivery import Deliver, deliver_briefing
 from bothost.events.faults import kill_point
 from bothost.events.llm_triage import LlmTriage, TriageFailedError, fallback_footer
@@ -348,7 +349,7 @@ class Ticker:
         self.store, self.config, self.deliver = store, config, deliver
         self.llm_triage, self.clock, self.on_briefing = llm_triage, clock, on_briefing
         self.poke_delay = poke_delay
-        # whether this host leads (bothost.events.leadership): only the leader ticks on the
+        # whether this host leads (bothost.crosshost.leadership): only the leader ticks on the
         # timetable; an urgent event still gets its tick on whichever host it arrived at
         self.leading = leading or (lambda: True)
         self.schedule = Schedule(config)  # fail fast on a bad zone, cron or quiet hours

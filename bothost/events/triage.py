@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from bothost.config import TickRule
-from bothost.configschema import parse_duration
+from bothost.config.schema import parse_duration
 from bothost.events.defaults import DEFAULT_RULES
 from bothost.models import BriefingItem
 

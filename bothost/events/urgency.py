@@ -27,7 +27,7 @@ from typing import Any
 from bothost.config import TickConfig, TickRule
 from bothost.events import triage_store
 from bothost.events.triage import CRITICAL, bare_address, matches
-from bothost.ratelog import RateLimitedLog
+from bothost.logs.rate import RateLimitedLog
 from bothost.store.conn import Conn
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from bothost.config import McpServerConfig
-from bothost.executables import resolve_command
+from bothost.mcp.executables import resolve_command
 
 BUNDLED = ("gmail", "gcal", "weather", "ssh")  # DESIGN: "Bundled MCP servers"
 SCRIPTS = {f"bothost-mcp-{name}" for name in BUNDLED}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import MCP_TIMEOUT_LIMIT, McpServerConfig
-from bothost.configschema import duration_problem, parse_duration
+from bothost.config.schema import duration_problem, parse_duration
 from bothost.mcp import resources
 from bothost.mcp.concealed import conceal_data
 from bothost.mcp.content import CallResult

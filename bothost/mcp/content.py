@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bothost.agent.validate import validate
 from bothost.mcp import media
+from bothost.mcp.validate import validate
 
 # How the TypeScript SDK words an McpError a tool threw (bad arguments, an unknown tool) when it
 # answers it as an error result: "MCP error -32602: Input validation error: …"

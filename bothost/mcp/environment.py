@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bothost.config import ENV_PATTERN, McpServerConfig
-from bothost.configcheck import url_problem
+from bothost.config.check import url_problem
 
 BASE = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "BOTHOST_HOME", "USER", "LOGNAME", "TMPDIR")
 # Without the proxy and CA names, every npx/uvx server behind a corporate proxy or a private
@@ -115,7 +115,7 @@ def server_headers(
 def server_url(config: McpServerConfig, environ: Mapping[str, str] | None = None) -> str:
     """The url an HTTP server is reached at, each ``${env:NAME}`` in it put in (a server
     added at run time stores the reference; config's arrive resolved) and the result
-    checked as :func:`bothost.configcheck.url_problem` checks a url: the check when it was
+    checked as :func:`bothost.config.check.url_problem` checks a url: the check when it was
     added saw the reference, not the value. :class:`ServerAddressError` names the variables,
     never their values; :class:`UnsetVariableError` for an unset one."""
     environ = os.environ if environ is None else environ

@@ -37,8 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bothost.events import lease
-from bothost.events.leadership import LEADER_LOCK
+from bothost.crosshost import lease
+from bothost.crosshost.leadership import LEADER_LOCK
 from bothost.store.conn import Conn
 
 logger = logging.getLogger(__name__)

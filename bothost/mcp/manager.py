@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bothost.config import McpServerConfig
-from bothost.configcheck import address_problem, timeout_problem
+from bothost.config.check import address_problem, timeout_problem
 from bothost.mcp import (
     concealed,
     environment,
@@ -253,7 +253,7 @@ class McpManager:
 
     async def leadership_changed(self, leading: bool) -> None:
         """Start this host's singletons when it becomes the leader, stop them when it stops
-        being one (a :class:`~bothost.events.leadership.Leadership` listener)."""
+        being one (a :class:`~bothost.crosshost.leadership.Leadership` listener)."""
         async with self._lock:
             if not self.started:
                 return
@@ -339,7 +339,7 @@ class McpManager:
         whether it has resources, and each tool's ``hints`` (its ``annotations`` and
         ``_meta``, what its capabilities are read from): enough for ``bothost rules add``
         and ``rules test`` in another process to know a tool's origin and capabilities
-        without starting the server (bothost.rules.explain)."""
+        without starting the server (bothost.agent.explain)."""
         out = {}
         for name, runner in self.runners.items():
             if runner.status().state != "ready":

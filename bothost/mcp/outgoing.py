@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from bothost.logs.rate import RateLimitedLog
 from bothost.mcp import followup, headers, inbound, jsonrpc, revision
 from bothost.mcp.deadline import CallDeadline
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.transport import Transport, TransportError
-from bothost.ratelog import RateLimitedLog
 
 if TYPE_CHECKING:
     from bothost.mcp.session import ClientSession

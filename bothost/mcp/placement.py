@@ -3,7 +3,7 @@
 A server that pushes events from a watcher (the bundled gmail, gcal, weather and ssh servers,
 and any server marked ``singleton: true``) must run once across all hosts: run on each, it
 would poll the same mailbox as many times and move its position in as many state
-directories. Such a *singleton* runs on the leader only (:mod:`bothost.events.leadership`) and
+directories. Such a *singleton* runs on the leader only (:mod:`bothost.crosshost.leadership`) and
 moves when leadership does; every other server runs on every host. ``singleton`` unset means
 "decided by the command": true for the bundled watchers, false otherwise, so a server from the
 packaged config or added with ``bothost mcp add weather -- bothost-mcp-weather`` needs no key,

@@ -1,7 +1,7 @@
 """A server's prompts: listed, fetched with arguments, and rendered as one text for a turn.
 
 MCP prompts are templates a *person* chooses (the ``/prompt`` command,
-:mod:`bothost.prompt_command`), not something the model calls. ``prompts/get`` answers with
+:mod:`bothost.agent.prompt_command`), not something the model calls. ``prompts/get`` answers with
 messages — each a role and one content block — which :func:`render` turns into the text
 of the person's turn: text as written, images and other binary content saved under
 ``media/`` and shown as links (:mod:`bothost.mcp.content`), never inlined; at most

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from bothost import redact
 from bothost.config import McpServerConfig
-from bothost.configcheck import address_problem
-from bothost.executables import resolve_command
+from bothost.config.check import address_problem
 from bothost.mcp import jsonrpc
 from bothost.mcp.content import CallResult
 from bothost.mcp.deadline import DEFAULT_MAX_TIMEOUT
@@ -32,6 +31,7 @@ from bothost.mcp.environment import (
     server_headers,
     server_url,
 )
+from bothost.mcp.executables import resolve_command
 from bothost.mcp.handover import BARRIER_TIMEOUT, StateKeeper
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.tokens import TokenStore, wait_for_change
@@ -223,7 +223,7 @@ class ServerRunner:
             self._announced = True
             why = f": {self.error}" if self.error else ""
             said = f"MCP server {self.name} not ready ({self.state}{why})"
-            # what a terminal chat shows instead of this record (bothost.logs.ChatNotices)
+            # what a terminal chat shows instead of this record (bothost.host.logs.ChatNotices)
             notice = (
                 f"{' '.join(said.split())[:NOTICE_CHARS]}; its tools are not listed "
                 f"(why: bothost mcp logs {self.name})"

@@ -8,7 +8,7 @@ host's log, so a chatty server cannot flood it. The file gets the host log's red
 filter (:mod:`bothost.redact`): a server that prints its own token writes ``***``.
 
 What a server writes is escaped on the way into the file as the command line escapes what
-it prints (:func:`bothost.terminal.shown`: control characters but newline and tab, and
+it prints (:func:`bothost.logs.terminal.shown`: control characters but newline and tab, and
 bidi controls, as ``\\x1b``-style text), so an operator who ``tail``s or ``less``es the
 file gets no OSC 52 clipboard write or cleared screen; the file stays plain UTF-8 text.
 """
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from bothost import redact
-from bothost.logfile import LogFileHandler
+from bothost.logs.file import LogFileHandler
+from bothost.logs.terminal import ShownFormatter
 from bothost.mcp import revision
 from bothost.mcp.jsonrpc import McpError
-from bothost.terminal import ShownFormatter
 
 MAX_BYTES = 5 * 1024 * 1024  # DESIGN: rotate at 5 MB
 BACKUPS = 1  # one backup: <name>.log.1
@@ -49,7 +49,7 @@ MCP_LEVELS = {
 
 class PrivateRotatingFileHandler(LogFileHandler):
     """Creates its files 0600: a server's stderr may carry the user's private data; a file
-    it cannot write is one line on stderr (:mod:`bothost.logfile`)."""
+    it cannot write is one line on stderr (:mod:`bothost.logs.file`)."""
 
     def _open(self) -> TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -27,6 +27,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from bothost.logs.rate import RateLimitedLog
 from bothost.mcp import client_tasks, inbound, jsonrpc, listen, revision, sampling, taskcall
 from bothost.mcp.elicitation import Ask
 from bothost.mcp.jsonrpc import McpError
@@ -40,7 +41,6 @@ from bothost.mcp.toolset import (
     Tools,
 )
 from bothost.mcp.transport import Transport
-from bothost.ratelog import RateLimitedLog
 
 # what was defined here before the parts were split out, for those who import it from here
 __all__ = [

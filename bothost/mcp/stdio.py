@@ -33,10 +33,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bothost.logs.rate import RateLimitedLog
 from bothost.mcp import jsonrpc
 from bothost.mcp.flood import LOG_BURST, LOG_RATE, Budget, Tally
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
-from bothost.ratelog import RateLimitedLog
 from bothost.redact import command_line
 
 MAX_LINE = 16 * 1024 * 1024  # a base64 image fits; anything bigger is a broken server

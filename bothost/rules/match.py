@@ -30,7 +30,7 @@ from typing import Any
 import re2  # type: ignore[import-untyped]
 
 from bothost.config import PermissionRule, RuleWho
-from bothost.configschema import ConfigError, build
+from bothost.config.schema import ConfigError, build
 from bothost.models import Session
 from bothost.rules import overlap
 from bothost.rules import who as rule_who

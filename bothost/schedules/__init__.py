@@ -17,7 +17,7 @@ run with ``await host.store.run(lambda db: …)``:
   say (``tick.timezone``, else the machine's).
 
 The host runs :class:`~bothost.schedules.runner.Scheduler` (wired in
-:func:`bothost.wiring.start_schedules`); docs/schedules.md is the person's view.
+:func:`bothost.host.wiring.start_schedules`); docs/schedules.md is the person's view.
 """
 
 from __future__ import annotations

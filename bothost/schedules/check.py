@@ -2,7 +2,7 @@
 
 The turn runs as the job's owner (their platform and id, so permission rules, budgets and
 usage are theirs) in a fresh session of its own, with one extra tool, ``notify(text)``, on
-the tick agent's pattern (:mod:`bothost.agent.tick_agent`): only what the model passes to
+the tick agent's pattern (:mod:`bothost.events.tick_agent`): only what the model passes to
 ``notify`` is posted, and a turn that ends without calling it had nothing to say. Approvals
 are asked in the job's conversation when it is on the owner's platform (nobody answering
 means no); elsewhere nobody is asked, and a call that needs approval is refused.
@@ -22,7 +22,7 @@ from bothost.schedules.store import Job
 from bothost.schedules.when import zone_named
 
 if TYPE_CHECKING:
-    from bothost.host import Host
+    from bothost.host.host import Host
 
 NOTIFY_DESCRIPTION = (
     "Post `text` to where this scheduled check reports. Call it only with what the person"

@@ -4,7 +4,7 @@ Hook implementations only: the agent's ``schedule``, ``schedules`` and ``send_me
 tools (:mod:`bothost.schedules.tools`, :mod:`bothost.schedules.send`) and the offline
 agent's ``remind``, ``reminders`` and ``cancel N`` (:mod:`bothost.schedules.offline`). The
 table is core's (``schedule_jobs``), and the scheduler is wired by the host
-(:func:`bothost.wiring.start_schedules`).
+(:func:`bothost.host.wiring.start_schedules`).
 """
 
 from __future__ import annotations

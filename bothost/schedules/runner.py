@@ -2,8 +2,8 @@
 
 :class:`Scheduler` polls the due index every :data:`POLL` seconds (one index probe), so a
 job another process added (``bothost schedule add``) fires within a few seconds of its time
-with no signal between processes. Only the leader fires (:mod:`bothost.events.leadership`),
-and each pass takes the ``schedules`` lease (:mod:`bothost.events.lease`, the tick's
+with no signal between processes. Only the leader fires (:mod:`bothost.crosshost.leadership`),
+and each pass takes the ``schedules`` lease (:mod:`bothost.crosshost.lease`, the tick's
 pattern): its owner id fences every send, so a leader that stalled past the lease sends
 nothing more, and on PostgreSQL a SIGKILLed leader's advisory lock is dropped at once, so
 the next leader takes the lease and fires the job the dead one left — with the same id.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bothost.config import SchedulesConfig
-from bothost.events import lease
+from bothost.crosshost import lease
 from bothost.events.delivery import DELIVERY_TIMEOUT
 from bothost.events.faults import kill_point
 from bothost.models import Briefing

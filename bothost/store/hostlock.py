@@ -1,6 +1,6 @@
 """One serving host per SQLite file: an OS lock on a file beside the database.
 
-On SQLite the one host always leads (:mod:`bothost.events.leadership`): it runs the
+On SQLite the one host always leads (:mod:`bothost.crosshost.leadership`): it runs the
 singleton servers and ticks on its timetable. A second ``bothost run`` on the same file
 would lead as well — two watchers pushing, two timetables — so it is refused at start with
 one line naming the holder. The lock is ``flock(2)`` on ``<database>.host.lock``, not a row

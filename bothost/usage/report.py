@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bothost.config import Price
-from bothost.configschema import parse_duration
+from bothost.config.schema import parse_duration
 
 DAY = 86400.0  # POSIX time has exactly this many seconds in every UTC day
 # grouping keys: our own SQL fragments, chosen by name, never text from a user

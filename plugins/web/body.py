@@ -32,7 +32,7 @@ async def json_object(request: web.Request) -> dict[str, Any]:
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        # the listener's client_max_size (bothost.http)
+        # the listener's client_max_size (bothost.http.server)
         raise JsonError(413, f"body larger than {jsondecode.MAX_BYTES} bytes") from None
     try:
         return jsondecode.decode_object(raw)

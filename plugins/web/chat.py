@@ -70,7 +70,7 @@ def start_of(value: str | None) -> int | None:
     return int(value)
 
 
-OAUTH_CALLBACK = "/oauth/callback"  # served by the core's listener (bothost.http)
+OAUTH_CALLBACK = "/oauth/callback"  # served by the core's listener (bothost.http.server)
 
 
 class ChatRoutes:
@@ -147,7 +147,7 @@ class ChatRoutes:
 
     async def complete_prompt(self, request: web.Request) -> web.Response:
         """``GET /api/prompt/complete?text=/prompt files/su``: ``{"values": [...]}``, the
-        words that may replace the last word typed (bothost.prompt_completion)."""
+        words that may replace the last word typed (bothost.agent.prompt_completion)."""
         text = request.query.get("text", "")[:MAX_COMPLETE_TEXT]
         return web.json_response({"values": await self.host.complete_prompt(text)})
 

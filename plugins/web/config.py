@@ -1,6 +1,6 @@
 """The ``platforms.web`` and ``platforms.webhook`` config sections, declared by this plugin.
 
-``platforms.web`` also configures the host's one HTTP listener (``bothost.http``), which
+``platforms.web`` also configures the host's one HTTP listener (``bothost.http.server``), which
 serves every plugin's routes; with this plugin disabled nobody declares it and the host
 listens nowhere. The webhook section is never "enabled" as such: an unset secret simply
 leaves the webhook routes off, so an unset ``${env:…}`` in it is no error.

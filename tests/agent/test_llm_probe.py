@@ -10,9 +10,9 @@ import pytest
 from aiohttp import web
 
 from bothost.config import LlmConfig
+from bothost.host.probes import ask_llm
 from bothost.llm.base import ChatRequest, LlmError
 from bothost.llm.plugin import anthropic_provider, openai_provider
-from bothost.probes import ask_llm
 
 PROVIDERS = {"openai": openai_provider, "anthropic": anthropic_provider}
 PATHS = {"openai": "/v1", "anthropic": ""}

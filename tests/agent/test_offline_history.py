@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bothost.host.reload import reload
 from bothost.llm.offline import NO_MODEL
 from bothost.models import Address, IncomingMessage
-from bothost.reload import reload
 from bothost.store.migrations import migrate_17
 from tests.fakes.llm import FakeLlm
 from tests.helpers import make_host

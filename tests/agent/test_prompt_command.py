@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bothost import prompt_command
+from bothost.agent import prompt_command
 from bothost.agent.untrusted import UNTRUSTED_OPEN
 from bothost.models import Address, IncomingMessage
 from tests.helpers import bothost_process, make_host

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+from bothost.agent.explain import explain
 from bothost.config import PermissionRule, RuleWho
 from bothost.hookspecs import hookimpl
 from bothost.models import Address, IncomingMessage, Session
 from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION
 from bothost.rules import store as rule_store
-from bothost.rules.explain import explain
 from bothost.rules.match import (
     CONFIG,
     STORED,

@@ -159,5 +159,5 @@ async def test_a_failing_policy_hook_refuses_and_the_log_names_its_plugin(
     openai_host.registry.register(harmless)
     fake_llm.script = [call("harmless"), echo]
     assert "refused by a policy plugin" in (await openai_host.handle_message(message("x"))).text
-    failures = [r.getMessage() for r in caplog.records if r.name == "bothost.hookcall"]
+    failures = [r.getMessage() for r in caplog.records if r.name == "bothost.hooks.call"]
     assert failures == ["plugin strict-policy failed in hook approve_tool_call"]

@@ -142,7 +142,7 @@ async def test_calling_a_left_out_groups_tool_says_why_not_to_activate_it_again(
 async def test_the_tick_agents_notify_tool_counts_towards_the_bound(openai_host, fake_llm):
     # the tick agent's own tool (notify) comes on top of the registry's offer: a granted
     # group that filled the offer to the bound made each of its requests one tool too many
-    from bothost.agent.tick_agent import run_tick_agent
+    from bothost.events.tick_agent import run_tick_agent
 
     natives = len(openai_host.registry.offered(set(), is_admin=False)[0])
     openai_host.registry.add_source(Servers({"fill": MAX_OFFERED - natives}))

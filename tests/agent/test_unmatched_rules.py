@@ -16,12 +16,12 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from bothost.agent import mcp_tools
+from bothost.agent.unmatched import Known, unmatched
 from bothost.cli import cli
 from bothost.config import PermissionRule
 from bothost.rules import store as rule_store
 from bothost.rules.match import CONFIG, STORED, Rule
 from bothost.rules.origin import MCP, UNKNOWN, Origin
-from bothost.rules.unmatched import Known, unmatched
 from tests.helpers import make_host, until
 
 SHIFTING = str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "shifting_server.py")
@@ -55,7 +55,7 @@ def add_stored(host, tool: str, action: str = "deny") -> int:
 
 
 async def test_start_up_names_each_rule_that_matches_no_tool_once_the_servers_settle(home, caplog):
-    caplog.set_level(logging.WARNING, logger="bothost.wiring")
+    caplog.set_level(logging.WARNING, logger="bothost.host.wiring")
     host = make_host(home, CONFIG_DATA)
     add_stored(host, "mcp__gone__wipe")
     await host.start(serve_http=True, tick=False)
@@ -63,7 +63,7 @@ async def test_start_up_names_each_rule_that_matches_no_tool_once_the_servers_se
         await until(lambda: host.supervisor.status().get("rule names") == "done")
     finally:
         await host.stop()
-    said = [r.getMessage() for r in caplog.records if r.name == "bothost.wiring"]
+    said = [r.getMessage() for r in caplog.records if r.name == "bothost.host.wiring"]
     assert said == [
         f"permission rules: {STORED_DENY}; correct its tool or remove it (bothost rules list)",
         f"permission rules: {OLD_DENY}; correct its tool or remove it (bothost rules list)",

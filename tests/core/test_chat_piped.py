@@ -31,7 +31,7 @@ def test_at_a_terminal_whose_output_is_redirected_the_prompt_goes_to_stderr(monk
     # `bothost chat > replies.txt`: the person typing still sees the prompt; the file does not
     import pty
 
-    from bothost.serve import chat_prompt
+    from bothost.host.serve import chat_prompt
 
     controller, end = pty.openpty()
     with open(end, encoding="utf-8") as stdin:

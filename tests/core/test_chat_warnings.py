@@ -18,7 +18,7 @@ import textwrap
 import pytest
 import yaml
 
-from bothost.logs import ChatFormatter, ChatNotices
+from bothost.host.logs import ChatFormatter, ChatNotices
 from tests.helpers import COMMAND_SECONDS, run_bothost
 
 # a plugin whose start-up hook logs as the store, the agent and a plugin would: a warning

@@ -19,7 +19,7 @@ NOT_FOR_A_TERMINAL_CHAT = (
     *("googleapiclient", "paramiko"),  # the bundled servers' own: they run in their process
     "cryptography",  # OAuth client assertions, for an MCP login the chat does not make
     "sqlite_utils",  # the bench's peer; bothost uses none of it
-    "yaml",  # the packaged defaults are read from their parsed twin (bothost.configfile)
+    "yaml",  # the packaged defaults are read from their parsed twin (bothost.config.file)
 )
 # the commands `chat` is not: their modules load when one of them runs (or --help lists them)
 OTHER_COMMANDS = (
@@ -133,7 +133,7 @@ def test_doctor_offline_does_not_load_the_models_sdk(tmp_path):
 
 
 def test_reading_the_config_imports_no_mcp_client(tmp_path):
-    # bothost.configcheck reads bothost.mcp.roots; the package once imported its whole
+    # bothost.config.check reads bothost.mcp.roots; the package once imported its whole
     # client (session, inbound, importlib.metadata) with it, for every command that reads
     # the config
     modules = imported(tmp_path, "config", "show", full=True)

@@ -188,18 +188,18 @@ def test_cli_config_error_exits_2_and_writes_nothing(tmp_path):
 
 def test_the_packaged_defaults_parsed_twin_is_current():
     # every command reads config/bothost.yaml; its twin spares PyYAML's import and parse
-    # (issue 19). Edited the YAML? `python -m bothost.configfile config/bothost.yaml`
+    # (issue 19). Edited the YAML? `python -m bothost.config.file config/bothost.yaml`
     from bothost.config import packaged_default_path
-    from bothost.configfile import make_twin, twin_path
+    from bothost.config.file import make_twin, twin_path
 
     path = packaged_default_path()
     assert json.loads(twin_path(path).read_text("utf-8")) == make_twin(path), (
-        "config/bothost.yaml.json is stale: run python -m bothost.configfile config/bothost.yaml"
+        "config/bothost.yaml.json is stale: run python -m bothost.config.file config/bothost.yaml"
     )
 
 
 def test_a_twin_is_read_only_while_it_was_made_from_the_same_bytes(tmp_path):
-    from bothost.configfile import make_twin, read_yaml, twin_path
+    from bothost.config.file import make_twin, read_yaml, twin_path
 
     path = tmp_path / "defaults.yaml"
     path.write_text("llm: {provider: offline}\n")
@@ -217,7 +217,7 @@ def test_a_twin_is_read_only_while_it_was_made_from_the_same_bytes(tmp_path):
 @pytest.mark.parametrize("text", ["tick:\n\tinterval: 5m\n", "platforms:\n  web:\n  \tport: 5\n"])
 def test_a_tab_that_indents_is_named_with_the_fix(tmp_path, text):
     # found from outside: "found character that cannot start any token" named no tab
-    from bothost.configfile import read_yaml
+    from bothost.config.file import read_yaml
 
     path = tmp_path / "bothost.yaml"
     path.write_text(text)

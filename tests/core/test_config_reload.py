@@ -155,7 +155,7 @@ async def test_an_mcp_server_added_to_the_config_starts_and_removed_stops(runnin
 
 
 async def test_tick_and_permission_edits_apply_to_the_running_parts(home, tmp_path):
-    from bothost.reload import reload
+    from bothost.host.reload import reload
     from tests.helpers import make_host
 
     host = make_host(home, {"tick": {"interval": "15m"}})

@@ -1,6 +1,6 @@
 """The core never imports a plugin: plugins depend on the core, never the reverse.
 
-Only :mod:`bothost.discovery` names the first-party plugins, as strings it imports by name
+Only :mod:`bothost.hooks.discovery` names the first-party plugins, as strings it imports by name
 when it loads them; every other module under ``bothost/`` reaches a plugin only through
 hooks and registered objects.
 """
@@ -53,8 +53,8 @@ def test_chat_without_the_console_plugin_says_so(home, tmp_path):
 
 async def test_without_the_web_plugin_the_host_runs_and_listens_nowhere(home, tmp_path):
     from bothost.config import load
-    from bothost.discovery import load_plugins, new_plugin_manager
-    from bothost.host import Host
+    from bothost.hooks.discovery import load_plugins, new_plugin_manager
+    from bothost.host.host import Host
 
     config_file = tmp_path / "c.yaml"
     config_file.write_text(

@@ -8,7 +8,7 @@ Registered deferred, each is made by whatever first uses it, and works as before
 from __future__ import annotations
 
 from bothost.hookspecs import hookimpl
-from bothost.host import HostError
+from bothost.host.host import HostError
 from bothost.models import Address
 from bothost.platform import Asking, Deferred, Question, actual
 from tests.helpers import make_host

@@ -3,7 +3,7 @@ import textwrap
 
 import pytest
 
-from bothost.discovery import DiscoveryError, load_plugins, new_plugin_manager
+from bothost.hooks.discovery import DiscoveryError, load_plugins, new_plugin_manager
 from tests.helpers import run_bothost
 
 TOOL_PLUGIN = textwrap.dedent('''

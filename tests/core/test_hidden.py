@@ -14,7 +14,7 @@ import unicodedata
 from bothost import hidden
 from bothost.agent.shown import shown_arguments
 from bothost.agent.untrusted import escape
-from bothost.terminal import SHOWN, shown
+from bothost.logs.terminal import SHOWN, shown
 
 
 def test_the_list_is_exactly_the_hidden_categories_of_this_pythons_unicode():

@@ -3,8 +3,8 @@ calling order (last registered first) would be; ``tryfirst``/``trylast`` still m
 
 from __future__ import annotations
 
-from bothost.discovery import new_plugin_manager
-from bothost.hookcall import call_each, call_each_named, call_policy, impls
+from bothost.hooks.call import call_each, call_each_named, call_policy, impls
+from bothost.hooks.discovery import new_plugin_manager
 from bothost.hookspecs import hookimpl
 
 

@@ -3,9 +3,9 @@ import json
 import aiohttp
 import pytest
 
-from bothost.configschema import ConfigError
+from bothost.config.schema import ConfigError
 from bothost.hookspecs import hookimpl
-from bothost.http import HOST, HttpError
+from bothost.http.server import HOST, HttpError
 from tests.helpers import make_host
 
 
@@ -87,7 +87,7 @@ async def test_a_failing_runtime_hook_is_isolated(home, caplog):
 async def test_supervised_task_is_restarted_after_a_failure(home, monkeypatch):
     import asyncio
 
-    from bothost import supervisor
+    from bothost.host import supervisor
 
     monkeypatch.setattr(supervisor, "FIRST_BACKOFF", 0.01)
     host = make_host(home)
@@ -138,7 +138,7 @@ async def test_events_a_plugin_drops_are_a_line_a_minute_per_source_not_one_each
 
     host.pm.register(Dropper(), name="dropper")
     await host.start(serve_http=False, mcp=False, tick=False)
-    with caplog.at_level("INFO", "bothost.host"):
+    with caplog.at_level("INFO", "bothost.host.host"):
         for n in range(1_000):  # each producer's way in, from two sources
             for source in ("flood", "other"):
                 await host.ingest_event(source, "event/x", {"id": n})

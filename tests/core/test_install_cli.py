@@ -115,7 +115,7 @@ def test_uninstall_names_the_package_it_removed(target, tmp_path, monkeypatch):
             shutil.rmtree(folder)
         return 0, ""
 
-    monkeypatch.setattr("bothost.packages.run_pip", pip_uninstalls)
+    monkeypatch.setattr("bothost.hooks.packages.run_pip", pip_uninstalls)
     result = bothost("uninstall", "bothost-demo")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from bothost.logs import setup
+from bothost.host.logs import setup
 from bothost.mcp.serverlog import close_server_logger, log_path, server_logger
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")

@@ -1,7 +1,7 @@
 import logging
 
 from bothost.config import load
-from bothost.logs import SecretFilter, secret_values
+from bothost.host.logs import SecretFilter, secret_values
 
 
 def test_secrets_are_redacted_from_log_records(home, tmp_path, monkeypatch, caplog):
@@ -23,7 +23,7 @@ def test_secrets_are_redacted_from_log_records(home, tmp_path, monkeypatch, capl
 def test_the_host_log_writes_a_lone_surrogate_escaped(home, capsys):
     from pathlib import Path
 
-    from bothost.logs import setup
+    from bothost.host.logs import setup
 
     root = logging.getLogger()
     before = list(root.handlers)
@@ -41,7 +41,7 @@ def test_the_host_log_writes_a_lone_surrogate_escaped(home, capsys):
 def test_the_host_log_writes_escape_sequences_escaped(home):
     from pathlib import Path
 
-    from bothost.logs import setup
+    from bothost.host.logs import setup
 
     root = logging.getLogger()
     before = list(root.handlers)

@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bothost.prompt_completion import candidates
+from bothost.agent.prompt_completion import candidates
 from tests.helpers import make_host
 
 SERVERS = Path(__file__).resolve().parents[1] / "mcp" / "servers"

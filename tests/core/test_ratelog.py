@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from bothost.ratelog import RateLimitedLog
+from bothost.logs.rate import RateLimitedLog
 
 
 class Clock:

@@ -27,7 +27,7 @@ async def test_run_serves_until_sigterm(tmp_path, home):
 
 
 async def test_run_freezes_its_start_up_heap(tmp_path, home):
-    # bothost run settles the collector once started (bothost/heap.py): start-up's objects
+    # bothost run settles the collector once started (bothost/host/heap.py): start-up's objects
     # are never scanned again, so a burst of events is not slowed by full collections
     port = free_port()
     config = write_config(
@@ -60,7 +60,9 @@ async def test_run_with_v_shows_the_log_on_stderr_too(tmp_path, home):
             while b"bothost is running" not in (line := await process.stderr.readline()):
                 assert not process.stderr.at_eof(), "bothost run exited early"
                 lines.append(line.decode())
-        assert any(f"INFO bothost.http: listening on http://127.0.0.1:{port}/" in x for x in lines)
+        assert any(
+            f"INFO bothost.http.server: listening on http://127.0.0.1:{port}/" in x for x in lines
+        )
     finally:
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 30) == 0
@@ -113,8 +115,8 @@ async def test_ctrl_c_stops_run_in_a_terminal_at_once(tmp_path, home):
 async def test_run_logs_the_migrations_it_applied(tmp_path, home):
     # Found from outside: a home of an older bothost (core:1-9) upgraded by `bothost run`
     # got core:10-12, and logs/bothost.log never said that the database had changed.
-    from bothost.discovery import load_plugins, new_plugin_manager
-    from bothost.startup import build_migrations
+    from bothost.hooks.discovery import load_plugins, new_plugin_manager
+    from bothost.hooks.startup import build_migrations
     from bothost.store import Store, core_migrations
 
     older = [m for m in core_migrations() if m.number <= 9]

@@ -39,7 +39,7 @@ def say(text: str, where: str = "test:c1") -> IncomingMessage:
 
 
 def test_the_host_satisfies_the_interface(host):
-    # the static check is the typed assignment in bothost/host.py (mypy); this one runs
+    # the static check is the typed assignment in bothost/host/host.py (mypy); this one runs
     assert isinstance(host, HostApi)
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bothost import manual
-from bothost.cli import cli
+from bothost.cli import cli, manual
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = ["bothost", "plugins", "mcp_servers"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bothost import config as config_module
 from bothost import hookspecs
-from bothost.configschema import hints
+from bothost.config.schema import hints
 from bothost.store.conn import Conn
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

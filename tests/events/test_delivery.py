@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bothost.discovery import load_plugins, new_plugin_manager
 from bothost.events.delivery import UnknownTargetError, platform_deliver
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.hooks.startup import collect_platforms
 from bothost.models import Address, Briefing
-from bothost.startup import collect_platforms
 from tests.conftest import both_backends
 
 pytestmark = both_backends

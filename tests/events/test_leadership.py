@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bothost.events.leadership import LEADER_LOCK, Leadership
+from bothost.crosshost.leadership import LEADER_LOCK, Leadership
 from bothost.store import Store, core_migrations
 from tests.conftest import both_backends
 

@@ -15,8 +15,8 @@ import asyncio
 
 import pytest
 
-from bothost.events import lease
-from bothost.events.leadership import LEADER_LOCK, Leadership
+from bothost.crosshost import lease
+from bothost.crosshost.leadership import LEADER_LOCK, Leadership
 from bothost.events.tick import run_tick
 from bothost.models import Event
 from bothost.store import Store, core_migrations

@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bothost.config import TickConfig, TickRule
-from bothost.events import lease, triage_store
+from bothost.crosshost import lease
+from bothost.events import triage_store
 from bothost.events.schedule import QuietHours, Schedule, ScheduleError
 from bothost.events.tick import Ticker
 from bothost.models import Event

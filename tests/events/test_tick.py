@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bothost.config import TickRule
-from bothost.events import feedback, lease
+from bothost.crosshost import lease
+from bothost.events import feedback
 from bothost.events.tick import run_tick
 from bothost.models import Event
 from tests.conftest import both_backends

@@ -6,7 +6,7 @@ import asyncio
 
 from bothost.agent.tools import ToolContext
 from bothost.events.llm_triage import NOTIFY_SCHEMA, notify_tool
-from bothost.wiring import build_ticker, tick_once
+from bothost.host.wiring import build_ticker, tick_once
 from tests.fakes.llm import openai_config
 from tests.helpers import make_host
 

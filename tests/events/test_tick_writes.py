@@ -15,7 +15,8 @@ from collections import Counter
 from datetime import UTC
 
 from bothost.config import TickRule
-from bothost.events import lease, ledger
+from bothost.crosshost import lease
+from bothost.events import ledger
 from bothost.events.render import build_briefing
 from bothost.events.tick import run_tick
 from bothost.events.triage import Rulebook, triage_offline

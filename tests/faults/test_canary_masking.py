@@ -123,7 +123,7 @@ def test_a_server_log_redacts_known_and_secret_shaped_values(home):
 
 def test_host_log_handlers_redact(home, tmp_path, monkeypatch):
     from bothost.config import load
-    from bothost.logs import setup
+    from bothost.host.logs import setup
 
     value = canary("llm")
     monkeypatch.setenv("CANARY_LLM", value)

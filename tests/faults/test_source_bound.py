@@ -19,7 +19,7 @@ from pathlib import Path
 import aiohttp
 from bothost.plugins.web.signing import new_secret
 
-from bothost.wiring import tick_once
+from bothost.host.wiring import tick_once
 from tests.helpers import make_host, until
 from tests.web.conftest import signed
 

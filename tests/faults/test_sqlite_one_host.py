@@ -1,6 +1,6 @@
 """Two ``bothost run`` on one SQLite file: the second is refused with one clear line.
 
-On SQLite the one host always leads (``bothost.events.leadership``): it runs the singleton
+On SQLite the one host always leads (``bothost.crosshost.leadership``): it runs the singleton
 servers and ticks on its timetable. A second host on the same file would lead too — both
 watchers pushing, both ticking on schedule — so it must not start. Commands (``bothost
 events list``, ``bothost tick``) still share the file with the running host, and a host that

@@ -259,7 +259,7 @@ def _assert_ticks_never_overlap(url: str, dead_owner: str, killed_at: float) -> 
             assert n == len(ticks) - 1, f"tick of {owner} at {started} never finished"
             finished = float("inf")
         # a tick whose lease was taken over (a host stalled past it under load) wrote
-        # nothing after the takeover (bothost.events.lease.fence); its row ends when it
+        # nothing after the takeover (bothost.crosshost.lease.fence); its row ends when it
         # found out, after its successor started
         end = started if status == "lost" else finished
 

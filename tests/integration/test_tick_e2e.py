@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from bothost.wiring import tick_once
+from bothost.host.wiring import tick_once
 from tests.fakes.llm import FakeLlm
 from tests.helpers import make_host, run_bothost, until, write_config
 

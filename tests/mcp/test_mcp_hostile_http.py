@@ -206,8 +206,8 @@ async def test_a_schema_with_ref_cycles_is_offered_and_called(site, make_manager
     base = await site([web.route("*", "/mcp", endpoint)])
     manager = await make_manager({"graph": McpServerConfig(url=f"{base}/mcp")}, retry=False)
     from bothost.agent.mcp_tools import McpToolSource
-    from bothost.agent.validate import validate
     from bothost.config import Config
+    from bothost.mcp.validate import validate
 
     (tool,) = McpToolSource(manager, Config()).tools("graph")
     assert tool.name == "mcp__graph__walk" and tool.schema == schema

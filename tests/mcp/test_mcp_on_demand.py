@@ -42,7 +42,7 @@ async def test_a_commands_servers_start_when_a_turn_needs_their_tools(home):
             }
         },
     )
-    # as `bothost chat` starts its host (bothost.serve.chat)
+    # as `bothost chat` starts its host (bothost.host.serve.chat)
     await host.start(serve_http=False, platforms=False, tick=False, mcp_on_demand=True)
     try:
         reply = await host.handle_message(message("help"))

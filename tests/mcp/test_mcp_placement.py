@@ -10,8 +10,8 @@ import pytest
 from bothost.mcp_servers.kit import Server
 
 from bothost.config import McpServerConfig
-from bothost.events import lease
-from bothost.events.leadership import LEADER_LOCK
+from bothost.crosshost import lease
+from bothost.crosshost.leadership import LEADER_LOCK
 from bothost.mcp import handover, stored
 from bothost.mcp.manager import McpManager
 from bothost.mcp.placement import is_singleton

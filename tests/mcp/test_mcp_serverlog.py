@@ -104,7 +104,7 @@ def test_a_flood_of_log_messages_is_written_up_to_its_budget_and_the_rest_counte
         log.removeHandler(lines)
 
 
-FORGED = "2026-12-03 20:00:00,000 ERROR bothost.http: the web token is hunter2"
+FORGED = "2026-12-03 20:00:00,000 ERROR bothost.http.server: the web token is hunter2"
 
 
 def test_a_message_of_several_lines_cannot_forge_a_line_of_ours(home):
@@ -129,7 +129,7 @@ def test_a_message_of_several_lines_cannot_forge_a_line_of_ours(home):
 def test_the_host_log_marks_the_further_lines_of_a_record_too(home):
     import logging
 
-    from bothost.terminal import ShownFormatter
+    from bothost.logs.terminal import ShownFormatter
 
     record = logging.LogRecord(
         "bothost.mcp", logging.WARNING, __file__, 1, "said: %s", ("a\n" + FORGED,), None

@@ -15,9 +15,9 @@ import pytest
 
 from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.events.triage import noun, plural
+from bothost.host.wiring import tick_once
 from bothost.mcp import subscriptions
 from bothost.mcp.subscriptions import PAYLOAD_BYTES, payload
-from bothost.wiring import tick_once
 from tests.helpers import make_host, until
 from tests.peers import server_everything
 

@@ -156,7 +156,7 @@ def test_wheel_holds_every_module_and_data_file(installed):
     assert "bothost/py.typed" in names
     assert {
         "bothost/defaults/bothost.yaml",
-        "bothost/defaults/bothost.yaml.json",  # its parsed twin (bothost.configfile)
+        "bothost/defaults/bothost.yaml.json",  # its parsed twin (bothost.config.file)
         "bothost/defaults/agents/main.md",
         "bothost/defaults/agents/tick.md",
         "bothost/plugins/web/static/index.html",

@@ -7,7 +7,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bothost.config import SchedulesConfig
-from bothost.events import lease
+from bothost.crosshost import lease
 from bothost.schedules import add_job, get_job, list_jobs
 from bothost.schedules.runner import SCHEDULES_LOCK, Scheduler
 from tests.conftest import both_backends

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from bothost.agent.explain import explain
 from bothost.models import Address, IncomingMessage, Session
-from bothost.rules.explain import explain
 from bothost.schedules import add_job, get_job, list_jobs
 from tests.agent.conftest import AskingPlatform
 from tests.fakes.llm import FakeLlm, last_tool_result

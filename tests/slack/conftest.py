@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from bothost.config import load
-from bothost.discovery import load_plugins, new_plugin_manager
-from bothost.host import Host
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.host.host import Host
 from tests.slack.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.slack.harness import ADMIN, ALICE, PLUGINS, SECRET, Bot, merge
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bothost.host import Host
+from bothost.host.host import Host
 from tests.slack.fake_slack import BOT_USER, TEAM, FakeSlack
 
 PLUGINS = Path(__file__).with_name("plugins")

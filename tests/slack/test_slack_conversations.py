@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.slack.fake_slack import BOT_USER
 from tests.helpers import until
+from tests.slack.fake_slack import BOT_USER
 from tests.slack.harness import ADMIN, ALICE, BOB, GENERAL
 
 

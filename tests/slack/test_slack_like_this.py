@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import time
 
-from bothost.dryrun import dry_run
 from bothost.events import triage_store
 from bothost.events.triage import QueuedEvent
+from bothost.host.dryrun import dry_run
 from bothost.models import Briefing, BriefingItem
 from tests.slack.harness import ADMIN, ALICE, BOB
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from bothost.events.triage_rules import who_can
-from bothost.reload import reload
+from bothost.host.reload import reload
 from tests.slack.harness import ALICE, BOB, GENERAL
 
 

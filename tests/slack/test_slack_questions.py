@@ -156,8 +156,8 @@ async def test_mcp_server_elicitation_reaches_a_modal(start_bot, monkeypatch):
     )
     if getattr(bot.host.mcp, "ask", None) is None:
         # MCP sessions declare the elicitation capability only when the manager has a
-        # default `ask`; bothost/wiring.py does not pass one yet, so servers never elicit.
-        pytest.skip("the MCP manager is built without `ask` (bothost/wiring.py start_mcp)")
+        # default `ask`; bothost/host/wiring.py does not pass one yet, so servers never elicit.
+        pytest.skip("the MCP manager is built without `ask` (bothost/host/wiring.py start_mcp)")
     root = await bot.say('call mcp__echo__ask {"question": "Your name?"}')
     ts = await question_in(bot, root, "bothost_form_open")
     assert "Your name?" in bot.fake.message(GENERAL, ts)["text"]

@@ -17,11 +17,11 @@ from bothost.plugins.web.signing import new_secret
 from click.testing import CliRunner
 
 from bothost.cli import cli
+from bothost.host.wiring import tick_once
 from bothost.mcp.oauth.tokens import save_record
 from bothost.store import Migration, Store, core_migrations, dump, sql
 from bothost.store.conn import quote
 from bothost.store.dump import SKIPPED_ROWS, DumpError, data_tables, read_dump, write_dump
-from bothost.wiring import tick_once
 from tests.conftest import both_backends
 from tests.fakes.llm import FakeLlm, openai_config
 from tests.helpers import make_host, write_config
@@ -205,7 +205,7 @@ def test_a_used_sqlite_home_moves_to_postgresql_whole(used_home, tmp_path, secre
 
 def migrations_of(config: Path, home: Path) -> list:
     from bothost.cli.runtime import Runtime
-    from bothost.startup import build_migrations
+    from bothost.hooks.startup import build_migrations
 
     runtime = Runtime()
     runtime.configure({"config_file": str(config), "home": str(home)})

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bothost.events import lease
+from bothost.crosshost import lease
 from bothost.store import Migration, Store, StoreError, core_migrations, sql
 from tests.conftest import both_backends
 from tests.helpers import age_lease

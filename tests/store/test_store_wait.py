@@ -68,7 +68,7 @@ async def test_a_request_whose_job_was_withdrawn_is_answered_503_naming_it(store
     """The host's HTTP middleware: the sender learns to retry (nothing was written)."""
     from aiohttp import ClientSession, web
 
-    from bothost.http import StoreFailures
+    from bothost.http.server import StoreFailures
 
     async def handler(request: web.Request) -> web.Response:
         await store.run(write("from a request"), start_within=BOUND, what="recording the note")

@@ -1,4 +1,4 @@
-"""The signed events route served directly by the listener (bothost.direct), past the app's
+"""The signed events route served directly by the listener (bothost.http.direct), past the app's
 router, middlewares and on_response_prepare: every protection the app gave it still holds
 there, on a started host (raw sockets where a client library would tidy the request)."""
 
@@ -11,8 +11,8 @@ import pytest
 from aiohttp import web
 from bothost.plugins.web.security import DEFAULT_HEADERS
 
-from bothost.direct import Dispatch
 from bothost.hookspecs import hookimpl
+from bothost.http.direct import Dispatch
 from bothost.store.errors import StoreBusyError
 from tests.helpers import make_host
 from tests.web.conftest import base_url, host_config, signed

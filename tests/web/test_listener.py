@@ -1,4 +1,4 @@
-"""The HTTP listener's deadlines and connection cap, on a started host (bothost.listener)."""
+"""The HTTP listener's deadlines and connection cap, on a started host (bothost.http.listener)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from bothost.plugins.web.security import DEFAULT_HEADERS
 
-from bothost.listener import Throttle, connection_cap
+from bothost.http.listener import Throttle, connection_cap
 from tests.faults.http_host import limit_files
 from tests.helpers import make_host, until
 from tests.web.conftest import host_config
@@ -203,7 +203,7 @@ def test_the_cap_leaves_half_the_open_files_to_the_rest_of_the_process():
 
 ACCEPT_FLOOD = textwrap.dedent("""
     import asyncio, logging, sys
-    from bothost.listener import AcceptErrors
+    from bothost.http.listener import AcceptErrors
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 

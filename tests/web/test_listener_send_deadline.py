@@ -1,6 +1,6 @@
 """The send deadline judges a client by the bytes it took, not by how many wait unsent.
 
-Found by reading bothost/listener.py: a sweep cut a connection whose writes were paused when
+Found by reading bothost/http/listener.py: a sweep cut a connection whose writes were paused when
 its unsent byte count equalled the last sweep's. A slow but steady reader of a stream that
 is written to as it reads can have the same count at two sweeps while it takes bytes all
 along; it was cut.
@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
-from bothost.listener import ConnectionGuard
+from bothost.http.listener import ConnectionGuard
 from tests.helpers import until
 
 BACKLOG_BYTES = 4 * 1024 * 1024  # far above the kernel's buffers: the writes stay paused

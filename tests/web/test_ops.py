@@ -1,6 +1,6 @@
 import re
 
-from bothost.wiring import tick_once
+from bothost.host.wiring import tick_once
 from tests.web.conftest import base_url, signed
 
 SAMPLE = re.compile(r"^([a-z_]+)(\{[^}]*\})? (-?[0-9.e+]+)$")

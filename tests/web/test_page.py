@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from bothost.host.wiring import tick_once
 from bothost.models import Address
 from bothost.platform import Question
-from bothost.wiring import tick_once
 from tests.helpers import make_host
 from tests.peers import missing, program
 from tests.web.conftest import base_url, host_config, signed

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bothost.wiring import tick_once
+from bothost.host.wiring import tick_once
 from tests.web.conftest import base_url
 from tests.web.test_page import driver, page  # noqa: F401  (the browser fixtures)
 from tests.web.test_turn_display import HalfSaid

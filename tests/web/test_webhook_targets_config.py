@@ -40,7 +40,7 @@ def test_a_configured_webhook_target_loads_and_the_platform_stays_unmade(home, t
     )
     made = runtime(home, path)
     assert made.config.tick.deliver_to == ["webhook:ops"]
-    from bothost.startup import collect_platforms
+    from bothost.hooks.startup import collect_platforms
 
     webhook = collect_platforms(made.pm)["webhook"]
     assert isinstance(webhook, Deferred) and not webhook.made

@@ -10,8 +10,8 @@ from bothost.plugins.web import outbound
 from bothost.plugins.web.signing import verify
 from multidict import CIMultiDict
 
+from bothost.host.wiring import tick_once
 from bothost.models import Briefing, BriefingItem
-from bothost.wiring import tick_once
 from tests.conftest import both_backends
 from tests.helpers import make_host, serve_app
 from tests.store_faults import refuse_disk_events

@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from bothost.configcheck import url_problem
+from bothost.config.check import url_problem
 from bothost.mcp.install import InstallError, PackageSpecError, default_name, parse_package
 from bothost.mcp.registry.entries import VARIABLE, Argument, Entry, Header, Package, Remote
 
