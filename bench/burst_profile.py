@@ -89,14 +89,14 @@ async def counted_burst(directory: Path, count: int) -> tuple[Counter[str], floa
     originals = count_loop(counts)
     gc.callbacks.append(collected)
     try:
-        ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+        ids = await asyncio.gather(*(queue.ingest([e]) for e in events))
     finally:
         gc.callbacks.remove(collected)
         uncount_loop(originals)
     await queue.close()
     store_time = store.call(lambda db: time.thread_time()) - store_before
     store.close()
-    assert None not in ids
+    assert [None] not in ids
     return counts, store_time
 
 
@@ -106,7 +106,7 @@ async def counted_floor(count: int) -> Counter[str]:
     events = make_events(count, "f")
     originals = count_loop(counts)
     try:
-        ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+        ids = await asyncio.gather(*(queue.ingest([e]) for e in events))
     finally:
         uncount_loop(originals)
     queue.close()
@@ -120,7 +120,7 @@ async def profiled_burst(directory: Path, count: int, top: int) -> None:
     events = make_events(count, "p")
     profile = cProfile.Profile()
     profile.enable()
-    await asyncio.gather(*(queue.ingest(e) for e in events))
+    await asyncio.gather(*(queue.ingest([e]) for e in events))
     profile.disable()
     await queue.close()
     store.close()

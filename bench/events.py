@@ -3,8 +3,8 @@
 Ingestion is measured on fresh databases: an MCP server (on our kit) pushing a burst of
 ``event/*`` notifications through a real host into SQLite (with the CPU per event of the
 host and of the server's process over the same span); a burst of concurrent producers
-(``EventQueue.ingest`` from many tasks, as MCP servers and webhooks push), one producer
-awaiting each event in turn, and two peers — the same store with one transaction per
+(``EventQueue.ingest`` of one event from many tasks, as MCP servers and webhooks push),
+one producer awaiting each event in turn, and two peers — the same store with one transaction per
 event (what a queue without batching costs), and bare sqlite-utils in a tight loop with
 one transaction per row (no event loop, no dedupe: a ceiling for reference). Then one
 offline tick triages and renders all 10,000 into a briefing for a target that discards it.
@@ -157,10 +157,10 @@ async def burst(
     events = make_events(count, "b")
     with full or FullCollections():
         start = time.perf_counter()
-        ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+        ids = await asyncio.gather(*(queue.ingest([e]) for e in events))
         elapsed = time.perf_counter() - start
     await queue.close()
-    assert None not in ids
+    assert [None] not in ids
     stored = store.call(lambda db: db.value("SELECT count(*) FROM events"))
     assert stored == count, f"{stored} of {count} events in the store"  # nothing lost
     return count / elapsed, store
@@ -177,13 +177,13 @@ class FloorQueue:
         self._thread = threading.Thread(target=self._resolve, name="bench-floor", daemon=True)
         self._thread.start()
 
-    async def ingest(self, event: Event) -> int:
+    async def ingest(self, events: list[Event]) -> list[int]:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         if not self._futures:  # the first of a pass: hand over what gathered, after it
             loop.call_soon(self._hand_over, loop)
         self._futures.append(future)
-        return await future
+        return [await future]
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._futures = self._futures, []
@@ -209,10 +209,10 @@ async def floor(count: int) -> float:
     queue = FloorQueue()
     events = make_events(count, "f")
     start = time.perf_counter()
-    ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+    ids = await asyncio.gather(*(queue.ingest([e]) for e in events))
     elapsed = time.perf_counter() - start
     queue.close()
-    assert len(ids) == count and None not in ids  # every producer answered
+    assert len(ids) == count and [None] not in ids  # every producer answered
     return count / elapsed
 
 
@@ -237,7 +237,7 @@ async def sequential(directory: Path | str, count: int) -> float:
     events = make_events(count, "s")
     start = time.perf_counter()
     for event in events:
-        await queue.ingest(event)
+        await queue.ingest([event])
     elapsed = time.perf_counter() - start
     await queue.close()
     store.close()

@@ -70,7 +70,7 @@ async def start(directory: Path, wanted: dict[str, Any]) -> float:
     config = load(path, home)
     store = Store(home / "bench.db", core_migrations())
     enabled = {n: s for n, s in config.mcp.servers.items() if n in wanted}
-    manager = McpManager(enabled, store, home, on_event=None, ask=None, publish_status=False)
+    manager = McpManager(enabled, store, home, on_events=None, ask=None, publish_status=False)
     try:
         started = time.perf_counter()
         await manager.start()

@@ -1,4 +1,4 @@
-"""CPU per event of the event queue alone: ``EventQueue.ingest_batch`` into SQLite.
+"""CPU per event of the event queue alone: ``EventQueue.ingest`` into SQLite.
 
 The process's CPU (both threads: the event loop preparing rows, the store thread writing
 them), so a machine shared with other work moves it less than a wall-clock rate: batches
@@ -36,10 +36,10 @@ async def per_event(batch: int, batches: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "b.db", [*core_migrations(), *events_migrations()])
         queue = EventQueue(store, TickConfig())
-        await queue.ingest_batch([Event("warm", "event/n", {"id": "w"})])  # open, prepare
+        await queue.ingest([Event("warm", "event/n", {"id": "w"})])  # open, prepare
         n, start = 0, cpu()
         for _ in range(batches):
-            await queue.ingest_batch(
+            await queue.ingest(
                 [Event(f"s{i % 4}", "event/n", {"id": str(n + i)}) for i in range(batch)]
             )
             n += batch

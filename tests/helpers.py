@@ -198,3 +198,46 @@ class FakeTime:
     async def sleep(self, seconds: float) -> None:
         self.waits.append(seconds)
         self.now += seconds
+
+
+def each(on_event: Any) -> Any:
+    """An MCP ``on_events([Event, …])`` that calls ``on_event(source, type, payload)`` for
+    each event in turn (a test that records events one at a time)."""
+
+    async def on_events(events: list[Any]) -> None:
+        for event in events:
+            await on_event(event.source, event.type, event.payload)
+
+    return on_events
+
+
+# The event queue has one way in, ``EventQueue.ingest(events, once_id)``, giving one outcome
+# per event; these read like the single-event calls the queue tests make.
+
+
+async def ingest_one(queue: Any, event: Any) -> Any:
+    """One event through the queue: its row id or None; raises what kept it out."""
+    (outcome,) = await queue.ingest([event])
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
+async def ingest_all(queue: Any, events: Any) -> list[Any]:
+    """Several events through the queue as one batch: their row ids (or None); every event
+    settles first, then the first error, if any, is raised."""
+    outcomes = await queue.ingest(list(events))
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return outcomes
+
+
+async def ingest_once(queue: Any, event: Any, once_id: str) -> Any:
+    """One event sent with a once-only id: its :class:`~bothost.api.Receipt`."""
+    from bothost.api import Receipt
+
+    (outcome,) = await queue.ingest([event], once_id)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome if isinstance(outcome, Receipt) else Receipt(event_id=outcome)

@@ -41,16 +41,19 @@ def store_failed(outcome: EventOutcome) -> bool:
 
 
 async def ingest_until_stored(
-    queue: EventQueue, events: list[Event], patience: float | None = None
+    queue: EventQueue,
+    events: list[Event],
+    patience: float | None = None,
+    once_id: str | None = None,
 ) -> list[EventOutcome]:
-    """:meth:`EventQueue.ingest_batch`, with what the store failed to take written again
+    """:meth:`EventQueue.ingest`, with what the store failed to take written again
     until it is in (or the caller is cancelled, as at shutdown); one outcome per event.
 
     With ``patience`` (seconds), no try starts after that long: what is still out keeps
     the store's error as its outcome (a command's user wants an answer, not a wait for a
-    person to free a disk)."""
+    person to free a disk); a patience of 0 is one try (a webhook: its sender retries)."""
     give_up = None if patience is None else time.monotonic() + patience
-    outcomes = await queue.ingest_batch(events)
+    outcomes = await queue.ingest(events, once_id)
     delay = FIRST_RETRY
     # (an exception is rare: the C isinstance first, the call only for what is one)
     while failed := [
@@ -73,7 +76,7 @@ async def ingest_until_stored(
         await asyncio.sleep(delay if failing else HELD_RETRY)  # (held: the bounds warn)
         if failing:
             delay = min(delay * 2, MAX_RETRY)
-        again = await queue.ingest_batch([events[i] for i in failed])
+        again = await queue.ingest([events[i] for i in failed], once_id)
         for index, outcome in zip(failed, again, strict=True):
             outcomes[index] = outcome
         if failing and not any(store_failed(o) for o in again):

@@ -19,10 +19,9 @@ from datetime import datetime
 from typing import Any
 
 from bothost.api import SourceHeldError
-from bothost.events.backpressure import ingest_until_stored, store_failed
+from bothost.events.backpressure import store_failed
 from bothost.events.dedupe import canonical_json, dedupe_key
-from bothost.events.queue import EventOutcome
-from bothost.hooks.call import call_each_named
+from bothost.events.intake import Dropped, Taken
 from bothost.mcp.inbound import CLOSE_DRAIN
 from bothost.models import Event
 from bothost.store import StoreError
@@ -45,7 +44,7 @@ class Pushed:
     refused: bool = False  # the event itself must change (not a duplicate, not a plugin)
 
 
-def not_stored(count: int, outcome: EventOutcome, patience: float) -> EventsNotStoredError:
+def not_stored(count: int, outcome: Taken, patience: float) -> EventsNotStoredError:
     what = "the event" if count == 1 else f"{count} events"
     return EventsNotStoredError(
         f"not queued: the store could not take {what} within {patience:g} s ({outcome}); "
@@ -61,21 +60,20 @@ async def push_event(
     dedupe: str | None = None,
     patience: float = CLI_PATIENCE,
 ) -> Pushed:
-    """Queue one event through the hooks and the queue; raises EventsNotStoredError."""
+    """Queue one event through the intake; raises EventsNotStoredError."""
     event = Event(source=source, type=type, payload=payload, dedupe_key=dedupe)
-    for plugin, verdict in await call_each_named(host.pm, "event_received", event=event):
-        if verdict is False:
-            return Pushed(why_not=f"dropped by plugin {plugin!r} (its event_received hook)")
     text = canonical_json(event.payload)
     size = len(text.encode("utf-8", "replace"))  # as the queue counts it
     limit = host.events.max_payload
-    if size > limit:
+    if size > limit:  # before the hooks, as a webhook's 413: the queue would refuse it
         return Pushed(
             why_not=f"payload too large: {size} bytes, the limit is {limit} "
             "(keep what a briefing needs: a summary, an id, a link to the rest)",
             refused=True,
         )
-    (outcome,) = await ingest_until_stored(host.events, [event], patience)
+    (outcome,) = await host.intake.take([event], patience=patience)
+    if isinstance(outcome, Dropped):
+        return Pushed(why_not=f"dropped by plugin {outcome.plugin!r} (its event_received hook)")
     if isinstance(outcome, SourceHeldError):
         return Pushed(why_not=f"{outcome} (`bothost tick` takes them now)", refused=True)
     if store_failed(outcome):
@@ -126,7 +124,7 @@ SERVER_EVENT_PATIENCE = CLOSE_DRAIN / 2
 
 class Recorder:
     """The ``on_events`` of a command's MCP servers: each backlog through
-    ``Host.ingest_events`` with ``SERVER_EVENT_PATIENCE``; what the store did not take is
+    ``Host.take_events`` (the intake) with ``SERVER_EVENT_PATIENCE``; what the store did not take is
     counted with the store's error, for the command to report once its own result is shown
     (the server has moved past those events: they cannot be asked for again)."""
 
@@ -136,11 +134,12 @@ class Recorder:
         self.lost: dict[str, int] = {}  # source → events the store did not take
         self.why = ""
 
-    async def __call__(self, source: str, items: list[tuple[str, dict[str, Any]]]) -> Any:
+    async def __call__(self, events: list[Event]) -> list[Taken]:
+        source = events[0].source if events else ""
         try:
-            outcomes = await self.host.ingest_events(source, items, patience=self.patience)
+            outcomes = await self.host.take_events(events, patience=self.patience)
         except asyncio.CancelledError:  # the command ended (its server stopped) meanwhile
-            self._lose(source, len(items), "the command ended while the store still refused them")
+            self._lose(source, len(events), "the command ended while the store still refused them")
             raise
         # held ones too: a command's servers are not waited for until a tick makes room
         failed = [o for o in outcomes if store_failed(o) or isinstance(o, SourceHeldError)]

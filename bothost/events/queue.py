@@ -1,16 +1,16 @@
 """The event queue: durable intake of pushed events, deduped, batched into the store.
 
-Producers (MCP servers' ``event/*`` notifications, webhooks, ``bothost events push``) call
-``await queue.ingest(event)``. Ingestion adds the event to the waiting rows and queues a
-writing job on the store thread unless one is queued (after the loop's pass, or at once
-when :data:`EARLY_ROWS` are waiting, so a large burst is written while the loop still takes
-it in); the job takes whatever is waiting when it starts and writes it in one transaction:
-one commit per burst instead of per event is what keeps thousands of events per second
-cheap, and the thread goes from one batch to the next without a round trip through the
-event loop (see ``_drain``). Inside that
-transaction each event is deduped against the events of the last ``tick.dedupe_window``.
-Oversized payloads are refused (and logged) before they reach the store thread. The host
-runs the ``event_received`` hooks before calling ``ingest``.
+Producers (MCP servers' ``event/*`` notifications, webhooks, ``bothost events push``,
+plugins) reach it through :mod:`bothost.events.intake`, which runs the ``event_received``
+hooks and calls ``await queue.ingest(events)``, the one way in. Ingestion adds the events
+to the waiting rows and queues a writing job on the store thread unless one is queued
+(after the loop's pass, or at once when :data:`EARLY_ROWS` are waiting, so a large burst
+is written while the loop still takes it in); the job takes whatever is waiting when it
+starts and writes it in one transaction: one commit per burst instead of per event is what
+keeps thousands of events per second cheap, and the thread goes from one batch to the next
+without a round trip through the event loop (see ``_drain``). Inside that transaction each
+event is deduped against the events of the last ``tick.dedupe_window``.
+Oversized payloads are refused (and logged) before they reach the store thread.
 
 Rows are isolated inside the shared transaction: an event that cannot be stored (a lone
 surrogate in its type, a payload that is not JSON, a value the database refuses) fails alone with
@@ -21,8 +21,8 @@ The batch is tried whole first (one dedupe query and a few multi-row inserts, as
 whole transaction) and, only when a row is refused, rolled back and redone row by row in a
 new transaction, so isolation costs nothing in the common case.
 
-An event sent with a once-only id (a webhook's ``webhook-id``, :meth:`EventQueue.ingest_once`)
-claims the id in ``webhook_ids`` in the same transaction as its insert: the claim and the
+An event sent with a once-only id (a webhook's ``webhook-id``: ``once_id``) claims the id
+in ``webhook_ids`` in the same transaction as its insert: the claim and the
 event commit or fail together, an id claimed before (by this host, another host on the same
 database, or an earlier row of the same batch) queues nothing, and the sender is answered
 after one shared commit instead of one store round trip per step.
@@ -35,7 +35,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -99,7 +99,7 @@ EventOutcome = int | None | Receipt | BaseException
 
 
 class _Waiter:
-    """Several events of one caller (:meth:`EventQueue.ingest_batch`): their outcomes,
+    """Several events of one caller (:meth:`EventQueue.ingest`): their outcomes,
     handed over together in one future once the last of them has settled (a batch of N
     events costs one future, not N)."""
 
@@ -122,8 +122,8 @@ class _Row:
     event: Event
     payload: str
     key: str
-    # who hears the outcome: one producer's own future (ingest, ingest_once: no object
-    # between it and the batch), or the waiter of a caller's several events, at ``index``
+    # who hears the outcome: a lone event's own future (no object between it and the
+    # batch), or the waiter of a caller's several events, at ``index``
     answer: asyncio.Future[EventOutcome] | _Waiter
     index: int = 0
     claim: str | None = None  # the once-only id this row claims with its insert
@@ -168,50 +168,28 @@ class EventQueue:
         self._rows_loop: asyncio.AbstractEventLoop | None = None
         self._mixed = False
 
-    async def ingest(self, event: Event) -> int | None:
-        """Queue one event; its row id, or None when deduped or refused."""
-        outcome = await self._submit_one(event)
-        if type(outcome) is int:  # the common case first: a burst's every event
-            return outcome
-        if isinstance(outcome, BaseException):
-            raise outcome
-        assert not isinstance(outcome, Receipt)  # only a claimed row answers with one
-        return outcome
+    async def ingest(
+        self, events: Sequence[Event], once_id: str | None = None
+    ) -> list[EventOutcome]:
+        """Queue events and wait for all of them: the queue's one way in (producers reach it
+        through :mod:`bothost.events.intake`). One outcome per event, in order: its row id,
+        None (deduped or refused), a :class:`~bothost.api.SourceHeldError` (its source at
+        its bound), or the error that kept it out (an :class:`EventRejectedError`, or the
+        store's own failure). Nothing is raised for an event: the caller sees each one's fate.
 
-    async def ingest_once(self, event: Event, once_id: str) -> Receipt:
-        """Queue one event and claim ``once_id`` in the same transaction (the id is the
-        event's dedupe key unless it has one).
-
-        Raises :class:`EventRejectedError` for an event that cannot be stored, or the
-        store's error; either way ``once_id`` stays unclaimed, so the sender's retry counts.
+        ``once_id`` (one event only: a webhook's id) is claimed in the same transaction as
+        the insert (it is the event's dedupe key unless it has one); the outcome is then the
+        row id or :data:`DUPLICATE`, and a failure leaves the id unclaimed, so the sender's
+        retry counts.
         """
-        if event.dedupe_key is None:  # the id names the occurrence: the sender's own key
-            event = replace(event, dedupe_key=once_id)
-        outcome = await self._submit_one(event, once_id)
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome if isinstance(outcome, Receipt) else Receipt(event_id=outcome)
-
-    async def ingest_many(self, events: Iterable[Event]) -> list[int | None]:
-        """Queue several events at once; one result per event, in order.
-
-        Every event settles first; then the first error (an :class:`EventRejectedError`),
-        if any, is raised — the others are stored all the same.
-        """
-        ids: list[int | None] = []
-        for outcome in await self.ingest_batch(events):
-            if isinstance(outcome, BaseException):
-                raise outcome
-            assert not isinstance(outcome, Receipt)  # only a claimed row answers with one
-            ids.append(outcome)
-        return ids
-
-    async def ingest_batch(self, events: Iterable[Event]) -> list[EventOutcome]:
-        """Queue several events at once and wait for all of them; one outcome per event, in
-        order: its row id, None (deduped or refused), or the error that kept it out (an
-        :class:`EventRejectedError`, or the store's own failure). Nothing is raised for an
-        event: the caller sees each one's fate."""
-        events = list(events)
+        if len(events) == 1:  # a producer's one event (a notification, a webhook): its own
+            # future is what the batch settles, with no waiter or list around it
+            event = events[0]
+            if once_id is not None and event.dedupe_key is None:  # the id names the occurrence
+                event = replace(event, dedupe_key=once_id)
+            return [await self._submit_one(event, once_id)]
+        if once_id is not None:
+            raise ValueError("a once-only id names one event")
         loop = asyncio.get_running_loop()
         waiter = _Waiter(loop.create_future(), len(events))
         rows = []
@@ -236,8 +214,7 @@ class EventQueue:
         return await waiter.future
 
     def _submit_one(self, event: Event, claim: str | None = None) -> asyncio.Future[EventOutcome]:
-        # the path of every single event (MCP notifications, webhooks, a burst's producers):
-        # its own future is what the batch settles, with no waiter or list around it
+        # one event: the same rows and batches as several, its future in place of a waiter
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         if self.bounds.held and (refusal := self.bounds.refusal(event.source)) is not None:

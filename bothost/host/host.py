@@ -4,14 +4,13 @@ It is built explicitly (no globals) from a loaded config, a home directory and a
 manager; :meth:`Host.start` runs the ``startup`` hooks, starts the enabled platforms, the
 HTTP app, the MCP servers and the tick; :meth:`Host.stop` undoes it all. Every incoming
 message goes through :meth:`handle_message` (platform → host → agent → reply) and every
-pushed event through :meth:`ingest_event` (server → queue).
+pushed event through :attr:`intake` (producer → hooks → queue).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,9 +43,9 @@ from bothost.config.live import Apply, LiveSections
 from bothost.crosshost import open_crosshost
 from bothost.crosshost.leadership import Leadership
 from bothost.crosshost.lease import new_owner
-from bothost.events.backpressure import ingest_until_stored
 from bothost.events.delivery import platform_deliver
-from bothost.events.queue import MAX_PAYLOAD_BYTES, EventOutcome
+from bothost.events.intake import Dropped, Intake, Taken
+from bothost.events.queue import MAX_PAYLOAD_BYTES
 from bothost.hooks.call import call_each
 from bothost.hooks.startup import (
     OfflineEntry,
@@ -57,7 +56,6 @@ from bothost.hooks.startup import (
 )
 from bothost.host.reload import ReloadStatus
 from bothost.host.supervisor import Supervisor
-from bothost.logs.rate import RateLimitedLog
 from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
 from bothost.platform import (
@@ -130,8 +128,6 @@ class Host:
         self.platforms = registered.platforms
         self._deliver = platform_deliver(self.platforms)  # console: prints, others send_briefing
         self.active: dict[str, Any] = {}
-        # a plugin's drops are a producer's to repeat (a server's flood): a line a minute
-        self.drops = RateLimitedLog(logger)
         # the offline agent's extra commands (register_offline_commands); its own join them
         # when it is built
         self.offline_commands: dict[str, OfflineEntry] = collect_offline_commands(pm)
@@ -151,6 +147,7 @@ class Host:
         # (bothost.agent.turn says a set once, not under every reply); kept in memory only
         self.told_left_out: dict[str, frozenset[str]] = {}
         self.events: Any = None
+        self._intake: Intake | None = None
         self.ticker: Any = None
         self.leadership: Leadership | None = None  # `bothost run` only: see start()
         self.host_lock: HostLock | None = None  # a serving host's hold on its SQLite file
@@ -418,63 +415,44 @@ class Host:
 
     # --- events and briefings -----------------------------------------------------------------
 
+    @property
+    def intake(self) -> Intake:
+        """The one way in for pushed events (:mod:`bothost.events.intake`), on the queue
+        running now (a command starts one of its own)."""
+        if self._intake is None or self._intake.queue is not self.events:
+            self._intake = Intake(self.pm, self.events, self.queries)
+        return self._intake
+
     async def ingest_event(
         self, source: str, type: str, payload: dict[str, Any], dedupe_key: str | None = None
     ) -> int | None:
-        """Run the ``event_received`` hooks, then queue the event; the row id or None."""
+        """A plugin's event through the intake; the row id or None (dropped, deduped,
+        refused). Raises what kept it out (see :meth:`bothost.api.HostApi.ingest_event`)."""
         event = Event(source=source, type=type, payload=payload, dedupe_key=dedupe_key)
-        verdicts = await call_each(self.pm, "event_received", event=event)
-        if any(v is False for v in verdicts):
-            self.drops.info(source, "event %s/%s dropped by a plugin", source, type)
-            return None
-        return await self.events.ingest(event)
+        (outcome,) = await self.intake.take([event])
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome if isinstance(outcome, int) else None
 
     async def ingest_webhook_event(
         self, webhook_id: str, source: str, type: str, payload: dict[str, Any]
     ) -> Receipt:
         """Queue an event sent once-only: see :meth:`bothost.api.HostApi.ingest_webhook_event`."""
         event = Event(source=source, type=type, payload=payload, dedupe_key=webhook_id)
-        if self.pm.hook.event_received.get_hookimpls():
-            # hooks see each id once: a known id stops before them (without hooks the claim
-            # in the queue's transaction decides alone, and this read is not needed)
-            if await self.queries.webhook_seen(webhook_id):
-                return Receipt(duplicate=True)
-            verdicts = await call_each(self.pm, "event_received", event=event)
-            if any(v is False for v in verdicts):
-                self.drops.info(source, "event %s/%s dropped by a plugin", source, type)
-                new = await self.queries.remember_webhook(webhook_id, event.received_at)
-                return Receipt(duplicate=not new, dropped=new)
-        return await self.events.ingest_once(event, webhook_id)
+        (outcome,) = await self.intake.take([event], once_id=webhook_id)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        if isinstance(outcome, Dropped):
+            return Receipt(dropped=True)
+        return outcome if isinstance(outcome, Receipt) else Receipt(event_id=outcome)
 
-    async def ingest_events(
-        self,
-        source: str,
-        items: list[tuple[str, dict[str, Any]]],
-        patience: float | None = None,
-    ) -> list[EventOutcome]:
-        """Several events of one source at once (an MCP server's backlog of ``(type,
-        payload)``): the ``event_received`` hooks run for each, the kept ones are queued
-        together and awaited as one. One outcome per item, in order: the row id, None
-        (dropped by a plugin, deduped or refused), or the error that kept it out (the
-        store's, once ``patience`` seconds of retries ran out; without it, none runs out)."""
-        now = time.time()  # one clock read for the backlog: its events arrived together
-        events = [Event(source, type_, payload, now) for type_, payload in items]
-        # the server cannot send them again: what the store fails to take is held and
-        # written again, and this await lasts as long (back-pressure on the server)
-        if not self.pm.hook.event_received.get_hookimpls():  # no plugin looks: ask nothing
-            return await ingest_until_stored(self.events, events, patience)
-        outcomes: list[EventOutcome] = [None] * len(events)
-        kept: list[int] = []
-        for position, event in enumerate(events):
-            verdicts = await call_each(self.pm, "event_received", event=event)
-            if any(v is False for v in verdicts):
-                self.drops.info(source, "event %s/%s dropped by a plugin", source, event.type)
-            else:
-                kept.append(position)
-        stored = await ingest_until_stored(self.events, [events[p] for p in kept], patience)
-        for position, outcome in zip(kept, stored, strict=True):
-            outcomes[position] = outcome
-        return outcomes
+    async def take_events(self, events: list[Event], patience: float | None = None) -> list[Taken]:
+        """An MCP server's backlog through the intake, one outcome per event, in order.
+
+        The server cannot send them again: what the store fails to take is held and written
+        again, and this await lasts as long (back-pressure on the server), unless
+        ``patience`` seconds (a command's servers) run out first."""
+        return await self.intake.take(events, patience=patience)
 
     async def deliver(self, target: str, briefing: Briefing) -> Any:
         """Deliver a briefing to one address; raises when the platform fails."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from bothost import redact
 from bothost.mcp.content import CallResult
+from bothost.models import Event
 
 
 def conceal_data(value: Any) -> Any:
@@ -58,24 +59,16 @@ def result(found: CallResult) -> CallResult:
 
 
 def events(on_events: Callable[..., Any] | None) -> Callable[..., Any] | None:
-    """An ``on_events(server, [(method, params)])`` that gets them masked (before storing)."""
+    """An ``on_events([Event, …])`` that gets them masked (before storing)."""
     if on_events is None:
         return None
 
-    def concealing(server: str, items: list[tuple[str, dict[str, Any]]]) -> Any:
+    def concealing(events: list[Event]) -> Any:
         if redact.KNOWN.credentials:
-            items = [(redact.conceal(method), conceal_data(params)) for method, params in items]
-        return on_events(server, items)
-
-    return concealing
-
-
-def event(on_event: Callable[..., Any] | None) -> Callable[..., Any] | None:
-    """An ``on_event(server, method, params)`` that gets them masked (before storing)."""
-    if on_event is None:
-        return None
-
-    def concealing(server: str, method: str, params: dict[str, Any]) -> Any:
-        return on_event(server, redact.conceal(method), conceal_data(params))
+            events = [
+                dataclasses.replace(e, type=redact.conceal(e.type), payload=conceal_data(e.payload))
+                for e in events
+            ]
+        return on_events(events)
 
     return concealing

@@ -11,9 +11,9 @@ so ``bothost mcp add`` in another process reaches a running host without a resta
 
 The manager is what the rest of the host sees of the servers: the agent's registry asks it
 for their tools (:class:`~bothost.agent.mcp_tools.McpToolSource`) and their ``event/*``
-notifications go to its ``on_events`` callback a backlog at a time (the host's
-``ingest_events``, which runs the ``event_received`` hooks and queues them together), or one
-by one to ``on_event`` when that is all it was given. Servers are not pluggy plugins: they
+notifications go to its ``on_events`` callback a backlog at a time, as
+:class:`~bothost.models.Event` s (the host's ``take_events``: the intake, which runs the
+``event_received`` hooks and queues them together). Servers are not pluggy plugins: they
 implement no hooks.
 """
 
@@ -46,6 +46,7 @@ from bothost.mcp.handover import StateKeeper
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.tokens import DbTokens
 from bothost.mcp.runner import ServerRunner, ServerStatus, describe
+from bothost.models import Event
 from bothost.rules.origin import server_source
 
 logger = logging.getLogger(__name__)
@@ -94,13 +95,12 @@ class McpManager:
         servers: dict[str, McpServerConfig],
         store: Any,
         home: Path,
-        on_event: Callable[..., Any] | None = None,
+        on_events: Callable[..., Any] | None = None,
         ask: Ask | None = None,
         publish_status: bool = True,
         retry: bool = True,
         on_login_needed: Callable[[str, str], Any] | None = None,
         leadership: Any = None,
-        on_events: Callable[..., Any] | None = None,
         on_demand: bool = False,
         subscribe: bool = True,
         sample: Callable[..., Any] | None = None,
@@ -116,8 +116,7 @@ class McpManager:
         self.leadership = leadership
         self.store = store
         self.home = Path(home)
-        self.on_event = on_event
-        self.on_events = on_events  # a server's backlog at once, when given (the host's)
+        self.on_events = on_events  # ([Event, …]): a server's backlog at once (the host's)
         self.ask = ask
         # (server, params, asker) -> CreateMessageResult: the host's model, for the servers
         # whose config says `sampling: true` (bothost.agent.sampling)
@@ -218,7 +217,6 @@ class McpManager:
                 origin,
                 home=self.home,
                 # what a server pushes is stored: masked first, as its results are
-                on_event=concealed.event(self.on_event),
                 on_events=concealed.events(self.on_events),
                 ask=self.ask,
                 on_change=self._changed,
@@ -295,7 +293,7 @@ class McpManager:
         briefs to ``tick.deliver_to`` like any other (so it survives a restart and is
         deduplicated), since nobody may be talking to the bot when a refresh token dies; and
         ``on_login_needed``, which tells each admin privately with a login link."""
-        if self.on_event is None or not self.publish_status:
+        if self.on_events is None or not self.publish_status:
             return  # a CLI command says so itself
         payload = {
             "id": f"login-needed-{int(time.time())}",
@@ -306,7 +304,7 @@ class McpManager:
             "why": message,
         }
         try:
-            await self.on_event(name, "bothost/login_needed", payload)
+            await self.on_events([Event(name, "bothost/login_needed", payload)])
         finally:  # the private notice (a Slack DM with a login link) goes out either way
             if self.on_login_needed is not None:
                 await self.on_login_needed(name, message)

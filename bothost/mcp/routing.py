@@ -11,6 +11,7 @@ state and writes none of it.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from bothost.mcp import inbound, listen, revision, taskcall
 from bothost.mcp.elicitation import Ask, Asker
 from bothost.mcp.outgoing import Callback, Pending
+from bothost.models import Event
 
 # Requests whose clock stops while a server's question waits for a person: the call, and
 # the tasks/result request a task's questions arrive on.
@@ -34,7 +36,6 @@ class Routing:
     task_calls: set[taskcall.TaskCall]
     protocol_version: str | None
     listening: listen.Listen | None
-    on_event: Callback | None
     on_events: Callback | None
     on_resources: Callback | None
 
@@ -144,10 +145,9 @@ class Routing:
                 self.log.exception("resource notification listener failed")
 
     async def events(self, items: list[tuple[str, dict[str, Any]]]) -> None:
-        """Hand ``event/*`` notifications, in the order sent, to the owner: all at once to
-        ``on_events``, else one after another to ``on_event``."""
+        """Hand ``event/*`` notifications (method, params), in the order sent, to the owner's
+        ``on_events`` at once, as :class:`~bothost.models.Event` s of this server."""
         if self.on_events is not None:
-            await inbound.await_maybe(self.on_events(self.name, items))
-        elif self.on_event is not None:
-            for method, params in items:
-                await inbound.await_maybe(self.on_event(self.name, method, params))
+            now = time.time()  # one clock read for the backlog: its events arrived together
+            events = [Event(self.name, method, params, now) for method, params in items]
+            await inbound.await_maybe(self.on_events(events))

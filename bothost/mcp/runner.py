@@ -91,7 +91,7 @@ def describe(config: McpServerConfig) -> tuple[str, str]:
 
 
 class ServerRunner:
-    """See module docstring. Callbacks: ``on_event(source, type, payload)`` (async),
+    """See module docstring. Callbacks: ``on_events([Event, …])`` (async),
     ``ask(question)`` (async), ``on_change(name)`` when state or tools change."""
 
     def __init__(
@@ -101,9 +101,8 @@ class ServerRunner:
         origin: str,
         *,
         home: Path,
-        on_event: Callable[..., Any] | None,
+        on_events: Callable[..., Any] | None,
         ask: Callable[..., Any] | None,
-        on_events: Callable[..., Any] | None = None,
         on_change: Callable[[str], None],
         retry: bool = True,
         tokens: TokenStore | None = None,
@@ -122,8 +121,7 @@ class ServerRunner:
         self.config = config
         self.origin = origin
         self.home = Path(home)
-        self.on_event = on_event
-        self.on_events = on_events  # (source, [(type, payload), …]): a backlog at once
+        self.on_events = on_events  # ([Event, …]): a server's backlog at once
         self.ask = ask
         self.sample = sample  # (server, params, asker): used only with config `sampling: true`
         self.on_change = on_change
@@ -392,7 +390,6 @@ class ServerRunner:
             media_dir=self.home / "media",
             ask=self.ask,
             roots=as_roots(config.roots),
-            on_event=self.on_event,
             on_events=self.on_events,
             on_closed=on_closed,
             on_tools_changed=lambda _tools: self.on_change(self.name),

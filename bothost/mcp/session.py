@@ -86,7 +86,6 @@ class ClientSession(Outgoing, Tools, Routing):
         media_dir: Path | None = None,
         ask: Ask | None = None,
         roots: list[dict[str, str]] | None = None,
-        on_event: Callback | None = None,
         on_events: Callback | None = None,
         on_tools_changed: Callback | None = None,
         on_closed: Callback | None = None,
@@ -113,8 +112,7 @@ class ClientSession(Outgoing, Tools, Routing):
         # capability is declared only then (bothost.mcp.sampling)
         self.sample = sample
         self.roots = roots or []
-        self.on_event = on_event
-        # (source, [(type, payload), …]) for a backlog at once; preferred over on_event
+        # ([Event, …]): the server's event/* notifications, a backlog at once
         self.on_events = on_events
         self.on_tools_changed = on_tools_changed
         self.on_closed = on_closed

@@ -6,6 +6,7 @@ import pytest
 from bothost.config.schema import ConfigError
 from bothost.hookspecs import hookimpl
 from bothost.http.server import HOST, HttpError
+from bothost.models import Event
 from tests.helpers import make_host
 
 
@@ -138,12 +139,12 @@ async def test_events_a_plugin_drops_are_a_line_a_minute_per_source_not_one_each
 
     host.pm.register(Dropper(), name="dropper")
     await host.start(serve_http=False, mcp=False, tick=False)
-    with caplog.at_level("INFO", "bothost.host.host"):
+    with caplog.at_level("INFO", "bothost.events.intake"):
         for n in range(1_000):  # each producer's way in, from two sources
             for source in ("flood", "other"):
                 await host.ingest_event(source, "event/x", {"id": n})
                 await host.ingest_webhook_event(f"{source}{n}", source, "event/x", {"id": n})
-            await host.ingest_events("flood", [("event/x", {"id": n})])
+            await host.take_events([Event("flood", "event/x", {"id": n})])
     await host.stop()
     lines = [r.getMessage() for r in caplog.records if "dropped by a plugin" in r.getMessage()]
     assert {line.split()[1] for line in lines} == {"flood/event/x", "other/event/x"}

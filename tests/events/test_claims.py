@@ -15,6 +15,7 @@ import asyncio
 from bothost.api import EventRejectedError, Receipt
 from bothost.models import Event
 from tests.conftest import both_backends
+from tests.helpers import ingest_once, ingest_one
 from tests.store_faults import refuse_disk_events
 
 pytestmark = both_backends
@@ -45,7 +46,7 @@ def counting(store) -> list:
 
 async def test_concurrent_claimed_events_share_one_transaction(queue, store):
     jobs = counting(store)
-    receipts = await asyncio.gather(*(queue.ingest_once(hook(n), f"msg_{n}") for n in range(200)))
+    receipts = await asyncio.gather(*(ingest_once(queue, hook(n), f"msg_{n}") for n in range(200)))
     assert all(isinstance(r, Receipt) and r.event_id and not r.duplicate for r in receipts)
     assert len({r.event_id for r in receipts}) == 200
     assert len(jobs) <= 2  # the claims and the events in the burst's group commit(s)
@@ -57,24 +58,24 @@ async def test_concurrent_claimed_events_share_one_transaction(queue, store):
 async def test_a_replay_in_the_same_batch_as_its_original_is_stored_once(queue, store):
     jobs = counting(store)
     first, again, other = await asyncio.gather(
-        queue.ingest_once(hook(1), "msg_same"),
-        queue.ingest_once(hook(2), "msg_same"),  # a retry with a changed body: still the id
-        queue.ingest_once(hook(3), "msg_other"),
+        ingest_once(queue, hook(1), "msg_same"),
+        ingest_once(queue, hook(2), "msg_same"),  # a retry with a changed body: still the id
+        ingest_once(queue, hook(3), "msg_other"),
     )
     assert len(jobs) == 1  # all three in one batch
     assert first.event_id and not first.duplicate
     assert again == Receipt(duplicate=True)
     assert other.event_id and not other.duplicate
     assert rows(store, "events") == 2 and rows(store, "webhook_ids") == 2
-    assert await queue.ingest_once(hook(4), "msg_same") == Receipt(duplicate=True)
+    assert await ingest_once(queue, hook(4), "msg_same") == Receipt(duplicate=True)
     assert rows(store, "events") == 2
 
 
 async def test_an_event_queued_without_its_claim_is_a_duplicate(queue, store):
     """An event queued before its id was recorded (a crash in older versions, or an id
     pruned while its event is still inside the dedupe window) is not queued again."""
-    assert await queue.ingest(Event("ops", "alert", {}, T0, dedupe_key="msg_old"))
-    assert await queue.ingest_once(hook(1), "msg_old") == Receipt(duplicate=True)
+    assert await ingest_one(queue, Event("ops", "alert", {}, T0, dedupe_key="msg_old"))
+    assert await ingest_once(queue, hook(1), "msg_old") == Receipt(duplicate=True)
     assert rows(store, "events") == 1
     assert rows(store, "webhook_ids") == 1  # recorded now, so the next retry stops early
 
@@ -83,9 +84,9 @@ async def test_a_bad_row_fails_alone_and_leaves_its_id_unclaimed(queue, store):
     jobs = counting(store)
     bad = Event("ops", "event/\ud800", {"id": "x"}, T0)  # a lone surrogate: not storable
     outcomes = await asyncio.gather(
-        *(queue.ingest_once(hook(n), f"msg_{n}") for n in range(50)),
-        queue.ingest_once(bad, "msg_bad"),
-        *(queue.ingest_once(hook(n), f"msg_{n}") for n in range(50, 100)),
+        *(ingest_once(queue, hook(n), f"msg_{n}") for n in range(50)),
+        ingest_once(queue, bad, "msg_bad"),
+        *(ingest_once(queue, hook(n), f"msg_{n}") for n in range(50, 100)),
         return_exceptions=True,
     )
     refused = outcomes.pop(50)
@@ -94,7 +95,7 @@ async def test_a_bad_row_fails_alone_and_leaves_its_id_unclaimed(queue, store):
     assert len(jobs) <= 2
     assert rows(store, "events") == 100 and rows(store, "webhook_ids") == 100
     # the sender fixes the event and retries with the same id: it goes through
-    fixed = await queue.ingest_once(Event("ops", "event/fixed", {"id": "x"}, T0), "msg_bad")
+    fixed = await ingest_once(queue, Event("ops", "event/fixed", {"id": "x"}, T0), "msg_bad")
     assert fixed.event_id and not fixed.duplicate
 
 
@@ -102,12 +103,12 @@ async def test_a_store_failure_fails_the_batch_and_claims_nothing(queue, store):
     store.call(refuse_disk_events)
     disk = Event("disk", "alert", {"id": "1"}, T0)
     outcomes = await asyncio.gather(
-        queue.ingest_once(hook(1), "msg_1"),
-        queue.ingest_once(disk, "msg_disk"),
-        queue.ingest_once(hook(2), "msg_2"),
+        ingest_once(queue, hook(1), "msg_1"),
+        ingest_once(queue, disk, "msg_disk"),
+        ingest_once(queue, hook(2), "msg_2"),
         return_exceptions=True,
     )
     assert all(isinstance(o, Exception) and not isinstance(o, EventRejectedError) for o in outcomes)
     assert rows(store, "events") == 0 and rows(store, "webhook_ids") == 0
-    retried = await queue.ingest_once(hook(1), "msg_1")  # the sender's retry, later
+    retried = await ingest_once(queue, hook(1), "msg_1")  # the sender's retry, later
     assert retried.event_id and not retried.duplicate

@@ -21,6 +21,7 @@ import pytest
 from bothost.config import TickConfig
 from bothost.events.tick import run_tick
 from bothost.models import Event
+from tests.helpers import ingest_all
 
 CHILD = r"""
 import asyncio, json, sys
@@ -82,11 +83,12 @@ def delivered_briefings(store) -> list[tuple[int, list[int]]]:
 
 @pytest.mark.parametrize("mode", ["before-accept", "accept"])
 async def test_a_killed_tick_loses_no_event(store, queue, recorder, tmp_path, mode):
-    ids = await queue.ingest_many(
+    ids = await ingest_all(
+        queue,
         [
             Event("gmail", "event/new_email", {"id": f"m{n}", "summary": f"mail {n}"})
             for n in range(50)
-        ]
+        ],
     )
     work = tmp_path / "work"
     work.mkdir()

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from bothost.events import delivery, feedback
 from bothost.events.tick import run_tick
 from bothost.models import Event
+from tests.helpers import ingest_one
 
 MORNING = datetime(2026, 12, 2, 8, 0, tzinfo=ZoneInfo("Europe/Zurich")).timestamp()
 DEADLINE = 0.2  # seconds: the delivery deadline, shortened so a hang costs little here
@@ -44,7 +45,9 @@ async def test_a_hanging_target_is_waited_on_once_per_tick(queue, store, config,
     config.max_attempts = 3
     target = HangingSlack()
     for tick in range(3):
-        await queue.ingest(Event("ssh", "event/alert", {"id": f"a{tick}", "summary": f"a{tick}"}))
+        await ingest_one(
+            queue, Event("ssh", "event/alert", {"id": f"a{tick}", "summary": f"a{tick}"})
+        )
         result = await run_tick(store, config, target, clock=lambda t=tick: MORNING + t * 900)
         assert len(result.briefings) == tick + 1  # the new one and the earlier ones, retried
         assert target.waits == tick + 1, "the dead target was waited on more than once a tick"

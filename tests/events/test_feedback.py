@@ -10,6 +10,7 @@ from bothost.events.tick import Ticker, run_tick
 from bothost.events.triage import MatchError
 from bothost.models import Event
 from tests.conftest import both_backends
+from tests.helpers import ingest_all, ingest_one
 
 pytestmark = both_backends
 
@@ -29,7 +30,8 @@ def status_of(store, event_id):
 async def test_a_mute_hides_matching_events_and_counts_them(queue, store, config, recorder):
     mute_id = await feedback.mute(store, "gmail", None, {"payload.label": "promotions"})
     assert await feedback.mute(store, "gmail", None, {"payload.label": "promotions"}) == mute_id
-    await queue.ingest_many(
+    await ingest_all(
+        queue,
         [
             Event(
                 "gmail",
@@ -38,7 +40,7 @@ async def test_a_mute_hides_matching_events_and_counts_them(queue, store, config
             )
             for n in range(4)
         ]
-        + [Event("weather", "event/weather_alert", {"id": "w", "summary": "Rain from 17:00"})]
+        + [Event("weather", "event/weather_alert", {"id": "w", "summary": "Rain from 17:00"})],
     )
     await run_tick(store, config, recorder, clock=at(T0))
     text = recorder.sent[0][1].text
@@ -49,14 +51,14 @@ async def test_a_mute_hides_matching_events_and_counts_them(queue, store, config
 
 async def test_only_muted_events_post_nothing(queue, store, config, recorder):
     await feedback.mute(store, type="event/new_email")
-    await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
+    await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m"}))
     result = await run_tick(store, config, recorder)
     assert result.briefings == [] and result.silenced == 1
 
 
 async def test_a_mute_with_an_end_stops_applying(queue, store, config, recorder):
     await feedback.mute(store, "gmail", until=T0 + 60)
-    await queue.ingest(Event("gmail", "event/new_email", {"id": "m", "summary": "hello"}))
+    await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m", "summary": "hello"}))
     await run_tick(store, config, recorder, clock=at(T0 + 61))
     assert "hello" in recorder.sent[0][1].text
 
@@ -64,8 +66,8 @@ async def test_a_mute_with_an_end_stops_applying(queue, store, config, recorder)
 async def test_a_snoozed_event_comes_back_at_the_first_tick_after_its_time(
     queue, store, config, recorder
 ):
-    event_id = await queue.ingest(
-        Event("ssh", "event/ssh_alert", {"id": "a", "summary": "disk 95%"})
+    event_id = await ingest_one(
+        queue, Event("ssh", "event/ssh_alert", {"id": "a", "summary": "disk 95%"})
     )
     await run_tick(store, config, recorder, clock=at(T0))
     assert status_of(store, event_id) == "done"
@@ -82,8 +84,12 @@ async def test_a_snoozed_event_comes_back_at_the_first_tick_after_its_time(
 
 
 async def test_acknowledged_events_never_reach_a_briefing(queue, store, config, recorder):
-    keep = await queue.ingest(Event("gmail", "event/new_email", {"id": "1", "summary": "keep"}))
-    gone = await queue.ingest(Event("gmail", "event/new_email", {"id": "2", "summary": "gone"}))
+    keep = await ingest_one(
+        queue, Event("gmail", "event/new_email", {"id": "1", "summary": "keep"})
+    )
+    gone = await ingest_one(
+        queue, Event("gmail", "event/new_email", {"id": "2", "summary": "gone"})
+    )
     assert await feedback.acknowledge(store, [gone]) == 1
     assert await feedback.acknowledge(store, [gone]) == 0  # already done
     await run_tick(store, config, recorder)
@@ -95,7 +101,7 @@ async def test_acknowledged_events_never_reach_a_briefing(queue, store, config, 
 async def test_acknowledging_during_a_failed_delivery_sticks(queue, store, config, recorder):
     config.deliver_to = ["slack:C1"]
     recorder.failing = {"slack:C1"}
-    event_id = await queue.ingest(Event("gmail", "event/new_email", {"id": "1"}))
+    event_id = await ingest_one(queue, Event("gmail", "event/new_email", {"id": "1"}))
     await run_tick(store, config, recorder)
     assert status_of(store, event_id) == "pending"
     await feedback.acknowledge(store, [event_id])

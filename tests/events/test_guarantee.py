@@ -15,6 +15,7 @@ from bothost.events.queue import EventQueue
 from bothost.events.tick import run_tick
 from bothost.models import Event
 from bothost.store import Store, core_migrations
+from tests.helpers import ingest_all
 
 TARGETS = ["slack:C1", "web:briefings"]
 SOURCES = ["gmail", "ssh", "noise", "news"]
@@ -54,7 +55,7 @@ async def scenario(plan) -> None:
         for step in plan:
             clock[0] += 60
             if step[0] == "push":
-                await queue.ingest_many([Event(s, "event/x", {"id": n}) for s, n in step[1]])
+                await ingest_all(queue, [Event(s, "event/x", {"id": n}) for s, n in step[1]])
             elif step[0] == "tick":
                 failing = set(step[1])
                 await run_tick(store, config, deliver, clock=lambda: clock[0])

@@ -21,7 +21,7 @@ from bothost.events.tick import run_tick
 from bothost.models import Event
 from bothost.store import Store, core_migrations
 from tests.conftest import both_backends
-from tests.helpers import age_lease
+from tests.helpers import age_lease, ingest_one
 
 pytestmark = both_backends
 
@@ -64,7 +64,7 @@ async def test_a_tick_whose_lease_ran_out_and_was_taken_over_delivers_nothing_mo
     clock = Clock(T0)
     other = Store(store_target, [*core_migrations(), *events_migrations()])  # a second host
     try:
-        await queue.ingest(Event("gmail", "event/new_email", {"id": "m", "summary": "hi"}))
+        await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m", "summary": "hi"}))
         paused, resume = asyncio.Event(), asyncio.Event()
 
         async def slow_first(target, briefing):  # the first runner's first send hangs a while
@@ -114,7 +114,7 @@ async def test_after_a_backward_jump_a_dead_holders_lease_is_held_one_lease_at_m
                 (lease.TICK_LOCK, lease.store_time(db, 0.0) + 3600 + config.lease),
             )
         )
-    await queue.ingest(Event("gmail", "event/new_email", {"id": "m", "summary": "hi"}))
+    await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m", "summary": "hi"}))
     first = await run_tick(store, config, recorder, clock=clock)
     if first.status == "busy":  # SQLite: the row is the only authority; PostgreSQL took it
         run_out(store, lease.TICK_LOCK, clock, config.lease)  # one lease later, not an hour
@@ -152,7 +152,7 @@ async def test_hosts_whose_clocks_differ_by_more_than_a_lease_leave_a_live_tick_
     ahead = Clock(T0 + config.lease + 60)  # the second host's clock runs a lease ahead
     other = Store(store_target, [*core_migrations(), *events_migrations()])
     try:
-        await queue.ingest(Event("gmail", "event/new_email", {"id": "m", "summary": "hi"}))
+        await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m", "summary": "hi"}))
         paused, resume = asyncio.Event(), asyncio.Event()
 
         async def slow(target, briefing):

@@ -16,6 +16,7 @@ from bothost.events.queue import EventQueue
 from bothost.events.urgency import REFRESH
 from bothost.models import Event
 from tests.conftest import both_backends
+from tests.helpers import ingest_all, ingest_one
 
 pytestmark = both_backends
 
@@ -35,35 +36,35 @@ def count(store, where="1 = 1"):
 
 
 async def test_a_repeated_key_inside_the_window_is_ignored(queue, store):
-    first = await queue.ingest(email(1))
-    again = await queue.ingest(email(1, at=T0 + 3600))
+    first = await ingest_one(queue, email(1))
+    again = await ingest_one(queue, email(1, at=T0 + 3600))
     assert first is not None and again is None
     assert count(store) == 1
 
 
 async def test_the_same_key_after_the_window_is_a_new_event(queue, store, config):
-    first = await queue.ingest(email(1))
-    later = await queue.ingest(email(1, at=T0 + config.dedupe_window + 1))
+    first = await ingest_one(queue, email(1))
+    later = await ingest_one(queue, email(1, at=T0 + config.dedupe_window + 1))
     assert later is not None and later != first
     keys = store.call(lambda db: [r[0] for r in db.execute("SELECT dedupe_key FROM events")])
     assert keys == ["gmail:event/new_email:m1", "gmail:event/new_email:m1"]
 
 
 async def test_payloads_without_id_dedupe_on_their_canonical_form(queue):
-    a = await queue.ingest(Event("hook", "webhook", {"b": 2, "a": [1, {"x": "é"}]}, T0))
-    b = await queue.ingest(Event("hook", "webhook", {"a": [1, {"x": "é"}], "b": 2}, T0 + 1))
-    c = await queue.ingest(Event("hook", "webhook", {"a": [1, {"x": "e"}], "b": 2}, T0 + 2))
+    a = await ingest_one(queue, Event("hook", "webhook", {"b": 2, "a": [1, {"x": "é"}]}, T0))
+    b = await ingest_one(queue, Event("hook", "webhook", {"a": [1, {"x": "é"}], "b": 2}, T0 + 1))
+    c = await ingest_one(queue, Event("hook", "webhook", {"a": [1, {"x": "e"}], "b": 2}, T0 + 2))
     assert a is not None and b is None and c is not None
 
 
 async def test_a_given_key_wins_over_the_payload(queue):
-    a = await queue.ingest(Event("hook", "webhook", {"n": 1}, T0, dedupe_key="msg_1"))
-    b = await queue.ingest(Event("hook", "webhook", {"n": 2}, T0, dedupe_key="msg_1"))
+    a = await ingest_one(queue, Event("hook", "webhook", {"n": 1}, T0, dedupe_key="msg_1"))
+    b = await ingest_one(queue, Event("hook", "webhook", {"n": 2}, T0, dedupe_key="msg_1"))
     assert a is not None and b is None
 
 
 async def test_duplicates_inside_one_burst_are_caught(queue, store):
-    ids = await queue.ingest_many([email(1), email(2), email(1), email(2), email(3)])
+    ids = await ingest_all(queue, [email(1), email(2), email(1), email(2), email(3)])
     assert [i is not None for i in ids] == [True, True, False, False, True]
     assert count(store) == 3
 
@@ -71,8 +72,8 @@ async def test_duplicates_inside_one_burst_are_caught(queue, store):
 async def test_an_oversize_payload_is_refused_and_logged(store, config, caplog):
     queue = EventQueue(store, config, max_payload=1000)
     with caplog.at_level(logging.WARNING, logger="bothost.events.queue"):
-        refused = await queue.ingest(email(1, body="x" * 2000))
-        kept = await queue.ingest(email(2, body="x" * 100))
+        refused = await ingest_one(queue, email(1, body="x" * 2000))
+        kept = await ingest_one(queue, email(2, body="x" * 100))
     await queue.close()
     assert refused is None and kept is not None
     assert "refused" in caplog.text and "gmail" in caplog.text
@@ -89,7 +90,7 @@ async def test_a_concurrent_burst_is_written_in_few_transactions(queue, store):
 
     store.submit = counting_submit
     events = [email(n) for n in range(3000)]
-    ids = await asyncio.gather(*(queue.ingest(e) for e in events))
+    ids = await asyncio.gather(*(ingest_one(queue, e) for e in events))
     assert len(set(ids)) == 3000 and None not in ids
     assert len(calls) <= 3  # one per gathered burst or EARLY_ROWS of it, never one per event
     assert count(store, "status = 'pending'") == 3000
@@ -109,7 +110,7 @@ async def test_a_burst_takes_a_few_statements_not_one_per_event(queue, store, mo
     monkeypatch.setattr(conn_class, "execute", counting_execute)
     events = [email(n) for n in range(1000)]
     events += [email(n, at=T0 + 1) for n in range(10)]  # repeats inside the window
-    ids = await queue.ingest_many(events)
+    ids = await ingest_all(queue, events)
     monkeypatch.undo()
     assert None not in ids[:1000] and len(set(ids[:1000])) == 1000 and ids[1000:] == [None] * 10
     assert len(statements) <= 20, statements[:5]
@@ -131,7 +132,7 @@ async def ingest_traced(queue, store, count: int) -> tuple[list, list[str]]:
     traced: list[str] = []
     store.call(lambda db: db.raw.set_trace_callback(traced.append))
     try:
-        ids = await queue.ingest_many([email(n) for n in range(count)])
+        ids = await ingest_all(queue, [email(n) for n in range(count)])
     finally:
         store.call(lambda db: db.raw.set_trace_callback(None))
     return ids, traced
@@ -145,7 +146,7 @@ async def test_a_sqlite_batch_is_its_begin_one_lookup_its_inserts_and_commit(que
         pytest.skip("SQLite's statements; PostgreSQL's are round trips, counted above")
     # the per-source bound counts a source's pending events when it is new to the queue
     # (then once per 10 s, or near the bound: bothost.events.bounds), not in every batch
-    await queue.ingest(email(-1))
+    await ingest_one(queue, email(-1))
     ids, traced = await ingest_traced(queue, store, 1024 + 64)
     verbs = [sql.split()[0] + (" events" if sql.startswith("INSERT") else "") for sql in traced]
     assert verbs == ["BEGIN", "SELECT", *["INSERT events"] * 3, "COMMIT"], traced  # 512, 512, 64
@@ -184,7 +185,7 @@ async def test_large_payloads_split_a_batch_into_bounded_statements(queue, store
 
     monkeypatch.setattr(conn_class, "execute", counting_execute)
     events = [email(n, body="x" * 300) for n in range(20)]
-    ids = await queue.ingest_many(events)
+    ids = await ingest_all(queue, events)
     monkeypatch.undo()
     if store.dialect == "postgresql":
         assert len(inserts) > 5 and max(inserts) < 2000, inserts
@@ -214,7 +215,7 @@ async def test_a_refused_row_fails_alone_in_a_batched_burst(queue, store, bad):
     events = [email(n) for n in range(500)]
     events.insert(250, bad)
     events.append(email(7, at=T0 + 1))  # a repeat: still deduped after the redo
-    outcomes = await queue.ingest_batch(events)
+    outcomes = await queue.ingest(events)
     refused = outcomes.pop(250)
     assert isinstance(refused, EventRejectedError), refused
     assert outcomes[-1] is None and all(isinstance(i, int) for i in outcomes[:-1])
@@ -229,9 +230,9 @@ async def test_an_urgent_event_pokes_the_ticker(store, config):
     config.rules = [TickRule({"type": "event/ssh_alert"}, "urgent")]
     poked = asyncio.Event()
     queue = EventQueue(store, config, on_urgent=poked.set)
-    await queue.ingest(email(1))
+    await ingest_one(queue, email(1))
     assert not poked.is_set()
-    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a1"}))
+    await ingest_one(queue, Event("ssh", "event/ssh_alert", {"id": "a1"}))
     async with asyncio.timeout(5):
         await poked.wait()
     await queue.close()
@@ -243,9 +244,9 @@ async def test_a_critical_event_pokes_the_ticker_with_no_rules_configured(store,
     assert not config.rules
     poked = asyncio.Event()
     queue = EventQueue(store, config, on_urgent=poked.set)
-    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a1", "severity": "warning"}))
+    await ingest_one(queue, Event("ssh", "event/ssh_alert", {"id": "a1", "severity": "warning"}))
     assert not poked.is_set()
-    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a2", "severity": "critical"}))
+    await ingest_one(queue, Event("ssh", "event/ssh_alert", {"id": "a2", "severity": "critical"}))
     async with asyncio.timeout(5):
         await poked.wait()
     await queue.close()
@@ -253,7 +254,7 @@ async def test_a_critical_event_pokes_the_ticker_with_no_rules_configured(store,
 
 async def test_close_waits_for_the_batch_being_written(store, config):
     queue = EventQueue(store, config)
-    pending = asyncio.ensure_future(queue.ingest_many([email(n) for n in range(2000)]))
+    pending = asyncio.ensure_future(ingest_all(queue, [email(n) for n in range(2000)]))
     async with asyncio.timeout(5):
         while not queue._inflight and not pending.done():
             await asyncio.sleep(0)
@@ -264,11 +265,11 @@ async def test_close_waits_for_the_batch_being_written(store, config):
 
 async def test_every_id_names_the_row_of_its_own_event(queue, store, config):
     # rows at the table's end that are gone again: new ids must not be guessed from them
-    await queue.ingest_many([email(n) for n in range(5)])
+    await ingest_all(queue, [email(n) for n in range(5)])
     store.call(lambda db: db.execute("DELETE FROM events WHERE id > 2"))
     burst = [email(n, at=T0 + 1, seq=n) for n in [10, 11, 1, 12, 10, 13]]
     burst.insert(3, email(1, at=T0 + config.dedupe_window + 1, seq=99))  # its key came back
-    ids = await queue.ingest_many(burst)
+    ids = await ingest_all(queue, burst)
     assert [i is None for i in ids] == [False, False, True, False, False, True, False]
     for event, row_id in zip(burst, ids, strict=True):
         if row_id is not None:
@@ -308,10 +309,10 @@ async def test_events_arriving_before_the_store_thread_starts_a_batch_join_it(
 
     monkeypatch.setattr(queue_module, "insert_batch", recording)
     gate = gate_store(store)
-    first = asyncio.ensure_future(queue.ingest(email(1)))
+    first = asyncio.ensure_future(ingest_one(queue, email(1)))
     for _ in range(20):  # the loop runs on: whatever it does with the first is done by now
         await asyncio.sleep(0)
-    second = asyncio.ensure_future(queue.ingest(email(2)))
+    second = asyncio.ensure_future(ingest_one(queue, email(2)))
     for _ in range(20):
         await asyncio.sleep(0)
     gate.set()
@@ -340,11 +341,11 @@ async def test_a_batch_behind_another_is_written_without_the_event_loop(queue, s
         return outcomes
 
     monkeypatch.setattr(queue_module, "insert_batch", recording)
-    first = asyncio.ensure_future(queue.ingest(email(1)))
+    first = asyncio.ensure_future(ingest_one(queue, email(1)))
     async with asyncio.timeout(5):
         while not in_first.is_set():
             await asyncio.sleep(0)
-    second = asyncio.ensure_future(queue.ingest(email(2)))
+    second = asyncio.ensure_future(ingest_one(queue, email(2)))
     for _ in range(20):  # the loop runs on: whatever it does with the second is done by now
         await asyncio.sleep(0)
     release_first.set()
@@ -363,13 +364,13 @@ def test_a_queue_outlives_a_loop_closed_before_its_job_was_queued(store, config)
 
     loop = asyncio.new_event_loop()
     loop.call_soon(loop.stop)  # the loop's last pass: an event comes in during it
-    loop.call_soon(lambda: queue.ingest_batch([email(1)]).send(None))
+    loop.call_soon(lambda: queue.ingest([email(1)]).send(None))
     loop.run_forever()
     loop.close()
 
     async def later():
         async with asyncio.timeout(5):
-            return await queue.ingest(email(2))
+            return await ingest_one(queue, email(2))
 
     assert asyncio.run(later()) is not None
     assert count(store) == 2
@@ -382,7 +383,7 @@ async def test_a_payload_with_nan_or_infinity_is_refused_not_stored_as_broken_js
     # found from outside: an MCP server's `event/x` with `"summary": NaN` (Python's json
     # reads it) was stored as `NaN`, so `bothost events list --json` printed text no JSON
     # reader takes; every other way in (webhooks, `events push`) refuses NaN already
-    outcomes = await queue.ingest_batch([email(1), email(2, level=number), email(3)])
+    outcomes = await queue.ingest([email(1), email(2, level=number), email(3)])
     refused = outcomes[1]
     assert isinstance(refused, EventRejectedError), refused
     assert "not JSON" in str(refused) and "NaN and Infinity" in str(refused)
@@ -412,7 +413,7 @@ async def test_a_large_burst_is_written_while_the_loop_still_takes_it_in(queue, 
     from bothost.events.queue import EARLY_ROWS
 
     events = [email(n) for n in range(2 * EARLY_ROWS)]
-    tasks = [asyncio.ensure_future(queue.ingest(e)) for e in events]
+    tasks = [asyncio.ensure_future(ingest_one(queue, e)) for e in events]
     during_the_pass = []
     asyncio.get_running_loop().call_soon(lambda: during_the_pass.append(len(submitted)))
     ids = await asyncio.gather(*tasks)
@@ -428,7 +429,7 @@ async def test_a_small_burst_waits_for_the_pass_to_end(queue, submitted):
     # is one transaction
     from bothost.events.queue import EARLY_ROWS
 
-    tasks = [asyncio.ensure_future(queue.ingest(email(n))) for n in range(EARLY_ROWS - 1)]
+    tasks = [asyncio.ensure_future(ingest_one(queue, email(n))) for n in range(EARLY_ROWS - 1)]
     during_the_pass = []
     asyncio.get_running_loop().call_soon(lambda: during_the_pass.append(len(submitted)))
     assert None not in await asyncio.gather(*tasks)
@@ -446,7 +447,7 @@ async def test_a_batch_stores_each_value_exactly_as_given(queue, store):
     ]
     if store.dialect == "postgresql":  # PostgreSQL's text refuses NUL: that row fails alone
         events = [e for e in events if "\x00" not in e.source]
-    ids = await queue.ingest_many(events)
+    ids = await ingest_all(queue, events)
     rows = store.call(
         lambda db: db.execute(
             "SELECT id, source, type, payload, received_at, dedupe_key FROM events"
@@ -479,8 +480,8 @@ async def test_a_batch_of_rows_from_two_loops_settles_each_on_its_own(queue, sto
     thread.start()
     try:
         gate = gate_store(store)  # both rows wait behind this job, then go in one batch
-        theirs = asyncio.run_coroutine_threadsafe(queue.ingest(email(1)), other)
-        ours = asyncio.ensure_future(queue.ingest(email(2)))
+        theirs = asyncio.run_coroutine_threadsafe(ingest_one(queue, email(1)), other)
+        ours = asyncio.ensure_future(ingest_one(queue, email(2)))
         while len(queue._rows) < 2:  # noqa: ASYNC110 - the other loop's row, on its way
             await asyncio.sleep(0.001)
         gate.set()
@@ -501,9 +502,9 @@ async def test_keys_with_a_nul_dedupe_as_the_whole_key(queue, store):
     # list must not be cut there, or "a\0b" missed its earlier self and "a\0c" matched it
     if store.dialect == "postgresql":
         pytest.skip("PostgreSQL's text holds no NUL: such an event is refused")
-    first = await queue.ingest(Event("s", "event/x", {"id": "a\x00b"}, received_at=T0))
-    again = await queue.ingest(Event("s", "event/x", {"id": "a\x00b"}, received_at=T0 + 1))
-    other = await queue.ingest(Event("s", "event/x", {"id": "a\x00c"}, received_at=T0 + 2))
+    first = await ingest_one(queue, Event("s", "event/x", {"id": "a\x00b"}, received_at=T0))
+    again = await ingest_one(queue, Event("s", "event/x", {"id": "a\x00b"}, received_at=T0 + 1))
+    other = await ingest_one(queue, Event("s", "event/x", {"id": "a\x00c"}, received_at=T0 + 2))
     assert first is not None and again is None and other is not None
     keys = store.call(lambda db: [k for (k,) in db.execute("SELECT dedupe_key FROM events")])
     assert sorted(keys) == ["s:event/x:a\x00b", "s:event/x:a\x00c"]
@@ -520,8 +521,8 @@ async def test_close_waits_for_rows_of_another_loop(store, config, ours_too):
     thread.start()
     try:
         gate = gate_store(store)  # the rows wait behind this job
-        theirs = asyncio.run_coroutine_threadsafe(queue.ingest(email(1)), other)
-        ours = asyncio.ensure_future(queue.ingest(email(2))) if ours_too else None
+        theirs = asyncio.run_coroutine_threadsafe(ingest_one(queue, email(1)), other)
+        ours = asyncio.ensure_future(ingest_one(queue, email(2))) if ours_too else None
         async with asyncio.timeout(5):
             while len(queue._rows) < 1 + ours_too:  # noqa: ASYNC110 - the rows, on their way
                 await asyncio.sleep(0.001)
@@ -546,13 +547,13 @@ async def test_close_waits_for_rows_of_another_loop(store, config, ours_too):
 async def test_a_stored_triage_rule_that_makes_an_event_urgent_pokes_the_ticker(store, config):
     poked = asyncio.Event()
     queue = EventQueue(store, config, on_urgent=poked.set)
-    await queue.ingest(email(1, **{"from": "ceo@boss.example"}))  # no rule yet: normal
+    await ingest_one(queue, email(1, **{"from": "ceo@boss.example"}))  # no rule yet: normal
     assert not poked.is_set()
     boss = TickRule({"payload.from": "*@boss.example"}, "urgent")
     await store.run(lambda db: triage_store.add(db, boss, "chat", "slack:U0ANA"))
-    await queue.ingest(email(2))
+    await ingest_one(queue, email(2))
     assert not poked.is_set()  # not every event: the rule's
-    await queue.ingest(email(3, **{"from": "The CEO <ceo@boss.example>"}))
+    await ingest_one(queue, email(3, **{"from": "The CEO <ceo@boss.example>"}))
     async with asyncio.timeout(5):
         await poked.wait()
     await queue.close()
@@ -565,7 +566,7 @@ async def test_a_rule_another_process_stored_is_read_within_the_refresh(store, c
     queue = EventQueue(store, config, on_urgent=poked.set)
     now = [0.0]
     queue.urgency.clock = lambda: now[0]
-    await queue.ingest(email(1))
+    await ingest_one(queue, email(1))
     boss = TickRule({"payload.from": "*@boss.example"}, "urgent")
     row = {
         "kind": "rule",
@@ -579,10 +580,10 @@ async def test_a_rule_another_process_stored_is_read_within_the_refresh(store, c
         "added_at": T0,
     }
     await store.run(lambda db: db.insert(triage_store.TABLE, row))  # as another process does
-    await queue.ingest(email(2, **{"from": "ceo@boss.example"}))
+    await ingest_one(queue, email(2, **{"from": "ceo@boss.example"}))
     assert not poked.is_set()  # read at the first batch, less than REFRESH ago
     now[0] += REFRESH
-    await queue.ingest(email(3, **{"from": "ceo@boss.example"}))
+    await ingest_one(queue, email(3, **{"from": "ceo@boss.example"}))
     async with asyncio.timeout(5):
         await poked.wait()
     await queue.close()

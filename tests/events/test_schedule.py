@@ -15,6 +15,7 @@ from bothost.events import triage_store
 from bothost.events.schedule import QuietHours, Schedule, ScheduleError
 from bothost.events.tick import Ticker
 from bothost.models import Event
+from tests.helpers import ingest_one
 
 ZURICH = ZoneInfo("Europe/Zurich")
 
@@ -136,8 +137,8 @@ async def test_the_ticker_runs_a_cron_tick_with_an_injected_clock(store, queue, 
     )
     wednesday_before_eight = zurich(2026, 12, 2, 8, 0) - 0.2
     ticker = Ticker(store, config, recorder, clock=RunningClock(wednesday_before_eight))
-    await queue.ingest(
-        Event("gcal", "event/new_calendar_event", {"id": "e1", "summary": "1:1 with Sam"})
+    await ingest_one(
+        queue, Event("gcal", "event/new_calendar_event", {"id": "e1", "summary": "1:1 with Sam"})
     )
     runner = asyncio.create_task(ticker.run_forever())
     try:
@@ -156,12 +157,13 @@ async def test_a_poke_ticks_soon(store, queue, recorder):
     queue.on_urgent = ticker.poke
     runner = asyncio.create_task(ticker.run_forever())
     try:
-        await queue.ingest(
+        await ingest_one(
+            queue,
             Event(
                 "ssh",
                 "event/ssh_alert",
                 {"id": "a", "severity": "critical", "summary": "db-1 down"},
-            )
+            ),
         )
         await wait_until(lambda: ticker.results)
     finally:
@@ -179,7 +181,7 @@ async def test_an_event_a_stored_triage_rule_makes_urgent_ticks_soon(store, queu
     runner = asyncio.create_task(ticker.run_forever())
     try:
         payload = {"id": "m1", "from": "Big Boss <ceo@boss.example>", "summary": "Call me"}
-        await queue.ingest(Event("gmail", "event/new_email", payload))
+        await ingest_one(queue, Event("gmail", "event/new_email", payload))
         await wait_until(lambda: ticker.results)
     finally:
         runner.cancel()
@@ -226,7 +228,7 @@ async def test_a_clock_set_back_does_not_stop_the_timetable(store, queue, record
             (ahead,),
         )
     )
-    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a", "summary": "db-1 down"}))
+    await ingest_one(queue, Event("ssh", "event/ssh_alert", {"id": "a", "summary": "db-1 down"}))
     ticker = Ticker(store, TickConfig(interval=0.5, deliver_to=["console:"]), recorder)
     runner = asyncio.create_task(ticker.run_forever())
     try:

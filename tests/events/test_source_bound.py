@@ -14,7 +14,7 @@ from bothost.config import ConfigError, TickConfig, load
 from bothost.events.queue import EventQueue
 from bothost.models import Event
 from tests.conftest import both_backends
-from tests.helpers import make_host, write_config
+from tests.helpers import ingest_once, ingest_one, make_host, write_config
 
 pytestmark = both_backends
 
@@ -50,54 +50,54 @@ async def bounded(store):
 
 
 async def test_a_source_at_its_bound_is_held_and_others_go_on(bounded, store):
-    ids = [await bounded.ingest(alert(n)) for n in range(1, BOUND + 1)]
+    ids = [await ingest_one(bounded, alert(n)) for n in range(1, BOUND + 1)]
     assert all(isinstance(i, int) for i in ids)
     with pytest.raises(SourceHeldError) as held:
-        await bounded.ingest(alert(BOUND + 1))
+        await ingest_one(bounded, alert(BOUND + 1))
     assert held.value.source == "flood" and held.value.retry_after > 0
     assert "tick.max_pending_per_source" in str(held.value)
     assert pending(store) == BOUND
-    assert isinstance(await bounded.ingest(alert(1, source="calm")), int)  # not its neighbours
+    assert isinstance(await ingest_one(bounded, alert(1, source="calm")), int)  # not its neighbours
 
 
 async def test_a_batch_fills_to_the_bound_and_holds_the_rest(bounded, store):
-    outcomes = await bounded.ingest_batch([alert(n) for n in range(1, BOUND + 3)])
+    outcomes = await bounded.ingest([alert(n) for n in range(1, BOUND + 3)])
     assert [type(o).__name__ for o in outcomes] == ["int"] * BOUND + ["SourceHeldError"] * 2
     assert pending(store) == BOUND
 
 
 async def test_the_source_is_taken_again_once_a_tick_settled_its_events(bounded, store):
-    await bounded.ingest_batch([alert(n) for n in range(1, BOUND + 1)])
+    await bounded.ingest([alert(n) for n in range(1, BOUND + 1)])
     with pytest.raises(SourceHeldError):
-        await bounded.ingest(alert(BOUND + 1))
+        await ingest_one(bounded, alert(BOUND + 1))
     settle(store)
-    assert isinstance(await bounded.ingest(alert(BOUND + 1)), int)
+    assert isinstance(await ingest_one(bounded, alert(BOUND + 1)), int)
     assert pending(store) == 1
 
 
 async def test_a_held_webhook_id_is_not_recorded_and_its_retry_is_queued(bounded, store):
     for n in range(1, BOUND + 1):
-        await bounded.ingest_once(alert(n), f"msg_{n}")
+        await ingest_once(bounded, alert(n), f"msg_{n}")
     with pytest.raises(SourceHeldError):
-        await bounded.ingest_once(alert(BOUND + 1), "msg_held")
+        await ingest_once(bounded, alert(BOUND + 1), "msg_held")
     settle(store)
-    receipt = await bounded.ingest_once(alert(BOUND + 1), "msg_held")  # the sender's retry
+    receipt = await ingest_once(bounded, alert(BOUND + 1), "msg_held")  # the sender's retry
     assert receipt.event_id is not None and not receipt.duplicate
 
 
 async def test_a_duplicate_is_no_new_pending_event_and_is_not_held(bounded):
     for n in range(1, BOUND + 1):
-        await bounded.ingest_once(alert(n), f"msg_{n}")
-    receipt = await bounded.ingest_once(alert(1), "msg_1")  # a retry of what was queued
+        await ingest_once(bounded, alert(n), f"msg_{n}")
+    receipt = await ingest_once(bounded, alert(1), "msg_1")  # a retry of what was queued
     assert receipt.duplicate
 
 
 async def test_holding_warns_once_per_source_and_minute(bounded, caplog):
     caplog.set_level(logging.WARNING)
-    await bounded.ingest_batch([alert(n) for n in range(1, BOUND + 1)])
+    await bounded.ingest([alert(n) for n in range(1, BOUND + 1)])
     for n in range(BOUND + 1, BOUND + 20):
         with pytest.raises(SourceHeldError):
-            await bounded.ingest(alert(n))
+            await ingest_one(bounded, alert(n))
     lines = [r.getMessage() for r in caplog.records if "held" in r.getMessage()]
     assert len(lines) == 1, lines
     assert "'flood'" in lines[0] and "tick.max_pending_per_source" in lines[0]

@@ -17,7 +17,7 @@ from bothost.events import feedback
 from bothost.events.tick import run_tick
 from bothost.models import Event
 from tests.conftest import both_backends
-from tests.helpers import age_lease
+from tests.helpers import age_lease, ingest_all, ingest_one
 
 pytestmark = both_backends
 
@@ -66,7 +66,7 @@ async def test_ten_thousand_events_become_one_grouped_briefing(queue, store, con
             events.append(Event("news", "event/item", {"id": f"n{n}"}))
         else:
             events.append(Event("x", "event/spam", {"id": f"s{n}"}))
-    ids = await queue.ingest_many(events)
+    ids = await ingest_all(queue, events)
     assert None not in ids
 
     result = await run_tick(store, config, recorder, clock=at(MORNING))
@@ -86,7 +86,7 @@ async def test_ten_thousand_events_become_one_grouped_briefing(queue, store, con
 
 async def test_a_tick_with_nothing_above_drop_posts_nothing(queue, store, config, recorder):
     config.rules = [TickRule({"source": "noise"}, "drop")]
-    await queue.ingest_many([Event("noise", "event/x", {"id": i}) for i in range(5)])
+    await ingest_all(queue, [Event("noise", "event/x", {"id": i}) for i in range(5)])
     result = await run_tick(store, config, recorder)
     assert result.briefings == [] and recorder.sent == [] and result.silenced == 5
     assert statuses(store) == {"done": 5}
@@ -96,7 +96,9 @@ async def test_a_tick_with_nothing_above_drop_posts_nothing(queue, store, config
 async def test_a_failing_target_retries_then_marks_failed(queue, store, config, recorder):
     config.max_attempts = 3
     recorder.failing = {"web:briefings"}
-    await queue.ingest(Event("weather", "event/weather_alert", {"id": "w1", "summary": "Rain"}))
+    await ingest_one(
+        queue, Event("weather", "event/weather_alert", {"id": "w1", "summary": "Rain"})
+    )
 
     first = await run_tick(store, config, recorder, clock=at(MORNING))
     assert len(first.briefings) == 1 and len(recorder.sent) == 1  # console got it
@@ -122,7 +124,7 @@ async def test_events_fail_when_no_target_takes_them_and_can_be_retried(
     config.max_attempts = 2
     config.deliver_to = ["slack:C1"]
     recorder.failing = {"slack:C1"}
-    event_id = await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a", "summary": "x"}))
+    event_id = await ingest_one(queue, Event("ssh", "event/ssh_alert", {"id": "a", "summary": "x"}))
     for n in range(2):
         await run_tick(store, config, recorder, clock=at(MORNING + n))
     failed = store.call(lambda db: feedback.list_events(db, "failed"))
@@ -144,12 +146,13 @@ async def test_quiet_hours_hold_everything_but_urgent(queue, store, config, reco
         TickRule({"source": "news"}, "low"),
     ]
     night = datetime(2026, 12, 2, 23, 30, tzinfo=ZURICH).timestamp()
-    await queue.ingest_many(
+    await ingest_all(
+        queue,
         [
             Event("ssh", "event/ssh_alert", {"id": "a", "summary": "db-1 down"}),
             Event("gmail", "event/new_email", {"id": "m", "summary": "Lunch?"}),
             Event("news", "event/item", {"id": "n"}),
-        ]
+        ],
     )
     result = await run_tick(store, config, recorder, clock=at(night))
     text = recorder.sent[0][1].text
@@ -167,7 +170,7 @@ async def test_quiet_hours_hold_everything_but_urgent(queue, store, config, reco
 
 
 async def test_a_held_lease_makes_a_second_tick_busy(queue, store, config, recorder):
-    await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
+    await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m"}))
     assert store.call(lambda db: lease.acquire(db, lease.TICK_LOCK, "host:1", MORNING, 300))
     busy = await run_tick(store, config, recorder, clock=at(MORNING + 10))
     assert busy.status == "busy" and recorder.sent == []
@@ -179,7 +182,7 @@ async def test_a_held_lease_makes_a_second_tick_busy(queue, store, config, recor
 
 
 async def test_ticks_are_recorded(queue, store, config, recorder):
-    await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
+    await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m"}))
     await run_tick(store, config, recorder, clock=at(MORNING), trigger="schedule")
     rows = store.call(
         lambda db: db.execute("SELECT trigger, status, events, briefings FROM ticks").fetchall()
@@ -193,7 +196,7 @@ async def test_observers_see_the_briefing_before_delivery(queue, store, config, 
     async def observe(briefing):
         seen.append((briefing.id, len(recorder.sent)))
 
-    await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
+    await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m"}))
     result = await run_tick(store, config, recorder, on_briefing=observe)
     assert seen == [(result.briefings[0].id, 0)]
 
@@ -212,7 +215,7 @@ async def test_a_slow_tick_keeps_its_lease(queue, store, config):
             ).fetchone()
         )
 
-    await queue.ingest(Event("gmail", "event/new_email", {"id": "m"}))
+    await ingest_one(queue, Event("gmail", "event/new_email", {"id": "m"}))
     first = asyncio.create_task(run_tick(store, config, slow))
     try:
         deadline = time.monotonic() + 5
@@ -245,18 +248,18 @@ async def test_a_slow_tick_keeps_its_lease(queue, store, config):
 async def test_an_event_with_an_impossible_time_does_not_stop_every_tick(
     queue, store, config, recorder, occurred_at
 ):
-    await queue.ingest(Event("ssh", "event/ssh_alert", {"id": "a1", "summary": "good"}))
+    await ingest_one(queue, Event("ssh", "event/ssh_alert", {"id": "a1", "summary": "good"}))
     odd = {"id": "a2", "summary": "odd time", "occurred_at": occurred_at}
     if isinstance(occurred_at, float) and not math.isfinite(occurred_at):
         # the queue refuses NaN and Infinity now (test_queue.py), but an older version
         # stored them as the text `NaN`/`Infinity`, which Python's json still reads back
-        row = await queue.ingest(Event("ssh", "event/ssh_alert", {**odd, "occurred_at": 0}))
+        row = await ingest_one(queue, Event("ssh", "event/ssh_alert", {**odd, "occurred_at": 0}))
         legacy = json.dumps(odd)
         store.call(
             lambda db: db.execute("UPDATE events SET payload = ? WHERE id = ?", (legacy, row))
         )
     else:
-        await queue.ingest(Event("ssh", "event/ssh_alert", odd))
+        await ingest_one(queue, Event("ssh", "event/ssh_alert", odd))
     result = await run_tick(store, config, recorder, clock=at(MORNING))
     assert result.status == "ok" and statuses(store) == {"done": 2}
     assert sorted(recorder.sent[0][1].event_ids) == [1, 2]

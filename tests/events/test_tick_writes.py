@@ -22,7 +22,7 @@ from bothost.events.tick import run_tick
 from bothost.events.triage import Rulebook, triage_offline
 from bothost.models import Event
 from tests.conftest import both_backends
-from tests.helpers import age_lease
+from tests.helpers import age_lease, ingest_all
 
 pytestmark = both_backends
 
@@ -70,13 +70,14 @@ def statuses(store) -> dict[str, int]:
 
 
 async def ingest_four(queue) -> list[int]:
-    return await queue.ingest_many(
+    return await ingest_all(
+        queue,
         [
             Event("gmail", "event/new_email", {"id": "m1", "summary": "lunch?"}),
             Event("gmail", "event/new_email", {"id": "m2", "summary": "invoice"}),
             Event("news", "event/item", {"id": "n1", "summary": "headline"}),  # low
             Event("spam", "event/item", {"id": "s1", "summary": "offer"}),  # dropped
-        ]
+        ],
     )
 
 

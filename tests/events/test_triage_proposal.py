@@ -9,6 +9,7 @@ from bothost.config import TickRule
 from bothost.events import feedback, triage_proposal, triage_rules, triage_store
 from bothost.models import Event
 from tests.conftest import both_backends
+from tests.helpers import ingest_all
 
 pytestmark = both_backends
 
@@ -30,7 +31,7 @@ GUSTS = {"id": "w1", "kind": "wind_gusts", "location": "Zurich", "severity": "in
 
 
 async def one(queue, source, type_, payload) -> int:
-    [event_id] = await queue.ingest_many([Event(source, type_, payload)])
+    [event_id] = await ingest_all(queue, [Event(source, type_, payload)])
     return event_id
 
 

@@ -22,7 +22,7 @@ from bothost.events import events_migrations
 from bothost.events.queue import EventQueue, EventRejectedError
 from bothost.models import Event
 from bothost.store import Store, core_migrations
-from tests.helpers import make_host, until
+from tests.helpers import ingest_all, ingest_one, make_host, until
 
 SURROGATE = "\ud800"
 LENGTH_LIMIT = 10_000  # bytes per value, set on the test's connection to make "too big" cheap
@@ -91,7 +91,9 @@ async def test_a_bad_row_fails_alone_and_its_neighbours_commit(store, queue, cap
     events = [good(n) for n in range(300)]
     events.insert(150, BAD[case])
     with caplog.at_level(logging.WARNING, logger="bothost.events.queue"):
-        results = await asyncio.gather(*(queue.ingest(e) for e in events), return_exceptions=True)
+        results = await asyncio.gather(
+            *(ingest_one(queue, e) for e in events), return_exceptions=True
+        )
     jobs = len(transactions)  # the checks below are jobs too
     bad = results.pop(150)
     assert isinstance(bad, EventRejectedError), bad
@@ -105,15 +107,15 @@ async def test_a_bad_row_fails_alone_and_its_neighbours_commit(store, queue, cap
 
 async def test_a_rejected_event_is_named_in_its_error(queue):
     with pytest.raises(EventRejectedError) as raised:
-        await queue.ingest(BAD["surrogate in type"])
+        await ingest_one(queue, BAD["surrogate in type"])
     assert "'event/\\ud800'" in str(raised.value) and "'bad'" in str(raised.value)
-    assert await queue.ingest(good(1)) is not None  # the writer lives on
+    assert await ingest_one(queue, good(1)) is not None  # the writer lives on
 
 
 async def test_ingest_many_returns_every_good_id_around_a_bad_one(queue, store):
     events = [good(1), BAD["surrogate in payload"], good(2), BAD["surrogate in type"], good(3)]
     with pytest.raises(EventRejectedError):
-        await queue.ingest_many(events)
+        await ingest_all(queue, events)
     assert stored(store) == 3
 
 
@@ -127,10 +129,10 @@ async def test_a_store_wide_failure_still_fails_the_whole_batch(queue, store):
         )
     )
     events = [good(1), Event("disk", "event/x", {"id": "1"}), good(2)]
-    results = await asyncio.gather(*(queue.ingest(e) for e in events), return_exceptions=True)
+    results = await asyncio.gather(*(ingest_one(queue, e) for e in events), return_exceptions=True)
     assert all(isinstance(r, sqlite3.DatabaseError) for r in results), results
     assert stored(store) == 0
-    assert await queue.ingest(good(3)) is not None
+    assert await ingest_one(queue, good(3)) is not None
 
 
 # --- end to end: MCP servers pushing events through the host's queue ----------------------
@@ -223,7 +225,7 @@ async def test_ids_stay_each_events_own_when_a_trigger_adds_rows(queue, store):
     )
     events = [good(n) for n in range(20)]
     events.insert(7, Event("echoed", "event/x", {"id": "e"}))
-    ids = await queue.ingest_many(events)
+    ids = await ingest_all(queue, events)
     sources = store.call(
         lambda db: [db.value("SELECT source FROM events WHERE id = ?", [i]) for i in ids]
     )

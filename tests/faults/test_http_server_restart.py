@@ -29,7 +29,7 @@ from bothost.cli.mcp import renewed
 from bothost.config import McpServerConfig
 from bothost.mcp.manager import McpManager
 from bothost.store import Store, core_migrations
-from tests.helpers import until
+from tests.helpers import each, until
 
 SERVER = Path(__file__).with_name("restart_server.py")
 WAIT = 30.0  # seconds for each condition; a second or two on an idle machine
@@ -93,7 +93,7 @@ async def make_manager(home, store):
         await store.run(lambda db: db.insert("events", row))
 
     async def make(servers, **kwargs):
-        manager = McpManager(servers, store, home, on_event=on_event, **kwargs)
+        manager = McpManager(servers, store, home, on_events=each(on_event), **kwargs)
         managers.append(manager)
         await manager.start(wait=WAIT)
         return manager

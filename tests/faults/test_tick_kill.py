@@ -25,7 +25,7 @@ from aiohttp import web
 from bothost.events.faults import KILL_ENV, STEPS
 from bothost.events.queue import EventQueue
 from bothost.models import Event
-from tests.helpers import bothost_process, make_host, serve_app, write_config
+from tests.helpers import bothost_process, ingest_all, make_host, serve_app, write_config
 from tests.slack.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 
 # not passed on to the ticks the test starts: the kill step is the test's to set, and a
@@ -97,13 +97,16 @@ async def seed(home: Path, config: dict[str, Any], count: int) -> None:
     host = make_host(home, config)
     queue = EventQueue(host.store, host.config.tick)
     try:
-        await queue.ingest_many(
-            Event(
-                "ssh",
-                f"event/alert_{n % 2}",
-                {"id": f"a{n}", "summary": f"alert {n}", "host": f"db-{n}"},
-            )
-            for n in range(count)
+        await ingest_all(
+            queue,
+            [
+                Event(
+                    "ssh",
+                    f"event/alert_{n % 2}",
+                    {"id": f"a{n}", "summary": f"alert {n}", "host": f"db-{n}"},
+                )
+                for n in range(count)
+            ],
         )
     finally:
         await queue.close()

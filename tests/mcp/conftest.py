@@ -32,7 +32,7 @@ async def open_paging(home):
             media_dir=home / "media",
             ask=ask,
             roots=roots,
-            on_event=recorder.on_event,
+            on_events=recorder.on_events,
             on_tools_changed=recorder.on_tools_changed,
             on_closed=recorder.on_closed,
         )

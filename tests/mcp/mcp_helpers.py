@@ -61,8 +61,8 @@ class Recorder:
         self.tool_changes: list[list[dict]] = []
         self.closed: list[str] = []
 
-    async def on_event(self, source, type, payload):
-        self.events.append((source, type, payload))
+    async def on_events(self, events):
+        self.events.extend((e.source, e.type, e.payload) for e in events)
 
     def on_tools_changed(self, tools):
         self.tool_changes.append(tools)

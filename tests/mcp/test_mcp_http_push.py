@@ -19,6 +19,7 @@ from bothost.config import McpServerConfig
 from bothost.mcp.environment import server_headers
 from bothost.mcp.manager import McpManager
 from bothost.store import Store, core_migrations
+from tests.helpers import each
 
 WAIT = 15.0  # start() waits this long for the servers to be ready or failed
 
@@ -65,7 +66,7 @@ async def test_http_server_push_becomes_event_rows(home, echo_http, monkeypatch)
         )
 
     config = McpServerConfig(url=echo_http, headers={"Authorization": "Bearer ${env:ECHO_TOKEN}"})
-    manager = McpManager({"echo": config}, store, home, on_event=insert)
+    manager = McpManager({"echo": config}, store, home, on_events=each(insert))
     try:
         await manager.start(wait=WAIT)
         status = manager.status()[0]

@@ -55,7 +55,7 @@ async def open_session(home, name, transport) -> tuple[ClientSession, Recorder]:
         log=transport.log,
         media_dir=home / "media",
         on_tools_changed=recorder.on_tools_changed,
-        on_event=recorder.on_event,
+        on_events=recorder.on_events,
         roots=[{"uri": "file:///tmp", "name": "tmp"}],
     )
     await session.start()

@@ -15,6 +15,7 @@ from bothost.config import McpServerConfig
 from bothost.mcp import stored
 from bothost.mcp.manager import McpManager, McpManagerError, status_path
 from bothost.store import Store, core_migrations
+from tests.helpers import each
 
 WAIT = 15.0  # start() waits this long for the servers to be ready or failed
 
@@ -52,7 +53,7 @@ async def make_manager(home, store):
         await store.run(insert)
 
     async def make(servers, start=True, **kwargs):
-        manager = McpManager(servers, store, home, on_event=insert_event, **kwargs)
+        manager = McpManager(servers, store, home, on_events=each(insert_event), **kwargs)
         managers.append(manager)
         if start:
             await manager.start(wait=WAIT)

@@ -29,7 +29,7 @@ from bothost.mcp.oauth.auth import OAuth
 from bothost.mcp.oauth.tokens import MemoryTokens, load_record
 from bothost.mcp.serverlog import log_path
 from bothost.store import Store, core_migrations
-from tests.helpers import FakeTime
+from tests.helpers import FakeTime, each
 
 WAIT = 10.0
 
@@ -63,7 +63,7 @@ async def make_manager(home, store, protected, events):
 
     async def make():
         servers = {"notes": McpServerConfig(url=protected.url)}
-        manager = McpManager(servers, store, home, on_event=on_event)
+        manager = McpManager(servers, store, home, on_events=each(on_event))
         managers.append(manager)
         await manager.start(wait=WAIT)
         return manager

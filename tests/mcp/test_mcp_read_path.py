@@ -174,8 +174,8 @@ async def test_a_backlog_over_a_batch_is_handed_over_in_order_and_its_bytes_rele
 async def test_lines_split_across_chunks_each_reach_the_session_once():
     got: list[tuple[str, dict]] = []
 
-    async def on_events(source, items):
-        got.extend(items)
+    async def on_events(events):
+        got.extend((e.type, e.payload) for e in events)
 
     transport = StdioTransport("unused", [], {}, log=LOG)
     session = ClientSession(transport, name="t", log=LOG, on_events=on_events)

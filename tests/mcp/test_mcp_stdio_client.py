@@ -12,6 +12,7 @@ from bothost.mcp.inbound import QUEUE_HIGH
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.serverlog import log_path
 from bothost.mcp.session import MAX_TOOL_PAGES, MAX_TOOLS
+from tests.helpers import each
 
 MAX_TOOL_PAGES_FILL = 50  # tools a page: MAX_TOOLS + 1 tools fit in far fewer pages than allowed
 
@@ -290,7 +291,7 @@ async def test_an_event_flood_waits_in_the_pipe_instead_of_being_dropped(open_pa
         await gate.wait()
         seen.append(payload["id"])
 
-    session.on_event = slow_store
+    session.on_events = each(slow_store)
     call = asyncio.ensure_future(session.call_tool("push", {"count": 20_000}, timeout=60))
     await wait_for(lambda: not session.inbound._room.is_set())  # the reader has paused
     gate.set()
@@ -306,10 +307,10 @@ async def test_an_event_burst_reaches_on_events_in_batches_with_no_task_per_even
 
     gate = asyncio.Event()
 
-    async def store(source, items):
-        assert source == "paging"
+    async def store(events):
+        assert {e.source for e in events} == {"paging"}
         tasks.append(len(asyncio.all_tasks()))
-        batches.append([params["id"] for _type, params in items])
+        batches.append([e.payload["id"] for e in events])
         if len(batches) == 1:
             await gate.wait()  # the first batch is slow to store: a backlog builds meanwhile
 
@@ -331,9 +332,9 @@ async def test_a_stalled_on_events_pauses_the_reader_and_loses_nothing(open_pagi
     session, _ = await open_paging()
     gate, seen = asyncio.Event(), []
 
-    async def slow_store(source, items):  # a store that has stalled for a moment
+    async def slow_store(events):  # a store that has stalled for a moment
         await gate.wait()
-        seen.extend(params["id"] for _type, params in items)
+        seen.extend(e.payload["id"] for e in events)
 
     session.on_events = slow_store
     call = asyncio.ensure_future(session.call_tool("push", {"count": 20_000}, timeout=60))

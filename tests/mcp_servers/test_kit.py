@@ -145,7 +145,7 @@ async def test_bothost_declares_events_and_receives_them(echo_argv, home):
     if "PYTHONPATH" in os.environ:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     transport = StdioTransport(echo_argv[0], echo_argv[1:], env, log=log)
-    session = ClientSession(transport, name="echo", log=log, on_event=recorder.on_event)
+    session = ClientSession(transport, name="echo", log=log, on_events=recorder.on_events)
     try:
         await session.start()
         result = await session.call_tool("announce", {"summary": "hello"})

@@ -60,7 +60,7 @@ async def test_bothost_over_http_gets_events_on_its_listen_stream(echo_server, h
     url, _ = echo_server
     recorder, log = Recorder(), logging.getLogger("kit-modern")
     transport = HttpTransport(url, log=log)
-    session = ClientSession(transport, name="echo", log=log, on_event=recorder.on_event)
+    session = ClientSession(transport, name="echo", log=log, on_events=recorder.on_events)
     try:
         await session.start()
         assert session.protocol_version == "2026-07-28"

@@ -3,6 +3,7 @@ import json
 
 from bothost.models import Address, Briefing, BriefingItem
 from bothost.platform import Question
+from tests.helpers import ingest_one
 from tests.web.conftest import base_url
 
 
@@ -209,7 +210,7 @@ async def test_every_entry_refuses_a_bad_session_name(web_host, client):
 async def test_feedback_acknowledges_events_and_refuses_bad_input(web_host, client):
     from bothost.models import Event
 
-    event_id = await web_host.events.ingest(Event("ops", "alert", {"summary": "x"}))
+    event_id = await ingest_one(web_host.events, Event("ops", "alert", {"summary": "x"}))
     url = base_url(web_host) + "/api/feedback"
     async with client.post(url, json={"action": "ack", "event_ids": [event_id]}) as response:
         assert (await response.json()) == {"ok": True, "changed": 1}
