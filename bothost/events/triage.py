@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from email.utils import parseaddr
-from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any
 
@@ -25,6 +24,7 @@ from bothost.config import TickRule
 from bothost.config.schema import parse_duration
 from bothost.events.defaults import DEFAULT_RULES
 from bothost.models import BriefingItem
+from bothost.rules.fields import MISSING, fits, lookup
 
 PRIORITIES = ("urgent", "high", "normal", "low", "drop")
 SHOWN = ("urgent", "high", "normal")  # priorities that get items; low is a counted line
@@ -152,28 +152,25 @@ def applies(
 
 
 def field_value(source: str, type_: str, payload: Mapping[str, Any], key: str) -> Any:
+    """The value a rule's key names (``source``, ``type``, ``payload.a.b``), or None."""
     if key == "source":
         return source
     if key == "type":
         return type_
     if not key.startswith("payload."):
         return None
-    value: Any = payload
-    for part in key.split(".")[1:]:
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
+    value = lookup(payload, key.split(".")[1:])
+    return None if value is MISSING else value
 
 
 def matches(match: Mapping[str, str], source: str, type_: str, payload: Mapping[str, Any]) -> bool:
-    """Whether every ``key: glob`` of ``match`` fits the event."""
+    """Whether every ``key: glob`` of ``match`` fits the event (globs fold case; see
+    :mod:`bothost.rules.fields`, the matcher permission rules use too)."""
     for key, pattern in match.items():
         value = field_value(source, type_, payload, key)
         if value is None:
             return False
-        glob = str(pattern).lower()
-        if not any(fnmatchcase(text.lower(), glob) for text in candidates(value)):
+        if not fits(str(pattern), candidates(value), fold_case=True):
             return False
     return True
 

@@ -10,6 +10,7 @@ matches too beats an ``ask`` (:func:`deciding_match`). Argument values that are 
 matched as their JSON text. A match says which fields matched, so ``bothost rules test``
 can show why.
 
+Fields and patterns are matched by :mod:`bothost.rules.fields`, as triage rules' are.
 Regular expressions run on RE2, a linear-time engine: the arguments come from the model,
 which may be steered by what it read, and a backtracking engine takes 2**n steps for a
 pattern such as ``(a+)+$`` on n characters, holding the event loop. RE2 has no
@@ -34,6 +35,7 @@ from bothost.config.schema import ConfigError, build
 from bothost.models import Session
 from bothost.rules import overlap
 from bothost.rules import who as rule_who
+from bothost.rules.fields import MISSING, fits, lookup
 from bothost.rules.origin import UNKNOWN, Origin, covers
 from bothost.rules.overlap import REGEX
 
@@ -128,9 +130,8 @@ def compiled(pattern: str) -> Any:
 
 
 def matches(pattern: str, value: str) -> bool:
-    if pattern.startswith(REGEX):
-        return compiled(pattern[len(REGEX) :]).fullmatch(value) is not None
-    return fnmatchcase(value, pattern)
+    """Whether an argument's pattern (a glob, or ``re:`` on RE2) matches all of ``value``."""
+    return fits(pattern, (value,), regex=compiled)
 
 
 def literal(value: str) -> str:
@@ -173,9 +174,10 @@ def match(
         return None
     found = [named]
     for name, pattern in spec.args.items():
-        if name not in arguments or not matches(pattern, text_of(arguments[name])):
+        value = lookup(arguments, (name,))
+        if value is MISSING or not matches(pattern, text_of(value)):
             return None
-        found.append(f"args.{name} {pattern!r} matched {short(text_of(arguments[name]))!r}")
+        found.append(f"args.{name} {pattern!r} matched {short(text_of(value))!r}")
     if spec.exact:
         if set(arguments) - set(spec.args):
             return None
