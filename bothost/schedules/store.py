@@ -158,7 +158,12 @@ def list_jobs(db: Conn, owner: str | None = None, *, everything: bool = False) -
     return [from_row(r) for r in rows]
 
 
+MAX_ID = 2**63 - 1  # the largest integer SQLite and PostgreSQL store: no job has a larger id
+
+
 def get_job(db: Conn, job_id: int) -> Job | None:
+    if not 0 < job_id <= MAX_ID:  # a number from outside (the page, the CLI, the model)
+        return None
     row = db.one(f"SELECT {COLUMNS} FROM schedule_jobs WHERE id = ?", (job_id,))
     return from_row(row) if row else None
 

@@ -65,3 +65,10 @@ def test_requests_outside_the_limits_are_refused_in_one_line(store):
             store.call(lambda db, kw=kw: add(db, **kw))
         assert "\n" not in str(caught.value)
     assert store.call(lambda db: list_jobs(db, everything=True)) == []
+
+
+@pytest.mark.parametrize("job_id", [0, -1, 2**63, 10**30])
+def test_an_id_no_job_can_have_is_not_found(store, job_id):
+    """Found by the web fuzz test: a huge id reached SQLite and failed the request (500)."""
+    with pytest.raises(ScheduleError, match=f"no job #{job_id} of yours"):
+        store.call(lambda db: cancel_job(db, job_id, ANA, admin=True))
