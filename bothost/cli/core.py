@@ -22,7 +22,7 @@ pass_runtime = click.make_pass_decorator(Runtime)
 def run(ctx: click.Context) -> None:
     """Start everything configured and stay up until interrupted.
 
-    Serves the web chat and API (platforms.web, default http://127.0.0.1:8765/), Slack and
+    Serves the web chat and API (http:, default http://127.0.0.1:8765/), Slack and
     the terminal when configured, the MCP servers and the tick. Ctrl-C (or SIGTERM) stops it.
 
     \b

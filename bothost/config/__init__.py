@@ -26,6 +26,7 @@ from bothost.config.check import check_registered, check_semantics, source_of
 from bothost.config.env import check_shell_references, close_variable
 from bothost.config.file import read_yaml, without_holders
 from bothost.config.home import HomeError
+from bothost.config.http import HttpConfig, fold_aliases
 from bothost.config.schema import (
     ConfigError,
     Unset,
@@ -340,6 +341,7 @@ class Config:
     usage: UsageConfig = field(default_factory=UsageConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
+    http: HttpConfig = field(default_factory=HttpConfig)
     permissions: list[PermissionRule] = field(default_factory=list)
     log_level: str = "info"
     # the plugins' sections (filled by bind_sections): platforms.NAME, then top-level ones
@@ -350,9 +352,20 @@ class Config:
     sources: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     layers: list[tuple[str, dict[str, Any]]] = field(default_factory=list, repr=False)
+    # the key path each http key was set by, when the alias (bothost.config.http.spelling)
+    http_spelled: dict[str, str] = field(default_factory=dict, repr=False)
 
     CHOICES = {"log_level": ("debug", "info", "warning", "error")}
-    INTERNAL = ("platforms", "sections", "declared", "pending", "sources", "raw", "layers")
+    INTERNAL = (
+        "platforms",
+        "sections",
+        "declared",
+        "pending",
+        "sources",
+        "raw",
+        "layers",
+        "http_spelled",
+    )
 
     def section(self, path: str, kind: type[T] | None = None) -> T:
         """The section a plugin declared at ``path`` (``"platforms.discord"``, ``"pager"``).
@@ -491,8 +504,11 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     paths = source_paths(home, config_file)
     layers = []
     packaged = packaged_default_path()
+    spelled: dict[str, str] = {}
     for path in paths:
         data = without_holders(read_yaml(path, twin=path == packaged))  # the twin, if current
+        data, written = fold_aliases(data, str(path))  # platforms.web.port is http.port
+        spelled.update(written)
         check_env_references(data, str(path))
         check_source(Config, core_part(data, str(path)), str(path))
         merged = deep_merge(merged, data)
@@ -503,6 +519,7 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     core = set(core_keys())
     config = build(Config, core_part(resolved, "merged config"), "", "merged config")
     config.layers = layers  # before the check below, whose errors name the file
+    config.http_spelled = {k: v for k, v in spelled.items() if not v.startswith("http.")}
     check_enabled_env(config, [(p, n) for p, n in unset if owned_by_core(p, core)])
     config.pending = PluginParts(  # after the check above, which clears Unset everywhere
         {k: v for k, v in resolved.items() if k == PLATFORMS or k not in core},

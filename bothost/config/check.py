@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from bothost.config.http import listens, spelling
 from bothost.config.schema import ConfigError
 from bothost.mcp import roots
 from bothost.platform import target_check
@@ -237,16 +238,17 @@ def check_registered(
 
 def check_serving(config: Config) -> None:
     """Refuse what only ``bothost run`` needs of the config: a listener bound beyond loopback
-    needs ``platforms.web.token``, because the web chat gives admin rights to whoever reaches
-    it. Called by ``run`` before anything is written, by ``doctor``, and by the listener
-    itself (a host built in code)."""
-    web = config.platforms.get("web")  # declared by the web plugin, if loaded
-    if web is None or not web.enabled:
+    needs ``http.token``, because the web chat gives admin rights to whoever reaches it.
+    Called by ``run`` before anything is written, by ``doctor``, and by the listener
+    itself (a host built in code). The error names the keys as the config spelled them."""
+    if not listens(config):
         return  # nothing listens
-    if not is_loopback(web.host) and not web.token:
+    if not is_loopback(config.http.host) and not config.http.token:
+        host_key = spelling(config, "host")
+        token_key = host_key.rsplit(".", 1)[0] + ".token"  # in the spelling the user wrote
         raise ConfigError(
-            f"{source_of(config, 'platforms', 'web', 'host')}: platforms.web.host: binding "
-            f"{web.host} (not loopback) requires platforms.web.token"
+            f"{source_of(config, 'http', 'host')}: {host_key}: binding "
+            f"{config.http.host} (not loopback) requires {token_key}"
         )
 
 

@@ -204,7 +204,7 @@ def needs_env(section: Any, rest: str) -> bool:
 class Platforms(dict[str, Any]):
     """The ``platforms.*`` sections by name, each typed by the plugin that declared it.
 
-    Read as attributes (``config.platforms.web.port``) or with ``get`` when the plugin may
+    Read as attributes (``config.platforms.web.enabled``) or with ``get`` when the plugin may
     be disabled. A name no plugin declared is an :class:`AttributeError` that says so.
     """
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from bothost.config.check import check_serving
 from bothost.config.home import HomeError, ensure_home
+from bothost.config.http import listens, spelling
 from bothost.hooks.call import accepted, impls
 from bothost.host.probes import ask_llm, web_port
 from bothost.mcp.executables import resolve_command
@@ -457,20 +458,16 @@ def check_delivery(runtime: Any) -> list[Finding]:
 
 
 def check_web(config: Any, home: Path) -> list[Finding]:
-    """The host's HTTP listener (configured by ``platforms.web``, when a plugin declares it)."""
-    web = config.platforms.get("web")
-    if web is None or not web.enabled:
+    """The host's HTTP listener (core's ``http:`` section), while the web platform is on."""
+    if not listens(config):
         return []
     database = store_target(config.store.url, home)
     # on SQLite, a bothost answering there is this setup's only if a host holds its file
     # (on PostgreSQL several hosts share the database, and any of them may be it)
     ours = is_served(database) if isinstance(database, Path) else None
-    ok, detail = web_port(web.host, web.port, ours)
-    return [
-        Finding(
-            "web port", ok, detail, "" if ok else "stop that program, or set platforms.web.port"
-        )
-    ]
+    ok, detail = web_port(config.http.host, config.http.port, ours)
+    fix = f"stop that program, or set {spelling(config, 'port')}"
+    return [Finding("web port", ok, detail, "" if ok else fix)]
 
 
 def check_mcp(config: Any) -> list[Finding]:

@@ -39,6 +39,7 @@ from bothost.api import (
 )
 from bothost.config import Config, McpServerConfig, secret_values
 from bothost.config.home import ensure_home
+from bothost.config.http import listens
 from bothost.config.live import Apply, LiveSections
 from bothost.crosshost import open_crosshost
 from bothost.crosshost.leadership import Leadership
@@ -240,8 +241,7 @@ class Host:
             for name, platform in self.platforms.items():
                 if self.platform_enabled(name, platform):
                     await self.start_platform(name, platform)
-        web = self.config.platforms.get("web")  # declared by the web plugin, if loaded
-        if serve_http and web is not None and web.enabled:
+        if serve_http and listens(self.config):
             await self.http.start()
         if self.leadership is not None:
             # last: the lease is renewed only once the host is up, and start-up's own work

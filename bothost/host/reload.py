@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from bothost import redact
 from bothost.config import Config, bind_declared, load_core, secret_values
 from bothost.config.check import check_registered, check_serving
+from bothost.config.http import as_written
 from bothost.config.schema import ConfigError
 
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ async def apply(host: Host, new: Config) -> tuple[list[str], list[str]]:
         except Exception:  # boundary: one section's failure leaves the others applied
             logger.exception("applying the config's %s failed", name)
     applied += await host.live_sections.apply(running, new)  # the plugins' own sections
-    return applied, changed(running, new)
+    return applied, [as_written(new, path) for path in changed(running, new)]
 
 
 def as_running(old: Config, new: Config) -> Config:

@@ -55,10 +55,9 @@ async def serve(host: Any, verbose: int = 0) -> int:
         return 1
     heap.settle()  # what start-up left lives as long as the process (bothost/host/heap.py)
     port = host.http.port
-    if port:  # listening means platforms.web was declared
+    if port:  # listening means the web platform is on
         print(
-            f"bothost is running: http://{host.config.platforms.web.host}:{port}/  "
-            "(Ctrl-C to stop)",
+            f"bothost is running: http://{host.config.http.host}:{port}/  (Ctrl-C to stop)",
             file=sys.stderr,
             flush=True,
         )

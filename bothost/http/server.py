@@ -1,10 +1,10 @@
-"""The host's one aiohttp application and its listener (``platforms.web``).
+"""The host's one aiohttp application and its listener (core's ``http:`` section).
 
 Plugins add routes through ``register_routes(app)``; ``app[bothost.api.HOST]`` is the
 host. The core serves ``GET /healthz``, which names no file or directory (see
 :func:`hide_paths`): no answer the listener gives without the token shows where the host
 keeps its files (a path names the account running it). A bind address other than loopback requires
-``platforms.web.token`` (:func:`bothost.config.check.check_serving`, a config error).
+``http.token`` (:func:`bothost.config.check.check_serving`, a config error).
 The listening socket is the host's own (not an aiohttp site) so that its protocol factory
 is :class:`bothost.http.listener.ConnectionGuard`'s: header and body deadlines and a connection
 cap keep clients that stall from taking the listener down. A plugin's direct routes
@@ -27,6 +27,7 @@ from aiohttp import web
 from bothost import jsondecode
 from bothost.api import HOST, app_key  # HOST: kept importable from here for older plugins
 from bothost.config.check import check_serving
+from bothost.config.http import spelling
 from bothost.crosshost import lease
 from bothost.crosshost.leadership import LEADER_LOCK
 from bothost.hooks.startup import call_register
@@ -51,9 +52,9 @@ RETRY_HEADERS = {"Retry-After": str(RETRY_AFTER)}
 # What to do when the listener cannot bind, by errno: the OS's reason alone names no setting
 LISTEN_FIXES = {
     errno.EADDRINUSE: "; another program (or another bothost run) holds the port: stop it, "
-    "or set platforms.web.port to a free port",
-    errno.EACCES: "; ports below 1024 need privileges: set platforms.web.port above 1023",
-    errno.EADDRNOTAVAIL: "; no interface has that address: check platforms.web.host",
+    "or set {port} to a free port",
+    errno.EACCES: "; ports below 1024 need privileges: set {port} above 1023",
+    errno.EADDRNOTAVAIL: "; no interface has that address: check {host}",
 }
 REFUSAL_LOG_INTERVAL = 10.0  # seconds between log lines about writes refused with 503
 # An absolute file path inside an answer's text (not a URL's path: that follows "://" or a
@@ -111,7 +112,7 @@ class HttpServer:
             response.headers.setdefault(name, value)
 
     async def start(self) -> None:
-        web_config = self.host.config.platforms.web
+        web_config = self.host.config.http
         check_serving(self.host.config)  # `run` checked it first; this is for a host built in code
         self.runner = web.AppRunner(
             self.build(), handle_signals=False, **self.guard.handler_options()
@@ -131,10 +132,12 @@ class HttpServer:
             await self.runner.cleanup()
             self.runner = None
             reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            config = self.host.config
             fix = LISTEN_FIXES.get(exc.errno, "") if exc.errno else ""
+            fix = fix.format(port=spelling(config, "port"), host=spelling(config, "host"))
+            section = spelling(config, "port").rsplit(".", 1)[0]  # http, or the alias
             raise HttpError(
-                f"platforms.web: cannot listen on {web_config.host}:{web_config.port}: "
-                f"{reason}{fix}"
+                f"{section}: cannot listen on {web_config.host}:{web_config.port}: {reason}{fix}"
             ) from exc
         sockets = self.listener.sockets  # the real port when 0 was asked for
         self.port = int(sockets[0].getsockname()[1]) if sockets else web_config.port
@@ -183,7 +186,7 @@ class HttpServer:
     def sees_details(self, request: web.Request) -> bool:
         """Whether ``/healthz`` may show everything: always without a token (only loopback
         is served then), else only to a caller presenting it as a bearer token."""
-        token = self.host.config.platforms.web.token
+        token = self.host.config.http.token
         if not token:
             return True
         auth = request.headers.get("Authorization", "")

@@ -1,9 +1,10 @@
 """The ``platforms.web`` and ``platforms.webhook`` config sections, declared by this plugin.
 
-``platforms.web`` also configures the host's one HTTP listener (``bothost.http.server``), which
-serves every plugin's routes; with this plugin disabled nobody declares it and the host
-listens nowhere. The webhook section is never "enabled" as such: an unset secret simply
-leaves the webhook routes off, so an unset ``${env:…}`` in it is no error.
+While ``platforms.web`` is enabled the host's one HTTP listener (``bothost.http.server``)
+serves every plugin's routes, bound as core's ``http:`` section says; with this plugin
+disabled nobody declares it and the host listens nowhere. The webhook section is never
+"enabled" as such: an unset secret simply leaves the webhook routes off, so an unset
+``${env:…}`` in it is no error.
 """
 
 from __future__ import annotations
@@ -26,16 +27,13 @@ NAME_RULE = "1-64 characters of A-Z a-z 0-9 _ . -, starting with a letter or dig
 
 @dataclass
 class WebConfig:
+    # host, port and token are core's `http:` section; written here they are its aliases,
+    # moved there when the config loads (bothost.config.http), so this section never has them
     enabled: bool = True
-    host: str = "127.0.0.1"
-    port: int = 8765
-    token: str | None = None
     # The address people's browsers reach this listener at (https://bot.example.com): the
     # login links admins are sent in chat start with it. Unset: no links; they are told the
     # CLI command instead, since a bind address is no proof of what a browser can reach.
     public_url: str | None = None
-
-    RANGES = {"port": (0, 65535)}  # TCP's; 0 lets the system pick a free port (tests do)
 
 
 def secret_problem(secret: str | None) -> None:

@@ -461,7 +461,7 @@ def document(version: str = "0") -> dict[str, Any]:
                 "token": {
                     "type": "http",
                     "scheme": "bearer",
-                    "description": "platforms.web.token, when set",
+                    "description": "http.token, when set",
                 }
             }
         },

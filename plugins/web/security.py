@@ -3,7 +3,7 @@
 The web UI gives admin rights (it approves tool calls), so every request is checked here
 before a handler runs:
 
-* **Token.** When ``platforms.web.token`` is set, a request must carry it, either as
+* **Token.** When ``http.token`` is set, a request must carry it, either as
   ``Authorization: Bearer <token>`` (API clients) or in the HttpOnly cookie the page sets
   after one visit to ``/?token=<token>``. Without a token only loopback peers are served
   (the core refuses a non-loopback bind without one).
@@ -118,7 +118,7 @@ class Access:
 
     @property
     def token(self) -> str | None:
-        return self.host.config.platforms.web.token or None
+        return self.host.config.http.token or None
 
     def authenticated(self, request: web.Request) -> bool:
         """Whether the request holds the token (False when no token is configured)."""
@@ -129,7 +129,7 @@ class Access:
 
     def host_allowed(self, request: web.Request) -> bool:
         name = host_name(request).lower()
-        bind = self.host.config.platforms.web.host.lower()
+        bind = self.host.config.http.host.lower()
         if name in LOOPBACK_NAMES or is_loopback(name):
             return True
         return bool(name) and name == bind and bind not in WILDCARD_BINDS
@@ -139,7 +139,7 @@ class Access:
         if self.token is not None:
             if not self.authenticated(request):
                 raise web.HTTPUnauthorized(
-                    text="this bothost needs its token: open /?token=<platforms.web.token> "
+                    text="this bothost needs its token: open /?token=<http.token> "
                     "or send Authorization: Bearer <token>\n",
                     headers=PAGE_HEADERS,
                 )

@@ -15,7 +15,8 @@ def write(path, text):
 def test_packaged_default_is_offline_with_weather(home):
     config = load(home=home)
     assert config.llm.provider == "offline"
-    assert config.platforms.web.port == 8765 and config.platforms.web.host == "127.0.0.1"
+    assert config.http.port == 8765 and config.http.host == "127.0.0.1"
+    assert config.platforms.web.enabled
     assert config.mcp.servers["weather"].enabled
     assert not config.mcp.servers["gmail"].enabled
     assert config.tick.deliver_to == ["web:briefings"]

@@ -121,7 +121,7 @@ def test_a_plugin_section_is_typed_and_defaults_fill_in(home, tmp_path, plugin_d
     discord = config.platforms.discord
     assert (discord.enabled, discord.token, discord.reconnect) == (True, "t1", 120.0)
     assert discord.guilds == [] and discord.mode == "gateway"
-    assert config.platforms.web.port == 0  # the first-party sections still read the same
+    assert config.http.port == 0  # the first-party sections still read the same
 
 
 @pytest.mark.parametrize(
