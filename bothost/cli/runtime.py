@@ -205,9 +205,10 @@ class Runtime:
     async def recording_events(self) -> AsyncIterator[Any]:
         """The ``on_events`` for a command's MCP servers (a
         :class:`~bothost.events.push.Recorder`): as in the host, each server's backlog goes
-        through ``Host.take_events`` (the intake) at once (an event no store can take is refused alone,
-        its neighbours are kept), and all of it is written before this ends; a store that
-        fails is tried for a bounded time, and ``recorder.error()`` names what it lost."""
+        through ``Host.take_events`` (the intake) at once (an event no store can take is
+        refused alone, its neighbours are kept), and all of it is written before this ends; a
+        store that fails is tried for a bounded time, and ``recorder.error()`` names what it
+        lost."""
         from bothost.events.push import Recorder
         from bothost.host.wiring import start_events
 
