@@ -18,7 +18,7 @@ from bothost.agent import history
 from bothost.api import Outcome
 from bothost.config.schema import ConfigError
 from bothost.hooks.startup import RegistrationError
-from bothost.host import heap
+from bothost.host import chat_completion, heap
 from bothost.host.logs import chat_terminal, log_file
 from bothost.host.logs import setup as setup_logging
 from bothost.host.reload import ConfigWatcher, unpublish
@@ -112,6 +112,8 @@ async def converse(host: Any, console: Any, message: str | None, fresh: bool = F
             reply = await console.converse(message)
             return 1 if reply.outcome in FAILED_TURNS else 0
         prompt, to_stderr = chat_prompt()
+        if prompt and not to_stderr:  # input() edits the line: Tab completes /prompt lines
+            chat_completion.install(host, asyncio.get_running_loop())
         while True:
             try:
                 line = await read_line(prompt, to_stderr)

@@ -47,6 +47,14 @@ class Terminal:
         os.write(self.master, text.encode())
 
     def close(self):
+        # at the prompt, not before: readline (Tab completion) reads raw, so a Ctrl-D typed
+        # ahead, while the terminal was still in line mode, reaches it as a NUL, not an end
+        deadline = time.monotonic() + 30
+        while not self.seen.endswith(b"you> "):
+            left = deadline - time.monotonic()
+            assert left > 0, f"no prompt at the end; saw {self.seen.decode(errors='replace')!r}"
+            if select.select([self.master], [], [], left)[0]:
+                self.seen += os.read(self.master, 4096)
         self.send("\x04")  # end of input ends the conversation
         code = self.process.wait(timeout=30)
         os.close(self.master)
