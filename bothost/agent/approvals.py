@@ -198,10 +198,32 @@ async def _decide(host: Host, session: Session, call: ToolCall) -> Decision:
     return await ask(host, session, call, chosen.rememberable)
 
 
-async def ask(host: Host, session: Session, call: ToolCall, rememberable: bool = False) -> Decision:
+async def put_question(
+    session: Session, question: Question, what: str
+) -> Decision | tuple[Any, str]:
+    """Ask the person of ``session`` for an approval: their answer and who gave it, or the
+    Decision (a no) that not being able to ask means — no platform that asks, no answer in
+    time, the platform failing (logged, naming ``what``), nobody answering."""
     platform = session.platform
     if not isinstance(platform, Asking):  # none, or one that cannot ask: nobody to say yes
         return Decision(False, "nobody", "nobody to ask for approval")
+    try:
+        async with asyncio.timeout(question.timeout + 5):
+            answer = await platform.ask(session.address, question)
+    except TimeoutError:
+        return Decision(False, "timeout", "no answer in time")
+    except Exception:  # boundary: the platform's failure is a no
+        logger.exception("asking for approval of %s failed", what)
+        return Decision(False, "error", "could not ask for approval")
+    if answer is None:
+        return Decision(False, "nobody", "nobody answered")
+    who = session.user or session.address.platform
+    if isinstance(answer, tuple):  # (yes/no or a choice, who answered)
+        answer, who = answer
+    return answer, str(who)
+
+
+async def ask(host: Host, session: Session, call: ToolCall, rememberable: bool = False) -> Decision:
     question = Question(
         text=f"Allow the tool {call.name} with {shown_arguments(call.arguments)}?",
         kind="approval",
@@ -209,19 +231,10 @@ async def ask(host: Host, session: Session, call: ToolCall, rememberable: bool =
         timeout=host.config.agent.approval_timeout,
         choices=list(REMEMBER) if rememberable else [],
     )
-    try:
-        async with asyncio.timeout(question.timeout + 5):
-            answer = await platform.ask(session.address, question)
-    except TimeoutError:
-        return Decision(False, "timeout", "no answer in time")
-    except Exception:
-        logger.exception("asking for approval of %s failed", call.name)
-        return Decision(False, "error", "could not ask for approval")
-    if answer is None:
-        return Decision(False, "nobody", "nobody answered")
-    who = session.user or session.address.platform
-    if isinstance(answer, tuple):  # (yes/no or a choice, who answered)
-        answer, who = answer
+    asked = await put_question(session, question, call.name)
+    if isinstance(asked, Decision):
+        return asked
+    answer, who = asked
     if any(answer == c.value for c in question.choices):
         rule = remembered(answer, call, session)
         origin = call.tool.where_from()  # the answer is about this tool, whatever its name

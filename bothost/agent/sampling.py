@@ -28,7 +28,6 @@ example), -32602 for a request the host will not make, -32603 for a budget or mo
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
@@ -45,7 +44,7 @@ from bothost.mcp import jsonrpc
 from bothost.mcp.elicitation import Asker
 from bothost.mcp.jsonrpc import McpError
 from bothost.models import Address, Session
-from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Asking, Choice, Question
+from bothost.platform import ALLOW_ALWAYS, ALLOW_CONVERSATION, Choice, Question
 from bothost.rules import store as rule_store
 from bothost.rules.match import first_match, literal
 from bothost.rules.origin import SAMPLING, Origin
@@ -176,22 +175,10 @@ async def ask(
             Choice(ALLOW_ALWAYS, f"Always allow {server} to ask the model"),
         ],
     )
-    platform = session.platform
-    if not isinstance(platform, Asking):  # none, or one that cannot ask: nobody to say yes
-        return Decision(False, "nobody", "nobody to ask")
-    try:
-        async with asyncio.timeout(question.timeout + 5):
-            answer = await platform.ask(session.address, question)
-    except TimeoutError:
-        return Decision(False, "timeout", "no answer in time")
-    except Exception:  # boundary: the platform's failure is a no
-        logger.exception("asking for approval of %s's sampling failed", server)
-        return Decision(False, "error", "could not ask for approval")
-    if answer is None:
-        return Decision(False, "nobody", "nobody answered")
-    who = session.user or session.address.platform
-    if isinstance(answer, tuple):  # (yes/no or a choice, who answered)
-        answer, who = answer
+    asked = await approvals.put_question(session, question, f"{server}'s sampling")
+    if isinstance(asked, Decision):
+        return asked
+    answer, who = asked
     if answer in (ALLOW_CONVERSATION, ALLOW_ALWAYS):
         rule = remembered(answer, server, session)
         by = identity.person(session.address.platform, str(who))  # the platform vouches
