@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sized
 from pathlib import Path
 from typing import Any
 
@@ -129,13 +128,7 @@ def install_command(
         f"installed {result.name}: {installed.package.kind} {installed.package.name} "
         f"{installed.version} → {installed.command}"
     )
-    for tool in result.tools:
-        summary = (tool.get("description") or "").strip().splitlines()
-        click.echo(
-            f"  {result.name}/{tool['name']:28} "
-            f"{summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip()
-        )
-    click.echo(f"{tools_count(result.tools)}; try `bothost mcp call {result.name} TOOL '{{…}}'`")
+    echo_tools(result.name, result.tools)
 
 
 def install_from_registry(
@@ -192,13 +185,7 @@ def install_from_registry(
             "`bothost mcp list --check`"
         )
         return
-    for tool in done.tools:
-        summary = (tool.get("description") or "").strip().splitlines()
-        click.echo(
-            f"  {done.name}/{tool['name']:28} "
-            f"{summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip()
-        )
-    click.echo(f"{tools_count(done.tools)}; try `bothost mcp call {done.name} TOOL '{{…}}'`")
+    echo_tools(done.name, done.tools)
 
 
 @mcp_group.command("search")
@@ -284,5 +271,12 @@ def import_command(runtime: Runtime, file: Path, dry_run: bool, as_json: bool) -
         click.echo("check them with `bothost mcp list --check`", err=True)
 
 
-def tools_count(tools: Sized) -> str:
-    return f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"
+def echo_tools(name: str, tools: list[dict[str, Any]]) -> None:
+    """The tools a server just installed offers, a line each, and how to call one."""
+    for tool in tools:
+        summary = (tool.get("description") or "").strip().splitlines()
+        click.echo(
+            f"  {name}/{tool['name']:28} {summary[0][:SUMMARY_WIDTH] if summary else ''}".rstrip()
+        )
+    count = f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"
+    click.echo(f"{count}; try `bothost mcp call {name} TOOL '{{…}}'`")
