@@ -1,5 +1,6 @@
 import pytest
 
+from bothost.models import Address, IncomingMessage
 from tests.fakes.llm import FakeLlm
 from tests.helpers import make_host
 
@@ -24,6 +25,35 @@ async def openai_host(home, fake_llm):
     await host.start(serve_http=False, mcp=False, tick=False)
     yield host
     await host.stop()
+
+
+def message(text, user="ana", channel="c1"):
+    return IncomingMessage(address=Address("test", channel), text=text, user=user)
+
+
+def llm_config(fake_llm, provider):
+    url = fake_llm.openai_url if provider == "openai" else fake_llm.anthropic_url
+    return {"provider": provider, "model": "fake-model", "base_url": url, "api_key": "test-key"}
+
+
+@pytest.fixture
+async def started(home):
+    """Start hosts (no HTTP, MCP or tick) from config data; all stopped at the end."""
+    hosts = []
+
+    async def start(data):
+        host = make_host(home, data)
+        await host.start(serve_http=False, mcp=False, tick=False)
+        hosts.append(host)
+        return host
+
+    yield start
+    for host in hosts:
+        await host.stop()
+
+
+def usage_rows(host):
+    return host.store.call(lambda db: db.query("SELECT * FROM llm_usage ORDER BY id"))
 
 
 class AskingPlatform:

@@ -11,40 +11,11 @@ from bothost.api import Outcome
 from bothost.llm.anthropic import usage_of as anthropic_usage_of
 from bothost.llm.base import Usage
 from bothost.llm.openai import usage_of as openai_usage_of
-from bothost.models import Address, IncomingMessage
-from tests.helpers import make_host
+from tests.agent.conftest import llm_config, message, usage_rows
 
 CACHED = {"input": 1200, "output": 40, "cached": 1000, "cache_write": 0}
 NOON = 1_796_126_400.0  # 2026-12-01 12:00 UTC
 DAY = 86400.0
-
-
-def message(text, user="ana", channel="c1"):
-    return IncomingMessage(address=Address("test", channel), text=text, user=user)
-
-
-def llm_config(fake_llm, provider):
-    url = fake_llm.openai_url if provider == "openai" else fake_llm.anthropic_url
-    return {"provider": provider, "model": "fake-model", "base_url": url, "api_key": "test-key"}
-
-
-@pytest.fixture
-async def started(home):
-    hosts = []
-
-    async def start(data):
-        host = make_host(home, data)
-        await host.start(serve_http=False, mcp=False, tick=False)
-        hosts.append(host)
-        return host
-
-    yield start
-    for host in hosts:
-        await host.stop()
-
-
-def usage_rows(host):
-    return host.store.call(lambda db: db.query("SELECT * FROM llm_usage ORDER BY id"))
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

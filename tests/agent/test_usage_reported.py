@@ -11,9 +11,8 @@ import pytest
 from bothost.api import Outcome
 from bothost.config import UsageConfig
 from bothost.llm.base import MAX_CALL_TOKENS, ChatRequest, ChatResponse, Usage
-from bothost.models import Address, IncomingMessage
 from bothost.usage.meter import Metered
-from tests.helpers import make_host
+from tests.agent.conftest import llm_config, message, usage_rows
 
 NOON = 1_796_126_400.0  # 2026-12-01 12:00 UTC
 LONG = "please " * 1000  # ~1,750 estimated tokens: past the 1,000-token daily budget at once
@@ -37,34 +36,6 @@ def wire_usage(provider, value):
         else ("input_tokens", "output_tokens")
     )
     return {output: 5} if value is None else {key: value, output: 5}
-
-
-def message(text, user="ana", channel="c1"):
-    return IncomingMessage(address=Address("test", channel), text=text, user=user)
-
-
-def llm_config(fake_llm, provider):
-    url = fake_llm.openai_url if provider == "openai" else fake_llm.anthropic_url
-    return {"provider": provider, "model": "fake-model", "base_url": url, "api_key": "test-key"}
-
-
-@pytest.fixture
-async def started(home):
-    hosts = []
-
-    async def start(data):
-        host = make_host(home, data)
-        await host.start(serve_http=False, mcp=False, tick=False)
-        hosts.append(host)
-        return host
-
-    yield start
-    for host in hosts:
-        await host.stop()
-
-
-def usage_rows(host):
-    return host.store.call(lambda db: db.query("SELECT * FROM llm_usage ORDER BY id"))
 
 
 def warnings_of(caplog):
