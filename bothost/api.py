@@ -8,9 +8,10 @@ data through :attr:`HostApi.queries`. Core tables are private to core: ``store``
 for a plugin's *own* tables (created through ``register_migrations``), never for core ones.
 
 A turn ends in a :class:`Reply`: its text and an :class:`Outcome`, so a platform decides
-what to show by the outcome, never by comparing reply text. The stop words live here, in
-one place, because a platform must recognise a stop *before* queueing it behind the turn it
-is meant to stop (Slack serialises each thread's messages).
+what to show by the outcome, never by comparing reply text. Stop words, the order of a
+conversation's messages and redelivered messages are the host's to handle
+(:meth:`HostApi.handle_message`, :meth:`HostApi.take_delivery`): a platform translates its
+wire to a message and a reply back, nothing more.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from bothost.store import Conn, Store
 
 TextSink = Callable[[str], Awaitable[None]]
+# Called by the host once a message is its session's turn (never for a stop word): the
+# platform shows it is working and may add what it reads only then (``message.context``).
+Starting = Callable[[IncomingMessage], Awaitable[None]]
 T = TypeVar("T")
 # What a person answered (:meth:`HostApi.ask`): yes or no, or the ``value`` of a further
 # choice, for an approval, maybe as (that answer, who answered); a form's fields (JSON); or
@@ -230,13 +234,27 @@ class HostApi(Protocol):
         on_text: TextSink | None = None,
         on_status: TextSink | None = None,
         platform: Platform | None = None,
+        on_start: Starting | None = None,
     ) -> Reply:
         """Run an agent turn for ``message`` (or, for a stop word, stop the session's turns).
 
         ``on_text`` receives the reply as it streams, ``on_status`` tool progress;
         ``platform`` is the object that asks and sends for this session (default: the one
-        registered under the address's platform name).
+        registered under the address's platform name). A stop word goes straight through
+        (``message.stops_channel``: every session of the channel); a
+        :class:`~bothost.platform.Serial` platform's message otherwise waits for the turn
+        before it in its session, then ``on_start(message)`` is awaited.
         """
+
+    async def take_delivery(self, message: IncomingMessage, keep: float) -> bool:
+        """Whether ``message.delivery`` is new to every host sharing the store; recorded
+        either way for ``keep`` seconds (the platform's retry window). False: a repeat, do
+        nothing more with it. A message without a delivery id is always new. Raises the
+        store's error when it cannot write."""
+
+    async def release_delivery(self, message: IncomingMessage) -> None:
+        """Forget ``message.delivery``: it failed before anything was answered, so the
+        sender's retry may run it."""
 
     def cancel(self, address: Address, within: bool = False) -> list[Address]:
         """Cancel every running turn of the session at ``address``; the sessions cancelled.

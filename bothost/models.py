@@ -51,6 +51,12 @@ class IncomingMessage:
     context: list[dict[str, str]] = field(default_factory=list)  # e.g. earlier thread messages
     meta: dict[str, Any] = field(default_factory=dict)
     received_at: float = field(default_factory=time.time)
+    # the platform's id of this delivery: a retry or a twin of it (Slack's app_mention and
+    # message events of one message) carries the same one; HostApi.take_delivery keeps it
+    delivery: str | None = None
+    # a stop word here stops every session under the address's channel, not only its own
+    # (a top-level `stop` in a Slack DM stops the DM's threads)
+    stops_channel: bool = False
 
 
 @dataclass

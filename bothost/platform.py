@@ -229,6 +229,15 @@ class Requiring(Protocol):
 
 
 @runtime_checkable
+class Serial(Protocol):
+    """A platform whose conversations take one message at a time (Slack: a thread's
+    messages are answered in order). With ``serial`` true the host queues a session's
+    messages behind its running turn; a stop word still goes straight through."""
+
+    serial: bool
+
+
+@runtime_checkable
 class Zoned(Protocol):
     """A platform that knows its people's time zones (Slack's user ``tz``)."""
 

@@ -401,10 +401,22 @@ class Queries:
                         " VALUES (?, ?, ?) ON CONFLICT (platform, key) DO NOTHING",
                         [platform, key, at],
                     ).rowcount
-                db.execute("DELETE FROM platform_deliveries WHERE received_at < ?", [at - keep])
+                # per platform: each keeps its deliveries for its own retry window
+                db.execute(
+                    "DELETE FROM platform_deliveries WHERE platform = ? AND received_at < ?",
+                    [platform, at - keep],
+                )
             return new == len(keys)
 
         return await self.store.run(write)
+
+    async def forget_delivery(self, platform: str, key: str) -> None:
+        """Forget one delivery of ``platform`` (nothing was answered: a retry may run it)."""
+        await self.store.run(
+            lambda db: db.execute(
+                "DELETE FROM platform_deliveries WHERE platform = ? AND key = ?", [platform, key]
+            )
+        )
 
     # --- permission rules: stored ones change at run time, config ones only in the file ----
 

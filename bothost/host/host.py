@@ -32,6 +32,7 @@ from bothost.api import (
     Outcome,
     Receipt,
     Reply,
+    Starting,
     TextSink,
     TriageApplied,
     TriageProposal,
@@ -55,6 +56,7 @@ from bothost.hooks.startup import (
     collect_offline_commands,
     collect_tools,
 )
+from bothost.host.inbox import Inbox
 from bothost.host.reload import ReloadStatus
 from bothost.host.supervisor import Supervisor
 from bothost.mcp.manager import McpManagerError
@@ -67,6 +69,7 @@ from bothost.platform import (
     Platform,
     Question,
     Requiring,
+    Serial,
     actual,
 )
 from bothost.queries import McpServerRow, Queries
@@ -154,6 +157,7 @@ class Host:
         self.host_lock: HostLock | None = None  # a serving host's hold on its SQLite file
         self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
         self.session_locks = SessionLocks(self.store)  # one turn per session across hosts
+        self.inbox = Inbox(self.queries)  # deliveries taken once; serial platforms' queues
         self.windows = history.Windows()  # the sessions' recent messages, kept between turns
         self.crosshost = open_crosshost(self.store, new_owner())  # notices to the other hosts
         self.stopper = TurnStopper(self.crosshost, self.cancel)
@@ -337,6 +341,14 @@ class Host:
             or self.platforms.get(message.address.platform),
         )
 
+    async def take_delivery(self, message: IncomingMessage, keep: float) -> bool:
+        """See :meth:`bothost.api.HostApi.take_delivery`."""
+        return await self.inbox.take(message, keep)
+
+    async def release_delivery(self, message: IncomingMessage) -> None:
+        """See :meth:`bothost.api.HostApi.release_delivery`."""
+        await self.inbox.release(message)
+
     async def handle_message(
         self,
         message: IncomingMessage,
@@ -344,11 +356,33 @@ class Host:
         on_text: TextSink | None = None,
         on_status: TextSink | None = None,
         platform: Any = None,
+        on_start: Starting | None = None,
     ) -> Reply:
-        """Run an agent turn for ``message``, or stop the session's turns if it says to."""
+        """Run an agent turn for ``message``, or stop the session's turns if it says to.
+
+        A stop goes straight through; anything else of a :class:`Serial` platform waits for
+        the session's turn before it (:mod:`bothost.host.inbox`), then ``on_start`` runs."""
         await call_each(self.pm, "on_message", message=message)
         if is_stop(message.text):
-            return Reply.for_stop(await self.stop_turns(message.address))
+            cancelled = await self.stop_turns(message.address, within=message.stops_channel)
+            return Reply.for_stop(cancelled)
+        serial = actual(platform or self.platforms.get(message.address.platform))
+        if not (isinstance(serial, Serial) and serial.serial):
+            return await self._answer(message, on_text, on_status, platform, on_start)
+        async with self.inbox.place(str(message.address)):
+            return await self._answer(message, on_text, on_status, platform, on_start)
+
+    async def _answer(
+        self,
+        message: IncomingMessage,
+        on_text: TextSink | None,
+        on_status: TextSink | None,
+        platform: Any,
+        on_start: Starting | None,
+    ) -> Reply:
+        """The message's answer once it is its session's turn: `/new`, `/prompt`, a turn."""
+        if on_start is not None:
+            await on_start(message)
         if fresh.is_new(message.text):  # `/new`: no turn, no model
             return Reply(await fresh.start(self, self.session_for(message)))
         text, untrusted = with_context(message)

@@ -1,17 +1,17 @@
-"""Messages from Slack to the agent: which events are for the bot, and running each turn.
+"""Messages from Slack to the agent: which events are for the bot, and translating each.
 
 The bot answers mentions in channels, direct messages, and follow-ups in a thread it is
 already part of (no mention needed there, so ``stop`` works as typed). With
 ``require_mention: false`` it answers every message in its channels. Slack delivers a
-mention twice (``app_mention`` and ``message``) and retries deliveries it thinks were lost,
-so events are deduplicated by ``event_id`` and by the message's own ``(channel, ts)``: first
-in this process, then, for a message addressed to the bot, in the store (a retry may reach
-another host sharing it, or this host after a restart: ``host.queries.claim_delivery``). The
-reply goes to the thread the message was in (a new thread under a top-level message);
-mentioned in the middle of a thread, the bot first reads what was said there since it last
-spoke. Turns run as tasks owned by the platform; one turn per thread at a time, except that
-``stop`` goes straight through to the host's ``cancel`` (a top-level ``stop`` in a DM stops
-every thread of that DM).
+mention twice (``app_mention`` and ``message``) and retries deliveries it thinks were lost:
+each message carries its own ``(channel, ts)`` as its delivery id, and the host takes it
+once (``host.take_delivery``, in the store: a retry may reach another host sharing it, or
+this host after a restart) before anything is answered, a refusal included. The reply goes
+to the thread the message was in (a new thread under a top-level message); mentioned in the
+middle of a thread, the bot first reads what was said there since it last spoke. Stop words
+and the order of a thread's messages are the host's (``host.handle_message``; the platform
+is :class:`~bothost.platform.Serial`): a top-level ``stop`` in a DM is marked
+``stops_channel`` and stops every thread of that DM, each of which is told so.
 """
 
 from __future__ import annotations
@@ -19,10 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 import uuid
-from collections import OrderedDict
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bothost.plugins.slack.streaming import LiveReply
@@ -35,7 +32,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SEEN_LIMIT = 5000  # event ids and message keys remembered for deduplication
 # Slack retries an undelivered event three times: at once, after a minute, after five
 # minutes. The store keeps a delivery for an hour: the window with room for slow hosts,
 # host clocks that disagree and a retry that waited for a restart.
@@ -59,69 +55,32 @@ REPLIES_PAGES = 5  # conversations.replies pages read at most (200 messages each
 DIRECT, AMBIENT = "direct", "ambient"  # how a message reached the bot
 
 
-class Seen:
-    """A bounded set of recently seen keys."""
-
-    def __init__(self, limit: int = SEEN_LIMIT) -> None:
-        self.keys: OrderedDict[str, None] = OrderedDict()
-        self.limit = limit
-
-    def add(self, key: str) -> bool:
-        """Record ``key``; False if it was already there."""
-        if key in self.keys:
-            return False
-        self.keys[key] = None
-        while len(self.keys) > self.limit:
-            self.keys.popitem(last=False)
-        return True
-
-
 class Conversations:
     def __init__(self, platform: SlackPlatform) -> None:
         self.platform = platform
-        self.seen = Seen()
         # a person refused is refused at every message they send: a line a minute each
         self.refusals = api.RateLimitedLog(logger)
-        self.clock: Callable[[], float] = time.time  # when a delivery was taken (store rows)
-        self.locks: dict[str, asyncio.Lock] = {}  # one turn per thread at a time
-        self.waiting: dict[str, int] = {}
 
     def register(self, app: Any) -> None:
         app.event("app_mention")(self.on_event)
         app.event("message")(self.on_event)
 
     async def on_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        """A bolt listener; returns at once, the turn runs in a task of the platform."""
-        event_id = body.get("event_id")
-        if event_id and not self.seen.add(f"event:{event_id}"):
-            logger.info("slack event %s delivered again; ignored", event_id)
-            return
+        """A bolt listener; returns at once, the message is handled in a task of the platform."""
         how = await self.addressed(event)
         if how is None:
             return
-        message_key = f"message:{event.get('channel')}:{event.get('ts')}"
-        if not self.seen.add(message_key):
-            return  # the same message as app_mention and as message
-        if not await self.first_delivery(event_id, message_key):
-            logger.info(
-                "slack event %s was taken already (another host, or before a restart)",
-                event_id or message_key,
-            )
-            return
         self.platform.spawn(self.handle(body, event, direct=how == DIRECT))
 
-    async def first_delivery(self, event_id: str | None, message_key: str) -> bool:
-        """Whether no host sharing the store has taken this event or message before.
+    async def first_delivery(self, message: IncomingMessage) -> bool:
+        """Whether no host sharing the store has taken this message before.
 
         A store that cannot write does not cost the message: it is answered, and only the
-        dedupe across hosts is lost while the store is down (logged)."""
-        keys = [f"event:{event_id}", message_key] if event_id else [message_key]
+        dedupe is lost while the store is down (logged)."""
         try:
-            return await self.platform.host.queries.claim_delivery(
-                "slack", keys, self.clock(), DELIVERY_KEPT
-            )
+            return await self.platform.host.take_delivery(message, DELIVERY_KEPT)
         except Exception:  # boundary: the message still gets its turn
-            logger.exception("slack: could not record event %s in the store", keys[0])
+            logger.exception("slack: could not record message %s in the store", message.delivery)
             return True
 
     async def addressed(self, event: dict[str, Any]) -> str | None:
@@ -146,9 +105,26 @@ class Conversations:
             return AMBIENT
         return None
 
-    async def handle(self, body: dict[str, Any], event: dict[str, Any], direct: bool) -> None:
+    def message(self, body: dict[str, Any], event: dict[str, Any]) -> IncomingMessage:
+        """The event as the host reads it."""
         channel, user, ts = event["channel"], event["user"], event["ts"]
-        thread = event.get("thread_ts") or ts
+        return IncomingMessage(
+            address=Address("slack", channel, event.get("thread_ts") or ts),
+            text=strip_mention(event.get("text") or "", self.platform.identity.user_id),
+            user=user,
+            is_admin=self.platform.access.is_admin(user),
+            meta={"event_id": body.get("event_id"), "ts": ts, "team": team_of(body, event)},
+            # the key stored before the host took deliveries: a retry across an upgrade
+            delivery=f"message:{channel}:{ts}",
+            stops_channel=is_dm(event) and not event.get("thread_ts"),
+        )
+
+    async def handle(self, body: dict[str, Any], event: dict[str, Any], direct: bool) -> None:
+        message = self.message(body, event)
+        if not await self.first_delivery(message):
+            logger.info("slack message %s was taken already", message.delivery)
+            return
+        channel, user = event["channel"], event["user"]
         access = self.platform.access
         refusal = None
         if not access.channel_allowed(channel, is_dm(event)):
@@ -158,45 +134,10 @@ class Conversations:
             refusal = access.refusal(user)
         if refusal:
             if direct:  # chatter that was not addressed to the bot gets no answer at all
-                await self.platform.refuse(channel, thread, user, refusal)
+                await self.platform.refuse(channel, message.address.thread, user, refusal)
             return
-        text = strip_mention(event.get("text") or "", self.platform.identity.user_id)
-        if not text:
-            return
-        message = IncomingMessage(
-            address=Address("slack", channel, thread),
-            text=text,
-            user=user,
-            is_admin=access.is_admin(user),
-            meta={"event_id": body.get("event_id"), "ts": ts, "team": team_of(body, event)},
-        )
-        if api.is_stop(text):
-            await self.stop(message, top_level_dm=is_dm(event) and not event.get("thread_ts"))
-            return
-        key = str(message.address)
-        lock = self.locks.setdefault(key, asyncio.Lock())
-        self.waiting[key] = self.waiting.get(key, 0) + 1
-        try:
-            async with lock:
-                if event.get("thread_ts") and event["thread_ts"] != ts:
-                    message.context = await self.thread_context(channel, thread, ts)
-                await self.converse(message)
-        finally:
-            self.waiting[key] -= 1
-            if not self.waiting[key]:  # nobody else queued: forget the thread's lock
-                del self.waiting[key], self.locks[key]
-
-    async def stop(self, message: IncomingMessage, top_level_dm: bool) -> None:
-        """Cancel the thread's running turn; in a DM, a top-level ``stop`` means all of them.
-
-        Each stopped thread is told so; with nothing to stop, the thread of the ``stop``.
-        """
-        address = message.address
-        # the turn may run on another host sharing the store: Slack spreads events over them
-        cancelled = await self.platform.host.stop_turns(address, within=top_level_dm)
-        reply = api.Reply.for_stop(cancelled)
-        for target in cancelled or [address]:
-            await self.platform.send_text(target.channel, target.thread, reply.text)
+        if message.text:
+            await self.converse(message)
 
     async def converse(self, message: IncomingMessage) -> None:
         address = message.address
@@ -209,10 +150,25 @@ class Conversations:
             message.meta["ts"],
         )
         self.platform.remember_requester(str(address), message.user)
-        await reply.begin()
+        started = False
+
+        async def start(message: IncomingMessage) -> None:
+            """Its thread's turn: read the thread (what was said since the bot last spoke,
+            after the turn before this one has spoken) and show that it is thinking."""
+            nonlocal started
+            started = True
+            ts, thread = message.meta["ts"], address.thread or ""
+            if thread != ts:
+                message.context = await self.thread_context(address.channel, thread, ts)
+            await reply.begin()
+
         try:
             answer = await self.platform.host.handle_message(
-                message, on_text=reply.text, on_status=reply.status, platform=self.platform
+                message,
+                on_text=reply.text,
+                on_status=reply.status,
+                platform=self.platform,
+                on_start=start,
             )
         except asyncio.CancelledError:
             raise
@@ -223,7 +179,11 @@ class Conversations:
                 f"Something went wrong on my side (ref {ref} in the log).", api.Outcome.FAILED
             )
         try:
-            await reply.finish(answer)
+            if started or not (answer.cancelled or answer.outcome == api.Outcome.NOTHING_RUNNING):
+                await reply.finish(answer)
+            else:  # a stop: each thread it stopped is told (nothing stopped: this one)
+                for target in answer.cancelled or (address,):
+                    await self.platform.send_text(target.channel, target.thread, answer.text)
         except Exception:  # Slack unreachable or refusing: the transcript is kept anyway
             logger.exception("slack: could not post the reply in %s", address)
 

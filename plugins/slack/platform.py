@@ -60,6 +60,7 @@ PERMANENT_ERRORS = {
 
 class SlackPlatform:
     name = "slack"
+    serial = True  # one turn per thread at a time: the host queues the rest (Serial)
     host: HostApi  # set by start() or bind(); nothing that uses it runs before
     access: Access  # set by start(); only the parts answering Slack's events use it
     config: SlackConfig  # set by start() or bind()

@@ -8,9 +8,10 @@ JSON, too deep, a lone surrogate, NaN; a sender retries a 5xx for days, so a bod
 use must never get one), and the source's bound (429 with ``Retry-After`` while it has
 ``tick.max_pending_per_source`` events pending; nothing recorded, so the retry counts). A
 ``webhook-id`` is processed once: it is recorded before the
-answer, and the same id again is answered 200 ``{"duplicate": true}``; concurrent requests
-with one id are serialised in-process. An event's id is recorded in the same transaction as
-the event (``host.ingest_webhook_event``, which joins the queue's group commit: one shared
+answer, and the same id again is answered 200 ``{"duplicate": true}``. A message's id is
+its delivery id, taken by the host (``host.take_delivery``, in the store) before its turn;
+concurrent events with one id are serialised in-process. An event's id is recorded in the
+same transaction as the event (``host.ingest_webhook_event``, which joins the queue's group commit: one shared
 store round trip per burst of webhooks, not one per step), so a 2xx means both are committed
 and a failure records neither.
 A message sender is not an admin; its reply comes in the response, or — with
@@ -23,13 +24,11 @@ not followed).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -174,20 +173,8 @@ class WebhookRoutes:
             return error(400, str(exc))
         return msg_id, data
 
-    @contextlib.asynccontextmanager
-    async def once(self, msg_id: str) -> AsyncIterator[None]:
-        """Serialise requests carrying the same id (a sender retrying before we answered)."""
-        await self.enter(msg_id)
-        try:
-            yield
-        finally:
-            self.leave(msg_id)
-
     async def enter(self, msg_id: str) -> None:
-        """Wait until no other request with ``msg_id`` is being handled; then it is ours.
-
-        (:meth:`once` without a generator per request: the events route calls this pair.)
-        """
+        """Wait until no other request with ``msg_id`` is being handled; then it is ours."""
         while (waiting := self.inflight.get(msg_id)) is not None:
             turn = asyncio.get_running_loop().create_future()
             waiting.append(turn)
@@ -198,13 +185,6 @@ class WebhookRoutes:
         for turn in self.inflight.pop(msg_id):
             if not turn.done():  # a cancelled waiter has gone
                 turn.set_result(None)
-
-    async def remember(self, msg_id: str) -> bool:
-        """Record the id; False when it was recorded already (by another host, say)."""
-        new = await self.host.queries.remember_webhook(msg_id, time.time())
-        self.note(msg_id)
-        await self.prune()
-        return new
 
     def note(self, msg_id: str) -> None:
         """Keep ``msg_id`` among the ids known to be recorded (duplicates then cost no read)."""
@@ -218,10 +198,6 @@ class WebhookRoutes:
         if now - self.pruned_at > PRUNE_EVERY:
             self.pruned_at = now
             await self.host.queries.forget_webhooks(before=now - ID_RETENTION)
-
-    async def forget(self, msg_id: str) -> None:
-        self.recent.pop(msg_id, None)
-        await self.host.queries.forget_webhook(msg_id)
 
     def duplicate(self, route: str) -> web.Response:
         self.counters[route, "duplicate"] += 1
@@ -299,20 +275,20 @@ class WebhookRoutes:
             if refused:
                 self.counters["message", "callback_refused"] += 1
                 return error(400, refused)
-        async with self.once(msg_id):
-            # recorded before the turn: a retry mid-turn is a duplicate; and recording is the
-            # claim (one insert that does nothing for a known id, not a read and then a
-            # write), so of hosts sharing a database that got the same id only one runs it
-            if msg_id in self.recent or not await self.remember(msg_id):
-                return self.duplicate("message")
-        self.counters["message", "accepted"] += 1
         message = IncomingMessage(
             address=Address("webhook", channel),
             text=text,
             user=user,
             is_admin=False,
             meta={"webhook_id": msg_id},
+            delivery=msg_id,
         )
+        # the host takes the id before the turn: a retry mid-turn is a duplicate; and taking
+        # is one insert that does nothing for a known id, so of hosts sharing a database
+        # that got the same id only one runs it
+        if not await self.host.take_delivery(message, ID_RETENTION):
+            return self.duplicate("message")
+        self.counters["message", "accepted"] += 1
         if callback_url:
             task = asyncio.ensure_future(self.reply_later(message, callback_url, msg_id))
             self.replies.add(task)
@@ -321,7 +297,7 @@ class WebhookRoutes:
         try:
             reply = await self.host.handle_message(message, platform=self.platform)
         except Exception:
-            await self.forget(msg_id)  # nothing was answered: the sender's retry may run it
+            await self.host.release_delivery(message)  # nothing answered: a retry may run it
             raise
         return web.json_response({"id": msg_id, "reply": reply.text, "outcome": reply.outcome})
 

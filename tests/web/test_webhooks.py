@@ -446,7 +446,7 @@ async def test_a_message_claims_its_webhook_id_in_one_store_job(
     assert (status, answer) == (200, {"duplicate": True})
     assert (
         await web_host.store.run(
-            lambda db: db.value("SELECT count(*) FROM webhook_ids WHERE id = 'msg_once'")
+            lambda db: db.value("SELECT count(*) FROM platform_deliveries WHERE key = 'msg_once'")
         )
         == 1
     )
