@@ -56,7 +56,7 @@ from bothost.hooks.startup import (
     collect_offline_commands,
     collect_tools,
 )
-from bothost.host.inbox import Inbox
+from bothost.host.inbox import PRUNE_EVERY, Inbox, OnceIds
 from bothost.host.reload import ReloadStatus
 from bothost.host.supervisor import Supervisor
 from bothost.mcp.manager import McpManagerError
@@ -158,6 +158,7 @@ class Host:
         self.turns: dict[Address, set[asyncio.Task[Reply]]] = {}  # running, per session
         self.session_locks = SessionLocks(self.store)  # one turn per session across hosts
         self.inbox = Inbox(self.queries)  # deliveries taken once; serial platforms' queues
+        self.once_ids = OnceIds(self.queries)  # webhook ids: in-process front of the record
         self.windows = history.Windows()  # the sessions' recent messages, kept between turns
         self.crosshost = open_crosshost(self.store, new_owner())  # notices to the other hosts
         self.stopper = TurnStopper(self.crosshost, self.cancel)
@@ -472,10 +473,23 @@ class Host:
         self, webhook_id: str, source: str, type: str, payload: dict[str, Any]
     ) -> Receipt:
         """Queue an event sent once-only: see :meth:`bothost.api.HostApi.ingest_webhook_event`."""
-        event = Event(source=source, type=type, payload=payload, dedupe_key=webhook_id)
-        (outcome,) = await self.intake.take([event], once_id=webhook_id)
-        if isinstance(outcome, BaseException):
-            raise outcome
+        ids = self.once_ids
+        if webhook_id in ids.inflight:  # a retry of a request still being handled: after it
+            await ids.enter(webhook_id)
+        else:  # enter() without a coroutine, for the common case
+            ids.inflight[webhook_id] = []
+        try:
+            if ids.known(webhook_id):
+                return Receipt(duplicate=True)
+            event = Event(source=source, type=type, payload=payload, dedupe_key=webhook_id)
+            (outcome,) = await self.intake.take([event], once_id=webhook_id)
+            if isinstance(outcome, BaseException):
+                raise outcome
+            ids.note(webhook_id)
+        finally:
+            ids.leave(webhook_id)
+        if ids.clock() - ids.pruned_at > PRUNE_EVERY:  # prune()'s own test, without a call
+            await ids.prune()
         if isinstance(outcome, Dropped):
             return Receipt(dropped=True)
         return outcome if isinstance(outcome, Receipt) else Receipt(event_id=outcome)

@@ -7,13 +7,13 @@ first: size (413, before reading more than the limit), signature headers and tim
 JSON, too deep, a lone surrogate, NaN; a sender retries a 5xx for days, so a body we cannot
 use must never get one), and the source's bound (429 with ``Retry-After`` while it has
 ``tick.max_pending_per_source`` events pending; nothing recorded, so the retry counts). A
-``webhook-id`` is processed once: it is recorded before the
-answer, and the same id again is answered 200 ``{"duplicate": true}``. A message's id is
-its delivery id, taken by the host (``host.take_delivery``, in the store) before its turn;
-concurrent events with one id are serialised in-process. An event's id is recorded in the
-same transaction as the event (``host.ingest_webhook_event``, which joins the queue's group commit: one shared
-store round trip per burst of webhooks, not one per step), so a 2xx means both are committed
-and a failure records neither.
+``webhook-id`` is processed once: it is recorded before the answer, and the same id again
+is answered 200 ``{"duplicate": true}``. A message's id is its delivery id, taken by the
+host (``host.take_delivery``, in the store) before its turn. An event's id is recorded by
+the host in the same transaction as the event (``host.ingest_webhook_event``, which joins
+the queue's group commit: one shared store round trip per burst of webhooks, not one per
+step, and serialises one id's concurrent requests in-process), so a 2xx means both are
+committed and a failure records neither.
 A message sender is not an admin; its reply comes in the response, or — with
 ``callback_url`` — is POSTed there later, signed with the same secret, to a public address
 only unless ``platforms.webhook.callback_allow`` lists its network (:mod:`callback`: the
@@ -26,9 +26,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 import uuid
-from collections import Counter, OrderedDict
+from collections import Counter
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,9 +45,7 @@ from bothost.models import Address, IncomingMessage
 logger = logging.getLogger(__name__)
 
 ID_RETENTION = 7 * 24 * 3600  # senders retry for days (Svix: ~5); keep ids a bit longer
-PRUNE_EVERY = 3600.0  # seconds between deletions of expired ids
 MAX_FIELD = 200  # characters of user / channel (a type: MAX_EVENT_TYPE, every producer's)
-RECENT_IDS = 10_000  # ids known to be recorded, answered as duplicates without a store read
 MAX_ID = 256  # characters of webhook-id; Standard Webhooks ids are short (msg_ + a ulid)
 # A bound on how much larger a value gets when re-encoded as compact JSON: only numbers can
 # grow (strings keep or lose escapes, whitespace goes), and a float literal of n >= 3 bytes
@@ -83,12 +80,8 @@ def error(status: int, reason: str, **extra: Any) -> web.Response:
 class WebhookRoutes:
     def __init__(self, host: HostApi, platform: WebhookPlatform) -> None:
         self.host, self.platform = host, platform
-        # per id being handled, the requests with the same id waiting for it to finish
-        self.inflight: dict[str, list[asyncio.Future[None]]] = {}
         self.replies: set[asyncio.Task[None]] = set()
         self.counters: Counter[tuple[str, ...]] = Counter()
-        self.pruned_at = 0.0
-        self.recent: OrderedDict[str, None] = OrderedDict()  # a sender's retry storm stays cheap
         self.callbacks: aiohttp.ClientSession | None = None  # made at the first callback
 
     def add(self, app: web.Application) -> None:
@@ -173,32 +166,6 @@ class WebhookRoutes:
             return error(400, str(exc))
         return msg_id, data
 
-    async def enter(self, msg_id: str) -> None:
-        """Wait until no other request with ``msg_id`` is being handled; then it is ours."""
-        while (waiting := self.inflight.get(msg_id)) is not None:
-            turn = asyncio.get_running_loop().create_future()
-            waiting.append(turn)
-            await turn
-        self.inflight[msg_id] = []
-
-    def leave(self, msg_id: str) -> None:
-        for turn in self.inflight.pop(msg_id):
-            if not turn.done():  # a cancelled waiter has gone
-                turn.set_result(None)
-
-    def note(self, msg_id: str) -> None:
-        """Keep ``msg_id`` among the ids known to be recorded (duplicates then cost no read)."""
-        self.recent[msg_id] = None
-        if len(self.recent) > RECENT_IDS:
-            self.recent.popitem(last=False)
-
-    async def prune(self) -> None:
-        """Forget ids older than :data:`ID_RETENTION`, at most once per :data:`PRUNE_EVERY`."""
-        now = time.time()
-        if now - self.pruned_at > PRUNE_EVERY:
-            self.pruned_at = now
-            await self.host.queries.forget_webhooks(before=now - ID_RETENTION)
-
     def duplicate(self, route: str) -> web.Response:
         self.counters[route, "duplicate"] += 1
         return answer(DUPLICATE)
@@ -228,28 +195,16 @@ class WebhookRoutes:
         if (length is None or length * MAX_GROWTH > limit) and payload_bytes(payload) > limit:
             self.counters["events", "too_large"] += 1
             return error(413, f"payload larger than the queue's {limit} bytes")
-        if msg_id in self.inflight:  # a retry of a request still being handled: after it
-            await self.enter(msg_id)
-        else:  # enter() without a coroutine, for the common case
-            self.inflight[msg_id] = []
         try:
-            if msg_id in self.recent:
-                return self.duplicate("events")
-            try:
-                receipt = await self.host.ingest_webhook_event(msg_id, source, type_, payload)
-            except EventRejectedError as exc:  # this event can never be stored: not a 5xx
-                self.counters["events", "rejected"] += 1
-                return error(400, str(exc))
-            except SourceHeldError as exc:  # the source's bound: come back after a tick
-                self.counters["events", "held"] += 1
-                return web.json_response(
-                    {"error": str(exc)}, status=429, headers={"Retry-After": str(exc.retry_after)}
-                )
-            self.note(msg_id)
-        finally:
-            self.leave(msg_id)
-        if time.time() - self.pruned_at > PRUNE_EVERY:  # prune()'s own test, without a call
-            await self.prune()
+            receipt = await self.host.ingest_webhook_event(msg_id, source, type_, payload)
+        except EventRejectedError as exc:  # this event can never be stored: not a 5xx
+            self.counters["events", "rejected"] += 1
+            return error(400, str(exc))
+        except SourceHeldError as exc:  # the source's bound: come back after a tick
+            self.counters["events", "held"] += 1
+            return web.json_response(
+                {"error": str(exc)}, status=429, headers={"Retry-After": str(exc.retry_after)}
+            )
         if receipt.duplicate:
             return self.duplicate("events")
         self.counters["events", "accepted" if receipt.event_id else "dropped"] += 1
