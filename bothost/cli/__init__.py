@@ -9,6 +9,7 @@ A config error exits having written nothing.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 import traceback
@@ -17,6 +18,7 @@ from typing import Any
 import click
 
 from bothost import redact
+from bothost.cli import core
 from bothost.cli.runtime import Runtime
 from bothost.config import ConfigError
 from bothost.config.home import HomeError
@@ -69,8 +71,6 @@ LAZY_COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
 
 def lazy_command(name: str) -> click.Command | None:
     """The command `name` of :data:`LAZY_COMMANDS`, its modules imported now; else None."""
-    import importlib
-
     if name not in LAZY_COMMANDS:
         return None
     modules, attribute = LAZY_COMMANDS[name]
@@ -195,8 +195,6 @@ def cli(ctx: click.Context, config_file: str | None, home: str | None, verbose: 
 
 
 def add_commands() -> None:
-    from bothost.cli import core
-
     for command in core.COMMANDS:
         cli.add_command(command)
 

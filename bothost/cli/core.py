@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict
 from typing import Any
@@ -10,9 +11,15 @@ from typing import Any
 import click
 
 from bothost import jsondecode
+from bothost.cli import manual
 from bothost.cli.runtime import Runtime
 from bothost.config import mask_secrets
+from bothost.config.check import check_serving
+from bothost.hooks import packages
 from bothost.hooks.discovery import PluginInfo
+from bothost.llm.base import key_problem
+from bothost.mcp import roster, stored
+from bothost.store.corruption import START_CHECK_SECONDS
 
 pass_runtime = click.make_pass_decorator(Runtime)
 
@@ -33,9 +40,7 @@ def run(ctx: click.Context) -> None:
     Exit status: 0 after a clean stop; 1 if it cannot start (port in use, database held
     by another host, …: the one line says which); 2 for a config or plugin error.
     """
-    from bothost.config.check import check_serving
     from bothost.host.serve import serve
-    from bothost.store.corruption import START_CHECK_SECONDS
 
     runtime = ctx.find_object(Runtime)
     assert runtime is not None, "the bothost group puts a Runtime on the context"
@@ -64,7 +69,6 @@ def chat(runtime: Runtime, message: str | None, fresh: bool) -> None:
     refused it, or at once when a hosted model has no key.
     """
     from bothost.host.serve import chat as chat_loop
-    from bothost.llm.base import key_problem
 
     if (problem := key_problem(runtime.config.llm)) is not None:  # before the SDK and host
         click.echo(f"bothost: {problem}", err=True)
@@ -95,8 +99,6 @@ def plugins(runtime: Runtime, as_json: bool) -> None:
 
 def mcp_plugins(runtime: Runtime) -> list[PluginInfo]:
     """The MCP servers on the roster, as ``mcp:NAME`` (origin ``mcp:<who added it>``)."""
-    from bothost.mcp import roster, stored
-
     rows = runtime.stored.call(stored.load) if runtime.has_home() else {}  # none added yet
     servers = roster.desired_servers(runtime.config.mcp.servers, rows).servers
     return [
@@ -123,8 +125,6 @@ def install(ctx: click.Context, package: str, verbose: bool) -> None:
 
     Exit status: 0 installed, else pip's (the failing command is printed to rerun).
     """
-    from bothost.hooks import packages
-
     result = packages.install(package, verbose or bool(global_verbose(ctx)))
     if result.status == 0 and not result.packages:
         name = requirement_name(package)
@@ -156,8 +156,6 @@ def uninstall(ctx: click.Context, package: str, verbose: bool) -> None:
 
     Exit status: 0 removed (or not installed), else pip's.
     """
-    from bothost.hooks import packages
-
     result = packages.uninstall(package, verbose or bool(global_verbose(ctx)))
     if result.status == 0 and not result.packages:
         click.echo(f"{package} is not installed in {sys.prefix}")
@@ -171,8 +169,6 @@ def global_verbose(ctx: click.Context) -> int:
 
 def requirement_name(spec: str) -> str:
     """The distribution name a requirement like ``name[extra]>=1`` starts with ('' if a path)."""
-    import re
-
     match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec.strip())
     if match is None or "/" in spec or spec.endswith((".whl", ".tar.gz", ".zip")):
         return ""
@@ -266,8 +262,6 @@ def docs(topic: str | None) -> None:
 
     Exit status: 0, or 1 for a topic with no page.
     """
-    from bothost.cli import manual
-
     if topic is None:
         listed = manual.topics()
         width = max(len(item.name) for item in listed) + 2

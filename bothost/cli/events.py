@@ -23,6 +23,7 @@ from bothost.cli.runtime import COUNT, Runtime, Seconds
 from bothost.events import feedback
 from bothost.events.delivery import to_console
 from bothost.events.push import CLI_PATIENCE
+from bothost.events.replay import ReplayInputError, read_events, report
 from bothost.events.tick import TickResult
 
 pass_runtime = click.make_pass_decorator(Runtime)
@@ -245,7 +246,6 @@ def replay_command(
     runtime: Runtime, as_json: bool, events_file: str | None, at: str | None, digest: bool
 ) -> None:
     """``tick --dry-run``: see :mod:`bothost.host.dryrun`."""
-    from bothost.events.replay import ReplayInputError, read_events, report
     from bothost.host.dryrun import dry_run
 
     now = moment(at) if at is not None else time.time()

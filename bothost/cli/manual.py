@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from importlib.metadata import metadata
 from pathlib import Path
 
 README = "readme"
@@ -76,7 +77,5 @@ def read(topic: str) -> str:
 
 def readme() -> str:
     """The README as installed: the distribution's long description."""
-    from importlib.metadata import metadata
-
     description = metadata("bothost").get_payload()  # type: ignore[attr-defined]
     return str(description or "").strip() + "\n"

@@ -10,6 +10,7 @@ applies them within seconds.
 
 from __future__ import annotations
 
+import getpass
 import json
 import sys
 from typing import Any
@@ -75,8 +76,6 @@ def confirm(text: str) -> bool:
 
 def ask_value(label: str, default: Any, kind: type, question: Question) -> Any:
     """One field of a form: converted to ``kind``, asked again until it converts."""
-    import getpass
-
     shown = (
         f"{label} [{default}]: " if default is not None and not question.secret else f"{label}: "
     )
