@@ -17,7 +17,10 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from bothost.agent.approvals import ToolCall, evaluate
+from bothost.agent.mcp_tools import PREFIX, McpToolSource, listed_origin, tool_name
 from bothost.agent.tools import Tool
+from bothost.mcp import commands
+from bothost.mcp.manager import McpManagerError
 from bothost.models import Session
 from bothost.rules.origin import Origin, pinnable
 
@@ -141,8 +144,6 @@ async def listed(host: Host, name: str) -> Origin | None:
     """The origin of the tool called ``name`` in the running host's published listing of its
     server (bothost.mcp.manager), if that host runs the server as the config says now (the
     same ``source``: the same command and arguments, or URL); None otherwise."""
-    from bothost.agent.mcp_tools import listed_origin
-
     for server, listing in (await live(host, name)).items():
         origin = listed_origin(server, listing, name)
         if origin is not None:
@@ -155,9 +156,6 @@ async def live(host: Host, name: str | None = None) -> dict[str, dict[str, Any]]
     ``name`` (None: of every server), of those it runs as the config says now (the same
     ``source``: the same command and arguments, or URL; else only the server itself can
     say), by server name."""
-    from bothost.agent.mcp_tools import tool_name
-    from bothost.mcp import commands
-
     listings = commands.live_listings(host.home)
     if not listings:
         return {}
@@ -215,8 +213,6 @@ async def listed_tool(host: Host, name: str) -> Tool | None:
     """The tool called ``name`` as a running host's published listing makes it (origin and
     capabilities; it is not run); None when no listing there holds it, or one from a host
     that published no ``hints`` (capabilities the default depends on)."""
-    from bothost.agent.mcp_tools import McpToolSource
-
     listings = with_hints(await live(host, name))
     source = McpToolSource(ListedManager(listings), host.config)
     for server in listings:
@@ -235,10 +231,6 @@ async def find_tool(
     tool = host.registry.lookup(name, True)
     if tool is not None:
         return tool, ""
-    from bothost.agent.mcp_tools import PREFIX, McpToolSource, tool_name
-    from bothost.mcp import commands
-    from bothost.mcp.manager import McpManagerError
-
     if not name.startswith(PREFIX):
         return None, ""
     tool = await listed_tool(host, name)

@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
+from bothost.agent.explain import ListedManager, live, with_hints
+from bothost.agent.mcp_tools import McpToolSource, tool_name
+from bothost.mcp import commands
 from bothost.rules import overlap
 from bothost.rules.match import Rule, summary
 from bothost.rules.origin import PREFIX, UNKNOWN, Origin, covers, native
@@ -105,8 +108,6 @@ def names_a_tool(rule: Rule, now: Known) -> bool:
 
 def may_name_unlisted(rule: Rule, now: Known) -> bool:
     """Whether the rule may be about a tool of a server whose tools are not known now."""
-    from bothost.agent.mcp_tools import tool_name
-
     pinned = rule.tool_origin
     if pinned is not None and pinned.server in now.unlisted:
         return True
@@ -129,10 +130,6 @@ async def beside_running_host(runtime: Any) -> Known | None:
     publishes listings of and runs as the config says now (bothost.agent.explain.live);
     None when no host runs, so there is nothing to judge the rules by (and the command's
     own host is not built: a read-only home stays readable)."""
-    from bothost.agent.explain import ListedManager, live, with_hints
-    from bothost.agent.mcp_tools import McpToolSource
-    from bothost.mcp import commands
-
     if not commands.live_listings(runtime.home):
         return None
     host = runtime.host()
