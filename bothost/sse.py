@@ -1,4 +1,5 @@
-"""An incremental Server-Sent Events parser with a size bound.
+"""An incremental Server-Sent Events parser with a size bound, for every stream bothost reads:
+MCP's Streamable HTTP transport and the hosted models' streamed answers (bothost.llm.wire).
 
 Written here rather than relying on aiohttp's ``readline`` because MCP messages ride in a
 single ``data:`` line and can be megabytes long (base64 images), past aiohttp's line limit;

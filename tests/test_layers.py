@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "redact": 0,
     "identity": 0,
     "hidden": 0,
+    "sse": 0,  # the Server-Sent-Events parser: MCP's HTTP transport and the LLM providers
     "logs": 0,  # log files, rate-limited lines, the terminal: stdlib only, so anyone may log
     "store": 1,
     "crosshost": 2,  # the store's several-hosts half (leases over PostgreSQL)

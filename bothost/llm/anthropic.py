@@ -1,52 +1,37 @@
-"""The ``anthropic`` provider: the Messages API through the official SDK, streamed.
+"""The ``anthropic`` provider: the Messages API over HTTP, streamed.
 
 Translates the neutral messages: the system prompt is a separate field, tool calls are
 ``tool_use`` blocks and consecutive tool results become one user message of ``tool_result``
-blocks, as the API requires.
+blocks, as the API requires. The request is plain JSON over :mod:`bothost.llm.wire` rather
+than through the official SDK, whose import alone took seconds (issue 39); tests/llm checks
+both against one fake.
 """
 
 from __future__ import annotations
 
-import importlib
+import contextlib
+import json
+from collections.abc import Mapping
 from typing import Any
-
-import anthropic
 
 from bothost import redact
 from bothost.llm.base import (
     KEYS,
     ChatRequest,
     ChatResponse,
-    LlmError,
     StreamCutError,
     ToolCallRequest,
     Usage,
     UsageReportError,
     checked,
-    explain,
     missing_key,
     parse_arguments,
     token_count,
 )
+from bothost.llm.wire import Wire
 
-
-def transport_errors() -> tuple[type[Exception], ...]:
-    """The errors of a response body that breaks off, from the HTTP library under the SDK.
-
-    Unlike the OpenAI SDK, this one lets them through while a stream is read. Releases 2.x
-    run on ``httpx2``, earlier ones on ``httpx``; both are looked for, so either works.
-    """
-    found = []
-    for name in ("httpx2", "httpx"):
-        try:
-            found.append(importlib.import_module(name).TransportError)
-        except ImportError:
-            continue
-    return tuple(found)
-
-
-# what breaks a stream the server began: an error event in it, or the body breaking off
-STREAM_ERRORS: tuple[type[Exception], ...] = (anthropic.APIError, *transport_errors())
+# The API version every request names (the SDK's default): the events read below are its.
+API_VERSION = "2023-06-01"
 
 
 class AnthropicProvider:
@@ -58,15 +43,20 @@ class AnthropicProvider:
         self.base_url = config.base_url or "https://api.anthropic.com"
         # in messages (a chat, doctor, a Slack channel): no password or key= it may carry
         self.shown_url = redact.mask_url(self.base_url)
-        self.client = anthropic.AsyncAnthropic(
-            api_key=config.api_key or "",
-            base_url=self.base_url,
+        headers = {"anthropic-version": API_VERSION}
+        if config.api_key:
+            headers["x-api-key"] = config.api_key
+        self.wire = Wire(
+            self.base_url,
+            "v1/messages",
+            headers,
             timeout=config.timeout,
             max_retries=config.max_retries,
+            secret=config.api_key or "",
         )
 
     async def close(self) -> None:
-        await self.client.close()
+        await self.wire.close()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         if (refused := missing_key(self.config, "anthropic", *KEYS["anthropic"])) is not None:
@@ -89,47 +79,63 @@ class AnthropicProvider:
             ]
         if self.config.temperature is not None:
             params["temperature"] = self.config.temperature
-        try:
-            stream = await self.client.messages.create(**params)
-        except anthropic.APIStatusError as exc:
-            raise LlmError(explain(exc.status_code, self.shown_url, exc)) from None
-        except anthropic.APIConnectionError as exc:
-            raise LlmError(f"cannot reach {self.shown_url}: {exc}; check llm.base_url") from None
-        try:
-            return await collect(stream, request, self.shown_url)
-        except STREAM_ERRORS as exc:  # the server was reached, so the URL is not at fault
-            raise StreamCutError(self.shown_url, str(exc) or type(exc).__name__) from None
+        async with contextlib.aclosing(self.wire.events(params)) as events:
+            return await collect(events, request, self.shown_url, self.wire.describe_text)
 
 
-async def collect(stream: Any, request: ChatRequest, url: str = "") -> ChatResponse:
+# the events a Messages stream carries; `ping` and any other (a newer API's) are skipped
+MESSAGE_EVENTS = {
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+}
+
+
+async def collect(
+    events: Any, request: ChatRequest, url: str = "", clean: Any = str
+) -> ChatResponse:
+    """The answer of a Messages stream; :class:`StreamCutError` for an ``error`` event, a
+    broken event or a stream with no ``message_stop``. ``clean`` makes a server's error
+    message fit for a chat (one line, no key)."""
     response = ChatResponse()
     blocks: dict[int, dict[str, Any]] = {}
     finished = False
-    async for event in stream:
-        kind = event.type
+    async for sse in events:
+        if sse.event == "error":  # an overloaded server, mid-answer
+            raise StreamCutError(url, clean(error_text(sse.data))[:200])
+        if sse.event not in MESSAGE_EVENTS:
+            continue
+        event = parsed(sse.data, url)
+        kind = sse.event
         finished = finished or kind == "message_stop"
         if kind == "message_start":
-            read_usage(response, event.message.usage)
+            read_usage(response, (event.get("message") or {}).get("usage"))
         elif kind == "content_block_start":
-            block = event.content_block
-            blocks[event.index] = {
-                "type": block.type,
+            block = event.get("content_block") or {}
+            blocks[event.get("index", 0)] = {
+                "type": block.get("type", ""),
                 "text": "",
                 "json": "",
-                "id": getattr(block, "id", ""),
-                "name": getattr(block, "name", ""),
+                "id": block.get("id", ""),
+                "name": block.get("name", ""),
             }
         elif kind == "content_block_delta":
-            delta = event.delta
-            if delta.type == "text_delta":
-                blocks[event.index]["text"] += delta.text
+            delta = event.get("delta") or {}
+            block = blocks.get(event.get("index", 0))
+            if block is None:
+                raise StreamCutError(url, "a delta of a block that never started")
+            if delta.get("type") == "text_delta":
+                block["text"] += delta.get("text", "")
                 if request.on_text:
-                    await request.on_text(delta.text)
-            elif delta.type == "input_json_delta":
-                blocks[event.index]["json"] += delta.partial_json
+                    await request.on_text(delta.get("text", ""))
+            elif delta.get("type") == "input_json_delta":
+                block["json"] += delta.get("partial_json", "")
         elif kind == "message_delta":
-            response.stop_reason = event.delta.stop_reason or ""
-            read_usage(response, event.usage)
+            response.stop_reason = (event.get("delta") or {}).get("stop_reason") or ""
+            read_usage(response, event.get("usage"))
     if not finished:  # every complete message ends with message_stop
         raise StreamCutError(url, "the stream ended with no message_stop")
     for index in sorted(blocks):
@@ -140,6 +146,25 @@ async def collect(stream: Any, request: ChatRequest, url: str = "") -> ChatRespo
             arguments, raw = parse_arguments(block["json"] or "{}")
             response.tool_calls.append(ToolCallRequest(block["id"], block["name"], arguments, raw))
     return response
+
+
+def parsed(data: str, url: str) -> dict[str, Any]:
+    try:
+        event = json.loads(data)
+    except ValueError:
+        event = None
+    if not isinstance(event, dict):
+        raise StreamCutError(url, f"a broken event: {data[:80]!r}")
+    return event
+
+
+def error_text(data: str) -> str:
+    """An ``error`` event's ``error.message`` (``{"type": "error", "error": {...}}``)."""
+    try:
+        error = json.loads(data).get("error") or {}
+        return str(error.get("message") or error.get("type") or data)
+    except (ValueError, AttributeError):
+        return data
 
 
 def read_usage(response: ChatResponse, usage: Any) -> None:
@@ -159,15 +184,16 @@ def usage_of(usage: Any, before: Usage | None = None) -> Usage:
 
     ``input_tokens`` counts only the prompt tokens that were neither read from nor written
     to the cache, so the three are added up. A delta's figures are cumulative and any of its
-    input figures may be absent (null): those keep the start's value. The SDK does not check
-    a streamed event's figures, so each is checked here: :class:`UsageReportError` when one
-    is no token count, or a start leaves out ``input_tokens`` or ``output_tokens``.
+    input figures may be absent (null): those keep the start's value. Each figure is checked
+    (the endpoint may be anything): :class:`UsageReportError` when one is no token count, or
+    a start leaves out ``input_tokens`` or ``output_tokens``.
     """
     base = before or Usage()
     required = ("output_tokens",) if before else ("input_tokens", "output_tokens")
+    figures = usage if isinstance(usage, Mapping) else {}
 
     def figure(name: str, default: int) -> int:
-        value = getattr(usage, name, None)
+        value = figures.get(name)
         if value is None and name not in required:
             return default
         return token_count(name, value)

@@ -1,35 +1,37 @@
-"""The ``openai`` provider: Chat Completions through the official SDK, streamed.
+"""The ``openai`` provider: Chat Completions over HTTP, streamed.
 
 ``llm.base_url`` makes it serve anything that speaks the same API: OpenAI, Ollama
 (``http://localhost:11434/v1``, no key needed), vLLM, llama.cpp, LM Studio, OpenRouter. The
-SDK retries 429 and 5xx with backoff; what is left becomes one clear :class:`LlmError` line.
+request is plain JSON over :mod:`bothost.llm.wire` (which retries 429 and 5xx with the
+official SDK's backoff) rather than through the SDK, whose import alone took longer than
+the start of ``bothost chat`` should (issue 39); tests/llm checks both against one fake.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Mapping
 from typing import Any
-
-import openai
 
 from bothost import redact
 from bothost.llm.base import (
     KEYS,
     ChatRequest,
     ChatResponse,
-    LlmError,
     StreamCutError,
     ToolCallRequest,
     Usage,
     UsageReportError,
     checked,
-    explain,
     missing_key,
     parse_arguments,
     token_count,
 )
+from bothost.llm.wire import Wire
+from bothost.sse import SseEvent
 
-NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any key, the SDK demands one
+NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any key, the SDK sent one too
 # OpenAI's chat format has no error flag on a tool message (Anthropic's has `is_error`), so a
 # failed call's result starts with this, or a model reads the failure as the tool's answer
 TOOL_ERROR_MARK = "[tool error] "
@@ -44,15 +46,17 @@ class OpenAIProvider:
         self.base_url = config.base_url or "https://api.openai.com/v1"
         # in messages (a chat, doctor, a Slack channel): no password or key= it may carry
         self.shown_url = redact.mask_url(self.base_url)
-        self.client = openai.AsyncOpenAI(
-            api_key=config.api_key or NO_KEY,
-            base_url=self.base_url,
+        self.wire = Wire(
+            self.base_url,
+            "chat/completions",
+            {"Authorization": f"Bearer {config.api_key or NO_KEY}"},
             timeout=config.timeout,
             max_retries=config.max_retries,
+            secret=config.api_key or "",
         )
 
     async def close(self) -> None:
-        await self.client.close()
+        await self.wire.close()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         if (refused := missing_key(self.config, "openai", *KEYS["openai"])) is not None:
@@ -68,42 +72,38 @@ class OpenAIProvider:
             params["tools"] = [{"type": "function", "function": t} for t in request.tools]
         if self.config.temperature is not None:
             params["temperature"] = self.config.temperature
-        try:
-            stream = await self.client.chat.completions.create(**params)
-        except openai.APIStatusError as exc:
-            raise LlmError(explain(exc.status_code, self.shown_url, exc)) from None
-        except openai.APIConnectionError as exc:
-            raise LlmError(f"cannot reach {self.shown_url}: {exc}; check llm.base_url") from None
-        try:
-            return await self.collect(stream, request)
-        except openai.APIError as exc:  # the SDK's word for a body that broke off, or an
-            # error event in the stream: the server was reached, so the URL is not at fault
-            raise StreamCutError(self.shown_url, str(exc) or type(exc).__name__) from None
+        async with contextlib.aclosing(self.wire.events(params)) as events:
+            return await self.collect(events, request)
 
-    async def collect(self, stream: Any, request: ChatRequest) -> ChatResponse:
+    async def collect(self, events: Any, request: ChatRequest) -> ChatResponse:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         response = ChatResponse()
-        async for chunk in stream:
-            if chunk.usage:  # the last chunk, asked for with stream_options.include_usage
+        async for event in events:
+            if event.data.startswith("[DONE]"):
+                break
+            chunk = self.chunk(event)
+            if chunk.get("usage"):  # the last chunk, asked for with stream_options.include_usage
                 try:
-                    response.usage, response.usage_refused = usage_of(chunk.usage), ""
+                    response.usage, response.usage_refused = usage_of(chunk["usage"]), ""
                 except UsageReportError as exc:  # the meter estimates the call instead
                     response.usage, response.usage_refused = None, str(exc)
-            for choice in chunk.choices:
-                delta = choice.delta
-                if delta.content:
-                    text.append(delta.content)
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                if content := delta.get("content"):
+                    text.append(content)
                     if request.on_text:
-                        await request.on_text(delta.content)
-                for call in delta.tool_calls or []:
-                    slot = calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
-                    slot["id"] = call.id or slot["id"]
-                    if call.function:
-                        slot["name"] += call.function.name or ""
-                        slot["args"] += call.function.arguments or ""
-                if choice.finish_reason:
-                    response.stop_reason = choice.finish_reason
+                        await request.on_text(content)
+                for call in delta.get("tool_calls") or []:
+                    slot = calls.setdefault(
+                        call.get("index", 0), {"id": "", "name": "", "args": ""}
+                    )
+                    slot["id"] = call.get("id") or slot["id"]
+                    function = call.get("function") or {}
+                    slot["name"] += function.get("name") or ""
+                    slot["args"] += function.get("arguments") or ""
+                if choice.get("finish_reason"):
+                    response.stop_reason = choice["finish_reason"]
         if not response.stop_reason:  # every choice ends with a finish_reason, even "length"
             raise StreamCutError(self.shown_url, "the stream ended with no finish_reason")
         response.text = "".join(text)
@@ -115,27 +115,45 @@ class OpenAIProvider:
             )
         return response
 
+    def chunk(self, event: SseEvent) -> dict[str, Any]:
+        """One streamed chunk; an ``error`` in it (the SDK's rule) or a chunk that is no JSON
+        object ends the answer as cut: the server was reached, so the URL is not at fault."""
+        try:
+            chunk = json.loads(event.data)
+        except ValueError:
+            chunk = None
+        if not isinstance(chunk, dict):
+            raise StreamCutError(self.shown_url, f"a broken chunk: {event.data[:80]!r}")
+        if error := chunk.get("error"):
+            message = error.get("message") if isinstance(error, dict) else None
+            detail = self.wire.describe_text(str(message or error))[:200]
+            raise StreamCutError(self.shown_url, detail)
+        return chunk
+
 
 def usage_of(usage: Any) -> Usage | None:
     """Our :class:`Usage` from a Chat Completions ``usage`` object: a whole response's or
     the last streamed chunk's (the same shape). ``prompt_tokens`` already includes the
     cached tokens that ``prompt_tokens_details.cached_tokens`` counts.
 
-    The SDK does not check a streamed chunk's figures, so each is checked here (the endpoint
-    may be anything that speaks the API): :class:`UsageReportError` when one is no token
-    count; the two the API always sends must be there, the details may be left out."""
+    Each figure is checked (the endpoint may be anything that speaks the API):
+    :class:`UsageReportError` when one is no token count; the two the API always sends must
+    be there, the details may be left out."""
     if usage is None:
         return None
-    details = getattr(usage, "prompt_tokens_details", None)
+    if not isinstance(usage, Mapping):
+        raise UsageReportError(f"usage: {type(usage).__name__} {repr(usage)[:40]}")
+    details = usage.get("prompt_tokens_details")
+    details = details if isinstance(details, Mapping) else {}
 
     def detail(name: str) -> int:
-        value = getattr(details, name, None)
+        value = details.get(name)
         return 0 if value is None else token_count(f"prompt_tokens_details.{name}", value)
 
     return checked(
         Usage(
-            input=token_count("prompt_tokens", getattr(usage, "prompt_tokens", None)),
-            output=token_count("completion_tokens", getattr(usage, "completion_tokens", None)),
+            input=token_count("prompt_tokens", usage.get("prompt_tokens")),
+            output=token_count("completion_tokens", usage.get("completion_tokens")),
             cached=detail("cached_tokens"),
             cache_write=detail("cache_write_tokens"),
         )

@@ -1,7 +1,8 @@
 """The first-party plugin that registers the LLM providers: offline, openai, anthropic.
 
-The vendor SDKs take seconds to import, so each provider module is imported only when its
-provider is actually used; every command that does not talk to a model starts fast.
+Each provider module is imported only when its provider is actually used, and makes its
+HTTP session only when it first asks the model: every command that does not talk to a
+model starts without an HTTP library (the providers speak HTTP themselves, bothost.llm.wire).
 """
 
 from __future__ import annotations

@@ -37,9 +37,9 @@ from bothost.logs.rate import RateLimitedLog
 from bothost.mcp import jsonrpc, revision
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.auth import OAuth
-from bothost.mcp.sse import MAX_EVENT_BYTES, SseError, SseParser
 from bothost.mcp.tasks import TaskSet
 from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, TransportError
+from bothost.sse import MAX_EVENT_BYTES, SseError, SseParser
 
 CONNECT_TIMEOUT = 10.0
 DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server gave no retry:

@@ -49,20 +49,21 @@ async def test_streamed_calls_record_tokens_with_cached_ones_per_turn(started, f
 
 async def test_whole_responses_give_the_same_figures(fake_llm):
     """Non-streamed responses carry usage in the same shape: the SDKs parse the fake's
-    JSON and our converters read it like the streamed figures."""
+    JSON and our converters read it (as the JSON objects they came from) like the streamed
+    figures."""
     fake_llm.usage = {"input": 500, "output": 9, "cached": 300, "cache_write": 50}
     client = openai.AsyncOpenAI(api_key="test-key", base_url=fake_llm.openai_url)
     whole = await client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "hi"}]
     )
     await client.close()
-    assert openai_usage_of(whole.usage) == Usage(500, 9, 300)
+    assert openai_usage_of(whole.usage.model_dump()) == Usage(500, 9, 300)
     client2 = anthropic.AsyncAnthropic(api_key="test-key", base_url=fake_llm.anthropic_url)
     message_ = await client2.messages.create(
         model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
     )
     await client2.close()
-    assert anthropic_usage_of(message_.usage) == Usage(500, 9, 300, 50)
+    assert anthropic_usage_of(message_.usage.model_dump()) == Usage(500, 9, 300, 50)
 
 
 async def test_a_server_that_reports_no_usage_is_estimated_and_marked(started, fake_llm):
@@ -134,9 +135,9 @@ def test_an_anthropic_delta_without_input_figures_keeps_the_start_ones():
             output_tokens=1,
             cache_read_input_tokens=100,
             cache_creation_input_tokens=5,
-        )
+        ).model_dump()
     )
-    delta = MessageDeltaUsage(output_tokens=30)
+    delta = MessageDeltaUsage(output_tokens=30).model_dump()  # the others null
     assert anthropic_usage_of(delta, start) == Usage(125, 30, 100, 5)
 
 

@@ -1,14 +1,16 @@
 """A scripted fake of the OpenAI Chat Completions and Anthropic Messages APIs on 127.0.0.1.
 
 It speaks the real wire formats — JSON responses, Server-Sent-Events streams with text and
-tool-call deltas, error bodies and ``retry-after`` — so the providers are tested through the
-official SDKs. A test gives a script: each step is a dict (``{"text": …}``, ``{"tool_calls":
+tool-call deltas, error bodies and ``retry-after`` — and tests/llm/test_sdk_peer.py drives
+the official SDKs against it beside our providers, so the fake is checked by clients we did
+not write. A test gives a script: each step is a dict (``{"text": …}``, ``{"tool_calls":
 [{"name", "arguments"}]}``, ``{"status": 429, "retry_after": 0}``, ``{"hang": True}`` for a
 model that never answers, until the fake stops; ``"cut": "eof"`` or ``"cut": "reset"`` with
 a text or tool-call step for a stream that stops mid-way, after ``"cut_after"`` events (default
-2): the body ends cleanly with no finish, or the connection is dropped) or a function of the
+2): the body ends cleanly with no finish, or the connection is dropped; ``"cut": "error"``
+sends the API's error event there, as an overloaded server does mid-answer) or a function of the
 request body returning such a dict. Every request body is recorded in ``requests``. A ``retry_after`` goes out as the
-``retry-after`` header with any status, so the SDKs retry a 5xx at once.
+``retry-after`` header with any status, a ``retry_after_ms`` as ``retry-after-ms``.
 
 Token usage is reported as each API does, cached tokens included: ``usage`` (or a step's
 ``"usage"``) gives the figures in our neutral form — ``{"input", "output", "cached",
@@ -122,6 +124,8 @@ class FakeLlm:
         status = step["status"]
         retry = status == 429 or "retry_after" in step
         headers = {"retry-after": str(step.get("retry_after", 0))} if retry else {}
+        if "retry_after_ms" in step:  # the SDKs' own header, read before retry-after
+            headers["retry-after-ms"] = str(step["retry_after_ms"])
         message = step.get("message", f"fake error {status}")
         if flavour == "openai":
             body = {
@@ -206,7 +210,7 @@ class FakeLlm:
             )
         response = await sse_response(request)
         chunk = {**base, "object": "chat.completion.chunk"}
-        cut = Cut(step, request, response)
+        cut = Cut(step, request, response, "openai")
 
         async def send(delta: dict[str, Any], finish_reason: str | None = None) -> None:
             data = {
@@ -304,7 +308,7 @@ class FakeLlm:
                 {**message, "content": blocks, "stop_reason": stop, "usage": usage}
             )
         response = await sse_response(request)
-        cut = Cut(step, request, response)
+        cut = Cut(step, request, response, "anthropic")
 
         async def send(event: str, data: dict[str, Any]) -> None:
             await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
@@ -390,14 +394,19 @@ class StreamCutError(Exception):
 
 
 class Cut:
-    """Stops a stream after ``cut_after`` events: a clean end with no finish, or a reset."""
+    """Stops a stream after ``cut_after`` events: a clean end with no finish, a reset, or
+    an error event (each API's own shape) and then the end."""
 
     def __init__(
-        self, step: dict[str, Any], request: web.Request, response: web.StreamResponse
+        self,
+        step: dict[str, Any],
+        request: web.Request,
+        response: web.StreamResponse,
+        flavour: str,
     ) -> None:
         self.how = step.get("cut")
         self.left = step.get("cut_after", 2)
-        self.request, self.response = request, response
+        self.request, self.response, self.flavour = request, response, flavour
 
     async def count(self) -> None:
         if self.how is None:
@@ -410,8 +419,18 @@ class Cut:
             if transport is not None:
                 transport.abort()  # the connection drops with the body unfinished
         else:
+            if self.how == "error":
+                await self.response.write(self.error_event())
             await self.response.write_eof()  # a complete HTTP body that simply ends early
         raise StreamCutError(self.response)
+
+    def error_event(self) -> bytes:
+        """What each API sends when it fails mid-answer (the SDKs raise on these)."""
+        if self.flavour == "openai":  # a data line carrying an error object
+            error = {"message": "The server had an error", "type": "server_error"}
+            return f"data: {json.dumps({'error': error})}\n\n".encode()
+        error = {"type": "overloaded_error", "message": "Overloaded"}
+        return f"event: error\ndata: {json.dumps({'type': 'error', 'error': error})}\n\n".encode()
 
 
 async def sse_response(request: web.Request) -> web.StreamResponse:

@@ -6,8 +6,8 @@ import pytest
 
 from bothost.mcp import jsonrpc
 from bothost.mcp.elicitation import with_defaults
-from bothost.mcp.sse import SseError, SseParser
 from bothost.mcp.stdio import refused_id
+from bothost.sse import SseError, SseParser
 
 
 def test_decode_accepts_string_and_numeric_ids_and_batches():
