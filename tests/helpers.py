@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from bothost.config import load
 from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.host.config_load import load  # every check a command makes
 from bothost.host.host import Host
 
 QUIET = {

@@ -58,12 +58,6 @@ LAYERS: dict[str, int] = {
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("bothost.api", "http"): "api.app_key re-exports the listener's aiohttp keys to plugins, "
     "made on first use: importing aiohttp was a third of every CLI start (issue 19)",
-    ("bothost.config.check", "events"): "load checks tick.rules and schedule targets so a bad "
-    "key fails at startup naming its path; moves to events with 'each domain validates its "
-    "own section' (issue 35)",
-    ("bothost.config.check", "mcp"): "load checks mcp.servers.*.roots the same way; as above",
-    ("bothost.config.check", "rules"): "load checks permission rule patterns the same way; as "
-    "above",
     ("bothost.llm.offline", "agent"): "the offline provider is an agent without a model: it "
     "runs the agent's tools itself, registered as an LLM provider so a turn needs no branch",
     ("bothost.store.migrations", "rules"): "migrations 11 and 13 rewrite stored rules as the "

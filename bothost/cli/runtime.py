@@ -28,6 +28,7 @@ from bothost import redact
 from bothost.config.home import HomeError
 from bothost.hooks.discovery import PluginInfo, load_plugins, new_plugin_manager
 from bothost.hooks.startup import Registered
+from bothost.host import config_load
 from bothost.store.target import DEFAULT_FILE
 
 T = TypeVar("T")
@@ -76,7 +77,7 @@ class Runtime:
     @cached_property
     def _loaded_config(self) -> config_module.Config:
         """Core's keys only: enough to know which plugins to load."""
-        config = config_module.load_core(self.config_file, self.home)
+        config = config_load.load_core(self.config_file, self.home)  # each domain checks its own
         redact.remember(redact.config_secrets(config))  # every log of this command hides them
         return config
 

@@ -11,6 +11,11 @@ top-level key) belong to the plugins that declare them through ``register_config
 (:mod:`bothost.config.sections`): :func:`load_core` reads core's keys and sets those parts
 aside, :func:`bind_sections` checks and builds them once the plugins are loaded, and
 :func:`load` does both.
+
+A section whose meaning belongs to a domain above the config (``tick`` to events, the
+servers' ``roots`` to mcp, ``permissions`` to rules) is checked by that domain: the loaders
+take its checks as ``checks`` (:data:`~bothost.config.check.SectionCheck`), and the host's
+loader (:mod:`bothost.host.config_load`) passes every domain's, so this package imports none.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bothost.config.check import check_registered, check_semantics, source_of
+from bothost.config.check import SectionCheck, check_registered, check_semantics, source_of
 from bothost.config.env import check_shell_references, close_variable
 from bothost.config.file import read_yaml, without_holders
 from bothost.config.home import HomeError
@@ -477,14 +483,16 @@ def load(
     config_file: str | Path | None = None,
     home: Path | None = None,
     pm: pluggy.PluginManager | None = None,
+    checks: Iterable[SectionCheck] = (),
 ) -> Config:
     """Read, merge, validate and type every config source, the plugins' sections included.
 
     The sections are those the plugins of ``pm`` declare; without ``pm``, the plugins the
     config itself selects (``plugins.dirs``, ``plugins.disabled``) are loaded to ask them.
+    ``checks``: the domains' checks of their sections (:func:`load_core`).
     Raises :class:`ConfigError`.
     """
-    config = load_core(config_file, home)
+    config = load_core(config_file, home, checks)
     if pm is None:
         from bothost.hooks.discovery import load_plugins, new_plugin_manager
 
@@ -494,10 +502,17 @@ def load(
     return config
 
 
-def load_core(config_file: str | Path | None = None, home: Path | None = None) -> Config:
+def load_core(
+    config_file: str | Path | None = None,
+    home: Path | None = None,
+    checks: Iterable[SectionCheck] = (),
+) -> Config:
     """Read and merge every source; check and type core's keys, set the plugins' parts aside.
 
-    The result has no plugin sections yet (:func:`bind_sections` adds them).
+    ``checks`` are the domains' checks of their own sections, run with core's own (the host's
+    loader, :mod:`bothost.host.config_load`, passes them all; without them a ``tick``,
+    ``roots`` or ``permissions`` value is only checked for its type). The result has no
+    plugin sections yet (:func:`bind_sections` adds them).
     """
     home = home or default_home()
     merged: dict[str, Any] = {}
@@ -527,7 +542,7 @@ def load_core(config_file: str | Path | None = None, home: Path | None = None) -
     )
     config.sources = [str(p) for p in paths]
     config.raw = merged
-    check_semantics(config)
+    check_semantics(config, checks)
     return config
 
 

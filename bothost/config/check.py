@@ -1,7 +1,12 @@
-"""Checks of a built config that look past one key: names, addresses, rules, plugin names.
+"""Checks of a built config that look past one key: names, addresses, budgets, plugin names.
 
 Two stages. :func:`check_semantics` runs inside :func:`bothost.config.load` and needs only
-the config. :func:`check_registered` runs once plugins are loaded (the CLI's
+the config and the keys this package understands. Sections whose meaning belongs to a domain
+above the config (the tick's rules and timetable, a server's roots, permission rules) are
+checked by their domain: the loader hands :func:`check_semantics` the :data:`SectionCheck`
+functions it is given, and the host passes every domain's
+(:data:`bothost.host.config_load.SECTION_CHECKS`), so this package imports none of them.
+:func:`check_registered` runs once plugins are loaded (the CLI's
 :class:`~bothost.cli.runtime.Runtime` does it before any command uses the config), because
 only the plugins know which ``llm.provider`` names and which ``deliver_to`` platforms exist.
 Each error names the file that set the value (the last source holding its key path), the key
@@ -15,14 +20,13 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from bothost.config.http import listens, spelling
 from bothost.config.schema import ConfigError
-from bothost.mcp import roots
 from bothost.platform import target_check
 
 if TYPE_CHECKING:
@@ -30,6 +34,9 @@ if TYPE_CHECKING:
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 RESERVED_SERVER_NAMES = frozenset({"config"})  # the admin tools' group (bothost.mcp.roster)
+
+# A domain's check of its own section: raises ConfigError naming the file and key path.
+SectionCheck = Callable[["Config"], None]
 
 
 def source_of(config: Config, *keys: str) -> str:
@@ -56,7 +63,9 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
 MIN_CONTEXT_TOKENS = 2000
 
 
-def check_semantics(config: Config) -> None:
+def check_semantics(config: Config, checks: Iterable[SectionCheck] = ()) -> None:
+    """Every check that needs only the config; ``checks``: the domains' own, run between
+    core's checks of names and addresses and of usage and the store."""
     check_budgets(config)
     for name, server in config.mcp.servers.items():
         where = source_of(config, "mcp", "servers", name)
@@ -74,10 +83,6 @@ def check_semantics(config: Config) -> None:
                 f"{where}: mcp.servers.{name}: expected exactly one of 'command' "
                 "(stdio) or 'url' (HTTP)"
             )
-        for i, root in enumerate(server.roots):
-            wrong = roots.problem(root)
-            if wrong:
-                raise ConfigError(f"{where}: mcp.servers.{name}.roots[{i}]: {wrong}")
         wrong = timeout_problem(server)
         if wrong:
             raise ConfigError(f"{where}: mcp.servers.{name}.max_timeout: {wrong}")
@@ -94,35 +99,15 @@ def check_semantics(config: Config) -> None:
                 f"{source_of(config, 'tick', 'deliver_to')}: tick.deliver_to[{i}]: "
                 f"expected an address 'platform:channel', got {target!r}"
             )
-    check_rules(config)
-    check_tick(config)
-    check_permissions(config)
+    check_sections(config, checks)
     check_usage(config)
     check_store(config)
 
 
-def check_tick(config: Config) -> None:
-    """The tick's cron schedules, zone and quiet hours can be used: the same checks the
-    running ticker makes, so a typo is a config error at load, not an exit of ``run``.
-    (croniter is imported here only when schedules are set, as the ticker does.)"""
-    from bothost.events.schedule import Schedule, ScheduleError  # it imports the config model
-
-    try:
-        Schedule(config.tick)
-    except ScheduleError as exc:
-        where = source_of(config, "tick", exc.key.split("[")[0])
-        raise ConfigError(f"{where}: {exc}") from None
-
-
-def check_permissions(config: Config) -> None:
-    """Each permission rule names a tool and an action, and its regexes compile."""
-    from bothost.rules.match import problems  # the rules import the config model
-
-    for i, rule in enumerate(config.permissions):
-        for key, problem in problems(rule):
-            raise ConfigError(
-                f"{source_of(config, 'permissions')}: permissions[{i}].{key}: {problem}"
-            )
+def check_sections(config: Config, checks: Iterable[SectionCheck]) -> None:
+    """Run each domain's check of its own section, in order; the first error stops the load."""
+    for check in checks:
+        check(config)
 
 
 def check_usage(config: Config) -> None:
@@ -193,17 +178,6 @@ def check_store(config: Config) -> None:
         store_target(config.store.url, Path("."))
     except TargetError as exc:
         raise ConfigError(f"{source_of(config, 'store', 'url')}: store.url: {exc}") from None
-
-
-def check_rules(config: Config) -> None:
-    """A rule that can never match is a mistake the user should hear about at load."""
-    from bothost.events.triage import MatchError, check_match  # triage imports the config
-
-    for i, rule in enumerate(config.tick.rules):
-        try:
-            check_match(rule.match, f"tick.rules[{i}].match")
-        except MatchError as exc:
-            raise ConfigError(f"{source_of(config, 'tick', 'rules')}: {exc}") from None
 
 
 def check_registered(

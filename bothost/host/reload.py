@@ -3,10 +3,10 @@
 :class:`ConfigWatcher` polls the files the host's config came from (size, modification time
 and a hash of the bytes, every :data:`POLL_SECONDS`, or ``BOTHOST_CONFIG_POLL`` seconds; 0:
 never); SIGHUP asks at once, and ``bothost reload`` sends it (:mod:`bothost.host.reload_request`).
-On a change, :func:`reload` loads and checks the config as ``bothost run`` did at start — the same
-:func:`~bothost.config.load_core`, the plugins' sections (already declared: a registration
-hook runs once), :func:`~bothost.config.check.check_registered` and
-:func:`~bothost.config.check.check_serving` — so an edit ``run`` would refuse is one log line
+On a change, :func:`reload` loads and checks the config as ``bothost run`` did at start — the
+same :func:`~bothost.host.config_load.load_core` (every domain's check), the plugins' sections
+(already declared: a registration hook runs once), :func:`~bothost.config.check.check_registered`
+and :func:`~bothost.config.check.check_serving` — so an edit ``run`` would refuse is one log line
 naming the file and key path, and the running config stays.
 
 A valid edit is applied by top-level section, each through its named function in
@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bothost import redact
-from bothost.config import Config, bind_declared, load_core, secret_values
+from bothost.config import Config, bind_declared, secret_values
 from bothost.config.check import check_registered, check_serving
 from bothost.config.http import as_written
 from bothost.config.schema import ConfigError
+from bothost.host.config_load import load_core
 
 if TYPE_CHECKING:
     from bothost.host.host import Host

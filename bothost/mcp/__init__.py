@@ -7,7 +7,7 @@ initialized connection, with :mod:`~bothost.mcp.inbound` for what servers send u
 configured server: start, restart, stop, status).
 
 The names below are imported on first use, not with the package: a module that needs one
-small part (the config's check reads :mod:`~bothost.mcp.roots`) would otherwise load the
+small part (the config's loader reads :mod:`~bothost.mcp.roots`) would otherwise load the
 whole client, importlib.metadata with it (issue 19: `bothost config show` and every command
 that reads the config paid for it).
 """

@@ -133,7 +133,7 @@ def test_doctor_offline_does_not_load_the_models_sdk(tmp_path):
 
 
 def test_reading_the_config_imports_no_mcp_client(tmp_path):
-    # bothost.config.check reads bothost.mcp.roots; the package once imported its whole
+    # the config's loader checks roots with bothost.mcp.roots; the package once imported its whole
     # client (session, inbound, importlib.metadata) with it, for every command that reads
     # the config
     modules = imported(tmp_path, "config", "show", full=True)

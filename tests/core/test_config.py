@@ -3,7 +3,8 @@ import os
 
 import pytest
 
-from bothost.config import ConfigError, load, mask_secrets
+from bothost.config import ConfigError, mask_secrets
+from bothost.host.config_load import load  # with the domains' checks, as every command loads
 from tests.helpers import run_bothost
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bothost.config import load
+from bothost.host.config_load import load  # every check a command makes
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

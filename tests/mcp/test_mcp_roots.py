@@ -8,7 +8,8 @@ import sys
 import pytest
 from mcp_helpers import PAGING_SERVER
 
-from bothost.config import ConfigError, McpServerConfig, load
+from bothost.config import ConfigError, McpServerConfig
+from bothost.host.config_load import load
 from bothost.mcp.manager import McpManager, McpManagerError
 from bothost.store import Store, core_migrations
 
