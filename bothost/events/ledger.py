@@ -37,11 +37,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bothost.crosshost.lease import TICK_LOCK, fence
+from bothost.events import CLAIM_ORDER
 from bothost.events.queue import decode_payload
 from bothost.events.render import from_structure, to_structure
 from bothost.events.triage import Mute, QueuedEvent
 from bothost.models import Briefing
-from bothost.store.conn import Conn
+from bothost.store.conn import SQLITE, Conn
 
 
 @dataclass
@@ -117,19 +118,9 @@ def claim(db: Conn, now: float, limit: int, owner: str) -> Claim:
             f" AND briefing_id IN ({ORPHANS})"
         )
         conn.execute(f"UPDATE briefings SET status = 'cancelled' WHERE id IN ({ORPHANS})")
-        for event_id, briefing_id in conn.execute(
-            "SELECT e.id, e.briefing_id FROM events e JOIN briefings b ON b.id = e.briefing_id"
-            " WHERE e.status = 'pending' AND b.status = 'pending' ORDER BY e.id"
-        ):
+        for event_id, briefing_id in conn.execute(RETRIES):
             result.retries.setdefault(briefing_id, []).append(event_id)
-        rows = conn.execute(
-            f"SELECT id, source, type, payload, received_at, attempts FROM events"
-            # low events held for a later briefing come last, so however many wait, they
-            # never keep a new event out of a tick
-            f" WHERE status = 'pending' AND {UNNAMED}"
-            " ORDER BY CASE WHEN priority = 'low' THEN 1 ELSE 0 END, id LIMIT ?",
-            (limit,),
-        ).fetchall()
+        rows = conn.execute(fresh(conn.dialect), (limit,)).fetchall()
         result.fresh = [
             QueuedEvent(r[0], r[1], r[2], decode_payload(r[3]), r[4], r[5]) for r in rows
         ]
@@ -147,6 +138,27 @@ UNNAMED = (
     "(briefing_id IS NULL OR briefing_id NOT IN (SELECT id FROM briefings WHERE status ="
     " 'pending'))"
 )
+# the events of briefings waiting for a retry, read from the few pending briefings to their
+# events: SQLite takes a CROSS JOIN's tables in the order written, where with a plain JOIN
+# it walked every pending event (held ones too) each tick
+RETRIES = (
+    "SELECT e.id, e.briefing_id FROM briefings b CROSS JOIN events e"
+    " WHERE b.status = 'pending' AND e.briefing_id = b.id AND e.status = 'pending'"
+    " ORDER BY e.id"
+)
+
+
+def fresh(dialect: str) -> str:
+    """The query for the events a tick triages afresh, read along the events_claim index
+    (held low ones last), so a tick reads no more than ``limit`` of them and never sorts
+    all pending rows. Without statistics SQLite's planner prefers events_status's equality
+    probe plus a sort to the partial index, so it is told which index to use (and refuses
+    the query, rather than sorting, if the index no longer fits it)."""
+    hint = " INDEXED BY events_claim" if dialect == SQLITE else ""
+    return (
+        f"SELECT id, source, type, payload, received_at, attempts FROM events{hint}"
+        f" WHERE status = 'pending' AND {UNNAMED} ORDER BY {CLAIM_ORDER} LIMIT ?"
+    )
 
 
 def pending(db: Conn, now: float, limit: int) -> list[QueuedEvent]:
@@ -158,7 +170,7 @@ def pending(db: Conn, now: float, limit: int) -> list[QueuedEvent]:
         " WHERE (status IN ('pending', 'claimed')"
         " OR (status = 'snoozed' AND snoozed_until <= ?))"
         f" AND {UNNAMED}"
-        " ORDER BY CASE WHEN priority = 'low' THEN 1 ELSE 0 END, id LIMIT ?",
+        f" ORDER BY {CLAIM_ORDER} LIMIT ?",
         (now, limit),
     ).fetchall()
     return [QueuedEvent(r[0], r[1], r[2], decode_payload(r[3]), r[4], r[5]) for r in rows]
