@@ -91,7 +91,6 @@ class Wire:
                 timeout=aiohttp.ClientTimeout(
                     total=None, sock_connect=self.timeout, sock_read=self.timeout
                 ),
-                trust_env=True,  # HTTPS_PROXY and NO_PROXY, as the SDKs' httpx read them
             )
         return self._session
 
@@ -121,10 +120,11 @@ class Wire:
         if url.user is not None:  # httpx let the URL's credentials win over the key too
             headers["Authorization"] = aiohttp.encode_basic_auth(url.user, url.password or "")
             url = url.with_user(None)
+        proxy = env_proxy(url)
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             try:
-                response = await self.session().post(url, data=data, headers=headers)
+                response = await self.session().post(url, data=data, headers=headers, **proxy)
                 if response.status < 400:
                     return response
                 async with response:
@@ -155,6 +155,19 @@ class Wire:
         text = " ".join(text.split()).replace(self.url, self.shown_url)
         text = text.replace(self.base_url, self.shown_url)
         return redact.mask_values(text, self.secrets)
+
+
+def env_proxy(url: Any) -> dict[str, Any]:
+    """The proxy ``HTTPS_PROXY``/``HTTP_PROXY`` name for ``url`` unless ``NO_PROXY`` exempts
+    it, as the SDKs' httpx read them. Not the session's ``trust_env``: that also takes
+    credentials from ``~/.netrc``, which aiohttp then refuses beside our Authorization."""
+    from aiohttp.helpers import get_env_proxy_for_url
+
+    try:
+        proxy, auth = get_env_proxy_for_url(url)
+    except LookupError:
+        return {}
+    return {"proxy": proxy, "proxy_auth": auth}
 
 
 def endpoint(base_url: str, path: str) -> str:

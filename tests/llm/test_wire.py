@@ -187,3 +187,40 @@ def test_building_a_provider_imports_no_http_library():
 def test_a_wire_is_made_without_a_session():
     wire = Wire("http://127.0.0.1:9", "x", {}, timeout=1, max_retries=0)
     assert wire._session is None
+
+
+async def test_the_environments_proxy_carries_the_request(monkeypatch):
+    """HTTP(S)_PROXY is followed as the SDKs' httpx followed it."""
+
+    async def refuse(server, request):
+        server.target = str(request.url)
+        return web.json_response({"error": {"message": "via the proxy"}}, status=400)
+
+    server = Server(refuse)
+    async with server as proxy:
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        with pytest.raises(LlmError) as raised:
+            await complete(provider("http://llm.invalid/v1"))
+    assert str(raised.value).startswith("400 from http://llm.invalid/v1")
+    assert "via the proxy" in str(raised.value)
+    assert server.headers[0]["Authorization"] == f"Bearer {KEY}"
+
+
+async def test_a_netrc_entry_for_the_host_does_not_stop_the_request(tmp_path, monkeypatch):
+    """aiohttp's trust_env would add the entry as Basic auth and refuse it beside our key."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password elsewhere\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+
+    async def refuse(server, request):
+        return web.json_response({"error": {"message": "reached"}}, status=404)
+
+    server = Server(refuse)
+    async with server as url:
+        with pytest.raises(LlmError) as raised:
+            await complete(provider(url + "/v1"))
+    assert "404 from" in str(raised.value) and "reached" in str(raised.value)
+    assert server.headers[0]["Authorization"] == f"Bearer {KEY}"
