@@ -25,16 +25,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bothost import redact
+from bothost.agent import unmatched
+from bothost.agent.mcp_tools import McpToolSource
 from bothost.config.check import check_serving
 from bothost.config.home import HomeError, ensure_home
 from bothost.config.http import listens, spelling
 from bothost.hooks.call import accepted, impls
 from bothost.host.probes import ask_llm, web_port
+from bothost.host.reload import read_published
+from bothost.mcp import commands, stored
+from bothost.mcp.commands import PRIVATE_START_WAIT, start_bounded
 from bothost.mcp.executables import resolve_command
+from bothost.rules import store as rule_store
+from bothost.rules.match import ask_beaten, asks_beaten
+from bothost.rules.origin import UNKNOWN
 from bothost.store import StoreError
 from bothost.store.dump import data_tables
 from bothost.store.health import MIN_FREE_BYTES, free_bytes
 from bothost.store.hostlock import is_served
+from bothost.store.postgres import PostgresBackend
 from bothost.store.target import POSTGRES_SCHEMES, store_target
 
 if TYPE_CHECKING:
@@ -166,8 +176,6 @@ MIN_SECRET_CHARS = 8
 def check_config_files(runtime: Any) -> list[Finding]:
     """A config file that other users can read and that holds a secret as written (not as
     ``${env:NAME}``). The home's own file is covered by the home's check (0700)."""
-    from bothost import redact
-
     secrets = [v for v in redact.config_secrets(runtime.config) if len(v) >= MIN_SECRET_CHARS]
     home = runtime.home.resolve() if runtime.home.exists() else None
     found = []
@@ -195,8 +203,6 @@ def check_config_files(runtime: Any) -> list[Finding]:
 def check_running_config(home: Path) -> list[Finding]:
     """What a host running on this home says of the config file as edited since it started
     (:mod:`bothost.host.reload`): an edit it refused, or keys that wait for a restart."""
-    from bothost.host.reload import read_published
-
     status = read_published(home)
     if status is None:
         return []  # no host runs here
@@ -331,10 +337,6 @@ def check_rules(runtime: Any) -> list[Finding]:
     """Stored ``allow`` rows kept from before tools' origins were (core:11) that could name
     another tool: they allow nothing now, so people are asked again; say which they are.
     And each ``ask`` a ``deny`` below it beats (since d5a89ba) for the calls both match."""
-    from bothost.rules import store as rule_store
-    from bothost.rules.match import ask_beaten, asks_beaten
-    from bothost.rules.origin import UNKNOWN
-
     rules, answers = runtime.store.call(
         lambda db: rule_store.listing(db, runtime.config.permissions)
     )
@@ -385,8 +387,6 @@ def check_server_reachable(url: str) -> list[Finding]:
     """A server store before the first run (no home yet): can this host log in to it?
 
     Nothing is migrated or written here; the first ``bothost run`` does that."""
-    from bothost.store.postgres import PostgresBackend
-
     backend = PostgresBackend(url)
     try:
         backend.connect().raw.close()
@@ -497,8 +497,6 @@ def check_mcp_running(
     Servers in ``skip`` were already reported (their command is missing) and are not started;
     ``say`` hears ``checking MCP server NAME…`` of each one slow to start.
     """
-    from bothost.mcp import commands, stored
-
     manager = commands.manager_for(runtime.config, runtime.store, runtime.home)
     names = set(runtime.config.mcp.servers) | set(runtime.store.call(stored.load))
     try:
@@ -535,10 +533,6 @@ async def started(
     """The servers' states once ``names`` have started (or failed), and the tools known
     while they run; they are stopped again. Each server still starting after
     :data:`SLOW_START` seconds is named to ``say``: its verdict may take a minute."""
-    from bothost.agent import unmatched
-    from bothost.agent.mcp_tools import McpToolSource
-    from bothost.mcp.commands import PRIVATE_START_WAIT, start_bounded
-
     starting = asyncio.ensure_future(start_bounded(manager, names, PRIVATE_START_WAIT))
     try:  # stopped however this ends: a Ctrl-C while a server hangs leaves none behind
         await asyncio.wait({starting}, timeout=SLOW_START)
@@ -562,9 +556,6 @@ def check_rule_names(runtime: Any, now: Known | None) -> list[Finding]:
     """Each permission rule that no tool known now matches (:mod:`bothost.agent.unmatched`):
     one written for a name an upgrade or a rename changed does nothing. A warning: a server
     that did not start is not judged."""
-    from bothost.agent import unmatched
-    from bothost.rules import store as rule_store
-
     if now is None:
         return []
     permissions = runtime.config.permissions

@@ -20,7 +20,6 @@ import sqlite3
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bothost.config import StoreConfig
 from bothost.events import ledger
@@ -29,12 +28,10 @@ from bothost.events.tick import MAX_EVENTS_PER_TICK, Decision, decide
 from bothost.events.tick_agent import run_tick_agent
 from bothost.events.triage import QueuedEvent
 from bothost.hooks.startup import Registered
+from bothost.host.host import Host
 from bothost.host.wiring import OFFLINE
 from bothost.store.target import store_target
 from bothost.usage import attribution
-
-if TYPE_CHECKING:
-    from bothost.host.host import Host
 
 
 async def dry_run(
@@ -58,8 +55,6 @@ async def dry_run(
 @contextlib.asynccontextmanager
 async def scratch_host(host: Host) -> AsyncIterator[Host]:
     """A host like ``host`` whose store is a copy of its database in a temporary directory."""
-    from bothost.host.host import Host
-
     with tempfile.TemporaryDirectory(prefix="bothost-dry-run-") as tmp:
         copy = Path(tmp) / "scratch.db"
         target = store_target(host.config.store.url, host.home)

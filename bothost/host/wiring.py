@@ -14,7 +14,9 @@ import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
+from bothost.agent import unmatched
 from bothost.agent.mcp_tools import McpToolSource
+from bothost.agent.sampling import sampler
 from bothost.crosshost.leadership import Leadership
 from bothost.events.llm_triage import LlmTriage
 from bothost.events.queue import EventQueue
@@ -23,10 +25,12 @@ from bothost.events.tick_agent import run_tick_agent
 from bothost.hooks.call import call_each
 from bothost.mcp.manager import McpManager
 from bothost.models import Briefing
+from bothost.rules import store as rule_store
+from bothost.schedules.check import run_check
+from bothost.schedules.runner import Scheduler
 
 if TYPE_CHECKING:
     from bothost.host.host import Host
-    from bothost.schedules.runner import Scheduler
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +54,6 @@ async def start_events(host: Host, tick: bool = True) -> EventQueue:
 def start_schedules(host: Host) -> Scheduler:
     """The scheduler of people's jobs, beside the ticker under the host's supervisor: it
     fires while this host leads, and looks again at once when it becomes the leader."""
-    from bothost.schedules.check import run_check  # croniter: not for `bothost chat`
-    from bothost.schedules.runner import Scheduler
-
     checks = None
     if host.config.llm.provider not in OFFLINE:
         checks = functools.partial(run_check, host)
@@ -164,8 +165,6 @@ async def start_mcp(host: Host, one_shot: bool = False, on_demand: bool = False)
     waited for servers its turn never used). A turn waits for the ones it lists tools of
     (:meth:`McpManager.settle`). With ``on_demand`` (``bothost chat``) none starts now:
     each starts when a turn first needs its tools (activated, called, listed)."""
-    from bothost.agent.sampling import sampler
-
     # Only the long-running host publishes state/mcp-status.json (what `bothost mcp list`
     # shows in other processes); a one-shot host's servers must not overwrite it (issue 13).
     manager = McpManager(
@@ -189,9 +188,6 @@ async def warn_unmatched_rules(host: Host) -> None:
     """Once the MCP servers have settled, log each permission rule (config or stored) that
     no tool known then matches (:mod:`bothost.agent.unmatched`): a deny written for a name
     an upgrade or a rename changed refuses nothing, and nothing else would say so."""
-    from bothost.agent import unmatched
-    from bothost.rules import store as rule_store
-
     manager = host.mcp_manager()
     await manager.settled(RULE_CHECK_WAIT)
     tools, ready = unmatched.registry_tools(host.registry)
