@@ -12,6 +12,12 @@ fresh ``timeout`` again.
 
 The deadline drives an :func:`asyncio.timeout` scope the request waits in (see
 :meth:`CallDeadline.attach`), so a cancelled caller (``stop``) still ends the wait at once.
+
+The clock stands still too while the transport logs in for the request it is sending
+(:func:`held`: the server's 401 was an answer, and the login is talk with the authorization
+server, bounded on its own by ``bothost.mcp.oauth``). Counted, a login outlasting a short
+bound — ``server/discover``'s probe on a loaded machine — made a 2026-07-28 server look
+silent, hence older, and its login start again for ``initialize``.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar, Token
 
 # How long progress may keep a call going when the server's config sets no `max_timeout`:
 # long enough for a build, a crawl or a research query that reports as it goes, short enough
@@ -39,6 +46,7 @@ class CallDeadline:
         self._since: float | None = now  # None while paused
         self._holds = 0  # questions open now
         self._scope: asyncio.Timeout | None = None
+        self._token: Token[CallDeadline | None] | None = None
 
     def when(self) -> float | None:
         """When the request runs out (loop time), or None while it is paused."""
@@ -65,10 +73,13 @@ class CallDeadline:
         return self
 
     def __enter__(self) -> None:
-        pass
+        self._token = _sending.set(self)
 
     def __exit__(self, *exc_info: object) -> None:
         self._scope = None
+        if self._token is not None:
+            _sending.reset(self._token)
+            self._token = None
 
     def progressed(self) -> None:
         """The server reported progress: a fresh `timeout`, within `longest`."""
@@ -97,3 +108,19 @@ class CallDeadline:
         # a scope already set to the moment is left alone: re-arming it makes a timer
         if scope is not None and not scope.expired() and scope.when() != (when := self.when()):
             scope.reschedule(when)
+
+
+# The deadline of the request the running task is sending: the transport sends in the
+# requester's task, and only it knows when it is logging in rather than waiting.
+_sending: ContextVar[CallDeadline | None] = ContextVar("bothost_mcp_sending", default=None)
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Stop the clock of the request this task is sending, if any, while the block runs."""
+    deadline = _sending.get()
+    if deadline is None:
+        yield
+        return
+    with deadline.hold():
+        yield

@@ -34,7 +34,7 @@ from yarl import URL
 
 from bothost import redact
 from bothost.logs.rate import RateLimitedLog
-from bothost.mcp import jsonrpc, revision
+from bothost.mcp import deadline, jsonrpc, revision
 from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.oauth.auth import OAuth
 from bothost.mcp.tasks import TaskSet
@@ -206,7 +206,8 @@ class HttpTransport:
         if self._http is None or self._closed:
             raise TransportError("transport is closed")
         if self.auth is not None:
-            await self.auth.prepare()
+            with deadline.held():  # a refresh is the authorization server's time
+                await self.auth.prepare()
         headers = {**(extra or {}), **self._headers("application/json, text/event-stream")}
         headers["Content-Type"] = "application/json"
         had_session, generation = bool(self.session_id), self._generation
@@ -366,7 +367,9 @@ class HttpTransport:
         if self.auth is None or resp.status not in (401, 403) or tries >= MAX_AUTH_RETRIES:
             return False
         challenge = resp.headers.get("WWW-Authenticate", "")
-        return await self.auth.challenge(resp.status, challenge, sent.get("Authorization"))
+        # the server has answered: logging in is not its silence (bothost.mcp.deadline)
+        with deadline.held():
+            return await self.auth.challenge(resp.status, challenge, sent.get("Authorization"))
 
     async def _refusal(self, status: int, content_type: str, body: str) -> str:
         """One line a person can act on for an HTTP error answer, never a pasted page."""

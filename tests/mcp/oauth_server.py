@@ -13,10 +13,16 @@ bound to the proof's key (``token_type: DPoP``), ``Authorization: DPoP`` with a 
 (``ath``, the bound key) on every MCP request, and with ``dpop_nonce`` / ``mcp_nonce`` set
 the token endpoint / MCP endpoint demands that nonce (``use_dpop_nonce``); and the workload-identity jwt-bearer grant (RFC 7523),
 taking ``workload_jwt`` as the assertion.
+
+With ``revision`` set to 2026-07-28 the MCP endpoint answers ``server/discover`` and refuses
+``initialize`` the way the conformance suite's 2026-07-28 mock does (400, -32602: the
+revision's ``_meta`` keys are missing), so a client that takes it for an older server fails
+to start. ``token_delay`` makes the token endpoint slow (a loaded authorization server).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import secrets
@@ -70,6 +76,8 @@ class OAuthMcpServer:
         # jwt-bearer: the one assertion taken; every assertion received
         self.workload_jwt: str | None = None
         self.assertions: list[str] = []
+        self.revision = "2025-11-25"  # or 2026-07-28: server/discover, no initialize
+        self.token_delay = 0.0  # seconds each token request takes to be answered
         self.runner: web.AppRunner | None = None
 
     @property
@@ -150,6 +158,8 @@ class OAuthMcpServer:
         form = dict(await request.post())
         grant = form.get("grant_type", "")
         self.grants.append(grant)
+        if self.token_delay:
+            await asyncio.sleep(self.token_delay)  # the slow server is the case under test
         if self.token_outage:
             return web.Response(status=503, text="down for maintenance")
         if self.token_busy:
@@ -256,6 +266,8 @@ class OAuthMcpServer:
         self.methods.append(method)
         if id_ is None:
             return web.Response(status=202)
+        if self.revision == "2026-07-28" and method in ("server/discover", "initialize"):
+            return self.discover_or_refuse(method, id_)
         if method == "initialize":
             result: dict[str, Any] = {
                 "protocolVersion": "2025-11-25",
@@ -273,4 +285,18 @@ class OAuthMcpServer:
         else:
             error = {"code": -32601, "message": "Method not found"}
             return web.json_response({"jsonrpc": "2.0", "id": id_, "error": error})
+        return web.json_response({"jsonrpc": "2.0", "id": id_, "result": result})
+
+    def discover_or_refuse(self, method: str, id_: Any) -> web.Response:
+        """A 2026-07-28 server's answers to the two ways a client begins."""
+        if method == "initialize":
+            error = {"code": -32602, "message": "Invalid params: missing _meta keys"}
+            return web.json_response({"jsonrpc": "2.0", "id": id_, "error": error}, status=400)
+        result = {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}},
+            "_meta": {
+                "io.modelcontextprotocol/serverInfo": {"name": "oauth-notes", "version": "1"}
+            },
+        }
         return web.json_response({"jsonrpc": "2.0", "id": id_, "result": result})

@@ -129,15 +129,12 @@ def run_requirements(revision: str, out: Path) -> tuple[str, dict[str, list[str]
 
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
 def test_a_revisions_requirements_pass(revision, tmp_path):
-    output, failed = run_requirements(revision, tmp_path / "first")
-    if not set(failed) <= set(expected_failures()):
-        # Once in three CI runs (both cores busy with the suite and mypy) auth/dpop-nonce at
-        # 2026-07-28 failed its three resource-server checks; alone it passed every time. The
-        # set runs once more, and a scenario failing twice is a failure; the first run's
-        # failures are printed with the test's output.
-        print("first run failed:", json.dumps(failed, indent=1))
-        output, failed = run_requirements(revision, tmp_path / "again")
-    tmp_path = tmp_path / ("again" if (tmp_path / "again").exists() else "first")
+    # The suite starts every scenario's client at once, each with 30 s. On a loaded machine
+    # auth/dpop-nonce's login once outlasted server/discover's 10 s probe and was begun again
+    # for initialize, and the client was stopped before it reached the MCP server: its three
+    # resource-server checks failed. A login no longer counts against the probe
+    # (test_a_login_slower_than_the_discover_probe_keeps_a_2026_server_at_2026).
+    output, failed = run_requirements(revision, tmp_path)
     assert set(failed) <= set(expected_failures()), json.dumps(failed, indent=1)
     listed = requirements(revision)
     ran = {

@@ -19,7 +19,7 @@ from oauth_server import JWT_BEARER, OAuthMcpServer
 
 from bothost import redact
 from bothost.config import McpAuthConfig, McpServerConfig
-from bothost.mcp import commands
+from bothost.mcp import commands, revision
 from bothost.mcp.http import HttpTransport
 from bothost.mcp.manager import McpManager
 from bothost.mcp.oauth.auth import OAuth
@@ -30,6 +30,7 @@ from bothost.mcp.session import ClientSession
 from bothost.store import Store, core_migrations
 
 WAIT = 10.0
+PROBE = 0.3  # seconds: server/discover's bound, made short so a slow login outlasts it
 log = logging.getLogger("test.dpop")
 
 
@@ -108,6 +109,25 @@ async def test_the_servers_nonce_is_used_at_both_ends(protected):
     # the MCP request refused for its nonce is the one sent again, not given up
     assert len(protected.proof_refused) == 1
     assert protected.methods[0] == protected.proof_refused[0]
+
+
+async def test_a_login_slower_than_the_discover_probe_keeps_a_2026_server_at_2026(
+    protected, monkeypatch
+):
+    # The conformance suite's auth/dpop-nonce on a loaded CI machine: the login that
+    # server/discover's 401 began outlasted the probe's bound, so the probe was taken for an
+    # older server's silence; the login half done was dropped, and initialize (which a
+    # 2026-07-28 server refuses) logged in all over again, past the suite's 30 s per client,
+    # before any request reached the MCP server with the token. A 401 is an answer: the
+    # time spent logging in is not the server's silence.
+    monkeypatch.setattr(revision, "DISCOVER_TIMEOUT", PROBE)
+    protected.revision = "2026-07-28"
+    protected.dpop_algs = ["ES256"]
+    protected.dpop_nonce, protected.mcp_nonce = "as-nonce", "rs-nonce"
+    protected.token_delay = PROBE  # two token requests (the nonce's): twice the probe's bound
+    assert await calls(protected, oauth(protected), "read_note") == ["read_note done"]
+    assert len(protected.authorizations) == 1  # one login, not one per revision tried
+    assert protected.methods == ["server/discover", "subscriptions/listen", "tools/call"]
 
 
 async def test_a_refresh_proves_the_same_key(protected):
