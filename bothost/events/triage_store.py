@@ -31,19 +31,14 @@ TABLE = "triage_rules"
 RULE, REMOVED = "rule", "removed"  # the `kind` column
 ORIGINS = ("cli", "chat", "button")
 MAX_ID = 2**63 - 1  # the largest row id; a larger number (a typo, a fuzzer) names no row
-# Changes made by this process: the event queue reads the rules again at its next batch
-# when this moved (bothost.events.urgency), and every few seconds for other processes'.
-_changes = 0
 
 
-def version() -> int:
-    """How many times this process changed the stored rules."""
-    return _changes
-
-
-def _changed() -> None:
-    global _changes
-    _changes += 1
+def version(db: Conn) -> int:
+    """How many times this process changed the rules stored in ``db``'s store: the event
+    queue reads them again at its next batch when this moved (bothost.events.urgency), and
+    every few seconds for other processes' changes. Kept per store (``Conn.announce``), so
+    a host in the same process as another never re-reads for the other's rules."""
+    return db.announced(TABLE)
 
 
 class TriageRuleError(ValueError):
@@ -108,7 +103,7 @@ def add(db: Conn, rule: TickRule, origin: str, added_by: str, now: float | None 
         "added_at": time.time() if now is None else now,
     }
     row_id = int(db.insert(TABLE, row, returning="id"))
-    _changed()
+    db.announce(TABLE)
     return row_id
 
 
@@ -134,7 +129,7 @@ def remove(db: Conn, ref: str, origin: str, added_by: str) -> str:
                     "added_at": time.time(),
                 },
             )
-        _changed()
+        db.announce(TABLE)
         return f"Removed {name}; `triage restore {name}` brings it back."
     number = rule_id(ref)
     gone = (
@@ -143,7 +138,7 @@ def remove(db: Conn, ref: str, origin: str, added_by: str) -> str:
     )
     if not gone:
         raise TriageRuleError(f"no stored triage rule #{number} (bothost triage list)")
-    _changed()
+    db.announce(TABLE)
     return f"Removed triage rule #{number}."
 
 
@@ -157,7 +152,7 @@ def restore(db: Conn, ref: str) -> str:
     name = f"default:{default.name}"
     if not db.execute(f"DELETE FROM {TABLE} WHERE removes = ?", [name]).rowcount:
         return f"{name} was not removed."
-    _changed()
+    db.announce(TABLE)
     return f"Restored {name}."
 
 

@@ -8,12 +8,13 @@ measured from. The queue pokes the ticker for it, so a rule taught in chat ("mai
 *@boss.example is urgent") wakes the tick as ``severity: critical`` does.
 
 The rulebook is read on the store thread before a batch is written: at once after a rule
-was added or removed in this process (:func:`bothost.events.triage_store.version`), else at
-most every :data:`REFRESH` seconds (a rule ``bothost triage add`` stored from another
-process). Asking it stays cheap at tens of thousands of events a second: the rules that
-can apply to a source and type are kept per pair, and a non-critical event is tried
-against that pair's urgent rules only (the earlier ones just when an urgent one applies,
-as one of them would decide first).
+was added or removed in this process through the queue's own store
+(:func:`bothost.events.triage_store.version`; another host's store in the same process
+does not count), else at most every :data:`REFRESH` seconds (a rule ``bothost triage add``
+stored from another process). Asking it stays cheap at tens of thousands of events a
+second: the rules that can apply to a source and type are kept per pair, and a
+non-critical event is tried against that pair's urgent rules only (the earlier ones just
+when an urgent one applies, as one of them would decide first).
 """
 
 from __future__ import annotations
@@ -83,13 +84,13 @@ class Urgency:
         self.book = triage_store.build(config, [], [])  # until the store is first read
         self._plans: dict[tuple[str, str], _Plan] = {}
         self._due = float("-inf")  # when the stored rules are read again
-        self._version = -1  # triage_store.version() when they were read
+        self._version = -1  # triage_store.version(db) when they were read
         self._failures = RateLimitedLog(logger)
 
     def refresh(self, db: Conn) -> None:
         """Read the rulebook again if a rule changed here or :data:`REFRESH` passed (store
         thread); a store that cannot be read keeps the rules it had."""
-        version = triage_store.version()
+        version = triage_store.version(db)
         if version == self._version and self.clock() < self._due:
             return
         self._version, self._due = version, self.clock() + REFRESH

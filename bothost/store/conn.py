@@ -89,6 +89,20 @@ class Conn:
     dialect: str
     ids: str  # "SELECT … FROM <a JSON list of ids bound as one parameter>"
     texts: str  # the same for a JSON list of text (a batch's keys)
+    # what this store's writers announced, per name: one dict per store, kept across a
+    # reconnect, so two stores in one process (two hosts, tests) never see each other's
+    announcements: dict[str, int]
+
+    def announce(self, name: str) -> None:
+        """Tell the readers of this store in this process that ``name`` changed: a cache of
+        something that rarely changes (the stored triage rules) is read again at once
+        rather than at its next timed refresh, which is how other processes' changes
+        reach it."""
+        self.announcements[name] = self.announcements.get(name, 0) + 1
+
+    def announced(self, name: str) -> int:
+        """How many times ``name`` was announced on this store (see :meth:`announce`)."""
+        return self.announcements.get(name, 0)
 
     def execute(self, sql: str, params: Params = ()) -> Rows:
         raise NotImplementedError
@@ -186,6 +200,7 @@ class SqliteConn(Conn):
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw  # the driver's connection, for SQLite-only code (PRAGMAs, limits)
         self._savepoints = 0
+        self.announcements = {}
 
     def execute(self, sql: str, params: Params = ()) -> Rows:
         cursor = self.raw.execute(sql, params)
@@ -278,6 +293,7 @@ class PostgresConn(Conn):
     def __init__(self, raw: Any) -> None:
         self.raw = raw  # a psycopg.Connection in autocommit mode
         self._changes = 0
+        self.announcements = {}
         self._depth = 0
         self._begin_pending = False  # a transaction is open here but not yet on the server
         self._savepoints = 0

@@ -132,6 +132,7 @@ class RefusedConn(Conn):
         self.dialect, self.ids, self.texts = real.dialect, real.ids, real.texts
         self.message = message
         self._real = real
+        self.announcements = real.announcements
 
     def refuse(self) -> NoReturn:
         raise StoreCorruptError(self.message)

@@ -131,7 +131,9 @@ class PostgresBackend:
         if not (conn.raw.closed or conn.raw.broken):
             return conn
         conn.raw.close()
-        return self.connect()
+        again = self.connect()
+        again.announcements = conn.announcements  # the store's, not the connection's
+        return again
 
     def probe(self, conn: Conn) -> dict[str, Any]:
         """A read always; a real write while the last write failed (recovery shows)."""

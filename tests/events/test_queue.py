@@ -11,10 +11,11 @@ import pytest
 
 from bothost.api import EventRejectedError
 from bothost.config import TickRule
-from bothost.events import triage_store
+from bothost.events import events_migrations, triage_store
 from bothost.events.queue import EventQueue
 from bothost.events.urgency import REFRESH
 from bothost.models import Event
+from bothost.store import Store, core_migrations
 from tests.conftest import both_backends
 from tests.helpers import ingest_all, ingest_one
 
@@ -587,3 +588,40 @@ async def test_a_rule_another_process_stored_is_read_within_the_refresh(store, c
     async with asyncio.timeout(5):
         await poked.wait()
     await queue.close()
+
+
+async def test_a_rule_changed_through_one_hosts_store_is_read_again_by_its_queue_only(
+    store, config, tmp_path
+):
+    # two hosts in one process (as tests start them): a rule one of them stores makes its own
+    # queue read the rules again at once, never the other's (its rules wait for the refresh)
+    other_store = Store(tmp_path / "other.db", [*core_migrations(), *events_migrations()])
+    mine, theirs = asyncio.Event(), asyncio.Event()
+    queue = EventQueue(store, config, on_urgent=mine.set)
+    other = EventQueue(other_store, config, on_urgent=theirs.set)
+    for q in (queue, other):
+        q.urgency.clock = lambda: 0.0  # REFRESH never passes
+    await ingest_one(queue, email(1))  # both have read their rules
+    await ingest_one(other, email(1))
+    boss = TickRule({"payload.from": "*@boss.example"}, "urgent")
+    row = {
+        "kind": "rule",
+        "match": json.dumps(boss.match),
+        "unless": "[]",
+        "within": "{}",
+        "priority": "urgent",
+        "note": "",
+        "origin": "cli",
+        "added_by": "cli:ana",
+        "added_at": T0,
+    }
+    await other_store.run(lambda db: db.insert(triage_store.TABLE, row))  # not announced
+    await store.run(lambda db: triage_store.add(db, boss, "chat", "slack:U0ANA"))
+    await ingest_one(other, email(2, **{"from": "ceo@boss.example"}))
+    assert not theirs.is_set()  # the other queue did not read its rules again
+    await ingest_one(queue, email(2, **{"from": "ceo@boss.example"}))
+    async with asyncio.timeout(5):
+        await mine.wait()
+    await other.close()
+    await queue.close()
+    other_store.close()
