@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bothost import redact
+from bothost.agent.mcp_tools import McpToolSource
 from bothost.config import Config, bind_declared, secret_values
 from bothost.config.check import check_registered, check_serving
 from bothost.config.http import as_written
@@ -270,7 +271,7 @@ async def apply_usage(host: Host, old: Config, new: Config) -> None:
 
 
 async def apply_tick(host: Host, old: Config, new: Config) -> None:
-    from bothost.host.wiring import tick_triage
+    from bothost.host.wiring import tick_triage  # the turn's modules: not for --help
 
     if host.events is not None:
         host.events.config = new.tick  # the intake's urgency rules and dedupe window
@@ -279,8 +280,6 @@ async def apply_tick(host: Host, old: Config, new: Config) -> None:
 
 
 async def apply_mcp(host: Host, old: Config, new: Config) -> None:
-    from bothost.agent.mcp_tools import McpToolSource
-
     for source in host.registry.sources:
         if isinstance(source, McpToolSource):
             source.config = new  # what it knows of a server that is not running
