@@ -16,6 +16,7 @@ wire to a message and a reply back, nothing more.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -54,6 +55,18 @@ NOTHING_RUNNING_TEXT = "Nothing is running."
 def is_stop(text: str) -> bool:
     """Whether a message asks to stop the running turn(s) rather than start one."""
     return text.strip().lower() in STOP_WORDS
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, no port) is this machine: ``localhost`` or a
+    loopback address. One answer for the config check (a non-loopback bind needs a token)
+    and the web plugin (who is served without one)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 # Characters of an event's type, for every producer (MCP servers, webhooks, `events push`,

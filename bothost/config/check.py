@@ -18,13 +18,13 @@ refuses what run would, with the same line and exit status.
 from __future__ import annotations
 
 import difflib
-import ipaddress
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from bothost.api import is_loopback
 from bothost.config.http import listens, spelling
 from bothost.config.schema import ConfigError
 from bothost.platform import target_check
@@ -224,15 +224,6 @@ def check_serving(config: Config) -> None:
             f"{source_of(config, 'http', 'host')}: {host_key}: binding "
             f"{config.http.host} (not loopback) requires {token_key}"
         )
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def timeout_problem(server: McpServerConfig) -> str | None:

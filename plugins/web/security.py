@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import re
 import secrets
 from collections.abc import Awaitable, Callable
@@ -32,7 +31,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bothost.api import HostApi
+from bothost.api import HostApi, is_loopback
 
 TOKEN_COOKIE = "bothost_token"
 CSRF_COOKIE = "bothost_csrf"
@@ -63,15 +62,6 @@ PAGE_HEADERS = {
 # with bothost.api.answer_headers): the page's template opened as /static/index.html must
 # not be framed either
 DEFAULT_HEADERS = {k: v for k, v in PAGE_HEADERS.items() if k != "Cache-Control"}
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def forbidden(reason: str) -> web.HTTPForbidden:
