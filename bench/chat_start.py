@@ -8,9 +8,10 @@ moment the fake reads the request's body. The home is fresh (the embedded defaul
 bundled weather server enabled) with an ``llm:`` block naming the fake; one warm-up run
 writes the home and the byte-code caches first.
 
-The named peer is the floor no OpenAI client under Python goes beneath: ``python -c``
-importing the official ``openai`` SDK (the one bothost calls) and sending the same streamed
-request. bothost's figure over the SDK's is what bothost adds.
+The named peer is the usual way a Python program asks OpenAI: ``python -c`` importing the
+official ``openai`` SDK and sending the same streamed request. bothost no longer goes through
+the SDK (``bothost/llm/wire.py`` speaks the API over aiohttp, which bothost imports anyway),
+so it may start its request before the SDK alone does: below 1.0x is bothost ahead.
 
 Run: .venv/bin/python bench/chat_start.py [--runs N]
 """
