@@ -32,6 +32,8 @@ from bothost.store.conn import Conn
 from bothost.store.corruption import OPEN_CHECK_SECONDS, RefusedConn, corruption, described
 from bothost.store.errors import StoreBusyError, StoreCorruptError, StoreError, database_errors
 from bothost.store.migrations import Migration
+from bothost.store.postgres import PostgresBackend
+from bothost.store.sqlite import SqliteBackend
 from bothost.store.target import POSTGRES_SCHEMES
 
 logger = logging.getLogger(__name__)
@@ -49,11 +51,7 @@ def open_backend(
     (``read_only``: opened for reading only, see ``SqliteBackend.open_read_only``;
     ``check_within``: seconds its pages may be checked at open)."""
     if is_postgres(target):
-        from bothost.store.postgres import PostgresBackend
-
         return PostgresBackend(str(target))
-    from bothost.store.sqlite import SqliteBackend
-
     return SqliteBackend(Path(target), read_only=read_only, check_within=check_within)
 
 
