@@ -15,6 +15,7 @@ uses it.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import inspect
 import os
 import sys
@@ -120,8 +121,6 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     text = value.strip()
     if text.isdigit():
         return float(text)
-    import email.utils  # here: only a peer that sends a date needs it
-
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError):
