@@ -124,9 +124,11 @@ class Wire:
         for attempt in range(self.max_retries + 1):
             last = attempt == self.max_retries
             try:
-                response = await self.session().post(url, data=data, headers=headers, **proxy)
-                if response.status < 400:
-                    return response
+                response = await self.session().post(
+                    url, data=data, headers=headers, allow_redirects=False, **proxy
+                )
+                if response.status < 300:  # a redirect is refused, as the SDKs' httpx did:
+                    return response  # the key would follow it elsewhere
                 async with response:
                     text = await response.content.read(ERROR_BODY_BYTES)
             except (aiohttp.ClientConnectionError, TimeoutError) as exc:

@@ -224,3 +224,15 @@ async def test_a_netrc_entry_for_the_host_does_not_stop_the_request(tmp_path, mo
             await complete(provider(url + "/v1"))
     assert "404 from" in str(raised.value) and "reached" in str(raised.value)
     assert server.headers[0]["Authorization"] == f"Bearer {KEY}"
+
+
+async def test_a_redirect_is_refused_and_the_key_stays_here():
+    async def moved(server, request):
+        raise web.HTTPTemporaryRedirect(server.location)
+
+    server = Server(moved)
+    async with server as url:
+        server.location = url + "/elsewhere"
+        with pytest.raises(LlmError) as raised:
+            await complete(provider(url + "/v1"))
+    assert str(raised.value).startswith("307 from") and len(server.headers) == 1
