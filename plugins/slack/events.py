@@ -125,6 +125,7 @@ class Conversations:
             logger.info("slack message %s was taken already", message.delivery)
             return
         channel, user = event["channel"], event["user"]
+        thread = event.get("thread_ts") or event["ts"]
         access = self.platform.access
         refusal = None
         if not access.channel_allowed(channel, is_dm(event)):
@@ -134,7 +135,7 @@ class Conversations:
             refusal = access.refusal(user)
         if refusal:
             if direct:  # chatter that was not addressed to the bot gets no answer at all
-                await self.platform.refuse(channel, message.address.thread, user, refusal)
+                await self.platform.refuse(channel, thread, user, refusal)
             return
         if message.text:
             await self.converse(message)
