@@ -17,7 +17,8 @@ followed on the server's own origin only: one to another host is refused with it
 named, since following it would send our headers and the request to a host nobody chose.
 While the session's notification queue is full (its store failing, say) the SSE streams
 are not read before the next message: the server's writes wait in TCP, as a stdio server's
-wait on its pipe, and nothing it sent is dropped.
+wait on its pipe, and nothing it sent is dropped. A connection idle ``KEEPALIVE`` seconds is
+closed rather than used again, before the server's own idle close can meet a request.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ from bothost.mcp.transport import Backlog, OnClose, OnMessage, OnSessionLost, Tr
 from bothost.sse import MAX_EVENT_BYTES, SseError, SseParser
 
 CONNECT_TIMEOUT = 10.0
+# seconds an idle connection to the server is kept for the next request: below the 5 s after
+# which Node's and uvicorn's servers close one. aiohttp's 15 s sent a request after a long
+# login on a connection a busy Node server was closing, and the reset failed the session.
+KEEPALIVE = 4.0
 DEFAULT_RETRY = 1.0  # seconds before resuming a stream when the server gave no retry:
 MAX_RETRY = 30.0  # the ceiling on any wait to resume a stream (a server's retry: too)
 MAX_RESUMES = 5  # give a request up after this many resumed streams without its answer
@@ -164,7 +169,8 @@ class HttpTransport:
         timeout = aiohttp.ClientTimeout(
             total=None, connect=CONNECT_TIMEOUT, sock_connect=CONNECT_TIMEOUT
         )
-        self._http = aiohttp.ClientSession(timeout=timeout)
+        connector = aiohttp.TCPConnector(keepalive_timeout=KEEPALIVE)
+        self._http = aiohttp.ClientSession(timeout=timeout, connector=connector)
 
     def negotiated(self, protocol_version: str) -> None:
         self.protocol_version = protocol_version

@@ -18,6 +18,9 @@ With ``revision`` set to 2026-07-28 the MCP endpoint answers ``server/discover``
 ``initialize`` the way the conformance suite's 2026-07-28 mock does (400, -32602: the
 revision's ``_meta`` keys are missing), so a client that takes it for an older server fails
 to start. ``token_delay`` makes the token endpoint slow (a loaded authorization server).
+With ``idle_close`` set the MCP endpoint drops, unanswered, a request that comes on a
+connection idle longer than that: a busy Node server (the suite's mocks, the TypeScript SDK)
+whose 5 s keep-alive timer fired before it read the request resets the connection.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import asyncio
 import base64
 import hashlib
 import secrets
+import socket
+import struct
 from typing import Any
 from urllib.parse import urlencode
 
@@ -78,6 +83,9 @@ class OAuthMcpServer:
         self.assertions: list[str] = []
         self.revision = "2025-11-25"  # or 2026-07-28: server/discover, no initialize
         self.token_delay = 0.0  # seconds each token request takes to be answered
+        self.idle_close: float | None = None  # seconds a connection may idle at /mcp
+        self.answered_at: dict[Any, float] = {}  # connection (peer address) -> last answer
+        self.dropped = 0  # MCP requests dropped for coming on a connection idle too long
         self.runner: web.AppRunner | None = None
 
     @property
@@ -240,6 +248,21 @@ class OAuthMcpServer:
         )
 
     async def mcp(self, request: web.Request) -> web.Response:
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        now = asyncio.get_running_loop().time()
+        idle = now - self.answered_at.get(peer, now)
+        if self.idle_close is not None and idle > self.idle_close and request.transport:
+            self.dropped += 1
+            sock = request.transport.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            request.transport.abort()  # a reset, as Node's with the request still unread
+            return web.Response(status=503)  # written nowhere: the connection is gone
+        try:
+            return await self.answer(request)
+        finally:
+            self.answered_at[peer] = asyncio.get_running_loop().time()
+
+    async def answer(self, request: web.Request) -> web.Response:
         credential = request.headers.get("Authorization", "")
         self.bearers.append(credential)
         scheme, _, token = credential.partition(" ")

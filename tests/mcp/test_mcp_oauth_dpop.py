@@ -19,7 +19,7 @@ from oauth_server import JWT_BEARER, OAuthMcpServer
 
 from bothost import redact
 from bothost.config import McpAuthConfig, McpServerConfig
-from bothost.mcp import commands, revision
+from bothost.mcp import commands, http, revision
 from bothost.mcp.http import HttpTransport
 from bothost.mcp.manager import McpManager
 from bothost.mcp.oauth.auth import OAuth
@@ -31,6 +31,7 @@ from bothost.store import Store, core_migrations
 
 WAIT = 10.0
 PROBE = 0.3  # seconds: server/discover's bound, made short so a slow login outlasts it
+IDLE = 0.5  # seconds the MCP server keeps an idle connection, made short likewise
 log = logging.getLogger("test.dpop")
 
 
@@ -128,6 +129,21 @@ async def test_a_login_slower_than_the_discover_probe_keeps_a_2026_server_at_202
     assert await calls(protected, oauth(protected), "read_note") == ["read_note done"]
     assert len(protected.authorizations) == 1  # one login, not one per revision tried
     assert protected.methods == ["server/discover", "subscriptions/listen", "tools/call"]
+
+
+async def test_the_request_after_a_long_login_goes_on_a_fresh_connection(protected, monkeypatch):
+    # The same scenario's other failure on a loaded machine: the login outlasted the Node
+    # server's 5 s keep-alive, the request sent again after it went on the connection the
+    # busy server was closing, the reset looked like a server gone, and no request reached
+    # the MCP server with the token. A connection idle past KEEPALIVE is not used again.
+    monkeypatch.setattr(http, "KEEPALIVE", IDLE / 10)
+    protected.idle_close = IDLE
+    protected.revision = "2026-07-28"
+    protected.dpop_algs = ["ES256"]
+    protected.dpop_nonce, protected.mcp_nonce = "as-nonce", "rs-nonce"
+    protected.token_delay = IDLE  # the login idles the MCP connection twice that
+    assert await calls(protected, oauth(protected), "read_note") == ["read_note done"]
+    assert protected.dropped == 0
 
 
 async def test_a_refresh_proves_the_same_key(protected):
