@@ -3,8 +3,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Nothing but errors before "bothost is running": -qq keeps pip to errors (one -q still
 # prints warnings about a machine's own pip configuration, e.g. an extra index folder that
-# does not exist, dozens of lines on a first run) and the update notice is off. --no-compile: byte-compiling every module of every dependency (openai, anthropic,
-# google…) was half the install's CPU time; Python compiles the ones it imports on first use.
+# does not exist, dozens of lines on a first run) and the update notice is off. --no-compile: byte-compiling every module of every dependency (google's clients,
+# the test-only SDKs…) was half the install's CPU time; Python compiles the ones it imports on first use.
 # --no-build-isolation: the venv's own setuptools (upgraded below) builds bothost, instead of
 # a throwaway env installed for each build (60 % of the editable build's CPU). The warning
 # filter drops setuptools' notice that an editable install maps folders, as setup.py does on
@@ -70,8 +70,7 @@ MYPY_LOG := $(VENV)/mypy.log
 # The suite starts hundreds of Python processes (`python -m bothost`, MCP servers, fakes);
 # with PYTHONDONTWRITEBYTECODE set (some sandboxes and containers set it) none of them writes
 # a bytecode cache, so each compiles everything it imports from source, every time (`import
-# anthropic`, which a `chat -m` with Anthropic does, took 5.9-6.3 s of CPU instead of 2.8-3.1
-# s). The tests run without it, as CI's .ci/run does; the caches are written once, on use.
+# anthropic`, which the SDK peer tests do, took 5.9-6.3 s of CPU instead of 2.8-3.1 s). The tests run without it, as CI's .ci/run does; the caches are written once, on use.
 test: $(STAMP)
 	$(VENV)/bin/ruff check bothost plugins mcp_servers tests bench
 	$(VENV)/bin/ruff format --check bothost plugins mcp_servers tests bench

@@ -79,8 +79,8 @@ class LlmConfig:
     # budget are sized from it. 32,000 fits every current hosted model and common local ones
     # (Ollama's and llama.cpp's own defaults are smaller: set theirs); larger costs more.
     context_tokens: int = 32000
-    # retries of a failed request (429, 5xx, a lost connection) the provider's SDK makes,
-    # with its backoff: a turn rides out a provider's brief trouble. Not a config key:
+    # retries of a failed request (429, 5xx, a lost connection) the provider makes
+    # (bothost.llm.wire), with backoff: a turn rides out a provider's brief trouble. Not a config key:
     # doctor's probe (bothost.host.probes.ask_llm) sets 0, to fail fast with one request.
     max_retries: int = 3
 

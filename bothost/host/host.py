@@ -187,9 +187,9 @@ class Host:
 
     @property
     def llm(self) -> Any:
-        """The model, built on first use (a turn): a vendor SDK's import is seconds of CPU
-        (anthropic's 3.5 s), which ``bothost doctor`` and every command that asks no model
-        paid when the host was built (issue 19)."""
+        """The model, built on first use (a turn): a provider plugin may import a vendor
+        SDK (seconds of CPU for some), which ``bothost doctor`` and every command that asks
+        no model would pay when the host was built (issue 19)."""
         if self._llm is None:
             self._llm = self.make_provider()
         return self._llm

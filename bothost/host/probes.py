@@ -26,7 +26,7 @@ OURS = {"store", "mcp", "tick"}  # keys of bothost's /healthz body (bothost.http
 async def ask_llm(factory: Any, llm_config: Any) -> str | None:
     """Ask the configured model for one token; the problem, or None if it answered."""
     # no retries: a dead URL or a failing model is one request and one line, not the
-    # SDK's backoff (a turn keeps its retries: bothost.config.LlmConfig.max_retries)
+    # provider's backoff (a turn keeps its retries: bothost.config.LlmConfig.max_retries)
     provider = factory(dataclasses.replace(llm_config, timeout=LLM_DEADLINE, max_retries=0))
     request = ChatRequest(
         system="Answer with one word.", messages=[{"role": "user", "content": "ping"}], max_tokens=1

@@ -64,7 +64,7 @@ async def test_the_probe_asks_once_and_says_so_in_one_line(name, failing):
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
-async def test_a_turn_keeps_the_sdk_retries(name, failing):
+async def test_a_turn_keeps_the_providers_retries(name, failing):
     server, url = failing
     provider = PROVIDERS[name](llm(name, url))
     request = ChatRequest(system="s", messages=[{"role": "user", "content": "hi"}], max_tokens=1)
