@@ -93,6 +93,12 @@ def check_semantics(config: Config, checks: Iterable[SectionCheck] = ()) -> None
     if wrong:
         where = source_of(config, "mcp", "registry")
         raise ConfigError(f"{where}: mcp.registry: {wrong.replace(' (Streamable HTTP)', '')}")
+    # found from outside: "localhost:11434/v1" loaded, and every turn then failed as
+    # "cannot reach localhost:11434/v1: localhost:11434/v1"
+    wrong = config.llm.base_url and url_problem(ENV_REFERENCE.sub("x", config.llm.base_url))
+    if wrong:
+        where = source_of(config, "llm", "base_url")
+        raise ConfigError(f"{where}: llm.base_url: {wrong.replace(' (Streamable HTTP)', '')}")
     for i, target in enumerate(config.tick.deliver_to):
         if ":" not in target:
             raise ConfigError(

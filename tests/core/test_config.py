@@ -90,6 +90,13 @@ def test_unknown_key_names_file_path_and_suggestion(home, tmp_path):
             "mcp.servers.r.headers.X-A",
             "line break",
         ),
+        # found from outside (a wheel in a fresh venv): a base_url with no scheme loaded,
+        # doctor said ok to the config, then every turn failed as "cannot reach
+        # 127.0.0.1:9/v1: 127.0.0.1:9/v1"; Ollama's address is often written this way
+        ("llm: {provider: openai, base_url: '127.0.0.1:11434/v1'}", "llm.base_url", "http://"),
+        ("llm: {provider: openai, base_url: 'localhost:11434/v1'}", "llm.base_url", "http://"),
+        ("llm: {provider: anthropic, base_url: 'https://'}", "llm.base_url", "with a host"),
+        ("llm: {base_url: 'http://a b/v1'}", "llm.base_url", "white space"),
         # found from outside: a number loaded as the SQLite file "5" beside the home
         ("store: {url: 5}", "store.url", "expected a string"),
         ("store: {url: 1.5}", "store.url", "expected a string"),
