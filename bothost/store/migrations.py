@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from bothost.store.conn import SQLITE, Conn
+from bothost.store.usage_figures import migrate_18
 
 
 @dataclass(frozen=True)
@@ -378,4 +379,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 15, sql(CORE_SCHEMA_15), "scheduled jobs"),
         Migration("core", 16, sql(CORE_SCHEMA_16), "llm_usage.mcp_server"),
         Migration("core", 17, migrate_17, "offline agent turns marked"),
+        Migration("core", 18, migrate_18, "usage figures that are no token counts mended"),
     ]
