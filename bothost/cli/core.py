@@ -70,7 +70,7 @@ def chat(runtime: Runtime, message: str | None, fresh: bool) -> None:
     """
     from bothost.host.serve import chat as chat_loop
 
-    if (problem := key_problem(runtime.config.llm)) is not None:  # before the SDK and host
+    if (problem := key_problem(runtime.config.llm)) is not None:  # before the provider and host
         click.echo(f"bothost: {problem}", err=True)
         sys.exit(1)
     if message is not None:

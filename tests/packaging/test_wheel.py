@@ -12,6 +12,7 @@ fail in CI (BOTHOST_REQUIRE_PEERS=1), like a missing peer.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import selectors
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 from peers import missing
 
+from tests.fakes.llm import FakeLlm
 from tests.helpers import MCP_PROTOCOL, initialize_request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -269,6 +271,52 @@ def test_doctor_runs_from_the_wheel(installed, user_home):
     assert checks["config"]["ok"] and "bothost/defaults/bothost.yaml" in checks["config"]["detail"]
     assert checks["database"]["ok"], checks["database"]
     assert checks["plugins"]["ok"], checks["plugins"]
+
+
+# The vendor LLM SDKs and what they brought: test-only since bothost.llm.wire speaks the
+# APIs itself (issue 39). The repo's venv has them (the `test` extra), so only an install
+# without them shows a provider that still imports one, even inside a function.
+VENDOR_SDKS = ("openai", "anthropic", "pydantic", "httpx")
+
+
+def test_the_wheel_installs_no_vendor_llm_sdk(installed, user_home):
+    probe = installed.run(
+        "python",
+        "-c",
+        f"import importlib.util as u; print([n for n in {VENDOR_SDKS!r} if u.find_spec(n)])",
+        home=user_home,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_chat_with_a_model_answers_from_the_wheel_without_the_sdks(
+    installed, user_home, provider
+):
+    fake = await FakeLlm([{"text": f"hello from {provider}"}]).start()
+    url = fake.openai_url if provider == "openai" else fake.anthropic_url
+    config = user_home / "model.yaml"
+    config.write_text(
+        f"llm: {{provider: {provider}, model: m, base_url: '{url}', api_key: test-key}}\n"
+    )
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *(installed.venv / "bin" / "bothost", "--home", user_home / "bh"),
+            *("--config", config, "chat", "-m", "hi"),
+            cwd=installed.workdir,
+            env=installed.env(user_home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        async with asyncio.timeout(COMMAND_SECONDS):
+            out, err = await process.communicate()
+    finally:
+        await fake.stop()
+    assert process.returncode == 0, err.decode()
+    assert out.decode().strip() == f"hello from {provider}"
+    assert len(fake.requests) == 1 and "Traceback" not in err.decode()
 
 
 def test_tick_runs_from_the_wheel(installed, user_home):
