@@ -10,11 +10,11 @@ both against one fake.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from bothost import redact
+from bothost.llm.answer import Answer, unique_ids
 from bothost.llm.base import (
     KEYS,
     ChatRequest,
@@ -24,11 +24,12 @@ from bothost.llm.base import (
     Usage,
     UsageReportError,
     checked,
+    load_json,
     missing_key,
     parse_arguments,
     token_count,
 )
-from bothost.llm.wire import Wire
+from bothost.llm.wire import WHOLE, Wire
 
 # The API version every request names (the SDK's default): the events read below are its.
 API_VERSION = "2023-06-01"
@@ -100,41 +101,39 @@ async def collect(
     """The answer of a Messages stream; :class:`StreamCutError` for an ``error`` event, a
     broken event or a stream with no ``message_stop``. ``clean`` makes a server's error
     message fit for a chat (one line, no key)."""
+    answer = Answer(url, clean)
     response = ChatResponse()
     blocks: dict[int, dict[str, Any]] = {}
     finished = False
     async for sse in events:
         if sse.event == "error":  # an overloaded server, mid-answer
             raise StreamCutError(url, clean(error_text(sse.data))[:200])
+        if sse.event == WHOLE:  # a server that ignored "stream"
+            raise StreamCutError(url, "a whole answer, not the event stream that was asked")
         if sse.event not in MESSAGE_EVENTS:
             continue
-        event = parsed(sse.data, url)
+        event = answer.loads(sse.data, "event")
         kind = sse.event
         finished = finished or kind == "message_stop"
         if kind == "message_start":
-            read_usage(response, (event.get("message") or {}).get("usage"))
+            read_usage(response, answer.mapping(event.get("message"), "message").get("usage"))
         elif kind == "content_block_start":
-            block = event.get("content_block") or {}
-            blocks[event.get("index", 0)] = {
-                "type": block.get("type", ""),
-                "text": "",
-                "json": "",
-                "id": block.get("id", ""),
-                "name": block.get("name", ""),
-            }
+            start_block(blocks, event, answer)
         elif kind == "content_block_delta":
-            delta = event.get("delta") or {}
-            block = blocks.get(event.get("index", 0))
+            delta = answer.mapping(event.get("delta"), "a delta")
+            block = blocks.get(answer.index(event.get("index", 0), "a block's index"))
             if block is None:
                 raise StreamCutError(url, "a delta of a block that never started")
             if delta.get("type") == "text_delta":
-                block["text"] += delta.get("text", "")
+                text = answer.text(delta.get("text"), "a text delta")
+                block["text"] += text
                 if request.on_text:
-                    await request.on_text(delta.get("text", ""))
+                    await request.on_text(text)
             elif delta.get("type") == "input_json_delta":
-                block["json"] += delta.get("partial_json", "")
+                block["json"] += answer.text(delta.get("partial_json"), "an input_json_delta")
         elif kind == "message_delta":
-            response.stop_reason = (event.get("delta") or {}).get("stop_reason") or ""
+            delta = answer.mapping(event.get("delta"), "a delta")
+            response.stop_reason = answer.text(delta.get("stop_reason"), "stop_reason")
             read_usage(response, event.get("usage"))
     if not finished:  # every complete message ends with message_stop
         raise StreamCutError(url, "the stream ended with no message_stop")
@@ -145,23 +144,29 @@ async def collect(
         elif block["type"] == "tool_use":
             arguments, raw = parse_arguments(block["json"] or "{}")
             response.tool_calls.append(ToolCallRequest(block["id"], block["name"], arguments, raw))
+    unique_ids(response.tool_calls)
     return response
 
 
-def parsed(data: str, url: str) -> dict[str, Any]:
-    try:
-        event = json.loads(data)
-    except ValueError:
-        event = None
-    if not isinstance(event, dict):
-        raise StreamCutError(url, f"a broken event: {data[:80]!r}")
-    return event
+def start_block(blocks: dict[int, dict[str, Any]], event: dict[str, Any], answer: Answer) -> None:
+    """A ``content_block_start``: a new block at its index (which only orders the blocks)."""
+    index = answer.index(event.get("index", 0), "a block's index")
+    if index not in blocks:
+        answer.room(len(blocks))
+    block = answer.mapping(event.get("content_block"), "a content block")
+    blocks[index] = {
+        "type": answer.text(block.get("type"), "a block's type"),
+        "text": "",
+        "json": "",
+        "id": answer.text(block.get("id"), "a tool_use id") or f"toolu_{index}",
+        "name": answer.text(block.get("name"), "a tool's name"),
+    }
 
 
 def error_text(data: str) -> str:
     """An ``error`` event's ``error.message`` (``{"type": "error", "error": {...}}``)."""
     try:
-        error = json.loads(data).get("error") or {}
+        error = load_json(data).get("error") or {}
         return str(error.get("message") or error.get("type") or data)
     except (ValueError, AttributeError):
         return data

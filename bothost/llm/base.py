@@ -9,6 +9,7 @@ format. A provider streams text through ``request.on_text`` as it arrives.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -47,7 +48,12 @@ def token_count(name: str, value: Any) -> int:
     :class:`UsageReportError` naming it (its value clipped: it came from outside)."""
     if type(value) is int and 0 <= value <= MAX_CALL_TOKENS:  # not bool: a subclass of int
         return value
-    shown = "missing" if value is None else f"{type(value).__name__} {repr(value)[:40]}"
+    if value is None:
+        shown = "missing"
+    elif isinstance(value, str):  # not its words: cut short, a key it quoted would show
+        shown = f"str of {len(value)} characters"
+    else:
+        shown = f"{type(value).__name__} {repr(value)[:40]}"
     raise UsageReportError(f"{name}: {shown}")
 
 
@@ -147,10 +153,31 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str]:
     if not raw or not raw.strip():
         return {}, ""
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = load_json(raw)
+    except ValueError:
         return {}, raw
     return (value, "") if isinstance(value, dict) else ({}, raw)
+
+
+def load_json(text: str | bytes) -> Any:
+    """``json.loads`` for what an endpoint sent: :class:`ValueError` also for JSON nested
+    too deep for the parser (100,000 ``[``) and for numbers no JSON writer can send on
+    (``1e999``, ``NaN``), where ``json.loads`` raises ``RecursionError`` or gives ``inf``."""
+    try:
+        return json.loads(text, parse_float=finite, parse_constant=no_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+
+
+def finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"a number out of range: {text[:20]}")
+    return value
+
+
+def no_constant(text: str) -> float:
+    raise ValueError(f"{text} is no JSON number")
 
 
 # The hosted APIs that refuse a call without a key: the variable to set, and another way

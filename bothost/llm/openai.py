@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bothost import redact
+from bothost.llm.answer import Answer, unique_ids
 from bothost.llm.base import (
     KEYS,
     ChatRequest,
@@ -28,7 +29,7 @@ from bothost.llm.base import (
     parse_arguments,
     token_count,
 )
-from bothost.llm.wire import Wire
+from bothost.llm.wire import WHOLE, Wire
 from bothost.sse import SseEvent
 
 NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any key, the SDK sent one too
@@ -76,34 +77,33 @@ class OpenAIProvider:
             return await self.collect(events, request)
 
     async def collect(self, events: Any, request: ChatRequest) -> ChatResponse:
+        answer = Answer(self.shown_url, self.wire.describe_text)
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         response = ChatResponse()
         async for event in events:
             if event.data.startswith("[DONE]"):
                 break
-            chunk = self.chunk(event)
+            chunk = self.chunk(event, answer)
+            if event.event == WHOLE:  # a server that ignored "stream": its choices' messages
+                chunk = as_chunk(chunk, answer)
             if chunk.get("usage"):  # the last chunk, asked for with stream_options.include_usage
                 try:
                     response.usage, response.usage_refused = usage_of(chunk["usage"]), ""
                 except UsageReportError as exc:  # the meter estimates the call instead
-                    response.usage, response.usage_refused = None, str(exc)
-            for choice in chunk.get("choices") or []:
-                delta = choice.get("delta") or {}
-                if content := delta.get("content"):
+                    response.usage = None
+                    response.usage_refused = self.wire.describe_text(str(exc))
+            for choice in answer.items(chunk.get("choices"), "choices"):
+                choice = answer.mapping(choice, "a choice")
+                delta = answer.mapping(choice.get("delta"), "a delta")
+                if content := answer.text(delta.get("content"), "content"):
                     text.append(content)
                     if request.on_text:
                         await request.on_text(content)
-                for call in delta.get("tool_calls") or []:
-                    slot = calls.setdefault(
-                        call.get("index", 0), {"id": "", "name": "", "args": ""}
-                    )
-                    slot["id"] = call.get("id") or slot["id"]
-                    function = call.get("function") or {}
-                    slot["name"] += function.get("name") or ""
-                    slot["args"] += function.get("arguments") or ""
-                if choice.get("finish_reason"):
-                    response.stop_reason = choice["finish_reason"]
+                for call in answer.items(delta.get("tool_calls"), "tool_calls"):
+                    self.add_call(calls, answer.mapping(call, "a tool call"), answer)
+                if reason := answer.text(choice.get("finish_reason"), "finish_reason"):
+                    response.stop_reason = reason
         if not response.stop_reason:  # every choice ends with a finish_reason, even "length"
             raise StreamCutError(self.shown_url, "the stream ended with no finish_reason")
         response.text = "".join(text)
@@ -113,22 +113,44 @@ class OpenAIProvider:
             response.tool_calls.append(
                 ToolCallRequest(slot["id"] or f"call_{index}", slot["name"], arguments, raw)
             )
+        unique_ids(response.tool_calls)
         return response
 
-    def chunk(self, event: SseEvent) -> dict[str, Any]:
+    @staticmethod
+    def add_call(calls: dict[int, dict[str, str]], call: dict[str, Any], answer: Answer) -> None:
+        """A tool call's delta into its slot; ``index`` only orders the calls."""
+        index = answer.index(call.get("index", 0), "a tool call's index")
+        if index not in calls:
+            answer.room(len(calls))
+        slot = calls.setdefault(index, {"id": "", "name": "", "args": ""})
+        slot["id"] = answer.text(call.get("id"), "a tool call's id") or slot["id"]
+        function = answer.mapping(call.get("function"), "a tool call's function")
+        slot["name"] += answer.text(function.get("name"), "a tool's name")
+        slot["args"] += answer.text(function.get("arguments"), "a tool call's arguments")
+
+    def chunk(self, event: SseEvent, answer: Answer) -> dict[str, Any]:
         """One streamed chunk; an ``error`` in it (the SDK's rule) or a chunk that is no JSON
         object ends the answer as cut: the server was reached, so the URL is not at fault."""
-        try:
-            chunk = json.loads(event.data)
-        except ValueError:
-            chunk = None
-        if not isinstance(chunk, dict):
-            raise StreamCutError(self.shown_url, f"a broken chunk: {event.data[:80]!r}")
+        chunk = answer.loads(event.data, "chunk")
         if error := chunk.get("error"):
             message = error.get("message") if isinstance(error, dict) else None
             detail = self.wire.describe_text(str(message or error))[:200]
             raise StreamCutError(self.shown_url, detail)
         return chunk
+
+
+def as_chunk(whole: dict[str, Any], answer: Answer) -> dict[str, Any]:
+    """A whole (not streamed) completion as the one chunk that would have said it all."""
+    choices = []
+    for choice in answer.items(whole.get("choices"), "choices"):
+        choice = answer.mapping(choice, "a choice")
+        message = dict(answer.mapping(choice.get("message"), "a message"))
+        calls = answer.items(message.get("tool_calls"), "tool_calls")
+        message["tool_calls"] = [
+            {**answer.mapping(call, "a tool call"), "index": i} for i, call in enumerate(calls)
+        ]
+        choices.append({"delta": message, "finish_reason": choice.get("finish_reason")})
+    return {"choices": choices, "usage": whole.get("usage")}
 
 
 def usage_of(usage: Any) -> Usage | None:

@@ -3,9 +3,12 @@
 The vendors' SDKs took most of a second to import (pydantic models for every API type), so
 the providers speak HTTP themselves over aiohttp, and this module owns what the SDKs did for
 them: one session, made on first use (a command that never asks a model never imports
-aiohttp); the deadline (``llm.timeout`` to connect and between reads, as the SDKs' httpx
-did); the SDKs' retries; and failures as one :class:`LlmError` line. Nothing is retried once
-any of an answer's stream was read: its text has reached the person already.
+aiohttp); the deadlines (``llm.timeout`` to connect and between reads, as the SDKs' httpx
+did, and :data:`ANSWER_DEADLINE` for the whole call, which a server sending a byte now and
+then would otherwise hold open); the SDKs' retries; and failures as one :class:`LlmError`
+line. Nothing is retried once any of an answer's stream was read: its text has reached the
+person already. An endpoint may be anything (``llm.base_url``), so what is read of it is
+bounded: :data:`MAX_ANSWER_BYTES` of an answer, :data:`ERROR_BODY_BYTES` of an error.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bothost import redact
-from bothost.llm.base import LlmError, StreamCutError, explain
+from bothost.llm.answer import MAX_ANSWER_CHARS
+from bothost.llm.base import LlmError, StreamCutError, explain, load_json
 from bothost.sse import SseError, SseEvent, SseParser
 
 if TYPE_CHECKING:
@@ -35,6 +39,14 @@ MAX_RETRY_AFTER = 60.0
 RETRIED_STATUSES = {408, 409, 429}  # a timeout, a lock, a rate limit; and every 5xx
 ERROR_BODY_BYTES = 64 * 1024  # an error body is read this far for its message
 USER_AGENT = "bothost"
+# The most of one answer's body that is read (after any gzip): each streamed chunk wraps a
+# token in some 200 bytes of JSON, so the longest answers (128k tokens) are some 25 MB.
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+# The longest one call may take, from the request to the answer's end: ten minutes is more
+# than the slowest reasoning models take to answer; a turn ends sooner (agent.turn_timeout).
+ANSWER_DEADLINE = 600.0
+# The event name an answer sent whole, as one JSON object (a server that ignored "stream")
+WHOLE = "bothost/whole"
 
 
 class StatusError(Exception):
@@ -76,6 +88,7 @@ class Wire:
         self.timeout = timeout
         self.max_retries = max_retries
         self.secrets = [secret] if secret else []
+        self.deadline = ANSWER_DEADLINE
         self._session: aiohttp.ClientSession | None = None
 
     async def close(self) -> None:
@@ -96,20 +109,60 @@ class Wire:
 
     async def events(self, body: dict[str, Any]) -> AsyncGenerator[SseEvent, None]:
         """The answer's events; :class:`LlmError` when no answer began (after the retries),
-        :class:`StreamCutError` when its body broke off. An event the body ended in the
-        middle of is dropped, as the event-stream format says; the provider then misses its
-        finish. Read it under ``contextlib.aclosing`` so that the response is released."""
+        :class:`StreamCutError` when its body broke off, passed a limit or the deadline. An
+        event the body ended in the middle of is dropped, as the event-stream format says;
+        the provider then misses its finish. An ``application/json`` answer (a server that
+        ignores ``stream``) is one :data:`WHOLE` event. Read it under ``contextlib.aclosing``
+        so that the response is released."""
         import aiohttp
 
-        response = await self.send(json.dumps(body).encode())
-        parser = SseParser()
+        ends = asyncio.get_running_loop().time() + self.deadline
+        try:
+            async with asyncio.timeout_at(ends):
+                response = await self.send(json.dumps(body).encode())
+        except TimeoutError:
+            raise LlmError(
+                f"no answer from {self.shown_url} within {self.deadline:.0f} s; check llm.base_url"
+            ) from None
         async with response:
+            kind = response.headers.get("Content-Type", "text/event-stream")
+            kind = kind.partition(";")[0].strip().lower()
+            if kind not in ("text/event-stream", "application/json"):
+                raise LlmError(await self.no_answer(response, kind, ends))
+            parser, whole, size = SseParser(MAX_ANSWER_CHARS), bytearray(), 0
             try:
-                async for chunk in response.content.iter_any():
+                while chunk := await read(response, ends):
+                    size += len(chunk)
+                    if size > MAX_ANSWER_BYTES:
+                        detail = f"longer than the {MAX_ANSWER_BYTES:,} bytes of one answer"
+                        raise StreamCutError(self.shown_url, detail)
+                    if kind == "application/json":
+                        whole += chunk
+                        continue
                     for event in parser.feed(chunk):
                         yield event
             except (aiohttp.ClientError, TimeoutError, SseError) as exc:
+                if asyncio.get_running_loop().time() >= ends:
+                    detail = (
+                        f"not finished within {self.deadline:.0f} s, the most one answer may take"
+                    )
+                    raise StreamCutError(self.shown_url, detail) from None
                 raise StreamCutError(self.shown_url, self.describe(exc)) from None
+            if kind == "application/json":
+                yield SseEvent(whole.decode("utf-8", "replace"), WHOLE)
+
+    async def no_answer(self, response: aiohttp.ClientResponse, kind: str, ends: float) -> str:
+        """The line for a success that is no answer: a captive portal's or a proxy's page."""
+        try:
+            async with asyncio.timeout_at(ends):
+                start = await response.content.read(512)
+        except Exception:  # what the page says only helps: the line stands without it
+            start = b""
+        shown = self.describe_text(start.decode("utf-8", "replace"))[:120]
+        return (
+            f"{response.status} from {self.shown_url} is no model's answer ({kind}: {shown!r});"
+            " check llm.base_url"
+        )
 
     async def send(self, data: bytes) -> aiohttp.ClientResponse:
         """The response whose status is a success, once the retries allow no more."""
@@ -159,6 +212,12 @@ class Wire:
         return redact.mask_values(text, self.secrets)
 
 
+async def read(response: aiohttp.ClientResponse, ends: float) -> bytes:
+    """The next bytes of ``response``'s body (``b""`` at its end), by the call's deadline."""
+    async with asyncio.timeout_at(ends):
+        return await response.content.readany()
+
+
 def env_proxy(url: Any) -> dict[str, Any]:
     """The proxy ``HTTPS_PROXY``/``HTTP_PROXY`` name for ``url`` unless ``NO_PROXY`` exempts
     it, as the SDKs' httpx read them. Not the session's ``trust_env``: that also takes
@@ -194,24 +253,28 @@ def retried(status: int, headers: Any, wait: float | None) -> bool:
 
 def retry_after(headers: Any) -> float | None:
     """The wait a response asks for, in seconds: ``retry-after-ms``, else ``retry-after`` as
-    seconds or as an HTTP date; ``None`` when it names none."""
+    seconds or as an HTTP date; ``None`` when it names none we can use (garbage, ``nan``, a
+    wait below zero: the backoff's then). An endless one (``inf``) stays, and is refused."""
     for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
         try:
-            return float(headers[name]) / divisor
+            wait = float(headers[name]) / divisor
         except (KeyError, ValueError):
             continue
+        if wait >= 0:  # not nan
+            return wait
     try:
         when = email.utils.parsedate_to_datetime(headers.get("retry-after", ""))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
-    return when.timestamp() - time.time()
+    wait = when.timestamp() - time.time()
+    return wait if wait >= 0 else None
 
 
 def error_message(body: bytes) -> str:
     """What an error body says: its ``error.message`` (both APIs), else the body itself."""
     text = body.decode("utf-8", "replace")
     try:
-        value = json.loads(text)
+        value = load_json(text)
     except ValueError:
         return text
     error = value.get("error") if isinstance(value, dict) else None
