@@ -46,6 +46,12 @@ def run(ctx: click.Context) -> None:
     assert runtime is not None, "the bothost group puts a Runtime on the context"
     verbose = ctx.parent.params.get("verbose", 0) if ctx.parent else 0
     check_serving(runtime.config)  # before the store opens: a config error writes nothing
+    if (problem := key_problem(runtime.config.llm)) is not None:
+        # it still serves (commands, tools, the tick's rules need no model); found from
+        # outside: without this line the first reply in the web chat was the first word of it
+        click.echo(
+            f"bothost: {problem}; until then every turn fails (check: bothost doctor)", err=True
+        )
     # a host serves for days: its start may check the database file's pages for longer
     sys.exit(runtime.run(serve(runtime.host(check_within=START_CHECK_SECONDS), verbose)))
 

@@ -68,6 +68,33 @@ async def test_run_with_v_shows_the_log_on_stderr_too(tmp_path, home):
         assert await asyncio.wait_for(process.wait(), 30) == 0
 
 
+async def test_run_with_a_hosted_model_and_no_key_says_so_before_it_serves(tmp_path, home):
+    # found from outside (a wheel in a fresh venv): `run` started without a word, and the
+    # person learnt of the missing key only from the first reply in the web chat
+    port = free_port()
+    config = write_config(
+        tmp_path / "c.yaml",
+        {
+            "llm": {"provider": "anthropic"},
+            "platforms": {"web": {"port": port}},
+            "mcp": {"servers": {"weather": {"enabled": False}}},
+        },
+    )
+    process = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
+    lines = []
+    try:
+        async with asyncio.timeout(30):
+            while b"bothost is running" not in (line := await process.stderr.readline()):
+                assert not process.stderr.at_eof(), "bothost run exited early"
+                lines.append(line.decode())
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    assert len(lines) == 1, lines
+    assert "anthropic needs an API key" in lines[0] and "ANTHROPIC_API_KEY" in lines[0]
+    assert "bothost doctor" in lines[0]
+
+
 async def test_ctrl_c_stops_run_in_a_terminal_at_once(tmp_path, home):
     """Found from outside: `bothost run` in a terminal (the console platform reads it)
     printed "bothost: stopping" at Ctrl-C and then hung until Enter: the console's prompt
