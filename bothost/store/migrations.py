@@ -360,6 +360,17 @@ def migrate_17(conn: Conn) -> None:
             conn.execute("UPDATE messages SET data = ? WHERE id = ?", [json.dumps(data), row["id"]])
 
 
+# core:19 — the webhook-ids an older bothost recorded (``webhook_ids``) kept as the webhook
+# platform's deliveries: a message's id is now taken by the host in ``platform_deliveries``
+# (issue 35, bothost/host/inbox.py), and a sender that retries for days must still meet the
+# id it sent before the upgrade. Event ids come along; they are pruned with the rest.
+CORE_SCHEMA_19 = """
+INSERT INTO platform_deliveries (platform, key, received_at)
+SELECT 'webhook', id, received_at FROM webhook_ids WHERE true
+ON CONFLICT (platform, key) DO NOTHING
+"""
+
+
 def core_migrations() -> list[Migration]:
     return [
         Migration("core", 1, sql(CORE_SCHEMA_1), "initial tables"),
@@ -380,4 +391,5 @@ def core_migrations() -> list[Migration]:
         Migration("core", 16, sql(CORE_SCHEMA_16), "llm_usage.mcp_server"),
         Migration("core", 17, migrate_17, "offline agent turns marked"),
         Migration("core", 18, migrate_18, "usage figures that are no token counts mended"),
+        Migration("core", 19, sql(CORE_SCHEMA_19), "older webhook ids kept as deliveries"),
     ]

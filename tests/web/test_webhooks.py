@@ -12,6 +12,8 @@ from multidict import CIMultiDict
 
 from bothost.host.wiring import tick_once
 from bothost.models import Briefing, BriefingItem
+from bothost.store import Store, core_migrations
+from bothost.store.target import DEFAULT_FILE
 from tests.conftest import both_backends
 from tests.helpers import make_host, serve_app
 from tests.store_faults import refuse_disk_events
@@ -482,3 +484,36 @@ def test_a_webhook_target_name_that_is_no_name_is_a_config_error(home, tmp_path,
     with pytest.raises(ConfigError, match=r"platforms\.webhook: targets\[") as caught:
         make_host(home, data)
     assert "letter or digit" in str(caught.value)
+
+
+async def test_a_message_id_an_older_bothost_recorded_is_still_a_duplicate(
+    home, tmp_path, client, secret, store_target
+):
+    """An older bothost's webhook plugin recorded a message's ``webhook-id`` in
+    ``webhook_ids``; the host now takes it in ``platform_deliveries``. Standard Webhooks
+    senders retry for days, so a retry reaching the upgraded host must still be a duplicate."""
+    target = store_target if isinstance(store_target, str) else home / DEFAULT_FILE
+    older = Store(target, [m for m in core_migrations() if m.number <= 18])
+    try:
+        older.call(
+            lambda db: db.execute(
+                "INSERT INTO webhook_ids (id, received_at) VALUES (?, ?)",
+                ["msg_before_upgrade", time.time()],
+            )
+        )
+    finally:
+        older.close()
+    data = host_config(tmp_path, secret)
+    if isinstance(store_target, str):
+        data = {**data, "store": {"url": store_target}}
+    host = make_host(home, data)
+    await host.start(mcp=False, tick=False)
+    try:
+        body, headers = signed(secret, {"text": "help", "user": "u"}, msg_id="msg_before_upgrade")
+        assert await post(client, host, "/webhook/message", body, headers) == (
+            200,
+            {"duplicate": True},
+        )
+        assert await host.store.run(lambda db: db.value("SELECT count(*) FROM sessions")) == 0
+    finally:
+        await host.stop()
