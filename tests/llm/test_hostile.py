@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tracemalloc
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from aiohttp import web
@@ -23,6 +26,21 @@ from bothost.llm.wire import MAX_ANSWER_BYTES, retried, retry_after
 from tests.llm.test_wire import KEY, Server, provider
 
 BOUND = 30  # seconds a test waits for an answer that must come far sooner
+# The most a call may allocate at once against these servers (theirs in this process
+# included): the answer's limit and the buffers that read it, well under the host's 64 MB.
+PEAK = 32 * 1024 * 1024
+
+
+@contextmanager
+def peak() -> Iterator[list[int]]:
+    """The most Python memory allocated at once inside the block, in bytes."""
+    seen: list[int] = []
+    tracemalloc.start()
+    try:
+        yield seen
+    finally:
+        seen.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
 
 
 def request(seen: list[str] | None = None) -> ChatRequest:
@@ -97,10 +115,12 @@ async def test_endless_text_deltas_end_at_the_answer_limit():
     unit = delta(content="x" * 4000).encode() * 16
     server = Server(endless(unit, 3 * MAX_ANSWER_CHARS))
     seen: list[str] = []
-    async with server as url:
-        with pytest.raises(StreamCutError) as raised:
-            await ask(provider(url), request(seen))
+    with peak() as used:
+        async with server as url:
+            with pytest.raises(StreamCutError) as raised:
+                await ask(provider(url), request(seen))
     assert f"{MAX_ANSWER_CHARS:,} characters" in str(raised.value)
+    assert used[0] < PEAK, used
     assert sum(map(len, seen)) <= MAX_ANSWER_CHARS
 
 
@@ -138,16 +158,17 @@ async def test_a_drip_of_keepalives_ends_at_the_answer_deadline():
 
 async def test_a_100_mb_line_is_refused_after_a_bounded_read():
     server = Server(endless(b"data: " + b"x" * (1 << 20), 100 << 20))
-    async with server as url:
-        with pytest.raises(StreamCutError) as raised:
-            await ask(provider(url))
-    assert "larger than" in str(raised.value)
+    with peak() as used:
+        async with server as url:
+            with pytest.raises(StreamCutError) as raised:
+                await ask(provider(url))
+    assert "larger than" in str(raised.value) and used[0] < PEAK, used
     assert server.written < 100 << 20
 
 
 async def test_a_gzip_bomb_is_read_no_further_than_the_answer_limit():
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip
-    block = b": padding\n" * (1 << 17)  # 1.3 MB of comments, which the parser drops
+    block = (b":" + b"p" * 65534 + b"\n") * 16  # 1 MB of comments, which the parser drops
     body = b"".join(packer.compress(block) for _ in range(2 * MAX_ANSWER_BYTES // len(block)))
     body += packer.flush()
 
@@ -155,10 +176,12 @@ async def test_a_gzip_bomb_is_read_no_further_than_the_answer_limit():
         headers = {"Content-Type": "text/event-stream", "Content-Encoding": "gzip"}
         return web.Response(body=body, headers=headers)
 
-    async with Server(bomb) as url:
-        with pytest.raises(StreamCutError) as raised:
-            await ask(provider(url))
+    with peak() as used:
+        async with Server(bomb) as url:
+            with pytest.raises(StreamCutError) as raised:
+                await ask(provider(url))
     assert f"{MAX_ANSWER_BYTES:,} bytes" in str(raised.value)
+    assert used[0] < PEAK, used
 
 
 async def test_an_html_page_is_no_answer():
@@ -418,3 +441,45 @@ async def test_duplicate_tool_use_ids_are_made_unique():
     async with Server(stream(START, blocks, STOP)) as url:
         answer = await ask(anthropic(url))
     assert len({c.id for c in answer.tool_calls}) == 2
+
+
+# What the person sees, and what the conversation keeps
+
+HOSTILE = {
+    "a captive portal's page": stream("<html>Sign in</html>", content_type="text/html"),
+    "a chunk nested 100,000 deep": stream("data: " + "[" * 100_000 + "\n\n", FINISH),
+    "ten thousand tool calls": stream(
+        delta(tool_calls=[{"index": i, "function": {"name": "f"}} for i in range(10_000)]), FINISH
+    ),
+}
+
+
+@pytest.mark.parametrize("hostile", HOSTILE.values(), ids=HOSTILE.keys())
+async def test_a_hostile_answer_is_one_line_and_the_message_stays(home, hostile):
+    from bothost.api import Outcome
+    from bothost.models import Address, IncomingMessage
+    from tests.helpers import make_host
+
+    async def answer(server, req):
+        good = stream(delta(content="second answer"), FINISH)
+        return await (hostile if len(server.headers) == 1 else good)(server, req)
+
+    async with Server(answer) as url:
+        llm = {"provider": "openai", "model": "m", "base_url": url, "api_key": KEY}
+        host = make_host(home, {"llm": llm, "agent": {"approval": "allow"}})
+        await host.start(serve_http=False, mcp=False, tick=False)
+        try:
+            said = IncomingMessage(address=Address("test", "c1"), text="tell me", user="u1")
+            reply = await host.handle_message(said)
+            rows = host.store.call(
+                lambda db: db.execute("SELECT role, content FROM messages ORDER BY id").fetchall()
+            )
+            again = await host.handle_message(
+                IncomingMessage(address=Address("test", "c1"), text="again", user="u1")
+            )
+        finally:
+            await host.stop()
+    assert reply.outcome == Outcome.FAILED and "\n" not in reply.text
+    assert "Traceback" not in reply.text and KEY not in reply.text
+    assert [tuple(r) for r in rows] == [("user", "tell me"), ("assistant", reply.text)]
+    assert again.text == "second answer"
