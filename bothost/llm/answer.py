@@ -10,6 +10,7 @@ memory that grows for as long as the endpoint sends.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ MAX_ANSWER_CHARS = 4_000_000
 # Tool calls (Anthropic: content blocks) in one answer; OpenAI takes at most 128 tools in a
 # request, and no model calls more in one round.
 MAX_TOOL_CALLS = 128
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins whole pairs already
 
 
 class Answer:
@@ -70,7 +72,7 @@ class Answer:
         self.chars += len(value)
         if self.chars > MAX_ANSWER_CHARS:
             raise self.cut(f"longer than the {MAX_ANSWER_CHARS:,} characters of one answer")
-        return value
+        return whole_characters(value)
 
     def index(self, value: Any, what: str) -> int:
         """A position: any count (it only orders), not a bool, a float or a negative."""
@@ -82,6 +84,12 @@ class Answer:
         """Cut the answer when a tool call beyond the ``taken`` ones would pass the limit."""
         if taken >= MAX_TOOL_CALLS:
             raise self.cut(f"more than {MAX_TOOL_CALLS} tool calls in one answer")
+
+
+def whole_characters(text: str) -> str:
+    """``text`` with each half of a UTF-16 pair as U+FFFD: JSON can escape one alone
+    (``\\ud800``), and no UTF-8 store, platform or log takes it."""
+    return text if text.isascii() else LONE_SURROGATE.sub("\ufffd", text)
 
 
 def unique_ids(calls: list[ToolCallRequest]) -> None:

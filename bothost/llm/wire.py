@@ -16,14 +16,16 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import os
 import random
+import socket
 import time
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bothost import redact
-from bothost.llm.answer import MAX_ANSWER_CHARS
+from bothost.llm.answer import MAX_ANSWER_CHARS, whole_characters
 from bothost.llm.base import LlmError, StreamCutError, explain, load_json
 from bothost.sse import SseError, SseEvent, SseParser
 
@@ -87,7 +89,9 @@ class Wire:
         self.headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers}
         self.timeout = timeout
         self.max_retries = max_retries
-        self.secrets = [secret] if secret else []
+        # a local server takes any key ("k"); one that short would mask ordinary words, so
+        # it is kept out of the lines as the logs keep it (redact.MIN_SECRET_LENGTH)
+        self.secrets = [secret] if len(secret) >= redact.MIN_SECRET_LENGTH else []
         self.deadline = ANSWER_DEADLINE
         self._session: aiohttp.ClientSession | None = None
 
@@ -202,12 +206,19 @@ class Wire:
         return f"cannot reach {self.shown_url}: {self.describe(exc)}; check llm.base_url"
 
     def describe(self, exc: Exception) -> str:
+        # aiohttp's connector errors repeat the host and add "ssl:default" to an http:// URL
+        # ("Cannot connect to host h:9 ssl:default [Connect call failed …]"): the cause says it
+        error = getattr(exc, "os_error", None)
+        if isinstance(error, socket.gaierror) and error.strerror:
+            return self.describe_text(error.strerror)  # "Name or service not known"
+        if isinstance(error, ConnectionError) and error.errno:
+            return self.describe_text(os.strerror(error.errno))  # "Connection refused"
         return self.describe_text(str(exc) or type(exc).__name__)
 
     def describe_text(self, text: str) -> str:
         """``text`` on one line, without the key or the URL's password (it came from outside,
         or from a library that may quote the URL whole)."""
-        text = " ".join(text.split()).replace(self.url, self.shown_url)
+        text = " ".join(whole_characters(text).split()).replace(self.url, self.shown_url)
         text = text.replace(self.base_url, self.shown_url)
         return redact.mask_values(text, self.secrets)
 

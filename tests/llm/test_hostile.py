@@ -445,7 +445,16 @@ async def test_duplicate_tool_use_ids_are_made_unique():
 
 # What the person sees, and what the conversation keeps
 
+
+async def refuse_with_half_a_pair(server, req):
+    return web.Response(status=400, text='{"error": {"message": "no \\ud800 here"}}')
+
+
 HOSTILE = {
+    "an error event quoting half a UTF-16 pair": stream(
+        'data: {"error": {"message": "no \\udfff here"}}\n\n'
+    ),
+    "a 400 quoting half a UTF-16 pair": refuse_with_half_a_pair,
     "a captive portal's page": stream("<html>Sign in</html>", content_type="text/html"),
     "a chunk nested 100,000 deep": stream("data: " + "[" * 100_000 + "\n\n", FINISH),
     "ten thousand tool calls": stream(
@@ -483,3 +492,21 @@ async def test_a_hostile_answer_is_one_line_and_the_message_stays(home, hostile)
     assert "Traceback" not in reply.text and KEY not in reply.text
     assert [tuple(r) for r in rows] == [("user", "tell me"), ("assistant", reply.text)]
     assert again.text == "second answer"
+
+
+async def test_a_lone_surrogate_reads_as_a_replacement_character(home):
+    """JSON may escape half of a UTF-16 pair (``\\ud800``): no store or platform takes it."""
+    from bothost.models import Address, IncomingMessage
+    from tests.helpers import make_host
+
+    answer = stream('data: {"choices": [{"delta": {"content": "a\\ud800b"}}]}\n\n', FINISH)
+    async with Server(answer) as url:
+        llm = {"provider": "openai", "model": "m", "base_url": url, "api_key": KEY}
+        host = make_host(home, {"llm": llm})
+        await host.start(serve_http=False, mcp=False, tick=False)
+        try:
+            said = IncomingMessage(address=Address("test", "c1"), text="tell me", user="u1")
+            reply = await host.handle_message(said)
+        finally:
+            await host.stop()
+    assert reply.text == "a\ufffdb"
