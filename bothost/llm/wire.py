@@ -89,8 +89,8 @@ class Wire:
         self.headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers}
         self.timeout = timeout
         self.max_retries = max_retries
-        # a local server takes any key ("k"); one that short would mask ordinary words, so
-        # it is kept out of the lines as the logs keep it (redact.MIN_SECRET_LENGTH)
+        # a local server takes any key ("k"); one that short would mask parts of ordinary
+        # words ("not ***nown"), so it is not masked, as the logs do not mask it either
         self.secrets = [secret] if len(secret) >= redact.MIN_SECRET_LENGTH else []
         self.deadline = ANSWER_DEADLINE
         self._session: aiohttp.ClientSession | None = None
