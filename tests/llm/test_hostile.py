@@ -510,3 +510,37 @@ async def test_a_lone_surrogate_reads_as_a_replacement_character(home):
         finally:
             await host.stop()
     assert reply.text == "a\ufffdb"
+
+
+async def test_headers_dripped_a_byte_at_a_time_end_at_the_deadline():
+    """aiohttp's read timeout restarts with every byte; only the call's deadline ends this."""
+    stop = asyncio.Event()
+
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        try:
+            while not stop.is_set():
+                writer.write(b"a")
+                await writer.drain()
+                try:
+                    async with asyncio.timeout(0.05):
+                        await stop.wait()
+                except TimeoutError:
+                    pass
+        except ConnectionError:
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(drip, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        model = provider(f"http://127.0.0.1:{port}/v1", timeout=0.5)
+        model.wire.deadline = 1.0
+        with pytest.raises(LlmError) as raised:
+            await ask(model)
+    finally:
+        stop.set()
+        server.close()
+        await server.wait_closed()
+    assert "no answer from http://127.0.0.1" in str(raised.value)
+    assert "within 1 s" in str(raised.value)
