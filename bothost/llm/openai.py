@@ -93,7 +93,8 @@ class OpenAIProvider:
                 except UsageReportError as exc:  # the meter estimates the call instead
                     response.usage = None
                     response.usage_refused = self.wire.describe_text(str(exc))
-            for choice in answer.items(chunk.get("choices"), "choices"):
+            # the request leaves n at 1: a further choice is no part of this answer
+            for choice in answer.items(chunk.get("choices"), "choices")[:1]:
                 choice = answer.mapping(choice, "a choice")
                 delta = answer.mapping(choice.get("delta"), "a delta")
                 if content := answer.text(delta.get("content"), "content"):
@@ -142,7 +143,7 @@ class OpenAIProvider:
 def as_chunk(whole: dict[str, Any], answer: Answer) -> dict[str, Any]:
     """A whole (not streamed) completion as the one chunk that would have said it all."""
     choices = []
-    for choice in answer.items(whole.get("choices"), "choices"):
+    for choice in answer.items(whole.get("choices"), "choices")[:1]:  # n is 1
         choice = answer.mapping(choice, "a choice")
         message = dict(answer.mapping(choice.get("message"), "a message"))
         calls = answer.items(message.get("tool_calls"), "tool_calls")

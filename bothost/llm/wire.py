@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bothost import redact
-from bothost.llm.answer import MAX_ANSWER_CHARS, whole_characters
+from bothost.llm.answer import whole_characters
 from bothost.llm.base import LlmError, StreamCutError, explain, load_json
 from bothost.sse import SseError, SseEvent, SseParser
 
@@ -44,6 +44,10 @@ USER_AGENT = "bothost"
 # The most of one answer's body that is read (after any gzip): each streamed chunk wraps a
 # token in some 200 bytes of JSON, so the longest answers (128k tokens) are some 25 MB.
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
+# The most of one event (or of an answer sent whole) that is parsed as JSON: parsing takes
+# up to 24 times its size ("{}," is a dict of 64 bytes), so 1 MB stays under 25 MB. A chunk
+# carries a token or a tool call (Ollama sends one whole); 1 MB is some 250k tokens.
+MAX_EVENT_BYTES = 1024 * 1024
 # The longest one call may take, from the request to the answer's end: ten minutes is more
 # than the slowest reasoning models take to answer; a turn ends sooner (agent.turn_timeout).
 ANSWER_DEADLINE = 600.0
@@ -133,7 +137,7 @@ class Wire:
             kind = kind.partition(";")[0].strip().lower()
             if kind not in ("text/event-stream", "application/json"):
                 raise LlmError(await self.no_answer(response, kind, ends))
-            parser, whole, size = SseParser(MAX_ANSWER_CHARS), bytearray(), 0
+            parser, whole, size = SseParser(MAX_EVENT_BYTES), bytearray(), 0
             try:
                 while chunk := await read(response, ends):
                     size += len(chunk)
@@ -142,6 +146,9 @@ class Wire:
                         raise StreamCutError(self.shown_url, detail)
                     if kind == "application/json":
                         whole += chunk
+                        if len(whole) > MAX_EVENT_BYTES:
+                            detail = f"a whole answer larger than {MAX_EVENT_BYTES:,} bytes"
+                            raise StreamCutError(self.shown_url, detail)
                         continue
                     for event in parser.feed(chunk):
                         yield event

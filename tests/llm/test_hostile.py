@@ -544,3 +544,30 @@ async def test_headers_dripped_a_byte_at_a_time_end_at_the_deadline():
         await server.wait_closed()
     assert "no answer from http://127.0.0.1" in str(raised.value)
     assert "within 1 s" in str(raised.value)
+
+
+MANY_EMPTY = '{"choices": [' + "{}," * 1_300_000 + "{}]}"  # 4 MB that parse into 1.3M dicts
+
+
+@pytest.mark.parametrize("content_type", ["text/event-stream", "application/json"])
+async def test_an_event_that_parses_into_millions_of_objects_is_not_parsed(content_type):
+    body = f"data: {MANY_EMPTY}\n\n" if content_type == "text/event-stream" else MANY_EMPTY
+    with peak() as used:
+        async with Server(stream(body, content_type=content_type)) as url:
+            with pytest.raises(StreamCutError) as raised:
+                await ask(provider(url))
+    assert "larger than" in str(raised.value) and used[0] < PEAK, used
+
+
+async def test_only_the_first_choice_is_read():
+    """The request leaves ``n`` at 1: further choices are no part of the answer, and a
+    server's million of them would cost a million objects."""
+    two = {
+        "choices": [
+            {"index": 0, "delta": {"content": "one"}},
+            {"index": 1, "delta": {"content": "two"}},
+        ]
+    }
+    async with Server(stream(data(two), FINISH)) as url:
+        answer = await ask(provider(url))
+    assert answer.text == "one"
