@@ -92,14 +92,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("bothost.store.migrations", "bothost.rules.who"): "upward: migration 13, as above",
     # files other engineers are editing now (issue 35): listed as they are
     ("bothost.api", "bothost.http.appkeys"): "pending: bothost/api.py is being edited in parallel",
-    ("bothost.config", "bothost.hooks.discovery"): "pending: bothost/config/__init__.py is "
-    "being edited in parallel",
-    ("bothost.config", "bothost.redact"): "pending: bothost/config/__init__.py, as above",
-    ("bothost.config", "importlib"): "pending: bothost/config/__init__.py, as above",
-    ("bothost.config.check", "bothost.store.target"): "pending: bothost/config/check.py is "
-    "being edited in parallel",
-    ("bothost.config.sections", "bothost.config"): "pending: bothost/config/sections.py is "
-    "being edited in parallel",
     ("bothost.cli.runtime", "bothost.events.push"): "pending: bothost/cli/runtime.py is being "
     "edited in parallel",
     ("bothost.cli.runtime", "bothost.hooks.startup"): "pending: bothost/cli/runtime.py, as above",

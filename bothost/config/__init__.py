@@ -21,6 +21,7 @@ loader (:mod:`bothost.host.config_load`) passes every domain's, so this package 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import re
 from collections.abc import Iterable
@@ -28,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bothost.config.check import SectionCheck, check_registered, check_semantics, source_of
-from bothost.config.env import check_shell_references, close_variable
+from bothost.config.check import SectionCheck, check_registered, check_semantics
+from bothost.config.env import check_shell_references, unset_env_error
 from bothost.config.file import read_yaml, without_holders
 from bothost.config.home import HomeError
 from bothost.config.http import HttpConfig, fold_aliases
@@ -42,6 +43,8 @@ from bothost.config.schema import (
     parse_duration,
 )
 from bothost.config.sections import PLATFORMS, Platforms, Section, bind, collect_sections
+from bothost.hooks.discovery import load_plugins, new_plugin_manager
+from bothost.redact import MASK, mask_config  # bothost.redact owns what counts as secret
 
 if TYPE_CHECKING:
     import pluggy
@@ -402,8 +405,6 @@ def packaged_file(*parts: str) -> Path:
     """A file of the packaged ``config/`` (``bothost.defaults``): beside its ``__init__``,
     found without importlib.resources, whose import was a tenth of a one-shot command's
     start (issue 19); the package is a plain directory in every install."""
-    import importlib
-
     defaults = importlib.import_module("bothost.defaults")  # config/, mapped by package-dir
     return Path(str(defaults.__file__)).parent.joinpath(*parts)
 
@@ -474,11 +475,6 @@ def check_env_references(value: Any, where: str, path: str = "") -> None:
         )
 
 
-def key_path(path: str) -> list[str]:
-    """``mcp.servers.x.args[1]`` as the mapping keys leading to it: mcp, servers, x, args."""
-    return [part for part in re.sub(r"\[\d+\]", "", path).split(".") if part]
-
-
 def load(
     config_file: str | Path | None = None,
     home: Path | None = None,
@@ -494,8 +490,6 @@ def load(
     """
     config = load_core(config_file, home, checks)
     if pm is None:
-        from bothost.hooks.discovery import load_plugins, new_plugin_manager
-
         pm = new_plugin_manager()
         load_plugins(pm, config.plugins.dirs, config.plugins.disabled)
     bind_sections(config, pm)
@@ -588,23 +582,10 @@ def check_enabled_env(config: Config, unset: list[tuple[str, str]]) -> None:
     clear_unset(config)
 
 
-def unset_env_error(config: Config, path: str, name: str) -> ConfigError:
-    """The error for ``${env:NAME}`` at ``path`` with NAME unset, naming the file that set it
-    (and a set variable whose name is close: a typo on either side)."""
-    close = close_variable(name)
-    return ConfigError(
-        f"{source_of(config, *key_path(path))}: {path}: environment variable {name} is not "
-        f"set{f'; did you mean {close}?' if close else ''} (export it, or disable this part "
-        "of the config)"
-    )
-
-
 def mask_secrets(data: Any, key: str = "", config: Config | None = None) -> Any:
     """A copy of raw config data with credentials replaced by ``***`` (secret keys, env and
     headers values, secret arguments, URL passwords and secret query parameters, and the keys
     a plugin's section declares secret when ``config`` is given)."""
-    from bothost.redact import MASK, mask_config  # bothost.redact owns what counts as secret
-
     masked = mask_config(data, key)
     for path in secret_paths(config) if config is not None else []:
         node = masked

@@ -28,6 +28,7 @@ from bothost.api import is_loopback
 from bothost.config.http import listens, spelling
 from bothost.config.schema import ConfigError
 from bothost.platform import target_check
+from bothost.store.target import TargetError, store_target
 
 if TYPE_CHECKING:
     from bothost.config import Config, McpServerConfig
@@ -178,8 +179,6 @@ def check_budgets(config: Config) -> None:
 
 
 def check_store(config: Config) -> None:
-    from bothost.store.target import TargetError, store_target  # the store imports the config
-
     try:
         store_target(config.store.url, Path("."))
     except TargetError as exc:

@@ -14,9 +14,13 @@ import difflib
 import os
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bothost.config.check import source_of
 from bothost.config.schema import ConfigError
+
+if TYPE_CHECKING:
+    from bothost.config import Config
 
 # ``${NAME}`` anywhere; ``$NAME`` in capitals (how variables are named) and not inside a
 # word or after another ``$``, so "pa$$word", "a$b" or "$5" stay text
@@ -72,3 +76,19 @@ def close_variable(name: str) -> str | None:
         return by_upper[name.upper()]
     close = difflib.get_close_matches(name.upper(), list(by_upper), n=1, cutoff=CLOSE_ENOUGH)
     return by_upper[close[0]] if close else None
+
+
+def key_path(path: str) -> list[str]:
+    """``mcp.servers.x.args[1]`` as the mapping keys leading to it: mcp, servers, x, args."""
+    return [part for part in re.sub(r"\[\d+\]", "", path).split(".") if part]
+
+
+def unset_env_error(config: Config, path: str, name: str) -> ConfigError:
+    """The error for ``${env:NAME}`` at ``path`` with NAME unset, naming the file that set it
+    (and a set variable whose name is close: a typo on either side)."""
+    close = close_variable(name)
+    return ConfigError(
+        f"{source_of(config, *key_path(path))}: {path}: environment variable {name} is not "
+        f"set{f'; did you mean {close}?' if close else ''} (export it, or disable this part "
+        "of the config)"
+    )

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from bothost.config.env import unset_env_error
 from bothost.config.schema import ConfigError, clear_unset, convert, strip_env, unknown_key
 from bothost.hooks.call import impls
 from bothost.hooks.startup import registering
@@ -114,8 +115,6 @@ def bind(
             None,
         )
         if owner is not None and needs_env(built[owner.path], path[len(owner.path) + 1 :]):
-            from bothost.config import unset_env_error  # config imports this module
-
             raise unset_env_error(config, path, name)
     config.platforms.clear()
     config.sections.clear()
