@@ -10,7 +10,7 @@ import pytest
 
 from bothost.host.wiring import tick_once
 from tests.web.conftest import base_url
-from tests.web.test_page import driver, page  # noqa: F401  (the browser fixtures)
+from tests.web.test_page import Page, driver, mcp_host, page  # noqa: F401  (the browser fixtures)
 from tests.web.test_turn_display import HalfSaid
 
 # lines a cell's own text takes: several when the cell broke inside a word or a number
@@ -105,3 +105,31 @@ async def test_stop_keeps_the_streamed_words_and_marks_them_stopped(page, web_ho
     await page.open("p-stop")  # a reload shows what was shown live
     again = await page.wait_for(".msg.bot.stopped", "The first half of a long answer")
     assert "Stopped." in await page.run(lambda: again.text)
+
+
+@pytest.fixture
+def desktop(driver):  # noqa: F811
+    """A 1280 px wide window, the width the screenshots in docs/screenshots are taken at."""
+    size = driver.get_window_size()
+    driver.set_window_size(1280, 900)
+    yield
+    driver.set_window_size(size["width"], size["height"])
+
+
+async def test_the_mcp_table_fits_its_panel_when_no_server_has_an_error(
+    mcp_host,  # noqa: F811
+    driver,  # noqa: F811
+    desktop,
+):
+    # seen in the screenshots: the empty error column kept a text column's width, so the
+    # table scrolled sideways at 1280 px with nothing to show there
+    web = Page(driver, base_url(mcp_host))
+    await web.open("p-mcp-width")
+    await web.wait_for("#mcp td", "ready")
+    table = await web.wait_for("#mcp")
+    widths = await web.run(
+        driver.execute_script,
+        "const panel = arguments[0].parentElement;return [panel.scrollWidth, panel.clientWidth];",
+        table,
+    )
+    assert widths[0] <= widths[1], widths
