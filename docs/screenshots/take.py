@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))  # the tests' helpers are imported, not copied
 
 import aiohttp  # noqa: E402
 import pytest  # noqa: E402
+from bothost.plugins.web.signing import new_secret  # noqa: E402
 
 from bothost.host.wiring import tick_once  # noqa: E402
 from tests.fakes.llm import FakeLlm  # noqa: E402
@@ -245,7 +246,7 @@ async def main() -> None:
         home.mkdir(mode=0o700)
         os.environ["BOTHOST_HOME"] = str(home)
         os.environ.pop("BOTHOST_CONFIG", None)
-        secret = "whsec_" + "c2NyZWVuc2hvdHMtc2VjcmV0LWZvci1kb2NzLW9ubHk="
+        secret = new_secret()
         llm = await FakeLlm([model] * 50).start()
         data = host_config(tmp_path, secret)
         data["llm"] = llm.openai_config("gpt-4.1-mini")
