@@ -126,11 +126,11 @@ async def collect(
                 raise StreamCutError(url, "a delta of a block that never started")
             if delta.get("type") == "text_delta":
                 text = answer.text(delta.get("text"), "a text delta")
-                block["text"] += text
+                block["text"].append(text)
                 if request.on_text:
                     await request.on_text(text)
             elif delta.get("type") == "input_json_delta":
-                block["json"] += answer.text(delta.get("partial_json"), "an input_json_delta")
+                block["json"].append(answer.text(delta.get("partial_json"), "an input_json_delta"))
         elif kind == "message_delta":
             delta = answer.mapping(event.get("delta"), "a delta")
             response.stop_reason = answer.text(delta.get("stop_reason"), "stop_reason")
@@ -140,9 +140,9 @@ async def collect(
     for index in sorted(blocks):
         block = blocks[index]
         if block["type"] == "text":
-            response.text += block["text"]
+            response.text += "".join(block["text"])
         elif block["type"] == "tool_use":
-            arguments, raw = parse_arguments(block["json"] or "{}")
+            arguments, raw = parse_arguments("".join(block["json"]) or "{}")
             response.tool_calls.append(ToolCallRequest(block["id"], block["name"], arguments, raw))
     unique_ids(response.tool_calls)
     return response
@@ -156,8 +156,8 @@ def start_block(blocks: dict[int, dict[str, Any]], event: dict[str, Any], answer
     block = answer.mapping(event.get("content_block"), "a content block")
     blocks[index] = {
         "type": answer.text(block.get("type"), "a block's type"),
-        "text": "",
-        "json": "",
+        "text": [],  # parts, joined at the end: adding to a string copies it each time
+        "json": [],
         "id": answer.text(block.get("id"), "a tool_use id") or f"toolu_{index}",
         "name": answer.text(block.get("name"), "a tool's name"),
     }

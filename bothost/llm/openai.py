@@ -79,7 +79,7 @@ class OpenAIProvider:
     async def collect(self, events: Any, request: ChatRequest) -> ChatResponse:
         answer = Answer(self.shown_url, self.wire.describe_text)
         text: list[str] = []
-        calls: dict[int, dict[str, str]] = {}
+        calls: dict[int, dict[str, Any]] = {}
         response = ChatResponse()
         async for event in events:
             if event.data.startswith("[DONE]"):
@@ -110,24 +110,27 @@ class OpenAIProvider:
         response.text = "".join(text)
         for index in sorted(calls):
             slot = calls[index]
-            arguments, raw = parse_arguments(slot["args"])
+            arguments, raw = parse_arguments("".join(slot["args"]))
             response.tool_calls.append(
-                ToolCallRequest(slot["id"] or f"call_{index}", slot["name"], arguments, raw)
+                ToolCallRequest(
+                    slot["id"] or f"call_{index}", "".join(slot["name"]), arguments, raw
+                )
             )
         unique_ids(response.tool_calls)
         return response
 
     @staticmethod
-    def add_call(calls: dict[int, dict[str, str]], call: dict[str, Any], answer: Answer) -> None:
+    def add_call(calls: dict[int, dict[str, Any]], call: dict[str, Any], answer: Answer) -> None:
         """A tool call's delta into its slot; ``index`` only orders the calls."""
         index = answer.index(call.get("index", 0), "a tool call's index")
         if index not in calls:
             answer.room(len(calls))
-        slot = calls.setdefault(index, {"id": "", "name": "", "args": ""})
+        # name and arguments in parts, joined at the end: adding to a string copies it each time
+        slot = calls.setdefault(index, {"id": "", "name": [], "args": []})
         slot["id"] = answer.text(call.get("id"), "a tool call's id") or slot["id"]
         function = answer.mapping(call.get("function"), "a tool call's function")
-        slot["name"] += answer.text(function.get("name"), "a tool's name")
-        slot["args"] += answer.text(function.get("arguments"), "a tool call's arguments")
+        slot["name"].append(answer.text(function.get("name"), "a tool's name"))
+        slot["args"].append(answer.text(function.get("arguments"), "a tool call's arguments"))
 
     def chunk(self, event: SseEvent, answer: Answer) -> dict[str, Any]:
         """One streamed chunk; an ``error`` in it (the SDK's rule) or a chunk that is no JSON
