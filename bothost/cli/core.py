@@ -131,6 +131,7 @@ def install(ctx: click.Context, package: str, verbose: bool) -> None:
 
     Exit status: 0 installed, else pip's (the failing command is printed to rerun).
     """
+    refuse_without_pip("install", package)
     result = packages.install(package, verbose or bool(global_verbose(ctx)))
     if result.status == 0 and not result.packages:
         name = requirement_name(package)
@@ -162,10 +163,18 @@ def uninstall(ctx: click.Context, package: str, verbose: bool) -> None:
 
     Exit status: 0 removed (or not installed), else pip's.
     """
+    refuse_without_pip("uninstall", package)
     result = packages.uninstall(package, verbose or bool(global_verbose(ctx)))
     if result.status == 0 and not result.packages:
         click.echo(f"{package} is not installed in {sys.prefix}")
     finish(result, "removed", verbose or bool(global_verbose(ctx)))
+
+
+def refuse_without_pip(command: str, package: str) -> None:
+    """Exit 1 with what to do instead when bothost's environment has no pip."""
+    if (instead := packages.no_pip(command, package)) is not None:
+        click.echo(f"bothost: {instead}", err=True)
+        sys.exit(1)
 
 
 def global_verbose(ctx: click.Context) -> int:

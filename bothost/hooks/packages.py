@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import shlex
 import subprocess
@@ -60,6 +61,18 @@ class PipResult:
 
 def pip_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
+
+
+def no_pip(command: str, spec: str) -> str | None:
+    """What to do instead, when this environment has no pip (a venv made by uv, or with
+    ``--without-pip``): pip's own "No module named pip" and a rerun of it would not say."""
+    if importlib.util.find_spec("pip") is not None:
+        return None
+    python = shlex.quote(sys.executable)
+    return (
+        f"no pip in {sys.prefix} (a venv made by uv or with --without-pip): add it with "
+        f"`{python} -m ensurepip`, or run `uv pip {command} --python {python} {shlex.quote(spec)}`"
+    )
 
 
 def run_pip(command: list[str], verbose: bool) -> tuple[int, str]:

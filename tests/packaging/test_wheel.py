@@ -319,6 +319,20 @@ async def test_chat_with_a_model_answers_from_the_wheel_without_the_sdks(
     assert len(fake.requests) == 1 and "Traceback" not in err.decode()
 
 
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_a_venv_without_pip_says_how_to_install_plugins(installed, user_home, command):
+    """The fixture's venv has no pip, as one made by uv (or `venv --without-pip`) has none:
+    found from outside, `bothost install` printed "No module named pip" and a command to
+    retry that failed the same way."""
+    result = installed.run("bothost", command, "bothost-demo", home=user_home)
+    assert result.returncode == 1, result.stdout + result.stderr
+    python = str(installed.venv / "bin" / "python")
+    assert result.stderr.startswith(f"bothost: no pip in {installed.venv}"), result.stderr
+    assert f"{python} -m ensurepip" in result.stderr
+    assert f"uv pip {command} --python {python} bothost-demo" in result.stderr
+    assert "No module named pip" not in result.stderr and "Traceback" not in result.stderr
+
+
 def test_tick_runs_from_the_wheel(installed, user_home):
     result = installed.run("bothost", "--home", str(user_home / "bh"), "tick", home=user_home)
     assert result.returncode == 0, result.stderr
