@@ -187,7 +187,7 @@ KEYS = {"openai": ("OPENAI_API_KEY", LOCAL_HINT), "anthropic": ("ANTHROPIC_API_K
 
 def key_problem(config: Any) -> LlmError | None:
     """:func:`missing_key` for the ``llm`` section's provider, if it is a hosted one known
-    here: ``bothost chat`` says it before it imports the provider's SDK (seconds)."""
+    here: ``bothost chat`` says it before it loads the provider or opens the home."""
     known = KEYS.get(config.provider or "")
     return missing_key(config, config.provider, *known) if known else None
 
