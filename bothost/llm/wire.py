@@ -122,7 +122,6 @@ class Wire:
         the provider then misses its finish. An ``application/json`` answer (a server that
         ignores ``stream``) is one :data:`WHOLE` event. Read it under ``contextlib.aclosing``
         so that the response is released."""
-        import aiohttp
 
         ends = asyncio.get_running_loop().time() + self.deadline
         try:
@@ -135,32 +134,47 @@ class Wire:
         async with response:
             kind = response.headers.get("Content-Type", "text/event-stream")
             kind = kind.partition(";")[0].strip().lower()
-            if kind not in ("text/event-stream", "application/json"):
-                raise LlmError(await self.no_answer(response, kind, ends))
-            parser, whole, size = SseParser(MAX_EVENT_BYTES), bytearray(), 0
-            try:
-                while chunk := await read(response, ends):
-                    size += len(chunk)
-                    if size > MAX_ANSWER_BYTES:
-                        detail = f"longer than the {MAX_ANSWER_BYTES:,} bytes of one answer"
-                        raise StreamCutError(self.shown_url, detail)
-                    if kind == "application/json":
-                        whole += chunk
-                        if len(whole) > MAX_EVENT_BYTES:
-                            detail = f"a whole answer larger than {MAX_EVENT_BYTES:,} bytes"
-                            raise StreamCutError(self.shown_url, detail)
-                        continue
-                    for event in parser.feed(chunk):
-                        yield event
-            except (aiohttp.ClientError, TimeoutError, SseError) as exc:
-                if asyncio.get_running_loop().time() >= ends:
-                    detail = (
-                        f"not finished within {self.deadline:.0f} s, the most one answer may take"
-                    )
-                    raise StreamCutError(self.shown_url, detail) from None
-                raise StreamCutError(self.shown_url, self.describe(exc)) from None
             if kind == "application/json":
-                yield SseEvent(whole.decode("utf-8", "replace"), WHOLE)
+                yield SseEvent(await self.whole(response, ends), WHOLE)
+                return
+            if kind != "text/event-stream":
+                raise LlmError(await self.no_answer(response, kind, ends))
+            parser, size = SseParser(MAX_EVENT_BYTES), 0
+            while chunk := await self.read(response, ends):
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    detail = f"longer than the {MAX_ANSWER_BYTES:,} bytes of one answer"
+                    raise StreamCutError(self.shown_url, detail)
+                try:
+                    events = parser.feed(chunk)
+                except SseError as exc:
+                    raise StreamCutError(self.shown_url, str(exc)) from None
+                for event in events:
+                    yield event
+
+    async def read(self, response: aiohttp.ClientResponse, ends: float) -> bytes:
+        """The next bytes of the body (``b""`` at its end) by the call's deadline;
+        :class:`StreamCutError` when it broke off or the deadline passed."""
+        import aiohttp
+
+        try:
+            async with asyncio.timeout_at(ends):
+                return await response.content.readany()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            if asyncio.get_running_loop().time() >= ends:
+                detail = f"not finished within {self.deadline:.0f} s, the most one answer may take"
+                raise StreamCutError(self.shown_url, detail) from None
+            raise StreamCutError(self.shown_url, self.describe(exc)) from None
+
+    async def whole(self, response: aiohttp.ClientResponse, ends: float) -> str:
+        """An answer sent whole, read up to :data:`MAX_EVENT_BYTES` (it is parsed at once)."""
+        body = bytearray()
+        while chunk := await self.read(response, ends):
+            body += chunk
+            if len(body) > MAX_EVENT_BYTES:
+                detail = f"a whole answer larger than {MAX_EVENT_BYTES:,} bytes"
+                raise StreamCutError(self.shown_url, detail)
+        return body.decode("utf-8", "replace")
 
     async def no_answer(self, response: aiohttp.ClientResponse, kind: str, ends: float) -> str:
         """The line for a success that is no answer: a captive portal's or a proxy's page."""
@@ -228,12 +242,6 @@ class Wire:
         text = " ".join(whole_characters(text).split()).replace(self.url, self.shown_url)
         text = text.replace(self.base_url, self.shown_url)
         return redact.mask_values(text, self.secrets)
-
-
-async def read(response: aiohttp.ClientResponse, ends: float) -> bytes:
-    """The next bytes of ``response``'s body (``b""`` at its end), by the call's deadline."""
-    async with asyncio.timeout_at(ends):
-        return await response.content.readany()
 
 
 def env_proxy(url: Any) -> dict[str, Any]:
