@@ -571,3 +571,15 @@ async def test_only_the_first_choice_is_read():
     async with Server(stream(data(two), FINISH)) as url:
         answer = await ask(provider(url))
     assert answer.text == "one"
+
+
+async def test_an_anthropic_answer_sent_whole_is_one_line():
+    whole = {
+        "type": "message",
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+    }
+    async with Server(stream(json.dumps(whole), content_type="application/json")) as url:
+        with pytest.raises(StreamCutError) as raised:
+            await ask(anthropic(url))
+    assert "a whole answer, not the event stream that was asked" in str(raised.value)
