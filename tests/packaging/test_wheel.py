@@ -52,6 +52,10 @@ COPY_IGNORE = shutil.ignore_patterns(
     ".git", ".venv", ".peers", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".*_cache"
 )
 SERVERS = ["weather", "ssh", "gmail", "gcal"]
+# Source files that stay out of the wheel: the pictures the README and docs/web.md show on
+# the web (half a megabyte of PNG) and the script that takes them, which imports the tests;
+# `bothost docs` prints text pages only.
+NOT_SHIPPED = ("docs/screenshots/",)
 
 
 @dataclass
@@ -90,6 +94,9 @@ def expected_files(tree: Path) -> set[str]:
     names = set()
     for folder, installed in FOLDERS.items():
         for path in (tree / folder).rglob("*"):
+            source = path.relative_to(tree).as_posix()
+            if source.startswith(NOT_SHIPPED):
+                continue
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 names.add(f"{installed}/{path.relative_to(tree / folder).as_posix()}")
     return names
@@ -155,6 +162,7 @@ def user_home(tmp_path) -> Path:
 def test_wheel_holds_every_module_and_data_file(installed):
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     assert expected_files(installed.source) - names == set()
+    assert not [name for name in names if name.startswith("bothost/docs/screenshots/")]
     assert "bothost/py.typed" in names
     assert {
         "bothost/defaults/bothost.yaml",
