@@ -20,6 +20,8 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import aiohttp
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
 
 from bothost.mcp.oauth.discovery import AuthServer
 from bothost.mcp.oauth.dpop import Prover
@@ -267,9 +269,6 @@ async def token_request(
 
 def signed_assertion(client: Client, audience: str) -> str:
     """A private_key_jwt client assertion (RFC 7523 §2.2) signed with the configured key."""
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
-
     assert client.private_key is not None
     try:
         key = serialization.load_pem_private_key(client.private_key.encode(), password=None)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from bothost.api import app_key
 from bothost.mcp.oauth.tokens import Record, load_record
 from bothost.store.conn import Conn
 
@@ -151,9 +152,7 @@ async def start_route(request: Any) -> Any:
     """``GET /oauth/start/{server}?t=…``: take the link, begin a login, send the browser on."""
     from aiohttp import web
 
-    from bothost.api import HOST
-
-    host = request.app[HOST]
+    host = request.app[app_key("HOST")]
     server = request.match_info["server"]
     token = request.query.get("t", "")
     refusal = await host.store.run(lambda db: take(db, server, token))

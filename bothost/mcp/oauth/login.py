@@ -26,8 +26,10 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import aiohttp
 from aiohttp import web
 
+from bothost.api import HOST
 from bothost.mcp.oauth.errors import OAuthError
 from bothost.store.conn import Conn
 
@@ -100,8 +102,6 @@ def collect(db: Conn, state: str) -> dict[str, str] | None:
 
 async def callback_route(request: web.Request) -> web.Response:
     """``GET /oauth/callback`` on the host's listener."""
-    from bothost.api import HOST
-
     params = callback_params(dict(request.query))
     store = request.app[HOST].store
     if not params.get("state") or not await store.run(lambda db: arrive(db, params)):
@@ -206,8 +206,6 @@ PROBE_TIMEOUT = 15.0  # seconds for the server's first, unauthenticated answer
 async def probe(url: str, headers: dict[str, str]) -> str | None:
     """The ``WWW-Authenticate`` of the server's 401 to an unauthenticated initialize; None
     when it answers without asking for a login."""
-    import aiohttp
-
     body = {
         "jsonrpc": "2.0",
         "id": 0,
