@@ -20,7 +20,7 @@ async def test_the_plugin_registers_tools_that_list_and_tick(home):
                 "SELECT component FROM _migrations WHERE component = 'events'"
             ).fetchall()
         )
-        assert applied == [("events",), ("events",)]  # indexes: ticks, pending per source
+        assert applied == [("events",)] * 3  # indexes: ticks, pending per source, claim order
 
         await runtime.ingest_event("gmail", "event/new_email", {"id": "1", "subject": "Hello"})
         ctx = SimpleNamespace(host=host)
