@@ -442,12 +442,12 @@ def muted_summary(events: Iterable[QueuedEvent], priorities: Mapping[int, str]) 
     return ", ".join(parts)
 
 
-# Gmail's own categories name a folded mail better than "new email" does
+# Gmail's own categories name a folded mail better than "new email" does: (one, several)
 FOLD_WORDS = {
-    "CATEGORY_PROMOTIONS": "promotions",
-    "CATEGORY_SOCIAL": "social",
-    "CATEGORY_FORUMS": "forums",
-    "CATEGORY_UPDATES": "updates",
+    "CATEGORY_PROMOTIONS": ("promotion", "promotions"),
+    "CATEGORY_SOCIAL": ("social", "social"),
+    "CATEGORY_FORUMS": ("forum post", "forum posts"),
+    "CATEGORY_UPDATES": ("update", "updates"),
 }
 LOW_PARTS_SHOWN = 5
 
@@ -455,9 +455,9 @@ LOW_PARTS_SHOWN = 5
 def fold_word(event: QueuedEvent, count: int) -> str:
     labels = event.payload.get("labels")
     if isinstance(labels, list):
-        for label_name, word in FOLD_WORDS.items():
+        for label_name, (one, several) in FOLD_WORDS.items():
             if label_name in labels:
-                return word
+                return one if count == 1 else several
     if event.payload.get("state") == "resolved":
         return "resolved"
     return plural(noun(event.type), count)

@@ -61,7 +61,7 @@ def test_the_eleven_events_read_as_a_person_would_triage_them():
     assert "Contract needs your signature today" in high and "Board meeting moved" in high
     for folded in ("Deals Weekly", "The Batch", "LinkedIn"):
         assert folded not in text
-    assert "+ 3 low: 1 promotions, 1 updates, 1 social" in text
+    assert "+ 3 low: 1 promotion, 1 update, 1 social" in text
     assert "Cancelled: 1:1 with Sam" in "\n".join(section(text, "FYI"))  # it is over already
 
 
@@ -142,7 +142,7 @@ def test_events_list_names_the_low_events_the_fold_line_points_to(tmp_path):
     tick = subprocess.run(
         [sys.executable, "-m", "bothost", "tick"], env=home, capture_output=True, text=True
     )
-    assert "+ 3 low: 1 promotions, 1 updates, 1 social" in tick.stdout, tick.stdout + tick.stderr
+    assert "+ 3 low: 1 promotion, 1 update, 1 social" in tick.stdout, tick.stdout + tick.stderr
     listed = subprocess.run(
         [sys.executable, "-m", "bothost", "events", "list", "--priority", "low", "--json"],
         env=home,
