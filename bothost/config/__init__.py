@@ -83,8 +83,9 @@ class LlmConfig:
     # (Ollama's and llama.cpp's own defaults are smaller: set theirs); larger costs more.
     context_tokens: int = 32000
     # retries of a failed request (429, 5xx, a lost connection) the provider makes
-    # (bothost.llm.wire), with backoff: a turn rides out a provider's brief trouble. Not a config key:
-    # doctor's probe (bothost.host.probes.ask_llm) sets 0, to fail fast with one request.
+    # (bothost.llm.wire), with backoff: a turn rides out a provider's brief trouble. Not a
+    # config key: doctor's probe (bothost.host.probes.ask_llm) sets 0, to fail fast with
+    # one request.
     max_retries: int = 3
 
     RANGES = {"temperature": (0, 2)}  # the widest any provider takes (OpenAI's; Anthropic's 0-1)
