@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import signal
 import sqlite3
 import threading
@@ -27,9 +28,11 @@ from bothost import config as config_module
 from bothost import redact
 from bothost.config.home import HomeError
 from bothost.hooks.discovery import PluginInfo, load_plugins, new_plugin_manager
-from bothost.hooks.startup import Registered
+from bothost.hooks.startup import Registered, build_migrations
 from bothost.host import config_load
-from bothost.store.target import DEFAULT_FILE
+from bothost.store import Store, StoreError
+from bothost.store.corruption import OPEN_CHECK_SECONDS
+from bothost.store.target import DEFAULT_FILE, store_target
 
 T = TypeVar("T")
 
@@ -106,7 +109,6 @@ class Runtime:
         command's budget; ``run`` gives more, see :mod:`bothost.store.corruption`)."""
         if self._host is None:
             from bothost.host.host import Host
-            from bothost.store.corruption import OPEN_CHECK_SECONDS
 
             with ctrl_c_interrupts():  # the open may wait out another process's lock
                 self._host = Host(
@@ -125,8 +127,6 @@ class Runtime:
         for up to ``patience`` seconds (``events push --wait``): the open waits out the lock
         only for the store's busy timeout, and a push must not be lost to a long write. No
         wait of the store on the lock, the open's or a later job's, runs past ``patience``."""
-        from bothost.store import StoreError
-
         give_up = self.clock() + patience
         while True:
             try:
@@ -163,10 +163,6 @@ class Runtime:
     @cached_property
     def read_only_store(self) -> Any:
         """The home's database opened for reading only (no home made, nothing migrated)."""
-        from bothost.hooks.startup import build_migrations
-        from bothost.store import Store
-        from bothost.store.target import store_target
-
         return Store(store_target(None, self.home), build_migrations(self.pm), read_only=True)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -250,8 +246,6 @@ COUNT = click.IntRange(1, MAX_ROWS)  # a --limit or --lines: at least one, at mo
 def writable(home: Path) -> bool:
     """Whether a command could write in ``home``: its mode for this user (root too, without
     CAP_DAC_OVERRIDE) and not a read-only mount."""
-    import os
-
     try:
         return os.access(home, os.W_OK) and not os.statvfs(home).f_flag & os.ST_RDONLY
     except OSError:
