@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from bothost import redact
-from bothost.agent import fresh, history, prompt_command, spill
+from bothost.agent import fresh, history, prompt_command, prompt_completion, spill
 from bothost.agent.admin import AdminToolSource
 from bothost.agent.explain import explain
 from bothost.agent.registry import Group, ToolRegistry
@@ -45,9 +45,11 @@ from bothost.config.live import Apply, LiveSections
 from bothost.crosshost import open_crosshost
 from bothost.crosshost.leadership import Leadership
 from bothost.crosshost.lease import new_owner
+from bothost.events import triage_proposal
 from bothost.events.delivery import platform_deliver
 from bothost.events.intake import Dropped, Intake, Taken
 from bothost.events.queue import MAX_PAYLOAD_BYTES
+from bothost.events.triage_rules import who_can
 from bothost.hooks.call import call_each
 from bothost.hooks.startup import (
     OfflineEntry,
@@ -59,6 +61,7 @@ from bothost.hooks.startup import (
 from bothost.host.inbox import PRUNE_EVERY, Inbox, OnceIds
 from bothost.host.reload import ReloadStatus
 from bothost.host.supervisor import Supervisor
+from bothost.mcp.commands import start_login
 from bothost.mcp.manager import McpManagerError
 from bothost.models import Address, Briefing, Event, IncomingMessage, Session
 from bothost.platform import (
@@ -73,6 +76,7 @@ from bothost.platform import (
     actual,
 )
 from bothost.queries import McpServerRow, Queries
+from bothost.schedules import cancel_job, list_jobs
 from bothost.store import Store
 from bothost.store.corruption import OPEN_CHECK_SECONDS
 from bothost.store.hostlock import HostLock, HostLockedError
@@ -507,8 +511,6 @@ class Host:
         return await self._deliver(target, briefing)
 
     async def propose_triage_rule(self, event_ids: list[int], direction: str) -> TriageProposal:
-        from bothost.events import triage_proposal
-
         tick = self.config.tick
         return await self.store.run(
             lambda db: triage_proposal.propose(db, tick, list(event_ids), direction)
@@ -517,9 +519,6 @@ class Host:
     async def apply_triage_rule(
         self, proposal: TriageProposal | str, by: str, admin: bool
     ) -> TriageApplied:
-        from bothost.events import triage_proposal
-        from bothost.events.triage_rules import who_can
-
         key = proposal.key if isinstance(proposal, TriageProposal) else proposal
         if not admin:  # DESIGN: applied by an admin's confirmation; anyone else is told who can
             return TriageApplied(False, who_can(self.config))
@@ -539,14 +538,10 @@ class Host:
         return (await explain(self, tool, arguments, session, found)).to_dict()
 
     async def schedules(self, owner: str | None = None) -> list[dict[str, Any]]:
-        from bothost.schedules import list_jobs
-
         found = await self.store.run(lambda db: list_jobs(db, owner))
         return [job.as_dict() for job in found]
 
     async def cancel_schedule(self, job_id: int, by: str, admin: bool = False) -> dict[str, Any]:
-        from bothost.schedules import cancel_job
-
         job = await self.store.run(lambda db: cancel_job(db, job_id, by, admin=admin))
         return job.as_dict()
 
@@ -586,8 +581,6 @@ class Host:
         await self.mcp_manager().remove_server(name)
 
     async def start_mcp_login(self, name: str, redirect_uri: str) -> str:
-        from bothost.mcp.commands import start_login
-
         return await start_login(self.mcp_manager(), name, redirect_uri)
 
     async def mcp_login_link(self, server: str, admin: str) -> str | None:
@@ -626,8 +619,6 @@ class Host:
 
     async def complete_prompt(self, text: str) -> list[str]:
         """Completions of a ``/prompt`` line as typed (:mod:`bothost.agent.prompt_completion`)."""
-        from bothost.agent import prompt_completion
-
         return await prompt_completion.candidates(text, self.mcp)
 
     def mcp_manager(self) -> Any:
