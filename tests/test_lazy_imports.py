@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CORE = ROOT / "bothost"
+from tests.test_layers import MODULES  # every core module by name, as the layer test reads it
 
 # why an import may wait for the function that uses it; each reason starts with one of these
 REASONS = (
@@ -115,19 +114,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     "stored rules as rules.origin reads them (tests/test_layers.py EXCEPTIONS)",
     ("bothost.store.migrations", "bothost.rules.who"): "upward: migration 13, as above",
 }
-
-
-def modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted(CORE.rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-MODULES = modules()
 
 
 def resolve(name: str) -> str:

@@ -47,6 +47,16 @@ async def test_run_freezes_its_start_up_heap(tmp_path, home):
         assert await asyncio.wait_for(process.wait(), 30) == 0
 
 
+async def lines_until_running(process) -> list[str]:
+    """The lines ``bothost run`` wrote on stderr before "bothost is running" (bounded)."""
+    lines = []
+    async with asyncio.timeout(30):
+        while b"bothost is running" not in (line := await process.stderr.readline()):
+            assert not process.stderr.at_eof(), "bothost run exited early"
+            lines.append(line.decode())
+    return lines
+
+
 async def test_run_with_v_shows_the_log_on_stderr_too(tmp_path, home):
     port = free_port()
     config = write_config(
@@ -54,12 +64,8 @@ async def test_run_with_v_shows_the_log_on_stderr_too(tmp_path, home):
         {"platforms": {"web": {"port": port}}, "mcp": {"servers": {"weather": {"enabled": False}}}},
     )
     process = await bothost_process(home, config, "-v", "run", stdout=asyncio.subprocess.DEVNULL)
-    lines = []
     try:
-        async with asyncio.timeout(30):
-            while b"bothost is running" not in (line := await process.stderr.readline()):
-                assert not process.stderr.at_eof(), "bothost run exited early"
-                lines.append(line.decode())
+        lines = await lines_until_running(process)
         assert any(
             f"INFO bothost.http.server: listening on http://127.0.0.1:{port}/" in x for x in lines
         )
@@ -81,12 +87,8 @@ async def test_run_with_a_hosted_model_and_no_key_says_so_before_it_serves(tmp_p
         },
     )
     process = await bothost_process(home, config, "run", stdout=asyncio.subprocess.DEVNULL)
-    lines = []
     try:
-        async with asyncio.timeout(30):
-            while b"bothost is running" not in (line := await process.stderr.readline()):
-                assert not process.stderr.at_eof(), "bothost run exited early"
-                lines.append(line.decode())
+        lines = await lines_until_running(process)
     finally:
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 30) == 0

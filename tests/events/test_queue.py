@@ -560,6 +560,21 @@ async def test_a_stored_triage_rule_that_makes_an_event_urgent_pokes_the_ticker(
     await queue.close()
 
 
+def stored_rule(rule: TickRule) -> dict:
+    """``rule``'s row in the triage table as another process (``bothost triage add``) writes it."""
+    return {
+        "kind": "rule",
+        "match": json.dumps(rule.match),
+        "unless": "[]",
+        "within": "{}",
+        "priority": rule.priority,
+        "note": "",
+        "origin": "cli",
+        "added_by": "cli:ana",
+        "added_at": T0,
+    }
+
+
 async def test_a_rule_another_process_stored_is_read_within_the_refresh(store, config):
     # `bothost triage add` in another process bumps no version here: the queue reads the
     # rules again once REFRESH seconds have passed (a clock of our own, so no wait)
@@ -569,17 +584,7 @@ async def test_a_rule_another_process_stored_is_read_within_the_refresh(store, c
     queue.urgency.clock = lambda: now[0]
     await ingest_one(queue, email(1))
     boss = TickRule({"payload.from": "*@boss.example"}, "urgent")
-    row = {
-        "kind": "rule",
-        "match": json.dumps(boss.match),
-        "unless": "[]",
-        "within": "{}",
-        "priority": "urgent",
-        "note": "",
-        "origin": "cli",
-        "added_by": "cli:ana",
-        "added_at": T0,
-    }
+    row = stored_rule(boss)
     await store.run(lambda db: db.insert(triage_store.TABLE, row))  # as another process does
     await ingest_one(queue, email(2, **{"from": "ceo@boss.example"}))
     assert not poked.is_set()  # read at the first batch, less than REFRESH ago
@@ -604,17 +609,7 @@ async def test_a_rule_changed_through_one_hosts_store_is_read_again_by_its_queue
     await ingest_one(queue, email(1))  # both have read their rules
     await ingest_one(other, email(1))
     boss = TickRule({"payload.from": "*@boss.example"}, "urgent")
-    row = {
-        "kind": "rule",
-        "match": json.dumps(boss.match),
-        "unless": "[]",
-        "within": "{}",
-        "priority": "urgent",
-        "note": "",
-        "origin": "cli",
-        "added_by": "cli:ana",
-        "added_at": T0,
-    }
+    row = stored_rule(boss)
     await other_store.run(lambda db: db.insert(triage_store.TABLE, row))  # not announced
     await store.run(lambda db: triage_store.add(db, boss, "chat", "slack:U0ANA"))
     await ingest_one(other, email(2, **{"from": "ceo@boss.example"}))
