@@ -67,6 +67,21 @@ class Bot:
         return self.thread(channel, thread_ts)
 
 
+def mention(
+    ts: str, text: str = "help", user: str = ALICE, channel: str = GENERAL
+) -> dict[str, Any]:
+    """The ``app_mention`` event Slack sends for ``@bot text`` posted at ``ts`` (its retry
+    sends the same event under the same event id)."""
+    return {
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+    }
+
+
 def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in extra.items():

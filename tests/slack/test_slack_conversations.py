@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.helpers import until
-from tests.slack.fake_slack import BOT_USER
-from tests.slack.harness import ADMIN, ALICE, BOB, GENERAL
+from tests.slack.harness import ADMIN, ALICE, BOB, GENERAL, mention
 
 
 async def test_mention_gets_a_threaded_reply(start_bot):
@@ -121,14 +120,7 @@ async def test_follow_up_in_a_thread_needs_no_mention(start_bot):
 async def test_duplicate_event_id_is_answered_once(start_bot):
     bot = await start_bot()
     ts = await bot.say("help", event_id="Ev0DUPLICATE")
-    event = {
-        "type": "app_mention",
-        "user": ALICE,
-        "text": f"<@{BOT_USER}> help",
-        "ts": ts,
-        "channel": GENERAL,
-        "event_ts": ts,
-    }
+    event = mention(ts)
     await bot.fake.event(event, "Ev0DUPLICATE")  # Slack's retry of the same delivery
     await bot.fake.event(dict(event, type="message", channel_type="channel"))  # the twin event
     await bot.wait_reply(GENERAL, ts, "offline agent")

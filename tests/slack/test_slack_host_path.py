@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.helpers import until
-from tests.slack.harness import ALICE, BOT_USER, GENERAL
+from tests.slack.harness import GENERAL, mention
 
 
 def count_stops(host, monkeypatch) -> list:
@@ -77,14 +77,7 @@ async def test_slacks_retry_of_a_delivery_is_refused_by_the_host(start_bot):
     bot = await start_bot()
     ts = await bot.say("help", event_id="Ev0RETRIED")
     await bot.wait_reply(GENERAL, ts, "offline agent")
-    event = {
-        "type": "app_mention",
-        "user": ALICE,
-        "text": f"<@{BOT_USER}> help",
-        "ts": ts,
-        "channel": GENERAL,
-        "event_ts": ts,
-    }
+    event = mention(ts)
     await bot.fake.event(event, "Ev0RETRIED")
     await until(lambda: bot.host.inbox.refused == 1)
     await bot.say("help", channel="C0OTHER")  # something the bot surely answers after

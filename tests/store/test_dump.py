@@ -139,9 +139,8 @@ def secret() -> str:
     return new_secret()
 
 
-@pytest.fixture
-def used_home(home, tmp_path, secret):
-    """A SQLite home after real use; (home, its config, the fake LLM's url)."""
+def use_with_fake_model(home, tmp_path, secret) -> str:
+    """Use ``home`` for real (:func:`use`) with a fake model; the model's (stopped) URL."""
 
     async def run() -> str:
         fake = await FakeLlm().start()
@@ -151,7 +150,13 @@ def used_home(home, tmp_path, secret):
         finally:
             await fake.stop()
 
-    llm_url = asyncio.run(run())
+    return asyncio.run(run())
+
+
+@pytest.fixture
+def used_home(home, tmp_path, secret):
+    """A SQLite home after real use; (home, its config, the fake LLM's url)."""
+    llm_url = use_with_fake_model(home, tmp_path, secret)
     config = configure(tmp_path, secret, llm_url, None)
     invoke(config, home, "mcp", "add", "notes-srv", "--disabled", "--", "notes-server", "--x")
     invoke(config, home, "rules", "add", "wipe_disk", "deny", "--note", "never")

@@ -4,7 +4,6 @@ a SQLite home holding them still moves to PostgreSQL whole."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -17,8 +16,13 @@ from bothost.store.dump import SKIPPED_ROWS
 from bothost.store.usage_figures import usage_figure
 from bothost.usage import report
 from tests.conftest import both_backends
-from tests.fakes.llm import FakeLlm
-from tests.store.test_dump import config_data, configure, invoke, migrations_of, tables, use
+from tests.store.test_dump import (
+    configure,
+    invoke,
+    migrations_of,
+    tables,
+    use_with_fake_model,
+)
 
 OLD = 17  # the last core migration before usage figures were made valid
 NOON = 1_796_126_400.0  # 2026-12-01 12:00 UTC
@@ -96,16 +100,7 @@ def test_an_old_sqlite_home_with_broken_usage_figures_moves_to_postgresql_whole(
     figures = [*VALID, *BROKEN_ANYWHERE, *BROKEN_IN_SQLITE]
     old_store(home / "bothost.db", figures)
     secret = new_secret()
-
-    async def run() -> str:  # this bothost opens the old home and is used for real
-        fake = await FakeLlm().start()
-        try:
-            await use(home, config_data(tmp_path, secret, fake.openai_url, None), fake, secret)
-            return fake.openai_url
-        finally:
-            await fake.stop()
-
-    llm_url = asyncio.run(run())
+    llm_url = use_with_fake_model(home, tmp_path, secret)  # this bothost opens the old home
     sqlite_config = configure(tmp_path, secret, llm_url, None)
     assert usage_rows(home / "bothost.db") == expected(figures)
 
