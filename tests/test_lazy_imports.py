@@ -103,6 +103,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     "request; a provider is built before anyone knows it will ask "
     "(tests/llm/test_wire.py::test_building_a_provider_imports_no_http_library)",
     ("bothost.llm.wire", "yarl"): "start-up: aiohttp's URL type, as above",
+    ("bothost.mcp.registry.client", "aiohttp"): "start-up: aiohttp (~0.15 s) only when a "
+    "registry is read; --help imports `mcp search`'s module to list it "
+    "(tests/core/test_cli_imports.py::test_help_and_the_mcp_group_import_no_http_client)",
     # cycles and layers
     ("bothost.api", "bothost.http.appkeys"): "upward: api.app_key makes the listener's aiohttp "
     "keys on first use (tests/test_layers.py EXCEPTIONS); at the top, aiohttp (~0.1 s) would "

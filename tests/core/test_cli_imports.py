@@ -121,6 +121,15 @@ def test_every_command_is_still_offered_and_runs(tmp_path):
     assert "permission rules" in bothost("rules", "list").lower()  # a lazy command runs
 
 
+def test_help_and_the_mcp_group_import_no_http_client(tmp_path):
+    # --help lists every command, so it imports every command's module: `mcp install`'s
+    # registry client brought aiohttp (~0.15 s) into every --help and `mcp list`
+    for argv in (("--help",), ("mcp", "--help")):
+        modules = imported(tmp_path, *argv)
+        assert "click" in modules  # the parsing found the imports at all
+        assert "aiohttp" not in modules, argv
+
+
 def test_doctor_offline_does_not_load_the_models_sdk(tmp_path):
     # the host built its LLM provider at once: with anthropic configured, `doctor` (which
     # builds a host to check the MCP servers) imported the SDK, 3.5 s of CPU, for a model
