@@ -55,22 +55,39 @@ def import_(runtime: Runtime, file: str, as_json: bool) -> None:
 
     FILE, or ``-`` for standard input. The database must hold no row in any table and have
     the same migrations as the dump (it is migrated when opened). All or nothing, in one
-    transaction; on PostgreSQL the identity counters continue past the imported ids.
+    transaction; on PostgreSQL the identity counters continue past the imported ids, and a
+    NUL in text is stored as U+FFFD, as a PostgreSQL host stores it (the count is shown).
     """
     store = runtime.store
-    counts = read_dump(store, file)
-    summary(store.label, "imported into", file, counts, as_json, err=False)
+    imported = read_dump(store, file)
+    nuls = imported.nul_replaced
+    summary(store.label, "imported into", file, imported.tables, as_json, err=False, nuls=nuls)
 
 
 def summary(
-    label: str, verb: str, file: str, counts: dict[str, int], as_json: bool, err: bool
+    label: str,
+    verb: str,
+    file: str,
+    counts: dict[str, int],
+    as_json: bool,
+    err: bool,
+    nuls: int | None = None,
 ) -> None:
-    """What moved: tables and row counts, never a row (they hold secrets)."""
+    """What moved: tables and row counts, never a row (they hold secrets); for an import,
+    how many text values held a NUL that PostgreSQL stores as U+FFFD."""
     if as_json:
-        click.echo(json.dumps({"database": label, "file": file, "tables": counts}), err=err)
+        data: dict[str, object] = {"database": label, "file": file, "tables": counts}
+        if nuls is not None:
+            data["nul_replaced"] = nuls
+        click.echo(json.dumps(data), err=err)
         return
     click.echo(
         f"{sum(counts.values())} rows in {len(counts)} data tables {verb} {label}"
         + ("" if file == "-" else f" ({file})"),
         err=err,
     )
+    if nuls:
+        values = "1 text value" if nuls == 1 else f"{nuls} text values"
+        click.echo(
+            f"{values} held NUL, stored with U+FFFD as a PostgreSQL host stores them", err=err
+        )

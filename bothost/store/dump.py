@@ -25,10 +25,13 @@ Import refuses, before writing anything:
   histories; a fresh database is always available, a half-merge is hard to undo.
 
 Then it writes everything in one transaction on the target: a failure leaves it empty. A
-value the target cannot hold (text where PostgreSQL's ``bigint`` needs a whole number, a NUL
-character in text, a row a constraint refuses) ends the import with the table, the row's
-position, the dump's line and the column — never the value, which may be a secret. On
-PostgreSQL each identity counter is then set past the highest imported id.
+NUL character in text, which a SQLite home keeps, is written to PostgreSQL as U+FFFD, as a
+PostgreSQL host stores one it is given (:data:`~bothost.store.conn.NUL_STAND_IN`); the
+import counts those values. A value the target cannot hold (text where PostgreSQL's
+``bigint`` needs a whole number, a row a constraint refuses — two keys that differ only by
+a NUL and U+FFFD among them) ends the import with the table, the row's position, the dump's
+line and the column — never the value, which may be a secret. On PostgreSQL each identity
+counter is then set past the highest imported id.
 
 The dump holds secrets (OAuth tokens, the headers and env of MCP servers added at run time):
 the CLI creates the file 0600 and never prints a row.
@@ -43,10 +46,11 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from bothost.store.conn import POSTGRESQL, SQLITE, Conn, quote
+from bothost.store.conn import NUL, NUL_STAND_IN, POSTGRESQL, SQLITE, Conn, quote
 from bothost.store.errors import row_errors
 
 FORMAT = "bothost-dump"
@@ -70,6 +74,15 @@ BYTES = {"bytea"}
 
 class DumpError(Exception):
     """The dump cannot be written or imported; the message names the table, row or line."""
+
+
+@dataclass
+class Imported:
+    """What an import copied: rows by table, and the text values that held a NUL, stored as
+    U+FFFD on PostgreSQL (always 0 on SQLite, which keeps them)."""
+
+    tables: dict[str, int]
+    nul_replaced: int = 0
 
 
 # -- files ------------------------------------------------------------------------------------
@@ -109,10 +122,10 @@ def write_dump(store: Any, path: str) -> dict[str, int]:
     return counts
 
 
-def read_dump(store: Any, path: str) -> dict[str, int]:
+def read_dump(store: Any, path: str) -> Imported:
     """Import the dump at ``path`` (or standard input for ``-``) into ``store``."""
     if path == STDIO:
-        result: dict[str, int] = store.call(lambda conn: import_dump(conn, sys.stdin))
+        result: Imported = store.call(lambda conn: import_dump(conn, sys.stdin))
         return result
     try:
         source = open(path, encoding="utf-8")  # noqa: SIM115 (closed below, after the store's job)
@@ -206,8 +219,8 @@ def decode(value: Any) -> Any:
 # -- import -----------------------------------------------------------------------------------
 
 
-def import_dump(conn: Conn, lines: Iterable[str]) -> dict[str, int]:
-    """Copy a dump into ``conn``'s empty database in one transaction; rows, by table."""
+def import_dump(conn: Conn, lines: Iterable[str]) -> Imported:
+    """Copy a dump into ``conn``'s empty database in one transaction."""
     reader = Reader(lines)
     header = reader.header()
     check_migrations(header["migrations"], applied(conn))
@@ -215,6 +228,7 @@ def import_dump(conn: Conn, lines: Iterable[str]) -> dict[str, int]:
         refuse_rows(conn)
         targets = {t: columns_of(conn, t) for t in data_tables(conn)}
         counts: dict[str, int] = {}
+        nul_replaced = 0
         for table, columns, rows in reader.tables():
             if table not in targets:
                 raise DumpError(
@@ -222,14 +236,15 @@ def import_dump(conn: Conn, lines: Iterable[str]) -> dict[str, int]:
                     "(made outside the migrations?); nothing imported"
                 )
             check_columns(table, columns, targets[table])
-            counts[table] = insert_rows(conn, table, columns, targets[table], rows)
+            counts[table], nuls = insert_rows(conn, table, columns, targets[table], rows)
+            nul_replaced += nuls
         if missing := sorted(set(targets) - set(counts)):
             raise DumpError(
                 f"this database has tables the dump lacks: {', '.join(missing)}; nothing imported"
             )
         reader.check_end(counts)
         advance_identities(conn)
-    return counts
+    return Imported(counts, nul_replaced)
 
 
 class Reader:
@@ -364,15 +379,17 @@ def insert_rows(
     columns: list[str],
     types: dict[str, str | None],
     rows: Iterator[tuple[int, list[Any]]],
-) -> int:
+) -> tuple[int, int]:
+    """Insert ``rows`` as the target's columns take them; (rows, text values that held NUL)."""
     sql = (
         f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)})"
         f" VALUES ({', '.join('?' for _ in columns)})"
     )
     kinds = [types[c] for c in columns]
-    count, batch = 0, []
+    count, nuls, batch = 0, 0, []
     for line, values in rows:
         count += 1
+        nuls += sum(holds_nul(v, k) for v, k in zip(values, kinds, strict=True))
         fitted = [
             fit(table, count, line, c, v, k) for c, v, k in zip(columns, values, kinds, strict=True)
         ]
@@ -382,7 +399,7 @@ def insert_rows(
             batch = []
     if batch:
         insert_batch(conn, table, sql, batch)
-    return count
+    return count, nuls
 
 
 def fit(table: str, position: int, line: int, column: str, value: Any, kind: str | None) -> Any:
@@ -399,13 +416,18 @@ def fit(table: str, position: int, line: int, column: str, value: Any, kind: str
     elif kind in TEXT:
         if not isinstance(value, str):
             need = "text"
-        elif "\x00" in value:
-            raise misfit(table, position, line, column, "text with a NUL character", kind)
+        elif NUL in value:  # PostgreSQL's text holds none: stored as a host there stores it
+            return value.replace(NUL, NUL_STAND_IN)
     elif kind in BYTES:
         need = None if isinstance(value, bytes) else "bytes"
     if need:
         raise misfit(table, position, line, column, f"{held(value)} where {need} belongs", kind)
     return value
+
+
+def holds_nul(value: Any, kind: str | None) -> bool:
+    """Whether :func:`fit` stores ``value`` with U+FFFD for each NUL (PostgreSQL's text)."""
+    return kind in TEXT and isinstance(value, str) and NUL in value
 
 
 def held(value: Any) -> str:

@@ -4,7 +4,9 @@ and what import refuses."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import stat
 import textwrap
 import tracemalloc
@@ -21,7 +23,14 @@ from bothost.host.wiring import tick_once
 from bothost.mcp.oauth.tokens import save_record
 from bothost.store import Migration, Store, core_migrations, dump, sql
 from bothost.store.conn import quote
-from bothost.store.dump import SKIPPED_ROWS, DumpError, data_tables, read_dump, write_dump
+from bothost.store.dump import (
+    SKIPPED_ROWS,
+    DumpError,
+    Imported,
+    data_tables,
+    read_dump,
+    write_dump,
+)
 from tests.conftest import both_backends
 from tests.fakes.llm import FakeLlm, openai_config
 from tests.helpers import make_host, write_config
@@ -177,6 +186,7 @@ def test_a_used_sqlite_home_moves_to_postgresql_whole(used_home, tmp_path, secre
     pg_config = configure(tmp_path, secret, llm_url, postgres_url)
     imported = invoke(pg_config, home, "db", "import", str(dump), "--json")
     assert json.loads(imported.stdout)["tables"] == counts
+    assert json.loads(imported.stdout)["nul_replaced"] == 0
     assert TOKEN not in imported.output + imported.stderr
 
     # every row of every table, compared value by value (bytes and floats included)
@@ -208,6 +218,50 @@ def test_a_used_sqlite_home_moves_to_postgresql_whole(used_home, tmp_path, secre
     assert after == tables(postgres_url, migrations) | {"events": after["events"]}
 
 
+def test_a_home_with_nul_in_its_text_moves_to_postgresql_as_a_host_there_stores_it(
+    used_home, tmp_path, secret, postgres_url
+):
+    home, sqlite_config, llm_url = used_home
+    # a host on SQLite keeps a NUL as it arrived: in a chat message, in a tool's result
+    with contextlib.closing(sqlite3.connect(home / "bothost.db")) as db, db:
+        changed = db.execute(
+            "UPDATE messages SET content = content || char(0) WHERE role = 'user'"
+        ).rowcount
+        changed += db.execute(
+            "UPDATE tool_calls SET result = char(0) || 'out' || char(0) || coalesce(result, '')"
+        ).rowcount
+    assert changed >= 3
+    dump = tmp_path / "dump.jsonl"
+    invoke(sqlite_config, home, "db", "export", str(dump))
+    pg_config = configure(tmp_path, secret, llm_url, postgres_url)
+    imported = invoke(pg_config, home, "db", "import", str(dump))
+    assert imported.stdout.splitlines()[1:] == [
+        f"{changed} text values held NUL, stored with U+FFFD as a PostgreSQL host stores them"
+    ]
+
+    # every value arrives, each NUL as U+FFFD and nothing else changed
+    migrations = migrations_of(pg_config, home)
+    before, after = tables(home / "bothost.db", migrations), tables(postgres_url, migrations)
+    stored = {
+        t: sorted((tuple(stand_in(v) for v in row) for row in rows), key=repr)
+        for t, rows in before.items()
+    }
+    stored.update({t: [] for t in SKIPPED_ROWS})
+    after.update({t: [] for t in SKIPPED_ROWS})
+    assert after == stored
+    for table in ("messages", "tool_calls"):
+        assert holds(before[table], "\x00") and holds(after[table], "\ufffd"), table
+        assert not holds(after[table], "\x00"), table
+
+
+def stand_in(value: Any) -> Any:
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
+
+
+def holds(rows: list[tuple], char: str) -> bool:
+    return any(isinstance(v, str) and char in v for row in rows for v in row)
+
+
 def migrations_of(config: Path, home: Path) -> list:
     from bothost.cli.runtime import Runtime
     from bothost.hooks.startup import build_migrations
@@ -233,8 +287,8 @@ def dump_of(path: Path, migrations: list, tmp_path: Path, rows: str = "") -> Pat
     return out
 
 
-def import_into(target: Path | str, migrations: list, dump: Path) -> str | dict[str, int]:
-    """What importing ``dump`` says: the rows by table, or the refusal's message."""
+def import_into(target: Path | str, migrations: list, dump: Path) -> str | Imported:
+    """What importing ``dump`` says: what it copied, or the refusal's message."""
     store = Store(target, migrations)
     try:
         return read_dump(store, str(dump))
@@ -266,9 +320,9 @@ def test_a_damaged_dump_or_a_used_file_is_refused(tmp_path):
     assert import_into(tmp_path / "b.db", core_migrations(), cut).startswith(
         f"the dump ends at line {len(lines) - 1} without its end line"
     )
-    assert import_into(tmp_path / "b.db", core_migrations(), dump) == {
-        t: int(t == "mutes") for t in counted(lines)
-    }
+    assert import_into(tmp_path / "b.db", core_migrations(), dump) == Imported(
+        {t: int(t == "mutes") for t in counted(lines)}
+    )
     store = Store(tmp_path / "c.db", core_migrations())
     try:
         with pytest.raises(DumpError, match="exists; remove it or name a new file"):
@@ -282,19 +336,21 @@ def counted(lines: list[str]) -> list[str]:
 
 
 def test_what_postgresql_cannot_hold_is_named_and_nothing_is_imported(tmp_path, postgres_cluster):
-    # SQLite keeps text in an INTEGER column, a NUL inside text and a NULL text key
+    # SQLite keeps text in an INTEGER column, a NULL text key, and two keys that differ only
+    # by a NUL and U+FFFD (one key once the NUL is stored as U+FFFD)
     cases = {
         "UPDATE events SET attempts = 'x" + TOKEN + "' WHERE id = 2": (
             "table events, row 2 (line {line} of the dump), column attempts: text where a whole"
             " number belongs (the column is bigint)"
         ),
-        "UPDATE events SET payload = 'a' || char(0) || 'b' WHERE id = 1": (
-            "table events, row 1 (line {line} of the dump), column payload: text with a NUL"
-            " character (the column is text)"
-        ),
         "INSERT INTO sessions (id, platform, created_at, updated_at) VALUES (NULL, 'web', 1, 1)": (
             "table sessions, row 1 (line {line} of the dump): the database refused it (null value"
             ' in column "id" of relation "sessions" violates not-null constraint)'
+        ),
+        "INSERT INTO sessions (id, platform, created_at, updated_at) VALUES"
+        " ('a' || char(0), 'web', 1, 1), ('a' || char(65533), 'web', 1, 1)": (
+            "table sessions, row 2 (line {line} of the dump): the database refused it (duplicate"
+            ' key value violates unique constraint "sessions_pkey")'
         ),
     }
     events = (
@@ -317,6 +373,16 @@ def test_what_postgresql_cannot_hold_is_named_and_nothing_is_imported(tmp_path, 
         assert TOKEN not in said
         assert tables(url, core_migrations()) == tables(tmp_path / "empty.db", core_migrations())
 
+    # a NUL inside text is not among them: it is stored as U+FFFD, as a PostgreSQL host does
+    nul = "UPDATE events SET payload = 'a' || char(0) || 'b' || char(0) WHERE id = 1"
+    dump = dump_of(tmp_path / "nul.db", core_migrations(), tmp_path, events + nul)
+    url = postgres_cluster.database()
+    said = import_into(url, core_migrations(), dump)
+    assert isinstance(said, Imported), said
+    assert (said.tables["events"], said.nul_replaced) == (2, 1)
+    payloads = [row[3] for row in tables(url, core_migrations())["events"]]
+    assert sorted(payloads) == ["a\ufffdb\ufffd", "{}"]
+
 
 def test_a_postgresql_database_exports_and_imports_into_sqlite(tmp_path, postgres_url):
     migrations = [*core_migrations(), NOTES_BYTES]
@@ -333,7 +399,7 @@ def test_a_postgresql_database_exports_and_imports_into_sqlite(tmp_path, postgre
         write_dump(store, str(dump))
     finally:
         store.close()
-    assert import_into(tmp_path / "copy.db", migrations, dump)["notes"] == 2
+    assert import_into(tmp_path / "copy.db", migrations, dump).tables["notes"] == 2
     assert tables(tmp_path / "copy.db", migrations) == tables(postgres_url, migrations)
 
 
@@ -368,7 +434,7 @@ def test_export_holds_a_page_of_rows_at_a_time_not_a_table(store_target, tmp_pat
         store.close()
     table_bytes = rows * len(body)
     assert peak < table_bytes / 8, f"{peak} of {table_bytes} bytes held at once"
-    assert import_into(tmp_path / "copy.db", migrations, out)["notes"] == rows
+    assert import_into(tmp_path / "copy.db", migrations, out).tables["notes"] == rows
     copied = tables(tmp_path / "copy.db", migrations)["notes"]
     assert sorted(r[0] for r in copied) == list(range(1, rows + 1))
     assert copied == tables(store_target, migrations)["notes"]
