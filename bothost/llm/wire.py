@@ -16,9 +16,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
-import os
 import random
-import socket
 import time
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
@@ -27,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 from bothost import redact
 from bothost.llm.answer import whole_characters
 from bothost.llm.base import LlmError, StreamCutError, explain, load_json
+from bothost.logs import connection
 from bothost.sse import SseError, SseEvent, SseParser
 
 if TYPE_CHECKING:
@@ -227,14 +226,7 @@ class Wire:
         return f"cannot reach {self.shown_url}: {self.describe(exc)}; check llm.base_url"
 
     def describe(self, exc: Exception) -> str:
-        # aiohttp's connector errors repeat the host and add "ssl:default" to an http:// URL
-        # ("Cannot connect to host h:9 ssl:default [Connect call failed …]"): the cause says it
-        error = getattr(exc, "os_error", None)
-        if isinstance(error, socket.gaierror) and error.strerror:
-            return self.describe_text(error.strerror)  # "Name or service not known"
-        if isinstance(error, ConnectionError) and error.errno:
-            return self.describe_text(os.strerror(error.errno))  # "Connection refused"
-        return self.describe_text(str(exc) or type(exc).__name__)
+        return self.describe_text(connection.cause(exc))  # "Connection refused"
 
     def describe_text(self, text: str) -> str:
         """``text`` on one line, without the key or the URL's password (it came from outside,

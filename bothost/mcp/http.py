@@ -34,6 +34,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from bothost import redact
+from bothost.logs import connection
 from bothost.logs.rate import RateLimitedLog
 from bothost.mcp import deadline, jsonrpc, revision
 from bothost.mcp.jsonrpc import McpError
@@ -224,7 +225,7 @@ class HttpTransport:
         except (aiohttp.ClientConnectorError, OSError) as exc:
             # nobody answers at that address any more: the server is gone, as when a stdio
             # process exits, so pending calls fail now and the manager dials again later
-            reason = f"unreachable: {exc or type(exc).__name__}"
+            reason = f"unreachable: {connection.cause(exc)}"
             self._report(reason)
             raise TransportError(f"POST {self.shown_url}: {reason}") from None
         except aiohttp.ClientResponseError as exc:  # aiohttp could not parse the answer
@@ -514,7 +515,7 @@ class HttpTransport:
         except RedirectRefused as exc:
             return f"refused: {exc}"
         except (aiohttp.ClientConnectorError, OSError) as exc:
-            return f"unreachable: {exc or type(exc).__name__}"
+            return f"unreachable: {connection.cause(exc)}"
         except aiohttp.ClientResponseError as exc:  # aiohttp could not parse the answer
             return f"GET {self.shown_url}: {unreadable(exc)}"
         except (aiohttp.ClientError, TimeoutError) as exc:

@@ -6,7 +6,7 @@ import pytest
 from aiohttp import web
 
 from bothost.config import McpServerConfig
-from tests.helpers import serve_app
+from tests.helpers import free_port, serve_app
 from tests.mcp.test_mcp_manager import make_manager, state, store  # noqa: F401 (fixtures)
 
 PAGE = (
@@ -66,6 +66,18 @@ async def test_a_page_answered_200_fails_at_once_not_after_the_timeout(site, mak
     manager = await make_manager({"home": config}, retry=False)
     error = state(manager, "home").error
     assert error is not None and "not an MCP endpoint" in error
+
+
+async def test_a_refused_connection_is_said_in_plain_words(make_manager):  # noqa: F811
+    # as the LLM client and `mcp search` say it, not aiohttp's "Cannot connect to host
+    # 127.0.0.1:9 ssl:default [Connect call failed ('127.0.0.1', 9)]"
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    manager = await make_manager({"r": McpServerConfig(url=url)}, retry=False)
+    result = await manager.call_tool("r", "x", {})
+    error = state(manager, "r").error
+    for text in (error, result.text):
+        assert f"POST {url}: unreachable: Connection refused" in text
+        assert "ssl:default" not in text and "Connect call failed" not in text
 
 
 @pytest.mark.parametrize("answer", ["unreachable", "404"])

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bothost.logs import connection
 from bothost.mcp.registry.entries import Entry, parse_item, text
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ class Registry:
                 f"the MCP registry at {self.url} did not answer within {self.timeout:g} s"
             ) from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
-            reason = text(str(exc)) or type(exc).__name__
+            reason = text(connection.cause(exc))  # "Connection refused", as the LLM client says
             raise RegistryUnreachableError(
                 f"cannot reach the MCP registry at {self.url}: {reason}"
             ) from None
