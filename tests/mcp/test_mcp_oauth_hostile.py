@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import asyncio
 
+import aiohttp
 import pytest
 from oauth_server import OAuthMcpServer
 
 from bothost.config import McpServerConfig
 from bothost.mcp import commands
 from bothost.mcp.manager import McpManager, McpManagerError
-from bothost.mcp.oauth.discovery import AuthServer
+from bothost.mcp.oauth.discovery import AuthServer, fetch_json
 from bothost.mcp.oauth.errors import OAuthError
 from bothost.store import Store, core_migrations
+from tests.helpers import free_port
 
 
 class HostileMetadata(OAuthMcpServer):
@@ -83,3 +85,12 @@ def test_plain_http_endpoints_are_fine_for_a_plain_http_issuer():
     issuer = "http://127.0.0.1:8080"
     data = {"authorization_endpoint": f"{issuer}/a", "token_endpoint": f"{issuer}/t"}
     assert AuthServer.from_metadata(issuer, data).authorization_endpoint == f"{issuer}/a"
+
+
+async def test_an_unreachable_authorization_server_is_said_in_plain_words():
+    # as the MCP transport says it, not aiohttp's "Cannot connect to host … ssl:default …"
+    url = f"http://127.0.0.1:{free_port()}/.well-known/oauth-authorization-server"
+    async with aiohttp.ClientSession() as http:
+        with pytest.raises(OAuthError) as raised:
+            await fetch_json(http, url)
+    assert str(raised.value) == f"GET {url}: Connection refused"

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from bothost.logs import connection
 from bothost.mcp.oauth.errors import OAuthError
 
 MAX_METADATA_BYTES = 256 * 1024  # a metadata document is a few KB; refuse anything huge
@@ -161,7 +162,7 @@ async def fetch_json(http: aiohttp.ClientSession, url: str) -> dict[str, Any] | 
                 return None
             body = await resp.content.read(MAX_METADATA_BYTES + 1)
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise OAuthError(f"GET {url}: {exc or type(exc).__name__}") from None
+        raise OAuthError(f"GET {url}: {connection.cause(exc)}") from None
     if len(body) > MAX_METADATA_BYTES:
         raise OAuthError(f"GET {url}: metadata longer than {MAX_METADATA_BYTES} bytes")
     try:

@@ -23,6 +23,7 @@ import aiohttp
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
 
+from bothost.logs import connection
 from bothost.mcp.oauth.discovery import AuthServer
 from bothost.mcp.oauth.dpop import Prover
 from bothost.mcp.oauth.errors import OAuthError
@@ -155,7 +156,7 @@ async def post_form(
             if prover is not None:
                 prover.remember(url, resp.headers.get("DPoP-Nonce"))
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise OAuthError(f"POST {url}: {exc or type(exc).__name__}") from None
+        raise OAuthError(f"POST {url}: {connection.cause(exc)}") from None
     try:
         return answer(url, status, body, expect)
     except OAuthError as exc:
@@ -205,7 +206,7 @@ async def register(http: aiohttp.ClientSession, server: AuthServer, redirect_uri
             body = await resp.content.read(MAX_RESPONSE_BYTES + 1)
             status = resp.status
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise OAuthError(f"POST {url}: {exc or type(exc).__name__}") from None
+        raise OAuthError(f"POST {url}: {connection.cause(exc)}") from None
     data = answer(url, status, body, (200, 201))
     client_id = data.get("client_id")
     if not isinstance(client_id, str) or not client_id:

@@ -30,6 +30,7 @@ import aiohttp
 from aiohttp import web
 
 from bothost.api import HOST
+from bothost.logs import connection
 from bothost.mcp.oauth.errors import OAuthError
 from bothost.store.conn import Conn
 
@@ -230,4 +231,4 @@ async def probe(url: str, headers: dict[str, str]) -> str | None:
                 return resp.headers.get("WWW-Authenticate", "")
             return None
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise OAuthError(f"POST {url}: {exc or type(exc).__name__}") from None
+        raise OAuthError(f"POST {url}: {connection.cause(exc)}") from None
