@@ -4,9 +4,10 @@
 aiohttp's connector errors repeat the host and add "ssl:default" even to an http:// URL
 ("Cannot connect to host h:9 ssl:default [Connect call failed ('h', 9)]"), and the line
 that carries one already names the URL. The LLM client, the MCP HTTP transport, its OAuth
-requests and the MCP registry say the cause the same way through :func:`cause`. Stdlib only, as the rest of
-``logs``: aiohttp's errors are matched through the OS error they keep (``os_error``) or
-are (its connection errors are ``OSError`` subclasses), never by their aiohttp types.
+requests and the MCP registry say the cause the same way through :func:`cause`. Stdlib
+only, as the rest of ``logs``: aiohttp's errors are matched through the OS error they keep
+(``os_error``) or are (its connection errors are ``OSError`` subclasses), never by their
+aiohttp types.
 """
 
 from __future__ import annotations
