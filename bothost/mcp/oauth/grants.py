@@ -32,6 +32,11 @@ MAX_ASSERTION_BYTES = 64 * 1024  # a JWT is a few KB; anything larger is the wro
 Answer = tuple[dict[str, Any], flow.Client]
 
 
+def scoped(form: dict[str, str], scopes: list[str]) -> dict[str, str]:
+    """``form`` with the scopes asked for, if any (RFC 6749 §3.3: space-separated)."""
+    return {**form, "scope": " ".join(scopes)} if scopes else form
+
+
 async def client_credentials(
     http: aiohttp.ClientSession,
     config: McpAuthConfig,
@@ -56,9 +61,8 @@ async def client_credentials(
         signing_algorithm=config.signing_algorithm,
     )
     form = {"grant_type": "client_credentials", "resource": found_at.resource}
-    if scopes:
-        form["scope"] = " ".join(scopes)
-    return await flow.token_request(http, server, client, form, prover=prover), client
+    answer = await flow.token_request(http, server, client, scoped(form, scopes), prover=prover)
+    return answer, client
 
 
 async def cross_app_access(
@@ -84,21 +88,18 @@ async def cross_app_access(
         "audience": server.issuer,
         "resource": found_at.resource,
     }
-    if scopes:
-        exchange["scope"] = " ".join(scopes)
     idp = flow.Client(
         config.idp_client_id,
         config.idp_client_secret,
         "client_secret_post" if config.idp_client_secret else "none",
     )
     idp_server = dataclasses.replace(server, token_endpoint=config.idp_token_endpoint)
-    jag = await flow.token_request(http, idp_server, idp, exchange, bearer=False)
+    jag = await flow.token_request(http, idp_server, idp, scoped(exchange, scopes), bearer=False)
     secret = config.client_secret
     client = flow.Client(config.client_id, secret, flow.auth_method(server, bool(secret)))
     form = {"grant_type": flow.JWT_BEARER_GRANT, "assertion": jag["access_token"]}
-    if scopes:
-        form["scope"] = " ".join(scopes)
-    return await flow.token_request(http, server, client, form, prover=prover), client
+    answer = await flow.token_request(http, server, client, scoped(form, scopes), prover=prover)
+    return answer, client
 
 
 async def jwt_bearer(
@@ -119,9 +120,8 @@ async def jwt_bearer(
         "assertion": assertion(config),
         "resource": found_at.resource,
     }
-    if scopes:
-        form["scope"] = " ".join(scopes)
-    return await flow.token_request(http, server, client, form, prover=prover), client
+    answer = await flow.token_request(http, server, client, scoped(form, scopes), prover=prover)
+    return answer, client
 
 
 def assertion(config: McpAuthConfig) -> str:
