@@ -99,6 +99,22 @@ HOOK_ERRORS = {
 DUPLICATE = {"type": "object", "properties": {"duplicate": {"const": True}}}
 
 
+def by_id(summary: str, done: str, missing: str) -> dict[str, Any]:
+    """A POST that acts on one stored row named by its integer ``id`` (an admin's action)."""
+    return {
+        "summary": summary,
+        "security": [{}, {"token": []}],
+        "requestBody": json_body(
+            {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}
+        ),
+        "responses": {
+            "200": answer(done, {"type": "object"}),
+            "404": answer(missing, ERROR),
+            **WEB_ERRORS,
+        },
+    }
+
+
 def paths() -> dict[str, Any]:
     return {
         "/api/chat": {
@@ -202,22 +218,11 @@ def paths() -> dict[str, Any]:
             },
         },
         "/api/rules/remove": {
-            "post": {
-                "summary": "Remove a stored rule or a remembered answer by its id.",
-                "security": [{}, {"token": []}],
-                "requestBody": json_body(
-                    {
-                        "type": "object",
-                        "required": ["id"],
-                        "properties": {"id": {"type": "integer"}},
-                    }
-                ),
-                "responses": {
-                    "200": answer("Removed", {"type": "object"}),
-                    "404": answer("No such stored rule", ERROR),
-                    **WEB_ERRORS,
-                },
-            }
+            "post": by_id(
+                "Remove a stored rule or a remembered answer by its id.",
+                "Removed",
+                "No such stored rule",
+            )
         },
         "/api/schedules": {
             "get": {
@@ -227,22 +232,9 @@ def paths() -> dict[str, Any]:
             }
         },
         "/api/schedules/cancel": {
-            "post": {
-                "summary": "Cancel a scheduled job by its id.",
-                "security": [{}, {"token": []}],
-                "requestBody": json_body(
-                    {
-                        "type": "object",
-                        "required": ["id"],
-                        "properties": {"id": {"type": "integer"}},
-                    }
-                ),
-                "responses": {
-                    "200": answer("Cancelled", {"type": "object"}),
-                    "404": answer("No such job, or it is over", ERROR),
-                    **WEB_ERRORS,
-                },
-            }
+            "post": by_id(
+                "Cancel a scheduled job by its id.", "Cancelled", "No such job, or it is over"
+            )
         },
         "/api/mcp/{name}/login": {
             "post": {
