@@ -1,10 +1,20 @@
-"""Fixtures shared by every test: an isolated BOTHOST_HOME per test."""
+"""Fixtures shared by every test: an isolated BOTHOST_HOME per test, a fake model."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+
+from tests.fakes.llm import FakeLlm
+
+
+@pytest.fixture
+async def fake_llm():
+    """The fake OpenAI-and-Anthropic server of tests/fakes/llm.py on 127.0.0.1, started."""
+    fake = await FakeLlm().start()
+    yield fake
+    await fake.stop()
 
 
 @pytest.fixture

@@ -1,15 +1,7 @@
 import pytest
 
 from bothost.models import Address, IncomingMessage
-from tests.fakes.llm import FakeLlm
 from tests.helpers import make_host
-
-
-@pytest.fixture
-async def fake_llm():
-    fake = await FakeLlm().start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes.llm import FakeLlm
 from tests.helpers import make_host
 
 FOOTER = "Sorted by tick.rules, not the model: "
@@ -29,13 +28,6 @@ CASES = {
     "prose-not-notify": ([{"text": "Looks like rain, all fine."}], {}, "without calling notify"),
     "unusable-items": ([unusable_items], {}, "none of the items"),
 }
-
-
-@pytest.fixture
-async def fake_llm():
-    fake = await FakeLlm().start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -3,25 +3,16 @@
 
 from __future__ import annotations
 
-import pytest
-
 from bothost.config import TickConfig
 from bothost.events import triage_store
 from bothost.events.tick import run_tick
 from bothost.models import Address, IncomingMessage
 from tests.events.conftest import Recorder
-from tests.fakes.llm import FakeLlm, last_tool_result
+from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host
 
 ANA = {"id": "a1", "from": "Ana Lopez <ana@corp.example>", "summary": "Lunch tomorrow?"}
 TICK = {"deliver_to": ["console:"], "timezone": "Europe/Zurich"}
-
-
-@pytest.fixture
-async def fake_llm():
-    fake = await FakeLlm().start()
-    yield fake
-    await fake.stop()
 
 
 def message(text: str, is_admin: bool) -> IncomingMessage:

@@ -22,18 +22,11 @@ from bothost.mcp.jsonrpc import McpError
 from bothost.mcp.session import EVENTS_CAPABILITY, ClientSession
 from bothost.mcp.stdio import StdioTransport
 from bothost.models import Address, IncomingMessage
-from tests.fakes.llm import FakeLlm, last_tool_result
+from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host
 
 DISCOVER_ONLY = SERVERS / "discover_only_server.py"
 SILENT = SERVERS / "silent_server.py"
-
-
-@pytest.fixture
-async def fake_llm():
-    fake = await FakeLlm().start()
-    yield fake
-    await fake.stop()
 
 
 async def started(script, protocol: str = "auto") -> ClientSession:

@@ -10,7 +10,7 @@ import pytest
 
 from bothost.models import Address, IncomingMessage
 from bothost.schedules import add_job, list_jobs
-from tests.fakes.llm import FakeLlm, last_tool_result
+from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host
 
 
@@ -24,13 +24,6 @@ def call(tool, **arguments):
 
 def echo(body):
     return {"text": last_tool_result(body)}
-
-
-@pytest.fixture
-async def fake_llm():
-    fake = await FakeLlm().start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture

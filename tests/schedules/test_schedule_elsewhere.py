@@ -13,18 +13,11 @@ from bothost.agent.explain import explain
 from bothost.models import Address, IncomingMessage, Session
 from bothost.schedules import add_job, get_job, list_jobs
 from tests.agent.conftest import AskingPlatform
-from tests.fakes.llm import FakeLlm, last_tool_result
+from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host, until
 from tests.schedules.test_send_message import Outbox, Plugin
 
 INTERLOCKED = "Refused: schedule sends data to a destination you choose"
-
-
-@pytest.fixture
-async def fake_llm():
-    fake = await FakeLlm().start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture

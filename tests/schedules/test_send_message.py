@@ -7,7 +7,7 @@ import pytest
 from bothost.hookspecs import hookimpl
 from bothost.models import Address, IncomingMessage
 from tests.agent.conftest import AskingPlatform
-from tests.fakes.llm import FakeLlm, last_tool_result
+from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host
 
 
@@ -56,13 +56,6 @@ class Plugin:
 
         register(read_mail, private=True)
         register(read_web, untrusted=True)
-
-
-@pytest.fixture
-async def fake_llm():
-    fake = await FakeLlm().start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture

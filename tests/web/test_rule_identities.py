@@ -16,7 +16,7 @@ from bothost.models import Address, IncomingMessage
 from bothost.platform import ALLOW_ALWAYS
 from bothost.rules import store as rule_store
 from tests.agent.conftest import AskingPlatform
-from tests.fakes.llm import FakeLlm, last_tool_result
+from tests.fakes.llm import last_tool_result
 from tests.helpers import make_host
 from tests.web.conftest import base_url, host_config, signed
 
@@ -25,13 +25,6 @@ WIPE = {"tool_calls": [{"name": "wipe_disk", "arguments": {"target": "db-1"}}]}
 
 def echo(body):
     return {"text": last_tool_result(body)}
-
-
-@pytest.fixture
-async def fake_llm():
-    fake = await FakeLlm().start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture
