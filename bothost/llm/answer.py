@@ -10,10 +10,10 @@ memory that grows for as long as the endpoint sends.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from bothost.jsondecode import SURROGATE
 from bothost.llm.base import StreamCutError, ToolCallRequest, load_json
 
 # The text, tool names and arguments one answer may hold: the longest answers models stream
@@ -22,7 +22,6 @@ MAX_ANSWER_CHARS = 4_000_000
 # Tool calls (Anthropic: content blocks) in one answer; OpenAI takes at most 128 tools in a
 # request, and no model calls more in one round.
 MAX_TOOL_CALLS = 128
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins whole pairs already
 
 
 class Answer:
@@ -89,7 +88,7 @@ class Answer:
 def whole_characters(text: str) -> str:
     """``text`` with each half of a UTF-16 pair as U+FFFD: JSON can escape one alone
     (``\\ud800``), and no UTF-8 store, platform or log takes it."""
-    return text if text.isascii() else LONE_SURROGATE.sub("\ufffd", text)
+    return text if text.isascii() else SURROGATE.sub("\ufffd", text)  # json.loads joined pairs
 
 
 def unique_ids(calls: list[ToolCallRequest]) -> None:
